@@ -1,0 +1,53 @@
+# The README names two targets: `make calibrate` (set up + run on the default testbed)
+# and `make test`. Everything they need is installed by `setup`.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+ITB := $(VENV)/bin/itb
+APT_PACKAGES := iproute2 iputils-ping iperf3 ethtool procps
+LINKEM := native/target/release/linkem
+
+.PHONY: setup system-deps python native calibrate test unit integration native-test bench clean
+
+setup: system-deps python native
+
+system-deps:
+	@missing=""; for t in ip:iproute2 ping:iputils-ping iperf3:iperf3 ethtool:ethtool sysctl:procps; do \
+	  command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
+	@command -v cargo >/dev/null || { echo "cargo (Rust) is required: https://rustup.rs"; exit 1; }
+
+python: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+native: $(LINKEM)
+$(LINKEM): $(shell find native -path native/target -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
+	cd native && cargo build --release --quiet
+
+# The main job on the local default testbed: calibrate it against its configuration.
+calibrate: setup
+	$(ITB) calibrate --json runs/calibration.json
+
+test: setup native-test
+	$(PY) -m pytest tests -q -ra; rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
+
+native-test:
+	cd native && cargo test --release --quiet
+
+unit: python
+	$(PY) -m pytest tests/unit -q
+
+integration: setup
+	$(PY) -m pytest tests/integration -q -ra
+
+bench: setup
+	$(PY) bench/emulator.py
+
+clean:
+	-$(ITB) clean

@@ -1,0 +1,90 @@
+"""One interface for running commands on a node: an argv list, never a shell string.
+
+`NetnsHost` runs inside a local network namespace; `RecordingHost` only records (dry run).
+An SSH host will implement the same two methods.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+from typing import IO, Protocol, Sequence
+
+from itb.errors import CommandFailed
+
+
+@dataclass
+class Completed:
+    argv: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class Host(Protocol):
+    name: str
+
+    def run(
+        self, argv: Sequence[str], *, check: bool = True, timeout: float | None = 60,
+        input: str | None = None,
+    ) -> Completed: ...
+
+    def spawn(
+        self, argv: Sequence[str], *, stdin: IO | int | None = None,
+        stdout: IO | int | None = None, stderr: IO | int | None = None,
+    ) -> subprocess.Popen: ...
+
+
+def _check_argv(argv: Sequence[str]) -> list[str]:
+    out = [str(a) for a in argv]
+    if not out:
+        raise ValueError("empty argv")
+    return out
+
+
+@dataclass
+class NetnsHost:
+    """A node that is a network namespace on this machine (netns None: the root namespace)."""
+
+    name: str
+    netns: str | None
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        argv = _check_argv(argv)
+        return argv if self.netns is None else ["ip", "netns", "exec", self.netns, *argv]
+
+    def run(self, argv, *, check=True, timeout=60, input=None) -> Completed:
+        full = self.wrap(argv)
+        try:
+            p = subprocess.run(full, capture_output=True, text=True, timeout=timeout, input=input)
+        except subprocess.TimeoutExpired as e:
+            raise CommandFailed(self.name, full, -1, f"timed out after {timeout}s") from e
+        except FileNotFoundError as e:
+            raise CommandFailed(self.name, full, 127, str(e)) from e
+        res = Completed(full, p.returncode, p.stdout, p.stderr)
+        if check and p.returncode != 0:
+            raise CommandFailed(self.name, full, p.returncode, p.stderr or p.stdout)
+        return res
+
+    def spawn(self, argv, *, stdin=None, stdout=None, stderr=None) -> subprocess.Popen:
+        # New session: the process outlives the CLI that started it (a testbed stays up)
+        # and a Ctrl-C at the terminal does not reach it.
+        return subprocess.Popen(
+            self.wrap(argv), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True
+        )
+
+
+@dataclass
+class RecordingHost:
+    """Dry run: records every argv instead of running it."""
+
+    name: str
+    log: list[list[str]] = field(default_factory=list)
+
+    def run(self, argv, *, check=True, timeout=60, input=None) -> Completed:
+        self.log.append(_check_argv(argv))
+        return Completed(list(argv), 0, "", "")
+
+    def spawn(self, argv, *, stdin=None, stdout=None, stderr=None):
+        self.log.append(_check_argv(argv))
+        return None

@@ -1,0 +1,88 @@
+"""Measurement probes run between two hosts of a testbed (ping, iperf3)."""
+
+from __future__ import annotations
+
+import json
+import re
+import statistics
+import subprocess
+import time
+from dataclasses import dataclass
+
+from itb.backends.host import NetnsHost
+from itb.errors import BackendError
+
+_PING_TIME = re.compile(r"time=([0-9.]+) ms")
+
+
+def parse_ping(text: str) -> list[float]:
+    """RTT samples in ms from `ping` output."""
+    return [float(m) for m in _PING_TIME.findall(text)]
+
+
+def ping(src: NetnsHost, dst_addr: str, count: int, interval_s: float = 0.02) -> list[float]:
+    res = src.run(["ping", "-n", "-c", str(count), "-i", str(interval_s), dst_addr],
+                  check=False, timeout=count * interval_s + 30)
+    samples = parse_ping(res.stdout)
+    if not samples:
+        raise BackendError(f"ping {dst_addr} from {src.name} got no reply: {res.stdout[-300:]}")
+    return samples
+
+
+class BackgroundPing:
+    """Ping running while something else loads the path (RTT under load)."""
+
+    def __init__(self, src: NetnsHost, dst_addr: str, interval_s: float = 0.05):
+        self.proc = src.spawn(["ping", "-n", "-i", str(interval_s), dst_addr],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+
+    def stop(self) -> list[float]:
+        self.proc.terminate()
+        out, _ = self.proc.communicate(timeout=10)
+        return parse_ping(out.decode())
+
+
+@dataclass
+class Iperf:
+    """One iperf3 test: server on dst (one-off), client on src, JSON results of both ends."""
+
+    src: NetnsHost
+    dst: NetnsHost
+    dst_addr: str
+    port: int = 5201
+
+    def run(self, extra: list[str], duration_s: float, omit_s: int = 0) -> dict:
+        server = self.dst.spawn(["iperf3", "-s", "-1", "-J", "-p", str(self.port)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            self._wait_listening()
+            client = self.src.run(
+                ["iperf3", "-c", self.dst_addr, "-p", str(self.port), "-J",
+                 "-t", str(duration_s), "-O", str(omit_s), "-i", "0.1", *extra],
+                check=False, timeout=duration_s + omit_s + 60)
+            out, err = server.communicate(timeout=30)
+        finally:
+            if server.poll() is None:
+                server.kill()
+                server.wait()
+        try:
+            result = json.loads(client.stdout)
+            result["server_output_json"] = json.loads(out.decode() or "{}")
+        except json.JSONDecodeError as e:
+            raise BackendError(f"iperf3 gave no JSON: {client.stderr or client.stdout}"[:500]) from e
+        if "error" in result:
+            raise BackendError(f"iperf3: {result['error']}")
+        return result
+
+    def _wait_listening(self, timeout_s: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            res = self.dst.run(["ss", "-Hltn", f"sport = :{self.port}"], check=False)
+            if res.stdout.strip():
+                return
+            time.sleep(0.02)
+        raise BackendError(f"iperf3 server on {self.dst.name} did not start listening")
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs)

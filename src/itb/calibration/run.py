@@ -1,0 +1,243 @@
+"""`itb calibrate`: eWAN's micro-benchmarks on a freshly built testbed.
+
+Measured vs configured: idle RTT, RTT under load, bottleneck rate (one bulk TCP flow and
+a UDP constant-rate stream at 1.2 × the rate), loss; plus the host inventory and whether
+the link emulator itself kept up.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from itb.backends import local
+from itb.backends.host import NetnsHost
+from itb.calibration import inventory as inv
+from itb.calibration import probes
+from itb.calibration.path import PathSpec, default_pair, path_spec
+from itb.calibration.verdict import Check, at_least, at_most, relative
+from itb.emulation import monitor, naming
+from itb.scenario.model import Topology
+
+UDP_PAYLOAD = 1472  # one 1514-byte frame at MTU 1500 over IPv4
+LOSS_PAYLOAD = 64  # small datagrams: 10^6 of them in seconds
+FRAME_OVERHEAD = 14 + 20 + 8  # Ethernet + IPv4 + UDP headers
+MAX_LOSS_PPS = 100_000  # what one iperf3 UDP sender sustains here
+TCP_MIN_SHARE_PCT = 90.0
+RATE_CEILING_PCT = 100.5
+RTT_TOLERANCE_PCT = 1.0
+UDP_TOLERANCE_PCT = 1.0
+LATE_SHARE_WARN = 0.001
+
+
+@dataclass
+class Options:
+    tcp_seconds: float = 10.0
+    udp_seconds: float = 5.0
+    pings: int = 100
+    loss_packets: int = 1_000_000
+
+
+@dataclass
+class Calibration:
+    testbed: dict
+    path: dict
+    checks: list[Check] = field(default_factory=list)
+    inventory: dict = field(default_factory=dict)
+    emulator: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok is not False for c in self.checks)
+
+    def to_json(self) -> dict:
+        return {"testbed": self.testbed, "path": self.path, "ok": self.ok,
+                "checks": [c.to_json() for c in self.checks], "inventory": self.inventory,
+                "emulator": self.emulator, "warnings": self.warnings}
+
+
+def _addr(topo: Topology, host: str) -> str:
+    for link in topo.links:
+        for ep in (link.a, link.b):
+            if ep.node == host and (ep.ipv4 or ep.ipv6):
+                return str(ipaddress.ip_interface(ep.ipv4 or ep.ipv6).ip)
+    raise ValueError(f"{host} has no address")
+
+
+def _cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(") ", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
+def calibrate(topo: Topology, opts: Options = Options(),
+              progress: Callable[[str], None] = lambda m: None) -> Calibration:
+    src_name, dst_name = default_pair(topo)
+    spec = path_spec(topo, src_name, dst_name)
+    state = local.up(topo, progress)
+    cal = Calibration(
+        testbed={"name": topo.name, "hash": topo.content_hash(), "source": topo.source},
+        path={"src": src_name, "dst": dst_name, "rtt_ms": spec.rtt_us / 1000,
+              "rate_bps": spec.rate_bps, "loss": spec.loss,
+              "queue_delay_ms": None if spec.queue_delay_us is None else spec.queue_delay_us / 1000,
+              "bdp_bytes": spec.bdp_bytes})
+    try:
+        _measure(cal, topo, state, spec, opts, progress)
+    finally:
+        progress("tearing the testbed down")
+        stats = local.down()
+    _judge_emulator(cal, spec, stats)
+    return cal
+
+
+def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts: Options,
+             progress) -> None:
+    src, dst = local.host(state, spec.src), local.host(state, spec.dst)
+    addr = _addr(topo, spec.dst)
+    em = next((e for e in local.emulators_of(state)
+               if spec.bottleneck and e.link == spec.bottleneck.name), None)
+    direction = _direction(topo, spec)
+    src_if = next(ep.ifname for lk in topo.links for ep in (lk.a, lk.b) if ep.node == spec.src)
+    others = [NetnsHost(n, naming.node_ns(n)) for n in (spec.dst,)]
+    cal.inventory = inv.inventory(src, others, src_if)
+    _check_buffers(cal, spec)
+
+    progress("idle RTT")
+    probes.ping(src, addr, 3, 0.2)  # neighbour resolution through the emulator
+    idle = probes.ping(src, addr, opts.pings, 0.02)
+    idle_ms = probes.median(idle)
+    cal.checks.append(relative(f"idle RTT (median of {len(idle)} pings)", spec.rtt_us / 1000,
+                               idle_ms, "ms", RTT_TOLERANCE_PCT,
+                               f"min {min(idle):.3f} max {max(idle):.3f}"))
+
+    iperf = probes.Iperf(src, dst, addr)
+    omit = max(2, int(spec.rtt_us * 15 / 1e6) + 1)  # slow start to one BDP takes ~11 RTTs
+    progress(f"one bulk TCP flow for {opts.tcp_seconds:g} s (+{omit} s ramp)")
+    bg = probes.BackgroundPing(src, addr)
+    cpu0, t0 = (_cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
+    tcp = iperf.run([], opts.tcp_seconds, omit)
+    t1, cpu1 = time.monotonic_ns(), (_cpu_seconds(em.pid) if em else 0.0)
+    loaded = bg.stop()
+    goodput = tcp["end"]["sum_received"]["bits_per_second"]
+    retrans = tcp["end"]["sum_sent"].get("retransmits")
+    if em:
+        cal.emulator["cpu_pct_during_tcp"] = 100.0 * (cpu1 - cpu0) / ((t1 - t0) / 1e9)
+    if spec.rate_bps:
+        cal.checks.append(at_least("TCP goodput, 1 flow", spec.rate_bps / 1e6, goodput / 1e6,
+                                   "Mbit/s", TCP_MIN_SHARE_PCT, f"{retrans} retransmissions"))
+    else:
+        cal.checks.append(Check("TCP goodput, 1 flow (unlimited path)", None, goodput / 1e6,
+                                "Mbit/s", None, f"{retrans} retransmissions"))
+    if em and spec.rate_bps:
+        rows = monitor.between(monitor.direction_log(em.log_dir, direction),
+                               t0 + int(omit * 1e9), t1)
+        peak = max(monitor.windowed_rates_bps(rows, 100_000_000), default=0.0)
+        cal.checks.append(at_most("peak wire rate (100 ms windows)",
+                                  spec.rate_bps * RATE_CEILING_PCT / 100 / 1e6, peak / 1e6,
+                                  "Mbit/s", f"{RATE_CEILING_PCT} % of the configured rate"))
+    if loaded:
+        extra = max(loaded) - idle_ms
+        qd = spec.queue_delay_us
+        if qd is not None:
+            # One frame of serialisation and scheduling slack on top of a full queue.
+            slack_ms = 0.5 + (1514 * 8e3 / spec.rate_bps if spec.rate_bps else 0)
+            cal.checks.append(at_most("extra RTT under load (max)", qd / 1000 + slack_ms, extra,
+                                      "ms", f"queue holds {qd / 1000:.2f} ms; "
+                                      f"median under load {probes.median(loaded):.2f} ms"))
+
+    if spec.rate_bps:
+        _udp_rate(cal, iperf, em, direction, spec, opts, progress)
+    if spec.loss > 0:
+        _loss(cal, iperf, spec, opts, progress)
+
+
+def _direction(topo: Topology, spec: PathSpec) -> str:
+    """Which emulator direction carries src → dst."""
+    if spec.bottleneck is None:
+        return "ab"
+    from itb.emulation.routing import path_links
+
+    node = spec.src
+    for link in path_links(topo, spec.src, spec.dst):
+        forward = link.a.node == node
+        if link.name == spec.bottleneck.name:
+            return "ab" if forward else "ba"
+        node = link.b.node if forward else link.a.node
+    return "ab"
+
+
+def _udp_rate(cal, iperf, em, direction, spec, opts, progress) -> None:
+    offered = int(spec.rate_bps * 1.2)
+    progress(f"UDP at 1.2 × the rate ({offered / 1e6:.0f} Mbit/s) for {opts.udp_seconds:g} s")
+    t0 = time.monotonic_ns()
+    res = iperf.run(["-u", "-b", str(offered), "-l", str(UDP_PAYLOAD)], opts.udp_seconds, 1)
+    t1 = time.monotonic_ns()
+    recv = res["server_output_json"].get("end", {}).get("sum", {})
+    payload_bps = recv.get("bits_per_second", 0.0)
+    frame_bps = payload_bps * (UDP_PAYLOAD + FRAME_OVERHEAD) / UDP_PAYLOAD
+    sent_bps = res["end"]["sum"].get("bits_per_second", 0.0)
+    cal.checks.append(relative("UDP at 1.2 × rate: delivered (frames, receiver)",
+                               spec.rate_bps / 1e6, frame_bps / 1e6, "Mbit/s", UDP_TOLERANCE_PCT,
+                               f"offered {sent_bps / 1e6:.1f} Mbit/s of payload"))
+    if em:
+        rows = monitor.between(monitor.direction_log(em.log_dir, direction),
+                               t0 + 1_500_000_000, t1 - 500_000_000)
+        if rows:
+            cal.checks.append(relative("UDP at 1.2 × rate: emulator departures",
+                                       spec.rate_bps / 1e6, monitor.mean_rate_bps(rows) / 1e6,
+                                       "Mbit/s", UDP_TOLERANCE_PCT))
+
+
+def _loss(cal, iperf, spec, opts, progress) -> None:
+    frame = LOSS_PAYLOAD + FRAME_OVERHEAD
+    pps = MAX_LOSS_PPS if spec.rate_bps is None else min(
+        MAX_LOSS_PPS, int(spec.rate_bps * 0.5 / (frame * 8)))
+    n = opts.loss_packets
+    progress(f"loss: {n} datagrams at {pps} packets/s (~{n / pps:.0f} s)")
+    res = iperf.run(["-u", "-b", str(pps * LOSS_PAYLOAD * 8), "-l", str(LOSS_PAYLOAD),
+                     "-k", str(n)], 0, 0)
+    recv = res["server_output_json"].get("end", {}).get("sum", {})
+    packets, lost = recv.get("packets", 0), recv.get("lost_packets", 0)
+    measured = 100.0 * lost / packets if packets else 0.0
+    expected = 100.0 * spec.loss
+    ok = abs(measured - expected) <= 0.1
+    cal.checks.append(Check(f"loss over {packets} datagrams", expected, measured, "%", 0.1,
+                            "tolerance ±0.1 percentage point", ok=ok,
+                            error_pct=100.0 * (measured - expected) / expected))
+
+
+def _check_buffers(cal: Calibration, spec: PathSpec) -> None:
+    bdp = spec.bdp_bytes
+    rmem = inv.tcp_buffer_max(cal.inventory["sysctls"].get("net.ipv4.tcp_rmem"))
+    wmem = inv.tcp_buffer_max(cal.inventory["sysctls"].get("net.ipv4.tcp_wmem"))
+    if bdp and rmem and wmem:
+        need = 2 * bdp
+        cal.checks.append(Check("socket buffer max vs BDP", need / 1e6, min(rmem, wmem) / 1e6, "MB",
+                                None, f"BDP {bdp / 1e6:.2f} MB; tcp_rmem/tcp_wmem max must be ≥ 2 × BDP",
+                                ok=min(rmem, wmem) >= need))
+
+
+def _judge_emulator(cal: Calibration, spec: PathSpec, stats: dict) -> None:
+    if spec.bottleneck is None or spec.bottleneck.name not in stats:
+        return
+    s = stats[spec.bottleneck.name]
+    cal.emulator.update({"stats": s})
+    cpu = cal.emulator.get("cpu_pct_during_tcp")
+    for name in ("ab", "ba"):
+        d = s.get(name, {})
+        segs = max(1, d.get("tx_segments", 0))
+        if d.get("late_packets", 0) / segs > LATE_SHARE_WARN:
+            cal.warnings.append(
+                f"link emulator ({name}) released {d['late_packets']} of {segs} packets late "
+                f"(max lag {d.get('max_lag_us', 0):.0f} µs): it limits the experiment")
+        for key, what in (("socket_drops", "dropped at its socket (could not keep up)"),
+                          ("pool_drops", "dropped for lack of buffer memory")):
+            if d.get(key, 0):
+                cal.warnings.append(f"link emulator ({name}) {what}: {d[key]} packets")
+    if cpu is not None and cpu > 90.0:
+        cal.warnings.append(f"link emulator used {cpu:.0f} % of a core during the TCP test: "
+                            "it may limit the experiment")

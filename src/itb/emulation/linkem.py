@@ -1,0 +1,92 @@
+"""The link emulator (native/linkem): where its binary is, and its JSON configuration."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import shutil
+from pathlib import Path
+
+from itb.errors import PreflightError
+from itb.scenario.model import Direction, Link, Topology
+from itb.emulation.routing import path_links
+
+EMULATOR_IFNAMES = ("a0", "b0")  # inside the emulator namespace: a0 faces link.a, b0 link.b
+
+
+def binary() -> str:
+    """ITB_LINKEM, else the workspace build next to the sources, else PATH."""
+    env = os.environ.get("ITB_LINKEM")
+    if env:
+        return env
+    repo = Path(__file__).resolve().parents[3]
+    built = repo / "native" / "target" / "release" / "linkem"
+    if built.exists():
+        return str(built)
+    found = shutil.which("linkem")
+    if found:
+        return found
+    raise PreflightError(
+        "the link emulator binary 'linkem' is not built: run `make setup` "
+        "(cargo build --release in native/) or set ITB_LINKEM"
+    )
+
+
+def binary_or_name() -> str:
+    """For showing a plan: the binary if built, else its bare name."""
+    try:
+        return binary()
+    except PreflightError:
+        return "linkem"
+
+
+def _direction(d: Direction) -> dict:
+    return {
+        "rate_bps": d.rate_bps,
+        "delay_us": d.delay_us,
+        "queue_bytes": d.queue_bytes,
+        "queue_packets": d.queue_packets,
+        "loss": d.loss.model_dump(mode="json"),
+    }
+
+
+def _host_addresses(topo: Topology, host: str) -> list[str]:
+    out = []
+    for link in topo.links:
+        for ep in (link.a, link.b):
+            if ep.node == host:
+                out += [str(ipaddress.ip_interface(a).ip) for a in (ep.ipv4, ep.ipv6) if a]
+    return out
+
+
+def pair_delays_for(topo: Topology, link: Link) -> list[dict]:
+    """Per-pair extra delay entries this emulated link applies: each pair's extra RTT is
+    added once, at the first emulated link of its path, half in each direction."""
+    entries = []
+    for pd in topo.pair_delays:
+        emulated = [lk for lk in path_links(topo, pd.src, pd.dst) if lk.emulated]
+        if not emulated or emulated[0].name != link.name:
+            continue
+        one_way = pd.extra_rtt_us // 2
+        src_addrs, dst_addrs = _host_addresses(topo, pd.src), _host_addresses(topo, pd.dst)
+        for s in src_addrs:
+            for d in dst_addrs:
+                if ipaddress.ip_address(s).version != ipaddress.ip_address(d).version:
+                    continue
+                entries.append({"src": s, "dst": d, "extra_us": one_way})
+                entries.append({"src": d, "dst": s, "extra_us": one_way})
+    return entries
+
+
+def config_for(topo: Topology, link: Link, log_dir: Path, seed: int = 1) -> dict:
+    return {
+        "interfaces": list(EMULATOR_IFNAMES),
+        "seed": seed,
+        "interval_us": 1000,
+        "chunk_us": 100,
+        "late_threshold_us": 200,
+        "spin_us": 0,
+        "log_dir": str(log_dir),
+        "directions": {"ab": _direction(link.forward), "ba": _direction(link.reverse)},
+        "pair_delays": pair_delays_for(topo, link),
+    }

@@ -1,0 +1,61 @@
+"""Bring a dumbbell up, measure RTT and rate through the emulator, tear it down."""
+
+from __future__ import annotations
+
+import json
+import statistics
+
+from itb.backends import local, procs
+from itb.calibration import probes
+from itb.scenario import load_testbed
+
+from .conftest import itb
+
+
+def _addr(status: dict, name: str) -> str:
+    return next(h["ipv4"] for h in status["hosts"] if h["name"] == name)
+
+
+def test_up_measure_down(isolated):
+    topo = load_testbed(None, {"pairs": 2, "rate": "100Mbit", "rtt": "20ms"})
+    state = local.up(topo)
+    st = local.status(state)
+    assert {h["name"] for h in st["hosts"]} == {"l1", "l2", "r1", "r2"}
+    assert {h["side"] for h in st["hosts"]} == {"left", "right"}
+    assert all(h["netns"].startswith("itbt-") and h["ipv4"] and h["ipv6"] for h in st["hosts"])
+    bottleneck = next(lk for lk in st["links"] if lk["kind"] == "bottleneck")
+    assert bottleneck["emulator"]["alive"]
+
+    l1, r1 = local.host(state, "l1"), local.host(state, "r1")
+    dst = _addr(st, "r1")
+    probes.ping(l1, dst, 3, 0.1)
+    rtts = probes.ping(l1, dst, 50, 0.02)
+    assert abs(statistics.median(rtts) - 20.0) <= 0.2, rtts
+
+    v6 = next(h["ipv6"] for h in st["hosts"] if h["name"] == "r2")
+    assert probes.ping(local.host(state, "l2"), v6, 3, 0.1)
+
+    res = probes.Iperf(l1, r1, dst).run([], 4, 1)
+    goodput = res["end"]["sum_received"]["bits_per_second"]
+    assert 90e6 <= goodput <= 100.5e6, goodput
+
+    stats = local.down()
+    assert not local.owned_namespaces()
+    s = stats[bottleneck["name"]]
+    assert s["ab"]["tx_bytes"] > 40e6  # the transfer went through the emulator
+    assert not procs.pids_in(bottleneck["emulator"]["netns"])
+
+
+def test_status_json_and_down_via_cli(isolated):
+    res = itb("testbed", "up", "--pairs", "1", "--rate", "1Gbit", "--rtt", "2ms")
+    assert res.returncode == 0, res.stderr
+    res = itb("testbed", "status", "--json")
+    assert res.returncode == 0, res.stderr
+    st = json.loads(res.stdout)
+    for h in st["hosts"]:
+        assert set(h) >= {"name", "netns", "role", "side", "ipv4", "ipv6"}
+    assert st["links"]
+    res = itb("testbed", "down")
+    assert res.returncode == 0, res.stderr
+    assert not local.owned_namespaces()
+    assert itb("testbed", "status").returncode != 0
