@@ -96,7 +96,11 @@ def build_plan(topo: Topology, log_root: Path | None = None, seed: int = 1) -> P
     bufmax = socket_buffer_max(topo)
     for n in topo.nodes:
         ns = naming.node_ns(n.name)
-        steps.append(A.CreateNetns(n.name, ns))
+        # No duplicate address detection: link-local addresses usable at once, so neighbour
+        # discovery does not stall the first IPv6 packets for ~2 s.
+        steps += [A.CreateNetns(n.name, ns),
+                  A.Sysctl(n.name, ns, "net.ipv6.conf.default.accept_dad", "0"),
+                  A.Sysctl(n.name, ns, "net.ipv6.conf.all.accept_dad", "0")]
         if n.role == "router":
             steps += [A.Sysctl(n.name, ns, "net.ipv4.ip_forward", "1"),
                       A.Sysctl(n.name, ns, "net.ipv6.conf.all.forwarding", "1")]

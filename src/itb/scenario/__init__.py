@@ -1,0 +1,47 @@
+"""Scenario layer: testbed files (TOML) → validated, resolved Topology.
+
+from itb.scenario import load_testbed
+topo = load_testbed("scenarios/examples/dumbbell.toml", {"rate": "100Mbit"})
+"""
+
+from itb.scenario.load import OVERRIDES, load_testbed, testbed_from_dict
+from itb.scenario.model import Direction, Endpoint, Link, Loss, Node, PairDelay, Topology
+from itb.scenario.units import (
+    RATE_MAX,
+    RATE_MIN,
+    BufferSpec,
+    UnitError,
+    format_duration,
+    format_rate,
+    format_size,
+    parse_buffer,
+    parse_duration,
+    parse_loss,
+    parse_rate,
+    parse_size,
+)
+
+__all__ = [
+    "OVERRIDES",
+    "RATE_MAX",
+    "RATE_MIN",
+    "BufferSpec",
+    "Direction",
+    "Endpoint",
+    "Link",
+    "Loss",
+    "Node",
+    "PairDelay",
+    "Topology",
+    "UnitError",
+    "format_duration",
+    "format_rate",
+    "format_size",
+    "load_testbed",
+    "parse_buffer",
+    "parse_duration",
+    "parse_loss",
+    "parse_rate",
+    "parse_size",
+    "testbed_from_dict",
+]
