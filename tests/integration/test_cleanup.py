@@ -63,7 +63,6 @@ def test_bad_input_exit_2_nothing_created(isolated):
         msg = " ".join(res.stderr.split())
         assert str(path.name) in msg and field in msg, (name, msg)
         assert not local.owned_namespaces(), name
-    dup = REPO / "tests" / "data" / "duplicate-hosts.toml"
-    if dup.exists():
-        res = itb("testbed", "up", str(dup))
-        assert res.returncode == 2 and "duplicate" in res.stderr.lower()
+    res = itb("testbed", "up", str(REPO / "tests" / "data" / "duplicate-hosts.toml"))
+    assert res.returncode == 2 and "duplicate" in res.stderr.lower(), res.stderr
+    assert not local.owned_namespaces()

@@ -1,0 +1,114 @@
+"""Plan generation: every step an argv list, routes along shortest paths, emulator configs."""
+
+from __future__ import annotations
+
+import ipaddress
+from pathlib import Path
+
+from itb.emulation import actions as A
+from itb.emulation import linkem
+from itb.emulation.plan import build_plan, path_bdp_bytes, socket_buffer_max, tbf_params
+from itb.emulation.routing import path_links, routes_for
+from itb.scenario import load_testbed
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "scenarios" / "examples"
+
+
+def _routes(topo, node):
+    return {(dst, fam): via for dst, via, fam in routes_for(topo, node)}
+
+
+def test_dumbbell_routes_hosts_default_routers_per_subnet():
+    topo = load_testbed(None, {"pairs": 2})
+    l1 = _routes(topo, "l1")
+    assert l1[("default", 4)] == "198.18.1.2" and ("default", 6) in l1
+    rl = _routes(topo, "rl")
+    right_subnets = {str(ipaddress.ip_interface(lk.a.ipv4).network)
+                     for lk in topo.links if lk.a.node in ("r1", "r2")}
+    bottleneck = next(lk for lk in topo.links if lk.kind == "bottleneck")
+    gw = str(ipaddress.ip_interface(bottleneck.b.ipv4).ip)
+    assert {d for (d, f) in rl if f == 4} == right_subnets
+    assert all(rl[(d, 4)] == gw for d in right_subnets)
+
+
+def test_chain_routes_go_through_the_middle_router():
+    topo = load_testbed(EXAMPLES / "chain.toml")
+    hosts = topo.hosts()
+    first, last = hosts[0].name, hosts[-1].name
+    links = path_links(topo, first, last)
+    assert [lk.kind for lk in links][0] == "access" and sum(lk.emulated for lk in links) >= 2
+    routers = [n.name for n in topo.nodes if n.role == "router"]
+    far = next(lk for lk in topo.links if last in (lk.a.node, lk.b.node))
+    far_net = str(ipaddress.ip_interface(far.a.ipv4).network)
+    assert (far_net, 4) in _routes(topo, routers[0])
+
+
+def test_star_leaves_reach_each_other_through_the_hub():
+    topo = load_testbed(EXAMPLES / "star.toml")
+    hosts = topo.hosts()
+    links = path_links(topo, hosts[0].name, hosts[-1].name)
+    nodes = {lk.a.node for lk in links} | {lk.b.node for lk in links}
+    assert "hub" in nodes
+
+
+def test_plan_is_argv_lists_and_creates_namespaces_first():
+    topo = load_testbed(None, {"pairs": 3, "access_rate": "100Mbit"})
+    plan = build_plan(topo, Path("/tmp/x"))
+    for step in plan.steps:
+        argv = step.argv()
+        assert isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv)
+    kinds = [type(s) for s in plan.steps]
+    last_create = max(i for i, k in enumerate(kinds) if k is A.CreateNetns)
+    assert last_create < kinds.index(A.AddVeth)
+    assert kinds.index(A.AddVeth) < kinds.index(A.AddRoute) < kinds.index(A.StartEmulator)
+    # one namespace per node and per emulated link
+    assert len(plan.namespaces()) == len(topo.nodes) + 1
+    shapers = [s for s in plan.steps if isinstance(s, A.ShapeEgress)]
+    assert len(shapers) == 2 * 6 and all(s.rate_bps == 100_000_000 for s in shapers)
+    by_node = plan.by_node()
+    assert set(by_node) >= {"l1", "rl", "rr", "em-rl-rr"}
+
+
+def test_no_shaping_for_unlimited_access():
+    plan = build_plan(load_testbed(None, {"pairs": 1}), Path("/tmp/x"))
+    assert not [s for s in plan.steps if isinstance(s, A.ShapeEgress)]
+
+
+def test_emulator_config_matches_the_bottleneck():
+    topo = load_testbed(None, {"rate": "100Mbit", "rtt": "40ms", "loss": "1%"})
+    link = next(lk for lk in topo.links if lk.emulated)
+    cfg = linkem.config_for(topo, link, Path("/tmp/logs"))
+    assert cfg["interfaces"] == ["a0", "b0"]
+    ab = cfg["directions"]["ab"]
+    assert ab["rate_bps"] == 100_000_000 and ab["delay_us"] == 20_000
+    assert ab["queue_bytes"] == 500_000
+    assert ab["loss"]["model"] == "bernoulli" and abs(ab["loss"]["p"] - 0.01) < 1e-12
+    assert cfg["pair_delays"] == []
+
+
+def test_pair_delays_half_each_way_both_orders():
+    topo = load_testbed(EXAMPLES / "dumbbell-rtt-mix.toml")
+    link = next(lk for lk in topo.links if lk.emulated)
+    entries = linkem.config_for(topo, link, Path("/tmp/logs"))["pair_delays"]
+    for pd in topo.pair_delays:
+        if pd.extra_rtt_us == 0:
+            continue
+        src = next(lk.a.ipv4 for lk in topo.links if lk.a.node == pd.src).split("/")[0]
+        dst = next(lk.a.ipv4 for lk in topo.links if lk.a.node == pd.dst).split("/")[0]
+        mine = {(e["src"], e["dst"]): e["extra_us"] for e in entries}
+        assert mine[(src, dst)] == mine[(dst, src)] == pd.extra_rtt_us // 2
+
+
+def test_socket_buffers_cover_the_bdp():
+    topo = load_testbed(None, {"rate": "1Gbit", "rtt": "200ms"})
+    assert path_bdp_bytes(topo) == 25_000_000
+    assert socket_buffer_max(topo) == 100_000_000
+    small = load_testbed(None, {"rate": "100Mbit", "rtt": "1ms"})
+    assert socket_buffer_max(small) == 16 * 1024 * 1024
+
+
+def test_tbf_burst_and_limit():
+    burst, limit = tbf_params(1_000_000_000, 1500)
+    assert burst == 125_000 and limit == 2_500_000
+    burst, _ = tbf_params(10_000_000, 1500)
+    assert burst == 2 * 1514  # at least two frames
