@@ -221,7 +221,7 @@ def main() -> None:
     try:
         app()
     except ItbError as e:
-        err.print(f"[red]error:[/red] {e}", highlight=False)
+        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted")
