@@ -23,8 +23,9 @@ testbed_app = typer.Typer(
     no_args_is_help=True)
 app.add_typer(testbed_app, name="testbed")
 
-out = Console()
-err = Console(stderr=True)
+# Wide when not a terminal (logs, CI): tables stay readable instead of wrapping at 80.
+out = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 FILE_ARG = typer.Argument(None, help="Testbed/scenario TOML file (default: the built-in "
                           "dumbbell). See docs/scenario.md.", show_default=False)

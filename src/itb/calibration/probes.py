@@ -51,15 +51,19 @@ class Iperf:
     dst_addr: str
     port: int = 5201
 
-    def run(self, extra: list[str], duration_s: float, omit_s: int = 0) -> dict:
+    def run(self, extra: list[str], duration_s: float | None, omit_s: int = 0,
+            expected_s: float | None = None) -> dict:
+        """duration_s None: the test ends by a count in `extra` (-k / -n), taking about
+        expected_s seconds."""
         server = self.dst.spawn(["iperf3", "-s", "-1", "-J", "-p", str(self.port)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
             self._wait_listening()
+            length = [] if duration_s is None else ["-t", str(duration_s)]
             client = self.src.run(
-                ["iperf3", "-c", self.dst_addr, "-p", str(self.port), "-J",
-                 "-t", str(duration_s), "-O", str(omit_s), "-i", "0.1", *extra],
-                check=False, timeout=duration_s + omit_s + 60)
+                ["iperf3", "-c", self.dst_addr, "-p", str(self.port), "-J", *length,
+                 "-O", str(omit_s), "-i", "0.1", *extra],
+                check=False, timeout=(duration_s or expected_s or 0) * 2 + omit_s + 60)
             out, err = server.communicate(timeout=30)
         finally:
             if server.poll() is None:

@@ -129,6 +129,14 @@ class Sysctl(Action):
     def argv(self):
         return ["ip", "netns", "exec", self.ns, "sysctl", "-qw", f"{self.key}={self.value}"]
 
+    def apply(self, nl, runner):
+        # procps' sysctl exits 0 even when the kernel refuses the value: read it back.
+        runner(self.argv())
+        got = runner(["ip", "netns", "exec", self.ns, "sysctl", "-n", self.key]).stdout
+        if got.split() != self.value.split():
+            raise RuntimeError(f"{self.key} is {' '.join(got.split())!r} after setting "
+                               f"{self.value!r} (read-only in a namespace?)")
+
 
 @dataclass(frozen=True)
 class ShapeEgress(Action):

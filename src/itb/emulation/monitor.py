@@ -55,3 +55,13 @@ def mean_rate_bps(rows: list[Interval]) -> float:
         return 0.0
     span = rows[-1].t_ns - rows[0].t_ns
     return sum(r.bytes for r in rows[:-1]) * 8e9 / span if span else 0.0
+
+
+def busy_span(rows: list[Interval], skip_start_ns: int = 0, skip_end_ns: int = 0) -> list[Interval]:
+    """The intervals from the first to the last one that carried bytes, trimmed at both ends
+    (a ramp at the start, the drain at the end)."""
+    busy = [r for r in rows if r.bytes > 0]
+    if not busy:
+        return []
+    lo, hi = busy[0].t_ns + skip_start_ns, busy[-1].t_ns - skip_end_ns
+    return [r for r in rows if lo <= r.t_ns <= hi]
