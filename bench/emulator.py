@@ -81,7 +81,7 @@ def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float) -> 
         rtts = probes.ping(src, dst, 50, 0.02)
         ems = local.emulators_of(state)
         em = ems[0] if ems else None
-        omit = max(1, int(spec.rtt_us * 15 / 1e6) + 1)
+        omit = max(1, int(spec.rtt_us * 30 / 1e6) + 1)
         cpu0, t0 = (cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
         res = probes.Iperf(src, sink, dst).run([], seconds, omit)
         t1, cpu1 = time.monotonic_ns(), (cpu_seconds(em.pid) if em else 0.0)

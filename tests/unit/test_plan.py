@@ -102,7 +102,7 @@ def test_pair_delays_half_each_way_both_orders():
 def test_socket_buffers_cover_the_bdp():
     topo = load_testbed(None, {"rate": "1Gbit", "rtt": "200ms"})
     assert path_bdp_bytes(topo) == 25_000_000
-    assert socket_buffer_max(topo) == 100_000_000
+    assert socket_buffer_max(topo) == 50_000_000
     small = load_testbed(None, {"rate": "100Mbit", "rtt": "1ms"})
     assert socket_buffer_max(small) == 16 * 1024 * 1024
 

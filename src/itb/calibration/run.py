@@ -120,7 +120,7 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
                                f"min {min(idle):.3f} max {max(idle):.3f}"))
 
     iperf = probes.Iperf(src, dst, addr)
-    omit = max(2, int(spec.rtt_us * 15 / 1e6) + 1)  # slow start to one BDP takes ~11 RTTs
+    omit = max(2, int(spec.rtt_us * 30 / 1e6) + 1)  # slow start and buffer autotuning ramp
     progress(f"one bulk TCP flow for {opts.tcp_seconds:g} s (+{omit} s ramp)")
     bg = probes.BackgroundPing(src, addr)
     cpu0, t0 = (_cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()

@@ -48,8 +48,10 @@ def path_bdp_bytes(topo: Topology) -> int:
 
 
 def socket_buffer_max(topo: Topology) -> int:
-    # Autotuning gives half the receive buffer to data (tcp_adv_win_scale=1): 4 × BDP leaves room.
-    return max(MIN_SOCKET_BUFFER, min(MAX_SOCKET_BUFFER, 4 * path_bdp_bytes(topo)))
+    """Socket buffers sized to the BDP: 2 × BDP lets one flow fill the path (autotuning
+    gives part of the buffer to overhead) while its window stays near BDP + one-BDP queue,
+    so slow start does not overshoot into a burst of losses."""
+    return max(MIN_SOCKET_BUFFER, min(MAX_SOCKET_BUFFER, 2 * path_bdp_bytes(topo)))
 
 
 def tbf_params(rate_bps: int, mtu: int) -> tuple[int, int]:
@@ -110,6 +112,8 @@ def build_plan(topo: Topology, log_root: Path | None = None, seed: int = 1) -> P
                 A.Sysctl(n.name, ns, "net.ipv4.tcp_wmem", f"4096 16384 {bufmax}"),
                 # Cached ssthresh/RTT from an earlier flow would make repetitions differ.
                 A.Sysctl(n.name, ns, "net.ipv4.tcp_no_metrics_save", "1"),
+                # A bulk sender briefly stalled by the CPU must not restart from slow start.
+                A.Sysctl(n.name, ns, "net.ipv4.tcp_slow_start_after_idle", "0"),
             ]
     for link in topo.links:
         if link.emulated:
