@@ -19,7 +19,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
-from itb.backends import local
+from itb.backends import local, procs
 from itb.calibration import probes
 from itb.calibration.path import path_spec
 from itb.emulation import monitor
@@ -63,12 +63,6 @@ def reference(topo: Topology) -> Topology:
     return topo.model_copy(update={"links": links})
 
 
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(") ", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float) -> Row:
     spec = path_spec(topo, "l1", "r1")
     state = local.up(topo)
@@ -82,12 +76,12 @@ def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float) -> 
         ems = local.emulators_of(state)
         em = ems[0] if ems else None
         omit = max(1, int(spec.rtt_us * 30 / 1e6) + 1)
-        cpu0, t0 = (cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
+        cpu0, t0 = (procs.cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
         res = probes.Iperf(src, sink, dst).run([], seconds, omit)
-        t1, cpu1 = time.monotonic_ns(), (cpu_seconds(em.pid) if em else 0.0)
+        t1, cpu1 = time.monotonic_ns(), (procs.cpu_seconds(em.pid) if em else 0.0)
         peak = None
         if em and spec.rate_bps:
-            rows = monitor.between(monitor.direction_log(em.log_dir, "ab"),
+            rows = monitor.between(monitor.direction_log(em.log_dir, spec.direction),
                                    t0 + omit * 1_000_000_000, t1)
             peak = max(monitor.windowed_rates_bps(rows, 100_000_000), default=0.0)
     finally:

@@ -61,3 +61,9 @@ def test_recording_host_records_argv():
     h = RecordingHost("x")
     h.run(["ip", "link", "show"])
     assert h.log == [["ip", "link", "show"]]
+
+
+def test_path_spec_direction_follows_the_path():
+    topo = load_testbed(None, {"pairs": 1})
+    assert path_spec(topo, "l1", "r1").direction == "ab"
+    assert path_spec(topo, "r1", "l1").direction == "ba"

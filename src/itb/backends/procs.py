@@ -45,6 +45,13 @@ def alive(pid: int) -> bool:
         return False
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(") ", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def stop(pids: list[int], grace_s: float = 3.0) -> None:
     """SIGTERM, wait up to grace_s, then SIGKILL whatever is left."""
     for p in pids:

@@ -17,6 +17,7 @@ class PathSpec:
     bottleneck: Link | None  # the emulated link that sets the rate (None if not emulated)
     forward: Direction | None  # the bottleneck's direction src → dst
     loss: float  # end-to-end loss probability src → dst
+    direction: str = "ab"  # the bottleneck emulator's direction carrying src → dst
 
     @property
     def queue_delay_us(self) -> float | None:
@@ -40,11 +41,13 @@ def path_spec(topo: Topology, src: str, dst: str) -> PathSpec:
     rate: int | None = None
     bottleneck = None
     bottleneck_dir = None
+    em_direction = {}
     delivered = 1.0
     for link in links:
         forward = link.a.node == node
         out, back = (link.forward, link.reverse) if forward else (link.reverse, link.forward)
         node = link.b.node if forward else link.a.node
+        em_direction[link.name] = "ab" if forward else "ba"
         fwd_delay += out.delay_us
         rev_delay += back.delay_us
         delivered *= 1 - out.loss.mean_rate()
@@ -57,7 +60,8 @@ def path_spec(topo: Topology, src: str, dst: str) -> PathSpec:
     extra = sum(p.extra_rtt_us for p in topo.pair_delays
                 if {p.src, p.dst} == {src, dst})
     return PathSpec(src, dst, fwd_delay + rev_delay + extra, rate, bottleneck, bottleneck_dir,
-                    1 - delivered)
+                    1 - delivered,
+                    em_direction[bottleneck.name] if bottleneck is not None else "ab")
 
 
 def default_pair(topo: Topology) -> tuple[str, str]:

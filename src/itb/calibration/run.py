@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import ipaddress
 import json
-import os
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from itb.backends import local
+from itb.backends import local, procs
 from itb.backends.host import NetnsHost
 from itb.calibration import inventory as inv
 from itb.calibration import probes, udprate
@@ -73,12 +72,6 @@ def _addr(topo: Topology, host: str) -> str:
     raise ValueError(f"{host} has no address")
 
 
-def _cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(") ", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
 def calibrate(topo: Topology, opts: Options = Options(),
               progress: Callable[[str], None] = lambda m: None) -> Calibration:
     src_name, dst_name = default_pair(topo)
@@ -105,7 +98,7 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
     addr = _addr(topo, spec.dst)
     em = next((e for e in local.emulators_of(state)
                if spec.bottleneck and e.link == spec.bottleneck.name), None)
-    direction = _direction(topo, spec)
+    direction = spec.direction
     src_if = next(ep.ifname for lk in topo.links for ep in (lk.a, lk.b) if ep.node == spec.src)
     others = [NetnsHost(n, naming.node_ns(n)) for n in (spec.dst,)]
     cal.inventory = inv.inventory(src, others, src_if)
@@ -123,9 +116,9 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
     omit = max(2, int(spec.rtt_us * 30 / 1e6) + 1)  # slow start and buffer autotuning ramp
     progress(f"one bulk TCP flow for {opts.tcp_seconds:g} s (+{omit} s ramp)")
     bg = probes.BackgroundPing(src, addr)
-    cpu0, t0 = (_cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
+    cpu0, t0 = (procs.cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
     tcp = iperf.run([], opts.tcp_seconds, omit)
-    t1, cpu1 = time.monotonic_ns(), (_cpu_seconds(em.pid) if em else 0.0)
+    t1, cpu1 = time.monotonic_ns(), (procs.cpu_seconds(em.pid) if em else 0.0)
     loaded = bg.stop()
     goodput = tcp["end"]["sum_received"]["bits_per_second"]
     retrans = tcp["end"]["sum_sent"].get("retransmits")
@@ -158,21 +151,6 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
         _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress)
     if spec.loss > 0:
         _loss(cal, iperf, spec, opts, progress)
-
-
-def _direction(topo: Topology, spec: PathSpec) -> str:
-    """Which emulator direction carries src → dst."""
-    if spec.bottleneck is None:
-        return "ab"
-    from itb.emulation.routing import path_links
-
-    node = spec.src
-    for link in path_links(topo, spec.src, spec.dst):
-        forward = link.a.node == node
-        if link.name == spec.bottleneck.name:
-            return "ab" if forward else "ba"
-        node = link.b.node if forward else link.a.node
-    return "ab"
 
 
 def _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress) -> None:
