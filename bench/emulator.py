@@ -35,6 +35,7 @@ MIB = 1 << 20
 @dataclass
 class Row:
     path: str
+    mtu: int
     rate: str
     rtt: str
     goodput_mbps: float
@@ -44,7 +45,7 @@ class Row:
     rtt_err_pct: float | None
     retrans: int
     cpu_pct: float | None
-    late: int | None
+    late_pct: float | None  # share of segments released > 200 µs after their due time
     rss_mib: float | None
     bound_mib: float | None
 
@@ -63,7 +64,8 @@ def reference(topo: Topology) -> Topology:
     return topo.model_copy(update={"links": links})
 
 
-def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float) -> Row:
+def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float,
+            cc: str) -> Row:
     spec = path_spec(topo, "l1", "r1")
     state = local.up(topo)
     stats = {}
@@ -77,7 +79,7 @@ def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float) -> 
         em = ems[0] if ems else None
         omit = max(1, int(spec.rtt_us * 30 / 1e6) + 1)
         cpu0, t0 = (procs.cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
-        res = probes.Iperf(src, sink, dst).run([], seconds, omit)
+        res = probes.Iperf(src, sink, dst).run(["-C", cc], seconds, omit)
         t1, cpu1 = time.monotonic_ns(), (procs.cpu_seconds(em.pid) if em else 0.0)
         peak = None
         if em and spec.rate_bps:
@@ -98,14 +100,15 @@ def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float) -> 
         held = sum(rate_bps * d.delay_us / 8e6 + (d.queue_bytes or 0) for d in (fwd, rev))
         bound = (1.5 * held) / MIB + 64
     return Row(
-        path=label, rate=rate, rtt=rtt, goodput_mbps=goodput / 1e6,
+        path=label, mtu=topo.mtu, rate=rate, rtt=rtt, goodput_mbps=goodput / 1e6,
         share_pct=100 * goodput / spec.rate_bps if spec.rate_bps else None,
         peak_pct=100 * peak / spec.rate_bps if peak and spec.rate_bps else None,
         rtt_ms=median,
         rtt_err_pct=100 * (median - configured_ms) / configured_ms if configured_ms else None,
         retrans=res["end"]["sum_sent"].get("retransmits", 0),
         cpu_pct=100 * (cpu1 - cpu0) / ((t1 - t0) / 1e9) if em else None,
-        late=sum(s[d]["late_packets"] for d in ("ab", "ba")) if s else None,
+        late_pct=(100 * sum(s[d]["late_packets"] for d in ("ab", "ba"))
+                  / max(1, sum(s[d]["tx_segments"] for d in ("ab", "ba")))) if s else None,
         rss_mib=rss, bound_mib=bound)
 
 
@@ -114,17 +117,17 @@ def fmt(x, spec=".1f") -> str:
 
 
 def print_header() -> None:
-    head = (f"{'path':<10}{'rate':>10}{'RTT':>7}{'goodput':>10}{'%C':>7}{'peak%C':>8}"
-            f"{'RTT ms':>9}{'RTT err%':>9}{'retx':>7}{'emu CPU%':>9}{'late':>6}"
+    head = (f"{'path':<8}{'MTU':>5}{'rate':>10}{'RTT':>7}{'goodput':>10}{'%C':>7}{'peak%C':>8}"
+            f"{'RTT ms':>9}{'RTT err%':>9}{'retx':>7}{'emu CPU%':>9}{'late%':>7}"
             f"{'RSS MiB':>9}{'bound':>8}")
     print(head)
     print("-" * len(head))
 
 
 def print_row(r: Row) -> None:
-    print(f"{r.path:<10}{r.rate:>10}{r.rtt:>7}{r.goodput_mbps:>10.1f}{fmt(r.share_pct):>7}"
+    print(f"{r.path:<8}{r.mtu:>5}{r.rate:>10}{r.rtt:>7}{r.goodput_mbps:>10.1f}{fmt(r.share_pct):>7}"
               f"{fmt(r.peak_pct):>8}{r.rtt_ms:>9.3f}{fmt(r.rtt_err_pct, '+.2f'):>9}"
-              f"{r.retrans:>7}{fmt(r.cpu_pct, '.0f'):>9}{fmt(r.late, 'd'):>6}"
+              f"{r.retrans:>7}{fmt(r.cpu_pct, '.0f'):>9}{fmt(r.late_pct, '.2f'):>7}"
               f"{fmt(r.rss_mib):>9}{fmt(r.bound_mib, '.0f'):>8}", flush=True)
 
 
@@ -133,6 +136,8 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--quick", action="store_true", help="only 20 ms RTT, fewer rates")
     ap.add_argument("--json", help="write all rows here")
+    ap.add_argument("--cc", default="cubic",
+                    help="congestion control of the iperf3 flow (default: Linux's cubic)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("bench/emulator.py needs root (network namespaces)", file=sys.stderr)
@@ -140,33 +145,43 @@ def main() -> int:
     local.clean()
     rows: list[Row] = []
     rtts = ["20ms"] if args.quick else RTTS
+    print(f"one iperf3 flow ({args.cc}) per row, {args.seconds:g} s after its ramp")
     print_header()
     for rate in RATES:
         topo = load_testbed(None, {"pairs": 1, "rate": rate, "rtt": "0ms",
                                    "access_rate": "unlimited"})
-        rows.append(measure(reference(topo), "kernel", rate, "0ms", args.seconds))
+        rows.append(measure(reference(topo), "kernel", rate, "0ms", args.seconds, args.cc))
         print_row(rows[-1])
         for rtt in rtts:
             topo = load_testbed(None, {"pairs": 1, "rate": rate, "rtt": rtt,
                                        "access_rate": "unlimited"})
-            rows.append(measure(topo, "linkem", rate, rtt, args.seconds))
+            rows.append(measure(topo, "linkem", rate, rtt, args.seconds, args.cc))
             print_row(rows[-1])
-    print("\nhighest rate with goodput ≥ 90 %, peak ≤ 100.5 %, RTT ±1 % at 20 ms RTT:")
-    print_header()
-    best = None
-    for rate in LADDER:
-        topo = load_testbed(None, {"pairs": 1, "rate": rate, "rtt": "20ms",
-                                   "access_rate": "unlimited"})
-        r = measure(topo, "linkem", rate, "20ms", args.seconds)
-        rows.append(r)
-        print_row(r)
-        if r.accurate:
-            best = rate
-    print(f"\n=> highest accurate bottleneck rate at 20 ms RTT: {best or 'none of ' + str(LADDER)}")
+    best = {mtu: ladder(mtu, args) for mtu in (1500, 9000)}
+    rows.extend(r for rs in best.values() for r in rs[1])
+    for mtu, (rate, _) in best.items():
+        print(f"=> highest accurate bottleneck rate at 20 ms RTT, MTU {mtu}: "
+              f"{rate or 'none of ' + str(LADDER)}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump([asdict(r) | {"accurate": r.accurate} for r in rows], f, indent=1)
     return 0
+
+
+def ladder(mtu: int, args) -> tuple[str | None, list[Row]]:
+    """The highest rate of LADDER at 20 ms RTT that is still accurate, and the rows."""
+    print(f"\nladder at 20 ms RTT, MTU {mtu}: goodput ≥ 90 %, peak ≤ 100.5 %, RTT ±1 %")
+    print_header()
+    best, rows = None, []
+    for rate in LADDER:
+        topo = load_testbed(None, {"pairs": 1, "rate": rate, "rtt": "20ms", "mtu": mtu,
+                                   "access_rate": "unlimited"})
+        r = measure(topo, "linkem", rate, "20ms", args.seconds, args.cc)
+        rows.append(r)
+        print_row(r)
+        if r.accurate:
+            best = rate
+    return best, rows
 
 
 if __name__ == "__main__":

@@ -141,6 +141,9 @@ def calibrate(file: Optional[Path] = FILE_ARG,
               udp_seconds: float = typer.Option(5.0, help="Duration of the UDP rate test."),
               loss_packets: int = typer.Option(1_000_000, help="Datagrams in the loss test "
                                                "(when loss is configured)."),
+              cc: str = typer.Option("cubic", help="Congestion control of the bulk TCP "
+                                     "flow (Linux's default is the reference; BBR's "
+                                     "PROBE_RTT dips are not the emulator's)."),
               pairs: Optional[int] = PAIRS, rate: Optional[str] = RATE,
               access_rate: Optional[str] = ACCESS, rtt: Optional[str] = RTT,
               loss: Optional[str] = LOSS, buffer: Optional[str] = BUFFER,
@@ -155,7 +158,7 @@ def calibrate(file: Optional[Path] = FILE_ARG,
     from itb.calibration.run import calibrate as run_calibration
 
     topo = _load(file, _overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
-    cal = run_calibration(topo, Options(tcp_seconds, udp_seconds, loss_packets=loss_packets),
+    cal = run_calibration(topo, Options(tcp_seconds, udp_seconds, loss_packets=loss_packets, cc=cc),
                           _progress)
     _print_calibration(cal)
     if json_out:

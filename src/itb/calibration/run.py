@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable
 
 from itb.backends import local, procs
@@ -22,6 +23,7 @@ from itb.calibration import probes, udprate
 from itb.calibration.path import PathSpec, default_pair, path_spec
 from itb.calibration.verdict import Check, at_least, at_most, relative
 from itb.emulation import monitor, naming
+from itb.errors import PreflightError
 from itb.scenario.model import Topology
 
 UDP_PORT = 5301
@@ -43,6 +45,9 @@ class Options:
     udp_seconds: float = 5.0
     pings: int = 100
     loss_packets: int = 1_000_000
+    # The reference is Linux's default CC, not the host's setting: BBR's PROBE_RTT empties
+    # the pipe every 10 s (≈ 0.6 s at 200 ms RTT), which says nothing about the emulator.
+    cc: str = "cubic"
 
 
 @dataclass
@@ -64,6 +69,17 @@ class Calibration:
                 "emulator": self.emulator, "warnings": self.warnings}
 
 
+def require_congestion_control(cc: str,
+                               available: Path = Path("/proc/sys/net/ipv4/"
+                                                      "tcp_available_congestion_control")) -> None:
+    """Fail before anything is built when the kernel does not offer `cc`."""
+    offered = available.read_text().split()
+    if cc not in offered:
+        raise PreflightError(f"congestion control {cc!r} is not available on this kernel "
+                             f"(available: {', '.join(offered)}); load its module "
+                             f"(modprobe tcp_{cc}) or register it first")
+
+
 def _addr(topo: Topology, host: str) -> str:
     for link in topo.links:
         for ep in (link.a, link.b):
@@ -74,6 +90,7 @@ def _addr(topo: Topology, host: str) -> str:
 
 def calibrate(topo: Topology, opts: Options = Options(),
               progress: Callable[[str], None] = lambda m: None) -> Calibration:
+    require_congestion_control(opts.cc)
     src_name, dst_name = default_pair(topo)
     spec = path_spec(topo, src_name, dst_name)
     state = local.up(topo, progress)
@@ -114,10 +131,10 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
 
     iperf = probes.Iperf(src, dst, addr)
     omit = max(2, int(spec.rtt_us * 30 / 1e6) + 1)  # slow start and buffer autotuning ramp
-    progress(f"one bulk TCP flow for {opts.tcp_seconds:g} s (+{omit} s ramp)")
+    progress(f"one bulk TCP flow ({opts.cc}) for {opts.tcp_seconds:g} s (+{omit} s ramp)")
     bg = probes.BackgroundPing(src, addr)
     cpu0, t0 = (procs.cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
-    tcp = iperf.run([], opts.tcp_seconds, omit)
+    tcp = iperf.run(["-C", opts.cc], opts.tcp_seconds, omit)
     t1, cpu1 = time.monotonic_ns(), (procs.cpu_seconds(em.pid) if em else 0.0)
     loaded = bg.stop()
     goodput = tcp["end"]["sum_received"]["bits_per_second"]
@@ -126,10 +143,11 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
         cal.emulator["cpu_pct_during_tcp"] = 100.0 * (cpu1 - cpu0) / ((t1 - t0) / 1e9)
     if spec.rate_bps:
         cal.checks.append(at_least("TCP goodput, 1 flow", spec.rate_bps / 1e6, goodput / 1e6,
-                                   "Mbit/s", TCP_MIN_SHARE_PCT, f"{retrans} retransmissions"))
+                                   "Mbit/s", TCP_MIN_SHARE_PCT,
+                                   f"{opts.cc}, {retrans} retransmissions"))
     else:
         cal.checks.append(Check("TCP goodput, 1 flow (unlimited path)", None, goodput / 1e6,
-                                "Mbit/s", None, f"{retrans} retransmissions"))
+                                "Mbit/s", None, f"{opts.cc}, {retrans} retransmissions"))
     if em and spec.rate_bps:
         rows = monitor.between(monitor.direction_log(em.log_dir, direction),
                                t0 + int(omit * 1e9), t1)
