@@ -141,7 +141,14 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
     retrans = tcp["end"]["sum_sent"].get("retransmits")
     if em:
         cal.emulator["cpu_pct_during_tcp"] = 100.0 * (cpu1 - cpu0) / ((t1 - t0) / 1e9)
-    if spec.rate_bps:
+    if spec.loss > 0:
+        # Random loss, not the emulator, bounds TCP here: no verdict, the model for scale.
+        mss = topo.mtu - 52  # IPv4 + TCP with timestamps
+        mathis = mss * 8 / (idle_ms / 1e3) * 1.22 / spec.loss ** 0.5
+        cal.checks.append(Check("TCP goodput, 1 flow (loss-limited)", None, goodput / 1e6,
+                                "Mbit/s", None, f"{opts.cc}, {retrans} retransmissions; "
+                                f"Reno's response function at this loss: {mathis / 1e6:.1f}"))
+    elif spec.rate_bps:
         cal.checks.append(at_least("TCP goodput, 1 flow", spec.rate_bps / 1e6, goodput / 1e6,
                                    "Mbit/s", TCP_MIN_SHARE_PCT,
                                    f"{opts.cc}, {retrans} retransmissions"))
