@@ -7,7 +7,6 @@ the link emulator itself kept up.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import subprocess
 import sys
@@ -80,14 +79,6 @@ def require_congestion_control(cc: str,
                              f"(modprobe tcp_{cc}) or register it first")
 
 
-def _addr(topo: Topology, host: str) -> str:
-    for link in topo.links:
-        for ep in (link.a, link.b):
-            if ep.node == host and (ep.ipv4 or ep.ipv6):
-                return str(ipaddress.ip_interface(ep.ipv4 or ep.ipv6).ip)
-    raise ValueError(f"{host} has no address")
-
-
 def calibrate(topo: Topology, opts: Options = Options(),
               progress: Callable[[str], None] = lambda m: None) -> Calibration:
     require_congestion_control(opts.cc)
@@ -112,7 +103,7 @@ def calibrate(topo: Topology, opts: Options = Options(),
 def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts: Options,
              progress) -> None:
     src, dst = local.host(state, spec.src), local.host(state, spec.dst)
-    addr = _addr(topo, spec.dst)
+    addr = topo.address(spec.dst)
     em = next((e for e in local.emulators_of(state)
                if spec.bottleneck and e.link == spec.bottleneck.name), None)
     direction = spec.direction

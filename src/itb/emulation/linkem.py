@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
-import os
-import shutil
 from pathlib import Path
 
+from itb import native
 from itb.errors import PreflightError
 from itb.scenario.model import Direction, Link, Topology
 from itb.emulation.routing import path_links
@@ -16,20 +15,7 @@ EMULATOR_IFNAMES = ("a0", "b0")  # inside the emulator namespace: a0 faces link.
 
 def binary() -> str:
     """ITB_LINKEM, else the workspace build next to the sources, else PATH."""
-    env = os.environ.get("ITB_LINKEM")
-    if env:
-        return env
-    repo = Path(__file__).resolve().parents[3]
-    built = repo / "native" / "target" / "release" / "linkem"
-    if built.exists():
-        return str(built)
-    found = shutil.which("linkem")
-    if found:
-        return found
-    raise PreflightError(
-        "the link emulator binary 'linkem' is not built: run `make setup` "
-        "(cargo build --release in native/) or set ITB_LINKEM"
-    )
+    return native.binary("linkem")
 
 
 def binary_or_name() -> str:

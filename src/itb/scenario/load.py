@@ -39,8 +39,17 @@ def testbed_from_dict(data: dict, source: str | None = None) -> Topology:
 
 def load_testbed(path: str | Path | None, overrides: dict | None = None) -> Topology:
     """The resolved Topology of a testbed file; None means the default dumbbell."""
+    from itb.scenario.timeline import SECTIONS
+
     source = None if path is None else str(path)
     data = {} if path is None else _read(Path(path))
+    # A scenario file is also a testbed file: its experiment sections are not for us.
+    data = {k: v for k, v in data.items() if k not in SECTIONS}
+    return load_testbed_data(data, source, overrides)
+
+
+def load_testbed_data(data: dict, source: str | None, overrides: dict | None = None) -> Topology:
+    """As load_testbed, for a file already read (a scenario's testbed sections)."""
     applied = _apply_overrides(data, overrides or {})
     try:
         return testbed_from_dict(data, source)

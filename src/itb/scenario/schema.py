@@ -106,7 +106,7 @@ def _loss(v: object) -> Loss:
     if isinstance(v, Loss):
         return v
     if isinstance(v, dict):
-        return LossTable.model_validate(v).resolve()  # its ValidationError is unwrapped by _first_error
+        return LossTable.model_validate(v).resolve()  # its ValidationError is unwrapped by first_error
     p = parse_loss(v)
     return Loss(model="bernoulli", p=p) if p > 0 else Loss()
 
@@ -253,9 +253,9 @@ def field_path(loc: tuple) -> str:
     return out or "(file)"
 
 
-def _model_at(loc: tuple) -> type[BaseModel] | None:
+def _model_at(loc: tuple, root: type[BaseModel]) -> type[BaseModel] | None:
     """The schema class found at `loc`, to list the allowed fields for an unknown one."""
-    cls: Any = TestbedFile
+    cls: Any = root
     for part in loc:
         if isinstance(part, int):
             continue
@@ -275,17 +275,18 @@ def _inner_model(tp: Any) -> Any:
     return None
 
 
-def _first_error(err: dict, loc: tuple = ()) -> tuple[tuple, str]:
+def first_error(err: dict, loc: tuple = (), root: type[BaseModel] | None = None) -> tuple[tuple, str]:
     """(location, reason) of one pydantic error, descending into nested validations."""
+    root = root or TestbedFile
     loc = loc + tuple(err["loc"])
     kind, value = err["type"], err.get("input")
     cause = (err.get("ctx") or {}).get("error")
     if isinstance(cause, ValidationError):
-        return _first_error(cause.errors()[0], loc)
+        return first_error(cause.errors()[0], loc, root)
     if cause is not None:
         return loc, str(cause)
     if kind == "extra_forbidden":
-        model = _model_at(loc[:-1])
+        model = _model_at(loc[:-1], root)
         allowed = f"; allowed here: {', '.join(model.model_fields)}" if model else ""
         return loc, f"unknown field {loc[-1]!r}{allowed}"
     if kind == "missing":
@@ -304,7 +305,7 @@ def validate_file(data: dict, source: str | None) -> TestbedFile:
     try:
         return TestbedFile.model_validate(data)
     except ValidationError as e:
-        loc, reason = _first_error(e.errors()[0])
+        loc, reason = first_error(e.errors()[0])
         raise ScenarioError(source, field_path(loc), reason) from None
 
 
@@ -322,5 +323,6 @@ __all__ = [
     "TestbedFile",
     "TestbedSection",
     "field_path",
+    "first_error",
     "validate_file",
 ]

@@ -1,0 +1,170 @@
+"""Raw logs of a run directory → tidy tables (Parquet), from the directory alone.
+
+transfers.parquet: one row per transfer (and ping-pong, UDP stream) and repetition.
+samples.parquet: goodput (receiver) and tcp_info (sender) time series, long format.
+bottleneck.parquet: the link emulator's per-interval counters, per direction.
+Column meanings: docs/run-directory.md (and itb.analysis.tables).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from itb.calibration.path import path_spec
+from itb.emulation.routing import path_links
+from itb.engine import rundir
+from itb.scenario.model import Topology
+
+TCPINFO_COLUMNS = ("cwnd", "ssthresh", "rtt_us", "total_retrans", "pacing_rate_bps",
+                   "delivery_rate_bps")
+
+
+def _json(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+
+
+def _csv(path: Path) -> pd.DataFrame | None:
+    try:
+        df = pd.read_csv(path)
+    except (FileNotFoundError, pd.errors.EmptyDataError):
+        return None
+    return df
+
+
+def access_rate_bps(topo: Topology, src: str, dst: str) -> int | None:
+    links = path_links(topo, src, dst)
+    if not links:
+        return None
+    first = links[0]
+    return (first.forward if first.a.node == src else first.reverse).rate_bps
+
+
+def transfer_rows(run: Path, repetition: int, topo: Topology) -> list[dict]:
+    rd = rundir.rep_dir(run, repetition)
+    result = rundir.read_json(rd / "result.json")
+    events = rundir.read_json(rd / "events.json")
+    rows = []
+    for e in events:
+        if e["kind"] not in ("transfer", "pingpong", "udp"):
+            continue
+        role_r, role_s = ("udp-recv", "udp-send") if e["kind"] == "udp" else ("recv", "send")
+        recv = _json(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.json") or {}
+        send = _json(rd / "nodes" / e["src"] / f"{e['id']}.{role_s}.json") or {}
+        if e["kind"] == "transfer":
+            expected = e["volume"]
+        elif e["kind"] == "pingpong":
+            expected = e["size"] * e["count"]
+        else:
+            expected = send.get("bytes")
+        got = recv.get("bytes")
+        start, end = send.get("start_ns"), recv.get("last_byte_ns")
+        ok = bool(recv.get("ok") and send.get("ok") and got is not None and got == expected)
+        if e["kind"] == "pingpong":
+            end = send.get("end_ns")  # the last echo back at the sender ends a ping-pong
+        complete = ok and start is not None and end is not None and e["kind"] != "udp"
+        error = recv.get("error") or send.get("error")
+        if not recv and not send:
+            error = result.get("reason") or "no logs"
+        elif got is not None and expected is not None and got != expected and not error:
+            error = f"received {got} of {expected} bytes"
+        spec = path_spec(topo, e["src"], e["dst"])
+        rows.append({
+            "repetition": repetition, "transfer": e["id"],
+            "kind": "background" if e.get("direction") == "background" and e["kind"] == "transfer"
+            else e["kind"],
+            "direction": e.get("direction", "background"), "src": e["src"], "dst": e["dst"],
+            "cc": e.get("cc", "udp"), "streams": e.get("streams", 1),
+            "bytes_expected": expected, "bytes": got, "start_ns": start, "end_ns": end,
+            "completion_s": (end - start) / 1e9 if complete else np.nan,
+            "ok": ok, "error": error,
+            "access_rate_bps": access_rate_bps(topo, e["src"], e["dst"]),
+            "rtt_s": spec.rtt_us / 1e6, "rep_start_ns": result.get("zero_ns"),
+            "at_s": e["at_us"] / 1e6})
+    return rows
+
+
+def sample_frames(run: Path, repetition: int, interval_s: float) -> list[pd.DataFrame]:
+    rd = rundir.rep_dir(run, repetition)
+    events = rundir.read_json(rd / "events.json")
+    out = []
+    for e in events:
+        if e["kind"] not in ("transfer", "pingpong", "udp"):
+            continue
+        role_r = "udp-recv" if e["kind"] == "udp" else "recv"
+        g = _csv(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv")
+        if g is not None and len(g) and "t_ns" in g:
+            out.append(pd.DataFrame({
+                "repetition": repetition, "transfer": e["id"], "series": "goodput", "stream": -1,
+                "t_ns": g["t_ns"].astype("int64"), "interval_s": interval_s,
+                "bytes": g["bytes"].astype(float),
+                "goodput_bps": g["bytes"].astype(float) * 8 / interval_s}))
+        if e["kind"] == "transfer":
+            t = _csv(rd / "nodes" / e["src"] / f"{e['id']}.send.csv")
+            if t is not None and len(t) and "t_ns" in t:
+                frame = pd.DataFrame({
+                    "repetition": repetition, "transfer": e["id"], "series": "tcp_info",
+                    "stream": t["stream"].astype(int), "t_ns": t["t_ns"].astype("int64"),
+                    "interval_s": np.nan, "bytes": np.nan, "goodput_bps": np.nan})
+                for col in TCPINFO_COLUMNS:
+                    frame[col] = pd.to_numeric(t[col], errors="coerce") if col in t else np.nan
+                out.append(frame)
+    return out
+
+
+def bottleneck_frames(run: Path, repetition: int) -> list[pd.DataFrame]:
+    out = []
+    em_root = rundir.rep_dir(run, repetition) / "emulator"
+    if not em_root.exists():
+        return out
+    for link_dir in sorted(p for p in em_root.iterdir() if p.is_dir()):
+        conf = _json(link_dir / "linkem.json") or {}
+        interval_s = conf.get("interval_us", 1000) / 1e6
+        for d, name in (("ab", "forward"), ("ba", "reverse")):
+            df = _csv(link_dir / f"linkem-{d}.csv")
+            if df is None or not len(df):
+                continue
+            df.insert(0, "direction", name)
+            df.insert(0, "link", link_dir.name)
+            df.insert(0, "repetition", repetition)
+            df.insert(4, "interval_s", interval_s)
+            out.append(df)
+    return out
+
+
+def build_tables(run: Path, topo: Topology, interval_s: float) -> dict[str, pd.DataFrame]:
+    """The three tables of every finished repetition in the run directory."""
+    reps = sorted(int(p.name[4:]) for p in run.glob("rep-[0-9][0-9][0-9]")
+                  if (p / "result.json").exists() and (p / "events.json").exists())
+    transfers, samples, bottleneck = [], [], []
+    for r in reps:
+        transfers += transfer_rows(run, r, topo)
+        samples += sample_frames(run, r, interval_s)
+        bottleneck += bottleneck_frames(run, r)
+    tables = {
+        "transfers": pd.DataFrame(transfers),
+        "samples": pd.concat(samples, ignore_index=True) if samples else pd.DataFrame(),
+        "bottleneck": pd.concat(bottleneck, ignore_index=True) if bottleneck else pd.DataFrame(),
+    }
+    return tables
+
+
+def write_tables(run: Path, tables: dict[str, pd.DataFrame]) -> None:
+    for name, df in tables.items():
+        df.to_parquet(run / f"{name}.parquet", index=False)
+
+
+def read_tables(run: Path) -> dict[str, pd.DataFrame]:
+    out = {}
+    for name in ("transfers", "samples", "bottleneck"):
+        path = run / f"{name}.parquet"
+        if not path.exists():
+            raise rundir.RunDirError(f"{run}: {path.name} is missing; was the run analysed?")
+        out[name] = pd.read_parquet(path)
+    return out

@@ -1,0 +1,228 @@
+"""Execution of one repetition: the central relative timer.
+
+One monotonic clock (CLOCK_MONOTONIC, shared by every local namespace). The engine
+starts the receivers, waits until each says "ready", then hands every timed process to
+its node's worker with an absolute date; the workers wake at the date and report when
+they dispatched, so the dispatch error of every event is measured. Link changes
+(`set`) are dispatched by the engine itself through the emulator's control channel.
+The repetition ends when every awaited process has exited, fails at the first process
+that exits non-zero (or at the end of the timeline), and is torn down either way.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from itb.engine.nodes import Workers
+from itb.engine.procplan import ProcSpec, RepetitionPlan
+from itb.engine.progress import TransferProgress
+from itb.engine.worker import sleep_until
+from itb.scenario.timeline import SetLink
+
+READY_MARGIN_S = 0.2  # the last receiver must be ready this long before zero
+SEND_AHEAD_S = 0.3  # timed spawns go to the workers at least this long before zero
+DRAIN_S = 5.0  # after a stop, how long to wait for the exits to be reported
+TICK_S = 1.0
+
+
+@dataclass
+class Outcome:
+    status: str = "ok"  # ok | failed | interrupted
+    reason: str | None = None
+    start_ns: int = 0  # the prelude (receivers) started
+    zero_ns: int = 0  # the timeline's zero (CLOCK_MONOTONIC)
+    end_ns: int = 0
+    dispatch: list[dict] = field(default_factory=list)  # one per dispatched event
+    procs: dict[str, dict] = field(default_factory=dict)  # id → what happened to it
+
+    def fail(self, reason: str, status: str = "failed") -> None:
+        if self.status == "ok":  # the first cause is the one worth reporting
+            self.status, self.reason = status, reason
+
+    def to_json(self) -> dict:
+        return {"status": self.status, "reason": self.reason, "start_ns": self.start_ns,
+                "zero_ns": self.zero_ns,
+                "end_ns": self.end_ns, "dispatch": self.dispatch, "procs": self.procs}
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _spawn_cmd(p: ProcSpec, at_ns: int) -> dict:
+    return {"op": "spawn", "id": p.id, "at_ns": at_ns, "argv": list(p.argv), "stdout": p.stdout,
+            "stderr": p.stderr, "stdin": p.stdin, "ready": p.ready}
+
+
+def _exit_text(rc: int) -> str:
+    if rc < 0:
+        import signal
+
+        try:
+            return f"was killed by {signal.Signals(-rc).name}"
+        except ValueError:
+            return f"was killed by signal {-rc}"
+    return f"exited with code {rc}"
+
+
+class Repetition:
+    def __init__(self, plan: RepetitionPlan, workers: Workers, emulators: dict,
+                 duration_us: int, tick: Callable[[str], None] = lambda s: None,
+                 stop: threading.Event | None = None):
+        self.plan = plan
+        self.workers = workers
+        self.emulators = emulators  # link name → EmulatorHandle
+        self.duration_us = duration_us
+        self.tick = tick
+        self.stop = stop or threading.Event()
+        self.out = Outcome()
+        self.by_id = {p.id: p for p in plan.procs}
+        self.progress = TransferProgress(plan.procs)
+
+    def run(self) -> Outcome:
+        try:
+            self._run()
+        finally:
+            self.out.end_ns = time.monotonic_ns()
+        return self.out
+
+    def _run(self) -> None:
+        out = self.out
+        out.start_ns = time.monotonic_ns()
+        zero = out.start_ns + int(self.plan.prelude_s * 1e9)
+        out.zero_ns = zero
+        listeners = self.plan.listeners()
+        for p in listeners:
+            self.workers[p.node].send(**_spawn_cmd(p, 0))
+        waiting = {p.id for p in listeners}
+        awaited = {p.id for p in self.plan.procs if p.wait}
+        self._collect(until_ns=zero - int(READY_MARGIN_S * 1e9), ready=waiting, awaited=awaited)
+        if waiting and out.status == "ok":
+            out.fail(f"receivers not ready {self.plan.prelude_s - READY_MARGIN_S:.1f} s after "
+                     f"their start: {', '.join(sorted(waiting)[:5])}")
+        if out.status != "ok":
+            self._shutdown(awaited)
+            return
+        if time.monotonic_ns() > zero - int(SEND_AHEAD_S * 1e9):
+            out.fail("the engine fell behind its schedule before the timeline started")
+            self._shutdown(awaited)
+            return
+        for p in self.plan.procs:
+            if p.at_us is not None:
+                self.workers[p.node].send(**_spawn_cmd(p, zero + p.at_us * 1000))
+        setter = threading.Thread(target=self._dispatch_sets, args=(zero,), daemon=True)
+        setter.start()
+        end = zero + self.duration_us * 1000
+        self._collect(until_ns=end, ready=set(), awaited=awaited)
+        if awaited and out.status == "ok":
+            out.fail(f"the timeline ended ({self.duration_us / 1e6:g} s) with "
+                     f"{len(awaited)} process(es) still running: {', '.join(sorted(awaited)[:5])}")
+        self._shutdown(awaited)
+
+    def _collect(self, until_ns: int, ready: set[str], awaited: set[str]) -> None:
+        """Handle worker events until the date, until `ready` (if given) and `awaited`
+        are empty, or until a failure."""
+        next_tick = time.monotonic() + TICK_S
+        want_ready = bool(ready)
+        while self.out.status == "ok":
+            if want_ready and not ready:
+                return
+            if not want_ready and not awaited:
+                return
+            if self.stop.is_set():
+                self.out.fail("interrupted by the user", status="interrupted")
+                return
+            left = (until_ns - time.monotonic_ns()) / 1e9
+            if left <= 0:
+                return
+            try:
+                ne = self.workers.events.get(timeout=min(left, 0.2))
+            except queue.Empty:
+                ne = None
+            if ne is not None:
+                self._handle(ne.node, ne.event, ready, awaited)
+            if time.monotonic() >= next_tick:
+                next_tick += TICK_S
+                self.tick(self.progress.line(self.out.zero_ns))
+
+    def _handle(self, node: str, ev: dict, ready: set[str], awaited: set[str]) -> None:
+        kind, ident = ev.get("ev"), ev.get("id")
+        rec = self.out.procs.setdefault(ident or f"worker:{node}", {"node": node})
+        if kind == "dispatched":
+            rec.update(dispatched_ns=ev["t_ns"], spawned_ns=ev["spawned_ns"], pid=ev["pid"])
+            p = self.by_id.get(ident)
+            if p is not None and p.at_us is not None:
+                self.out.dispatch.append({"id": ident, "node": node, "kind": p.role,
+                                          "at_ns": ev["at_ns"], "t_ns": ev["t_ns"],
+                                          "error_ns": ev["t_ns"] - ev["at_ns"],
+                                          "spawn_ns": ev["spawned_ns"] - ev["t_ns"]})
+        elif kind == "ready":
+            rec["ready_ns"] = ev["t_ns"]
+            ready.discard(ident)
+        elif kind == "spawn_failed":
+            rec["error"] = ev.get("reason")
+            self.out.fail(f"{ident} on {node} could not start: {ev.get('reason')}")
+        elif kind == "exited":
+            rc = ev["rc"]
+            rec.update(exited_ns=ev["t_ns"], rc=rc)
+            awaited.discard(ident)
+            ready.discard(ident)
+            p = self.by_id.get(ident)
+            if rc != 0 and p is not None and p.check and not self.stop.is_set():
+                tail = ev.get("stderr_tail") or ""
+                self.out.fail(f"{ident} ({p.role} on {node}) {_exit_text(rc)}"
+                              + (f": {tail.splitlines()[-1]}" if tail else ""))
+        elif kind == "worker_gone":
+            self.out.fail(f"the worker of node {node} died")
+
+    def _dispatch_sets(self, zero: int) -> None:
+        for s in sorted(self.plan.sets, key=lambda s: s.at_us):
+            at = zero + s.at_us * 1000
+            sleep_until(at)
+            if self.out.status != "ok":
+                return
+            t = time.monotonic_ns()
+            em = self.emulators.get(s.link)
+            if em is None:
+                self.out.fail(f"set {s.id}: no emulator for link {s.link}")
+                return
+            for d in (("ab", "ba") if s.direction == "both" else
+                      ("ab",) if s.direction == "forward" else ("ba",)):
+                em.send(set_command(s, d))
+            self.out.dispatch.append({"id": s.id, "node": f"emulator:{s.link}", "kind": "set",
+                                      "at_ns": at, "t_ns": t, "error_ns": t - at,
+                                      "spawn_ns": time.monotonic_ns() - t})
+
+    def _shutdown(self, awaited: set[str]) -> None:
+        """Stop what still runs and wait (bounded) for the exits to be recorded."""
+        running = {i for i, r in self.out.procs.items() if "dispatched_ns" in r and "exited_ns" not in r}
+        if not running:
+            return
+        self.workers.stop_all()
+        deadline = time.monotonic() + DRAIN_S
+        while running and time.monotonic() < deadline:
+            try:
+                ne = self.workers.events.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            ev = ne.event
+            if ev.get("ev") == "exited":
+                self.out.procs.setdefault(ev["id"], {"node": ne.node}).update(
+                    exited_ns=ev["t_ns"], rc=ev["rc"], stopped=True)
+                running.discard(ev["id"])
+
+
+def set_command(s: SetLink, direction: str) -> dict:
+    """The emulator's control line for one direction of a `set` event."""
+    cmd: dict = {"dir": direction}
+    if s.rate_given:
+        cmd["rate_bps"] = s.rate_bps
+    if s.delay_us is not None:
+        cmd["delay_us"] = s.delay_us
+    if s.loss is not None:
+        cmd["loss"] = s.loss.model_dump(mode="json")
+    return cmd

@@ -1,0 +1,124 @@
+"""One repetition's events as processes on nodes: which program, where, when, logging where.
+
+Receivers (flow recv, flow udp-recv) start in a prelude before the timeline's zero and
+must say "ready" before it; senders and commands start at their dates. Every process
+logs into the repetition's directory, under nodes/<node>/<event id>.<role>.*
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from itb import native
+from itb.scenario.model import Topology
+from itb.scenario.timeline import Command, Pingpong, SetLink, Transfer, Udp
+
+BASE_PORT = 20000
+IDLE_TIMEOUT_S = 60
+ACCEPT_SLACK_S = 30
+UDP_DRAIN_S = 1.0
+
+
+@dataclass(frozen=True)
+class ProcSpec:
+    id: str  # unique in the repetition: "<event id>.<role>"
+    event: str
+    role: str  # recv, send, udp-recv, udp-send, command
+    node: str
+    at_us: int | None  # relative to the timeline's zero; None: in the prelude
+    argv: tuple[str, ...]
+    stdout: str
+    stderr: str
+    files: dict = field(default_factory=dict)  # log / summary paths
+    stdin: bool = False
+    ready: bool = False  # wait for its "ready" line before the timeline starts
+    wait: bool = True  # the repetition ends only once it has exited
+    check: bool = True  # a non-zero exit fails the repetition
+
+
+@dataclass
+class RepetitionPlan:
+    procs: list[ProcSpec]
+    sets: list[SetLink]
+    prelude_s: float
+
+    def listeners(self) -> list[ProcSpec]:
+        return [p for p in self.procs if p.at_us is None]
+
+
+def prelude_seconds(n_listeners: int) -> float:
+    """Time between starting the receivers and the timeline's zero."""
+    return 1.0 + 0.01 * n_listeners
+
+
+def endpoint(topo: Topology, node: str, port: int) -> str:
+    addr = topo.address(node)
+    return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
+
+
+def build(events: list, topo: Topology, rep_dir: Path, interval_us: int) -> RepetitionPlan:
+    flow = native.binary("flow")
+    procs: list[ProcSpec] = []
+    sets: list[SetLink] = []
+    n_listeners = sum(isinstance(e, (Transfer, Pingpong, Udp)) for e in events)
+    prelude = prelude_seconds(n_listeners)
+    port = BASE_PORT
+
+    def files(node: str, ident: str) -> dict:
+        d = rep_dir / "nodes" / node
+        d.mkdir(parents=True, exist_ok=True)
+        stem = str(d / ident)
+        return {"log": stem + ".csv", "summary": stem + ".json",
+                "stdout": stem + ".out", "stderr": stem + ".err"}
+
+    def spec(ident, e, role, node, at_us, argv, f, **kw) -> ProcSpec:
+        return ProcSpec(id=ident, event=e.id, role=role, node=node, at_us=at_us,
+                        argv=tuple(str(a) for a in argv), stdout=f["stdout"],
+                        stderr=f["stderr"], files={"log": f["log"], "summary": f["summary"]},
+                        **kw)
+
+    for e in events:
+        if isinstance(e, SetLink):
+            sets.append(e)
+            continue
+        if isinstance(e, Command):
+            f = files(e.host, f"{e.id}.command")
+            procs.append(spec(f"{e.id}.command", e, "command", e.host, e.at_us, e.argv, f,
+                              wait=e.wait, check=e.check))
+            continue
+        port += 1
+        where = endpoint(topo, e.dst, port)
+        listen = endpoint(topo, e.dst, port)
+        fr, fs = files(e.dst, f"{e.id}.recv"), files(e.src, f"{e.id}.send")
+        common = ["--interval-us", interval_us]
+        if isinstance(e, Udp):
+            recv_s = prelude + (e.at_us + e.duration_us) / 1e6 + UDP_DRAIN_S
+            procs.append(spec(f"{e.id}.udp-recv", e, "udp-recv", e.dst, None,
+                              [flow, "udp-recv", "--listen", listen, "--duration-s",
+                               f"{recv_s:.3f}", *common, "--log", fr["log"],
+                               "--summary", fr["summary"]], fr, ready=True))
+            send = [flow, "udp-send", "--to", where, "--rate-bps", e.rate_bps, "--size", e.size,
+                    "--duration-s", f"{e.duration_us / 1e6:.6f}", "--summary", fs["summary"]]
+            if e.arrivals == "poisson":
+                send += ["--poisson", "--seed", e.seed]
+            procs.append(spec(f"{e.id}.udp-send", e, "udp-send", e.src, e.at_us, send, fs))
+            continue
+        accept_s = int(prelude + e.at_us / 1e6 + ACCEPT_SLACK_S)
+        recv = [flow, "recv", "--listen", listen, *common, "--log", fr["log"],
+                "--summary", fr["summary"], "--accept-timeout-s", accept_s,
+                "--idle-timeout-s", IDLE_TIMEOUT_S]
+        send = [flow, "send", "--to", where, "--cc", e.cc, *common, "--log", fs["log"],
+                "--summary", fs["summary"], "--control-stdin"]
+        if isinstance(e, Pingpong):
+            pp = ["--pingpong", "--msg-size", e.size, "--count", e.count]
+            recv += ["--streams", 1, *pp]
+            send += ["--streams", 1, "--bytes", e.size * e.count, *pp]
+        else:
+            recv += ["--streams", e.streams, "--bytes", e.volume]
+            send += ["--streams", e.streams, "--bytes", e.volume]
+            if e.rate_bps:
+                send += ["--rate-bps", e.rate_bps]
+        procs.append(spec(f"{e.id}.recv", e, "recv", e.dst, None, recv, fr, ready=True))
+        procs.append(spec(f"{e.id}.send", e, "send", e.src, e.at_us, send, fs, stdin=True))
+    return RepetitionPlan(procs, sets, prelude)

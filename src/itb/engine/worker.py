@@ -1,0 +1,196 @@
+"""The worker of one node: NXE's "one worker per node".
+
+It runs on the node (inside its network namespace here; over SSH later), reads
+commands as JSON lines on stdin and answers with events as JSON lines on stdout:
+
+  → {"op": "spawn", "id", "at_ns", "argv", "stdout", "stderr", "stdin": bool, "ready": bool}
+  → {"op": "write", "id", "data"}          text to a child's stdin (e.g. a rate change)
+  → {"op": "signal", "id", "signal"}       signal one child
+  → {"op": "stop"}                          SIGTERM every child, SIGKILL after 2 s
+  → {"op": "quit"}                          stop, then exit (also on EOF of stdin)
+  ← {"ev": "hello", "pid", "t_ns"}
+  ← {"ev": "dispatched", "id", "at_ns", "t_ns", "spawned_ns", "pid"}   or "spawn_failed"
+  ← {"ev": "ready", "id", "t_ns"}          the child printed a line "ready"
+  ← {"ev": "exited", "id", "t_ns", "rc", "stderr_tail"}
+
+Dates are CLOCK_MONOTONIC nanoseconds, the engine's clock (one clock for all local
+namespaces). The worker sleeps until a spawn's date, then spins the last 200 µs, and
+asks for real-time priority so that it wakes on time while transfers load the CPUs;
+children are spawned back under the normal scheduler. Standard library only: it starts
+once per node and must start fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+
+SPIN_NS = 200_000
+STOP_GRACE_S = 2.0
+RT_PRIORITY = 10
+
+
+class Worker:
+    def __init__(self, out=sys.stdout):
+        self.out = out
+        self.lock = threading.Lock()
+        self.children: dict[str, int] = {}
+        self.stdins: dict[str, int] = {}
+        self.stopping = False
+
+    def emit(self, **event) -> None:
+        with self.lock:
+            self.out.write(json.dumps(event) + "\n")
+            self.out.flush()
+
+    def handle(self, cmd: dict) -> bool:
+        """Apply one command; False when the worker should exit."""
+        op = cmd.get("op")
+        if op == "spawn":
+            threading.Thread(target=self._spawn_at, args=(cmd,), daemon=True).start()
+        elif op == "write":
+            fd = self.stdins.get(cmd["id"])
+            if fd is not None:
+                try:
+                    os.write(fd, cmd["data"].encode())
+                except OSError:
+                    pass  # the child is gone; its exit is reported on its own
+        elif op == "signal":
+            pid = self.children.get(cmd["id"])
+            if pid:
+                _kill(pid, int(cmd.get("signal", signal.SIGTERM)))
+        elif op == "stop":
+            self.stop_all()
+        elif op == "quit":
+            return False
+        else:
+            self.emit(ev="error", reason=f"unknown op {op!r}")
+        return True
+
+    def _spawn_at(self, cmd: dict) -> None:
+        at = int(cmd.get("at_ns") or 0)
+        sleep_until(at)
+        if self.stopping:
+            return
+        t = time.monotonic_ns()
+        try:
+            pid, stdin_fd, stdout_fd = _spawn(cmd)
+        except OSError as e:
+            self.emit(ev="spawn_failed", id=cmd["id"], t_ns=t, reason=str(e))
+            return
+        spawned = time.monotonic_ns()
+        self.children[cmd["id"]] = pid
+        if stdin_fd is not None:
+            self.stdins[cmd["id"]] = stdin_fd
+        self.emit(ev="dispatched", id=cmd["id"], at_ns=at, t_ns=t, spawned_ns=spawned, pid=pid)
+        reader = threading.Thread(target=self._copy_stdout, args=(cmd, stdout_fd), daemon=True)
+        reader.start()
+        _, status = os.waitpid(pid, 0)
+        done = time.monotonic_ns()
+        reader.join(timeout=2.0)
+        fd = self.stdins.pop(cmd["id"], None)
+        if fd is not None:
+            os.close(fd)
+        self.children.pop(cmd["id"], None)
+        self.emit(ev="exited", id=cmd["id"], t_ns=done, rc=os.waitstatus_to_exitcode(status),
+                  stderr_tail=_tail(cmd.get("stderr")))
+
+    def _copy_stdout(self, cmd: dict, fd: int) -> None:
+        """Child's stdout to its file; a line "ready" is reported at once."""
+        with os.fdopen(fd, "rb") as pipe, open(cmd["stdout"], "ab") as out:
+            for line in pipe:
+                out.write(line)
+                if cmd.get("ready") and line.strip() == b"ready":
+                    out.flush()
+                    self.emit(ev="ready", id=cmd["id"], t_ns=time.monotonic_ns())
+
+    def stop_all(self) -> None:
+        pids = list(self.children.values())
+        for pid in pids:
+            _kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while time.monotonic() < deadline and self.children:
+            time.sleep(0.02)
+        for pid in list(self.children.values()):
+            _kill(pid, signal.SIGKILL)
+
+
+def sleep_until(at_ns: int) -> None:
+    while True:
+        left = at_ns - time.monotonic_ns()
+        if left <= 0:
+            return
+        if left > SPIN_NS:
+            time.sleep((left - SPIN_NS) / 1e9)
+
+
+def _spawn(cmd: dict) -> tuple[int, int | None, int]:
+    argv = [str(a) for a in cmd["argv"]]
+    path = shutil.which(argv[0]) or argv[0]
+    out_r, out_w = os.pipe()
+    actions = [(os.POSIX_SPAWN_DUP2, out_w, 1),
+               (os.POSIX_SPAWN_OPEN, 2, cmd["stderr"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)]
+    stdin_w = None
+    if cmd.get("stdin"):
+        in_r, stdin_w = os.pipe()
+        actions.insert(0, (os.POSIX_SPAWN_DUP2, in_r, 0))
+    else:
+        actions.insert(0, (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0))
+    try:
+        pid = os.posix_spawn(path, argv, os.environ, file_actions=actions, setsid=True,
+                             scheduler=(os.SCHED_OTHER, os.sched_param(0)))
+    finally:
+        os.close(out_w)
+        if cmd.get("stdin"):
+            os.close(in_r)
+    return pid, stdin_w, out_r
+
+
+def _kill(pid: int, sig: int) -> None:
+    try:
+        os.killpg(pid, sig)  # the child leads its own session: take its children too
+    except ProcessLookupError:
+        pass
+    except PermissionError:
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            pass
+
+
+def _tail(path: str | None, limit: int = 400) -> str:
+    if not path:
+        return ""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            return f.read().decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def main() -> int:
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
+    except (PermissionError, OSError):
+        pass  # best effort: dates are still met on an idle machine
+    w = Worker()
+    w.emit(ev="hello", pid=os.getpid(), t_ns=time.monotonic_ns())
+    try:
+        for line in sys.stdin:
+            if line.strip() and not w.handle(json.loads(line)):
+                break
+    finally:
+        w.stopping = True
+        w.stop_all()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""Figures of one run, from its tables only: per-flow and aggregate goodput over time,
+bottleneck throughput and queue, completion-time distribution."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on test machines and servers
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from itb.analysis.metrics import aggregate_goodput, bottleneck_throughput  # noqa: E402
+
+
+def goodput_over_time(tables: dict, repetition: int, path: Path) -> Path:
+    tr = tables["transfers"]
+    tr = tr[tr["repetition"] == repetition]
+    s = tables["samples"]
+    s = s[(s["repetition"] == repetition) & (s["series"] == "goodput")]
+    zero = int(tr["rep_start_ns"].min())
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for tid, g in s.groupby("transfer"):
+        ax.plot((g["t_ns"] - zero) / 1e9, g["goodput_bps"] / 1e6, lw=0.8, label=str(tid))
+    G = aggregate_goodput(tables["samples"], tables["transfers"], "forward")
+    G = G[G["repetition"] == repetition]
+    if len(G):
+        ax.plot(G["t_s"], G["goodput_bps"] / 1e6, color="black", lw=1.5, label="G(t) forward")
+    ax.set_xlabel("time since the repetition's zero (s)")
+    ax.set_ylabel("goodput (Mbit/s)")
+    ax.set_title(f"goodput per transfer and aggregate, repetition {repetition}")
+    if s["transfer"].nunique() <= 12:
+        ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def bottleneck_over_time(tables: dict, repetition: int, link: str | None, path: Path) -> Path | None:
+    b = tables["bottleneck"]
+    if b.empty:
+        return None
+    b = b[b["repetition"] == repetition]
+    if link:
+        b = b[b["link"] == link]
+    if b.empty:
+        return None
+    zero = int(tables["transfers"].query("repetition == @repetition")["rep_start_ns"].min())
+    X = bottleneck_throughput(b, "forward", 0.1, {repetition: zero}, link)
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
+    ax1.plot(X["t_s"], X["throughput_bps"] / 1e6, lw=1)
+    ax1.set_ylabel("X(t) forward (Mbit/s)")
+    ax1.grid(alpha=0.3)
+    fwd = b[b["direction"] == "forward"]
+    ax2.plot((fwd["t_ns"] - zero) / 1e9, fwd["queue_bytes"] / 1e3, lw=0.6)
+    ax2.set_ylabel("queue (kB)")
+    ax2.set_xlabel("time since the repetition's zero (s)")
+    ax2.grid(alpha=0.3)
+    fig.suptitle(f"bottleneck {link or ''}, repetition {repetition}")
+    return _save(fig, path)
+
+
+def completion_times(tables: dict, path: Path) -> Path | None:
+    tr = tables["transfers"]
+    tr = tr[(tr["direction"] == "forward") & tr["ok"]]
+    if tr.empty:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    reps = sorted(tr["repetition"].unique())
+    for r in reps:
+        t = tr[tr["repetition"] == r]["completion_s"]
+        ax.scatter([r] * len(t), t, s=14)
+    ax.set_xticks(reps)
+    ax.set_xlabel("repetition")
+    ax.set_ylabel("completion time (s)")
+    ax.set_title("completion time of the forward transfers")
+    ax.grid(alpha=0.3)
+    return _save(fig, path)
+
+
+def _save(fig, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def frame_or_empty(df) -> pd.DataFrame:
+    return df if isinstance(df, pd.DataFrame) else pd.DataFrame()

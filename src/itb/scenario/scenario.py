@@ -1,0 +1,41 @@
+"""A whole scenario file: the testbed it runs on and the experiment (timeline) on it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from itb.errors import ScenarioError
+from itb.scenario.load import _read, load_testbed_data
+from itb.scenario.model import Topology
+from itb.scenario.schema import TestbedFile
+from itb.scenario.timeline import SECTIONS, Experiment, resolve, validate_sections
+
+
+@dataclass(frozen=True)
+class Scenario:
+    topology: Topology
+    experiment: Experiment
+    source: str | None
+
+    def content_hash(self) -> str:
+        import hashlib
+
+        both = self.topology.canonical_json() + self.experiment.canonical_json()
+        return hashlib.sha256(both.encode()).hexdigest()
+
+
+def load_scenario(path: str | Path, overrides: dict | None = None) -> Scenario:
+    """Read, validate and resolve a scenario file; every error names file, field, reason."""
+    source = str(path)
+    data = _read(Path(path))
+    known = set(TestbedFile.model_fields) | set(SECTIONS)
+    for key in data:
+        if key not in known:
+            raise ScenarioError(source, key, f"unknown section {key!r}; allowed: "
+                                             f"{', '.join(sorted(known))}")
+    timeline = {k: v for k, v in data.items() if k in SECTIONS}
+    testbed = {k: v for k, v in data.items() if k not in SECTIONS}
+    topo = load_testbed_data(testbed, source, overrides)
+    sections = validate_sections(timeline, source)
+    return Scenario(topo, resolve(sections, topo, source), source)
