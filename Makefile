@@ -5,7 +5,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 ITB := $(VENV)/bin/itb
 APT_PACKAGES := iproute2 iputils-ping iperf3 ethtool procps
-LINKEM := native/target/release/linkem
+# linkem and flow come from one cargo build; the stamp says it ran.
+NATIVE_STAMP := native/target/release/.built
 
 .PHONY: setup system-deps python native calibrate test unit integration native-test bench clean
 
@@ -26,9 +27,10 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
-native: $(LINKEM)
-$(LINKEM): $(shell find native -path native/target -prune -o \( -name '*.rs' -o -name Cargo.toml \) -print)
+native: $(NATIVE_STAMP)
+$(NATIVE_STAMP): $(shell find native -path native/target -prune -o \( -name '*.rs' -o -name Cargo.toml -o -name Cargo.lock \) -print)
 	cd native && cargo build --release --quiet
+	touch $@
 
 # The main job on the local default testbed: calibrate it against its configuration.
 calibrate: setup
@@ -48,6 +50,7 @@ integration: setup
 
 bench: setup
 	$(PY) bench/emulator.py
+	$(PY) bench/endpoint.py
 
 clean:
 	-$(ITB) clean

@@ -31,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use worker::{Ctl, Worker};
 
 #[derive(Parser, Debug)]
-#[command(name = "linkem", about = "User-space link emulator for ITB")]
+#[command(name = "linkem", version, about = "User-space link emulator for ITB")]
 struct Cli {
     /// Run the emulator with this JSON config.
     #[arg(long, value_name = "FILE.json", conflicts_with = "check")]

@@ -1,0 +1,78 @@
+//! CSV logs and the summary JSON.
+
+use crate::fail::Fail;
+use serde::Serialize;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+pub type Csv = BufWriter<File>;
+
+pub const GOODPUT_HEADER: &str = "t_ns,bytes,streams_open\n";
+pub const PINGPONG_HEADER: &str = "msg,t_send_ns,t_recv_ns\n";
+pub const UDP_HEADER: &str = "t_ns,bytes,datagrams\n";
+
+/// Create a CSV log and write its header. Done before any traffic, so a bad
+/// path fails the command before it has touched the network.
+pub fn create_csv(path: &Path, header: &str) -> Result<Csv, Fail> {
+    let f = File::create(path).map_err(|e| Fail::other(format!("cannot create {}: {e}", path.display())))?;
+    let mut w = BufWriter::with_capacity(1 << 16, f);
+    w.write_all(header.as_bytes()).map_err(|e| Fail::other(format!("writing {}: {e}", path.display())))?;
+    Ok(w)
+}
+
+pub fn finish_csv(mut w: Csv, path: &Path) -> Result<(), Fail> {
+    w.flush().map_err(|e| Fail::other(format!("writing {}: {e}", path.display())))
+}
+
+/// Tell the caller we are listening. A caller that does not read stdout
+/// (closed or gone) is not an error.
+pub fn ready() {
+    let mut out = io::stdout().lock();
+    let _ = writeln!(out, "ready").and_then(|_| out.flush());
+}
+
+/// Rows of the receivers' logs: three integers.
+pub fn write_row3(w: &mut impl Write, a: u64, b: u64, c: u64) -> io::Result<()> {
+    writeln!(w, "{a},{b},{c}")
+}
+
+/// Write the summary to a temporary name in the same directory, then rename
+/// it into place, so a reader never sees half a file.
+pub fn write_summary<T: Serialize>(path: &Path, v: &T) -> Result<(), Fail> {
+    let text = serde_json::to_string_pretty(v).map_err(|e| Fail::other(format!("summary: {e}")))? + "\n";
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp.{}", std::process::id()));
+    let tmp = Path::new(&tmp);
+    let res = std::fs::write(tmp, text).and_then(|_| std::fs::rename(tmp, path));
+    res.map_err(|e| {
+        let _ = std::fs::remove_file(tmp);
+        Fail::other(format!("cannot write {}: {e}", path.display()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_and_atomic_summary() {
+        let mut v = Vec::new();
+        write_row3(&mut v, 1_000_000_123, 65536, 4).unwrap();
+        assert_eq!(v, b"1000000123,65536,4\n");
+
+        let dir = std::env::temp_dir().join(format!("flow-output-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("s.json");
+        write_summary(&p, &serde_json::json!({"ok": true, "bytes": 5})).unwrap();
+        let back: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()).unwrap();
+        assert_eq!(back["bytes"], 5);
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "temporary file left behind");
+        let c = dir.join("g.csv");
+        let mut w = create_csv(&c, GOODPUT_HEADER).unwrap();
+        write_row3(&mut w, 1, 2, 3).unwrap();
+        finish_csv(w, &c).unwrap();
+        assert_eq!(std::fs::read_to_string(&c).unwrap(), "t_ns,bytes,streams_open\n1,2,3\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

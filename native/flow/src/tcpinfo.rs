@@ -1,0 +1,231 @@
+//! TCP_INFO as the kernel lays it out (include/uapi/linux/tcp.h).
+//!
+//! libc::tcp_info stops at tcpi_total_retrans (glibc's copy), so the fields
+//! we need are read at their uapi offsets from the bytes getsockopt returns.
+//! Older kernels return fewer bytes: a field past the end reads as None.
+
+use std::io::{self, Write};
+use std::os::fd::RawFd;
+
+/// The uapi struct is 248 bytes on 6.x; ask for more so growth is harmless.
+const BUF: usize = 320;
+
+// Byte offsets in struct tcp_info.
+const STATE: usize = 0;
+const SND_MSS: usize = 16;
+const UNACKED: usize = 24;
+const RTT: usize = 68;
+const RTTVAR: usize = 72;
+const SND_SSTHRESH: usize = 76;
+const SND_CWND: usize = 80;
+const TOTAL_RETRANS: usize = 100;
+const PACING_RATE: usize = 104;
+const BYTES_ACKED: usize = 120;
+const DELIVERY_RATE: usize = 160;
+const BYTES_SENT: usize = 200;
+
+/// snd_ssthresh before the first loss (TCP_INFINITE_SSTHRESH).
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TcpInfo {
+    pub state: u8,
+    pub snd_mss: u32,
+    pub unacked: u32,
+    pub rtt_us: u32,
+    pub rttvar_us: u32,
+    pub snd_ssthresh: u32,
+    pub snd_cwnd: u32,
+    pub total_retrans: u32,
+    /// bytes/s, as the kernel keeps them.
+    pub pacing_rate: Option<u64>,
+    pub bytes_acked: Option<u64>,
+    /// bytes/s.
+    pub delivery_rate: Option<u64>,
+    pub bytes_sent: Option<u64>,
+}
+
+fn u32_at(b: &[u8], off: usize) -> u32 {
+    b.get(off..off + 4).map_or(0, |s| u32::from_ne_bytes(s.try_into().unwrap()))
+}
+
+fn u64_at(b: &[u8], off: usize) -> Option<u64> {
+    b.get(off..off + 8).map(|s| u64::from_ne_bytes(s.try_into().unwrap()))
+}
+
+impl TcpInfo {
+    /// Parse the first `b.len()` bytes the kernel returned.
+    pub fn parse(b: &[u8]) -> TcpInfo {
+        TcpInfo {
+            state: b.get(STATE).copied().unwrap_or(0),
+            snd_mss: u32_at(b, SND_MSS),
+            unacked: u32_at(b, UNACKED),
+            rtt_us: u32_at(b, RTT),
+            rttvar_us: u32_at(b, RTTVAR),
+            snd_ssthresh: u32_at(b, SND_SSTHRESH),
+            snd_cwnd: u32_at(b, SND_CWND),
+            total_retrans: u32_at(b, TOTAL_RETRANS),
+            pacing_rate: u64_at(b, PACING_RATE),
+            bytes_acked: u64_at(b, BYTES_ACKED),
+            delivery_rate: u64_at(b, DELIVERY_RATE),
+            bytes_sent: u64_at(b, BYTES_SENT),
+        }
+    }
+
+    pub fn read(fd: RawFd) -> io::Result<TcpInfo> {
+        // u64 array: 8-byte alignment for the kernel's copy.
+        let mut buf = [0u64; BUF / 8];
+        let mut len = BUF as libc::socklen_t;
+        // SAFETY: buf is BUF writable bytes; len tells the kernel so.
+        let r = unsafe {
+            libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, buf.as_mut_ptr() as *mut libc::c_void, &mut len)
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: the kernel wrote len <= BUF bytes at the start of buf.
+        let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, (len as usize).min(BUF)) };
+        Ok(TcpInfo::parse(bytes))
+    }
+}
+
+/// TCP state names (include/net/tcp_states.h).
+pub fn state_name(s: u8) -> &'static str {
+    match s {
+        1 => "ESTABLISHED",
+        2 => "SYN_SENT",
+        3 => "SYN_RECV",
+        4 => "FIN_WAIT1",
+        5 => "FIN_WAIT2",
+        6 => "TIME_WAIT",
+        7 => "CLOSE",
+        8 => "CLOSE_WAIT",
+        9 => "LAST_ACK",
+        10 => "LISTEN",
+        11 => "CLOSING",
+        12 => "NEW_SYN_RECV",
+        _ => "UNKNOWN",
+    }
+}
+
+pub const CSV_HEADER: &str = "t_ns,stream,bytes_acked,bytes_sent,cwnd,ssthresh,rtt_us,rttvar_us,\
+total_retrans,pacing_rate_bps,delivery_rate_bps,snd_mss,unacked,state\n";
+
+/// A rate in bytes/s as bit/s; empty when absent or "unlimited" (~0).
+fn rate_bps(v: Option<u64>) -> Option<u64> {
+    v.filter(|&r| r != u64::MAX).map(|r| r.saturating_mul(8))
+}
+
+struct Opt(Option<u64>);
+
+impl std::fmt::Display for Opt {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self.0 {
+            Some(v) => write!(f, "{v}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// One tcp_info CSV row (formatting into the writer; no allocation).
+pub fn write_row(w: &mut impl Write, t_ns: u64, stream: usize, i: &TcpInfo) -> io::Result<()> {
+    let ssthresh = Opt(Some(i.snd_ssthresh as u64).filter(|&s| s < INFINITE_SSTHRESH as u64));
+    writeln!(
+        w,
+        "{t_ns},{stream},{},{},{},{ssthresh},{},{},{},{},{},{},{},{}",
+        Opt(i.bytes_acked),
+        Opt(i.bytes_sent),
+        i.snd_cwnd,
+        i.rtt_us,
+        i.rttvar_us,
+        i.total_retrans,
+        Opt(rate_bps(i.pacing_rate)),
+        Opt(rate_bps(i.delivery_rate)),
+        i.snd_mss,
+        i.unacked,
+        state_name(i.state)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn put32(b: &mut [u8], off: usize, v: u32) {
+        b[off..off + 4].copy_from_slice(&v.to_ne_bytes());
+    }
+    fn put64(b: &mut [u8], off: usize, v: u64) {
+        b[off..off + 8].copy_from_slice(&v.to_ne_bytes());
+    }
+
+    fn sample() -> Vec<u8> {
+        let mut b = vec![0u8; 248];
+        b[STATE] = 1;
+        put32(&mut b, SND_MSS, 1448);
+        put32(&mut b, UNACKED, 10);
+        put32(&mut b, RTT, 20_100);
+        put32(&mut b, RTTVAR, 300);
+        put32(&mut b, SND_SSTHRESH, INFINITE_SSTHRESH);
+        put32(&mut b, SND_CWND, 42);
+        put32(&mut b, TOTAL_RETRANS, 3);
+        put64(&mut b, PACING_RATE, 125_000_000);
+        put64(&mut b, BYTES_ACKED, 1_000_001);
+        put64(&mut b, DELIVERY_RATE, 12_500_000);
+        put64(&mut b, BYTES_SENT, 1_002_897);
+        b
+    }
+
+    #[test]
+    fn parse_full_struct() {
+        let i = TcpInfo::parse(&sample());
+        assert_eq!(i.state, 1);
+        assert_eq!(i.snd_mss, 1448);
+        assert_eq!(i.unacked, 10);
+        assert_eq!((i.rtt_us, i.rttvar_us), (20_100, 300));
+        assert_eq!((i.snd_cwnd, i.snd_ssthresh, i.total_retrans), (42, INFINITE_SSTHRESH, 3));
+        assert_eq!(i.pacing_rate, Some(125_000_000));
+        assert_eq!(i.bytes_acked, Some(1_000_001));
+        assert_eq!(i.delivery_rate, Some(12_500_000));
+        assert_eq!(i.bytes_sent, Some(1_002_897));
+    }
+
+    #[test]
+    fn parse_short_struct_from_old_kernel() {
+        // 4.9-era length: up to tcpi_min_rtt.
+        let b = sample();
+        let i = TcpInfo::parse(&b[..152]);
+        assert_eq!(i.bytes_acked, Some(1_000_001));
+        assert_eq!(i.delivery_rate, None);
+        assert_eq!(i.bytes_sent, None);
+        let i = TcpInfo::parse(&b[..50]);
+        assert_eq!(i.snd_cwnd, 0);
+        assert_eq!(i.pacing_rate, None);
+    }
+
+    #[test]
+    fn csv_row_units_and_blanks() {
+        let mut out = Vec::new();
+        write_row(&mut out, 123, 2, &TcpInfo::parse(&sample())).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "123,2,1000001,1002897,42,,20100,300,3,1000000000,100000000,1448,10,ESTABLISHED\n"
+        );
+        let mut i = TcpInfo::parse(&sample()[..152]);
+        i.snd_ssthresh = 17;
+        i.pacing_rate = Some(u64::MAX);
+        let mut out = Vec::new();
+        write_row(&mut out, 9, 0, &i).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "9,0,1000001,,42,17,20100,300,3,,,1448,10,ESTABLISHED\n");
+        assert_eq!(CSV_HEADER.trim_end().split(',').count(), 14);
+    }
+
+    #[test]
+    fn live_socket_info() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let i = TcpInfo::read(std::os::fd::AsRawFd::as_raw_fd(&c)).unwrap();
+        assert_eq!(state_name(i.state), "ESTABLISHED");
+        assert!(i.snd_mss > 0 && i.snd_cwnd > 0);
+        assert!(i.bytes_sent.is_some());
+    }
+}

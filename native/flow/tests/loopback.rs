@@ -1,0 +1,478 @@
+//! End-to-end tests of the built binary over 127.0.0.1 (no namespaces).
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const FLOW: &str = env!("CARGO_BIN_EXE_flow");
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("flow-it-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Start a receiver and wait for its `ready` line.
+fn start_ready(args: &[&str]) -> Child {
+    let mut c = Command::new(FLOW).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let out = c.stdout.take().unwrap();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(out).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(5)).expect("receiver never said ready");
+    assert_eq!(line.trim(), "ready");
+    c
+}
+
+fn wait_for(c: &mut Child, limit: Duration) -> ExitStatus {
+    let t0 = Instant::now();
+    loop {
+        if let Some(s) = c.try_wait().unwrap() {
+            return s;
+        }
+        if t0.elapsed() > limit {
+            let _ = c.kill();
+            panic!("process did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn run(args: &[&str], limit: Duration) -> (ExitStatus, String) {
+    let mut c = Command::new(FLOW)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let st = wait_for(&mut c, limit);
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut c.stderr.take().unwrap(), &mut err).unwrap();
+    (st, err)
+}
+
+fn json(p: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn csv(p: &Path) -> (String, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(p).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().to_string();
+    (header, lines.map(|l| l.split(',').map(String::from).collect()).collect())
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn bulk(streams: usize) {
+    const V: u64 = 50_000_000;
+    let d = tmpdir(&format!("bulk{streams}"));
+    let addr = format!("127.0.0.1:{}", free_port());
+    let (rlog, rsum, slog, ssum) = (d.join("r.csv"), d.join("r.json"), d.join("s.csv"), d.join("s.json"));
+    let n = streams.to_string();
+    let vs = V.to_string();
+    let mut r = start_ready(&[
+        "recv",
+        "--listen",
+        &addr,
+        "--streams",
+        &n,
+        "--bytes",
+        &vs,
+        "--interval-us",
+        "10000",
+        "--log",
+        s(&rlog),
+        "--summary",
+        s(&rsum),
+    ]);
+    let (st, err) = run(
+        &[
+            "send",
+            "--to",
+            &addr,
+            "--bytes",
+            &vs,
+            "--streams",
+            &n,
+            "--cc",
+            "cubic",
+            "--interval-us",
+            "10000",
+            "--log",
+            s(&slog),
+            "--summary",
+            s(&ssum),
+        ],
+        Duration::from_secs(60),
+    );
+    assert!(st.success(), "send failed: {err}");
+    assert!(wait_for(&mut r, Duration::from_secs(10)).success());
+
+    let rj = json(&rsum);
+    assert_eq!(rj["ok"], true, "{rj}");
+    assert_eq!(rj["bytes"], V);
+    assert_eq!(rj["streams"], streams);
+    assert_eq!(rj["per_stream_bytes"].as_array().unwrap().len(), streams);
+    assert!(rj["first_byte_ns"].as_u64().unwrap() <= rj["last_byte_ns"].as_u64().unwrap());
+    let (h, rows) = csv(&rlog);
+    assert_eq!(h, "t_ns,bytes,streams_open");
+    let total: u64 = rows.iter().map(|r| r[1].parse::<u64>().unwrap()).sum();
+    assert_eq!(total, V);
+    let ts: Vec<u64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert!(ts.windows(2).all(|w| w[0] < w[1]), "goodput rows out of order");
+
+    let sj = json(&ssum);
+    assert_eq!(sj["ok"], true, "{sj}");
+    assert_eq!(sj["bytes"], V);
+    assert_eq!(sj["cc"], "cubic");
+    // Both sides read one clock: the sender ends after the receiver's last byte.
+    assert!(sj["end_ns"].as_u64().unwrap() >= rj["last_byte_ns"].as_u64().unwrap());
+    let (h, rows) = csv(&slog);
+    assert!(h.starts_with("t_ns,stream,bytes_acked,bytes_sent,cwnd,ssthresh,rtt_us"));
+    for i in 0..streams {
+        let mine: Vec<_> = rows.iter().filter(|r| r[1] == i.to_string()).collect();
+        assert!(!mine.is_empty(), "no tcp_info rows for stream {i}");
+        // The final sample sees everything acknowledged.
+        let acked: u64 = mine.last().unwrap()[2].parse().unwrap();
+        assert!(acked >= V / streams as u64, "stream {i}: acked {acked}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn bulk_one_stream() {
+    bulk(1);
+}
+
+#[test]
+fn bulk_four_streams() {
+    bulk(4);
+}
+
+#[test]
+fn pingpong_twenty_messages() {
+    let d = tmpdir("pp");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let (rsum, plog, psum) = (d.join("r.json"), d.join("p.csv"), d.join("p.json"));
+    let rlog = d.join("r.csv");
+    let pp = ["--pingpong", "--msg-size", "100000", "--count", "20"];
+    let mut a = vec!["recv", "--listen", &addr, "--streams", "1", "--log", s(&rlog), "--summary", s(&rsum)];
+    a.extend(pp);
+    let mut r = start_ready(&a);
+    // As ITB's engine runs it: --bytes S×K and --control-stdin are accepted too.
+    let mut a = vec![
+        "send",
+        "--to",
+        &addr,
+        "--streams",
+        "1",
+        "--bytes",
+        "2000000",
+        "--control-stdin",
+        "--log",
+        s(&plog),
+        "--summary",
+        s(&psum),
+    ];
+    a.extend(pp);
+    let (st, err) = run(&a, Duration::from_secs(30));
+    assert!(st.success(), "{err}");
+    assert!(wait_for(&mut r, Duration::from_secs(10)).success());
+    let (h, rows) = csv(&plog);
+    assert_eq!(h, "msg,t_send_ns,t_recv_ns");
+    assert_eq!(rows.len(), 20);
+    for (i, r) in rows.iter().enumerate() {
+        assert_eq!(r[0], i.to_string());
+        assert!(r[1].parse::<u64>().unwrap() < r[2].parse::<u64>().unwrap());
+    }
+    let pj = json(&psum);
+    assert_eq!(pj["messages"], 20);
+    assert!(pj["rtt_ns"]["min"].as_u64().unwrap() <= pj["rtt_ns"]["max"].as_u64().unwrap());
+    let rj = json(&rsum);
+    assert_eq!(
+        (rj["messages"].as_u64(), rj["bytes"].as_u64(), rj["ok"].as_bool()),
+        (Some(20), Some(2_000_000), Some(true))
+    );
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn unknown_congestion_control_is_named() {
+    let d = tmpdir("cc");
+    let (st, err) = run(
+        &[
+            "send",
+            "--to",
+            "127.0.0.1:9",
+            "--bytes",
+            "1000",
+            "--streams",
+            "1",
+            "--cc",
+            "doesnotexist",
+            "--log",
+            s(&d.join("s.csv")),
+            "--summary",
+            s(&d.join("s.json")),
+        ],
+        Duration::from_secs(10),
+    );
+    assert!(!st.success());
+    assert!(err.contains("doesnotexist"), "stderr: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one-line message: {err}");
+    assert_eq!(json(&d.join("s.json"))["ok"], false);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn accept_timeout_exits_4() {
+    let d = tmpdir("acc");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let t0 = Instant::now();
+    let mut r = start_ready(&[
+        "recv",
+        "--listen",
+        &addr,
+        "--streams",
+        "1",
+        "--accept-timeout-s",
+        "1",
+        "--log",
+        s(&d.join("r.csv")),
+        "--summary",
+        s(&d.join("r.json")),
+    ]);
+    let st = wait_for(&mut r, Duration::from_secs(5));
+    assert_eq!(st.code(), Some(4));
+    assert!(t0.elapsed() < Duration::from_millis(2500), "took {:?}", t0.elapsed());
+    let j = json(&d.join("r.json"));
+    assert_eq!(j["ok"], false);
+    assert!(j["error"].as_str().unwrap().contains("no connection"));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn connect_refused_exits_4() {
+    let d = tmpdir("ref");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let (st, err) = run(
+        &[
+            "send",
+            "--to",
+            &addr,
+            "--bytes",
+            "1000",
+            "--streams",
+            "2",
+            "--log",
+            s(&d.join("s.csv")),
+            "--summary",
+            s(&d.join("s.json")),
+        ],
+        Duration::from_secs(10),
+    );
+    assert_eq!(st.code(), Some(4), "{err}");
+    assert!(err.contains("refused"), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn file_round_trip_and_short_volume() {
+    let d = tmpdir("file");
+    let src = d.join("src.bin");
+    let data: Vec<u8> = (0..3_000_001u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&src, &data).unwrap();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let dst = d.join("dst.bin");
+    let mut r = start_ready(&[
+        "recv",
+        "--listen",
+        &addr,
+        "--streams",
+        "1",
+        "--bytes",
+        "3000001",
+        "--file",
+        s(&dst),
+        "--log",
+        s(&d.join("r.csv")),
+        "--summary",
+        s(&d.join("r.json")),
+    ]);
+    let (st, err) = run(
+        &[
+            "send",
+            "--to",
+            &addr,
+            "--streams",
+            "1",
+            "--file",
+            s(&src),
+            "--log",
+            s(&d.join("s.csv")),
+            "--summary",
+            s(&d.join("s.json")),
+        ],
+        Duration::from_secs(30),
+    );
+    assert!(st.success(), "{err}");
+    assert!(wait_for(&mut r, Duration::from_secs(10)).success());
+    assert!(std::fs::read(&dst).unwrap() == data, "file differs");
+
+    // Receiver expecting more than is sent: exit 3, summary says why.
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut r = start_ready(&[
+        "recv",
+        "--listen",
+        &addr,
+        "--streams",
+        "1",
+        "--bytes",
+        "5000",
+        "--log",
+        s(&d.join("r.csv")),
+        "--summary",
+        s(&d.join("r.json")),
+    ]);
+    let (st, _) = run(
+        &[
+            "send",
+            "--to",
+            &addr,
+            "--streams",
+            "1",
+            "--bytes",
+            "4000",
+            "--log",
+            s(&d.join("s.csv")),
+            "--summary",
+            s(&d.join("s.json")),
+        ],
+        Duration::from_secs(10),
+    );
+    assert!(st.success());
+    assert_eq!(wait_for(&mut r, Duration::from_secs(10)).code(), Some(3));
+    let j = json(&d.join("r.json"));
+    assert_eq!((j["ok"].as_bool(), j["bytes"].as_u64()), (Some(false), Some(4000)));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn control_stdin_lifts_the_rate() {
+    let d = tmpdir("ctl");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let mut r = start_ready(&[
+        "recv",
+        "--listen",
+        &addr,
+        "--streams",
+        "2",
+        "--log",
+        s(&d.join("r.csv")),
+        "--summary",
+        s(&d.join("r.json")),
+    ]);
+    // At 8 Mbit/s the 20 MB would take 20 s; the control line lifts the cap.
+    let mut c = Command::new(FLOW)
+        .args([
+            "send",
+            "--to",
+            &addr,
+            "--bytes",
+            "20000000",
+            "--streams",
+            "2",
+            "--rate-bps",
+            "8000000",
+            "--control-stdin",
+            "--log",
+            s(&d.join("s.csv")),
+            "--summary",
+            s(&d.join("s.json")),
+        ])
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = c.stdin.take().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    stdin.write_all(b"{\"rate_bps\": null}\n").unwrap();
+    stdin.flush().unwrap();
+    assert!(wait_for(&mut c, Duration::from_secs(10)).success());
+    assert!(wait_for(&mut r, Duration::from_secs(10)).success());
+    drop(stdin);
+    let j = json(&d.join("s.json"));
+    assert_eq!(j["rate_bps"], 8_000_000);
+    let ch = j["rate_changes"].as_array().unwrap();
+    assert_eq!(ch.len(), 1, "{j}");
+    assert_eq!(ch[0][1], 0);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn udp_constant_rate() {
+    let d = tmpdir("udp");
+    let port = std::net::UdpSocket::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut r = start_ready(&[
+        "udp-recv",
+        "--listen",
+        &addr,
+        "--duration-s",
+        "1.5",
+        "--interval-us",
+        "50000",
+        "--log",
+        s(&d.join("u.csv")),
+        "--summary",
+        s(&d.join("ur.json")),
+    ]);
+    // 10 Mbit/s of 1250-byte datagrams for 1 s: exactly 1000 datagrams.
+    let (st, err) = run(
+        &[
+            "udp-send",
+            "--to",
+            &addr,
+            "--rate-bps",
+            "10000000",
+            "--size",
+            "1250",
+            "--duration-s",
+            "1",
+            "--summary",
+            s(&d.join("us.json")),
+        ],
+        Duration::from_secs(10),
+    );
+    assert!(st.success(), "{err}");
+    assert!(wait_for(&mut r, Duration::from_secs(10)).success());
+    let us = json(&d.join("us.json"));
+    assert_eq!(us["datagrams"], 1000);
+    let ur = json(&d.join("ur.json"));
+    assert_eq!(
+        (ur["datagrams"].as_u64(), ur["bytes"].as_u64(), ur["lost"].as_u64()),
+        (Some(1000), Some(1_250_000), Some(0))
+    );
+    let (h, rows) = csv(&d.join("u.csv"));
+    assert_eq!(h, "t_ns,bytes,datagrams");
+    let n: u64 = rows.iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
+    assert_eq!(n, 1000);
+    // Paced, not bursted: no 50 ms row holds much more than its 50 datagrams.
+    assert!(rows.iter().all(|r| r[2].parse::<u64>().unwrap() <= 60), "{rows:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
