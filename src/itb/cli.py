@@ -306,7 +306,9 @@ def _print_run(result) -> None:
     fair = m.get("fair_share")
     if fair and fair.get("ideal_mean_s"):
         out.print(f"fair-share ideal from C: mean {fair['ideal_mean_s']:.2f} s; measured "
-                  f"{fair['measured_mean_s']:.2f} s ({fair['difference_pct']:+.1f} %)")
+                  f"{fair['measured_mean_s']:.2f} s ({fair['difference_pct']:+.1f} %)"
+                  + (f"; the model ignores the {', '.join(fair['ignores'])} traffic"
+                     if fair.get("ignores") else ""))
     disp = m.get("dispatch") or {}
     if disp.get("events"):
         out.print(f"dispatch error over {disp['events']} events: p50 {disp['p50_ms']:.3f} ms, "

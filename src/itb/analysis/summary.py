@@ -52,7 +52,9 @@ def fair_share_vs_c(transfers: pd.DataFrame, capacity_bps: float | None, mtu: in
             "difference_pct": on_wire["difference_pct"],
             "payload_share": share,
             "payload_ideal_mean_s": on_payload["compared_ideal_mean_s"],
-            "payload_difference_pct": on_payload["difference_pct"]}
+            "payload_difference_pct": on_payload["difference_pct"],
+            # the model knows only the forward bulk transfers: say what else shared the path
+            "ignores": sorted(set(transfers.loc[transfers["direction"] != "forward", "kind"]))}
 
 
 def scenario_metrics(tables: dict[str, pd.DataFrame], topo: Topology,

@@ -88,11 +88,10 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int) -> Repe
                               wait=e.wait, check=e.check))
             continue
         port += 1
-        where = endpoint(topo, e.dst, port)
-        listen = endpoint(topo, e.dst, port)
-        fr, fs = files(e.dst, f"{e.id}.recv"), files(e.src, f"{e.id}.send")
+        where = listen = endpoint(topo, e.dst, port)
         common = ["--interval-us", interval_us]
         if isinstance(e, Udp):
+            fr, fs = files(e.dst, f"{e.id}.udp-recv"), files(e.src, f"{e.id}.udp-send")
             recv_s = prelude + (e.at_us + e.duration_us) / 1e6 + UDP_DRAIN_S
             procs.append(spec(f"{e.id}.udp-recv", e, "udp-recv", e.dst, None,
                               [flow, "udp-recv", "--listen", listen, "--duration-s",
@@ -104,6 +103,7 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int) -> Repe
                 send += ["--poisson", "--seed", e.seed]
             procs.append(spec(f"{e.id}.udp-send", e, "udp-send", e.src, e.at_us, send, fs))
             continue
+        fr, fs = files(e.dst, f"{e.id}.recv"), files(e.src, f"{e.id}.send")
         accept_s = int(prelude + e.at_us / 1e6 + ACCEPT_SLACK_S)
         recv = [flow, "recv", "--listen", listen, *common, "--log", fr["log"],
                 "--summary", fr["summary"], "--accept-timeout-s", accept_s,
@@ -119,6 +119,10 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int) -> Repe
             send += ["--streams", e.streams, "--bytes", e.volume]
             if e.rate_bps:
                 send += ["--rate-bps", e.rate_bps]
+            if e.source_file:
+                send += ["--file", e.source_file]
+            if e.sink_file:
+                recv += ["--file", e.sink_file]
         procs.append(spec(f"{e.id}.recv", e, "recv", e.dst, None, recv, fr, ready=True))
         procs.append(spec(f"{e.id}.send", e, "send", e.src, e.at_us, send, fs, stdin=True))
     return RepetitionPlan(procs, sets, prelude)

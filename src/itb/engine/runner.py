@@ -113,6 +113,11 @@ def preflight(sc: Scenario) -> list[str]:
     for e in sc.experiment.events:
         if e.kind == "command" and shutil.which(e.argv[0]) is None:
             raise PreflightError(f"command {e.id}: program {e.argv[0]!r} not found on this machine")
+        if e.kind == "transfer" and e.source_file:
+            path = Path(e.source_file)
+            if not path.is_file() or path.stat().st_size < e.volume:
+                raise PreflightError(f"transfer {e.id}: source_file {path} is missing or "
+                                     f"smaller than the volume ({e.volume} bytes)")
     return cpu_headroom_warnings(sc)
 
 

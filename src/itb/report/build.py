@@ -65,7 +65,9 @@ def write_html(path: Path, meta: dict, metrics: dict, figs: list[Path]) -> Path:
             f"<p>Fair-share ideal from C: mean {_f(fair['ideal_mean_s'])} s; measured "
             f"{_f(fair['measured_mean_s'])} s, {fair['difference_pct']:+.1f} % "
             f"(ideal from C's TCP payload share: {_f(fair['payload_ideal_mean_s'])} s, "
-            f"{fair['payload_difference_pct']:+.1f} %)</p>")
+            f"{fair['payload_difference_pct']:+.1f} %)"
+            + (f"; the model ignores the {', '.join(fair['ignores'])} traffic"
+               if fair.get("ignores") else "") + "</p>")
     if disp.get("events"):
         lines.append(f"<p>Dispatch error over {disp['events']} events: p50 "
                      f"{disp['p50_ms']:.3f} ms, p99 {disp['p99_ms']:.3f} ms, max "

@@ -120,6 +120,8 @@ class TransferSpec(_Section):
     streams: Annotated[int, _strict_int(1, MAX_STREAMS)] = 1
     rate: TrafficRate = None
     direction: Direction | None = None  # default from the hosts' sides
+    source_file: str | None = None  # read the bytes from this file on the source
+    sink_file: str | None = None  # write them to this file on the destination
 
 
 class PingpongSpec(_Section):
@@ -235,6 +237,8 @@ class Transfer(_Frozen):
     streams: int
     rate_bps: int | None
     direction: Literal["forward", "reverse", "background"]
+    source_file: str | None = None
+    sink_file: str | None = None
 
 
 class Pingpong(_Frozen):
@@ -371,6 +375,8 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                                         f"(or one of either): {len(srcs)} vs {len(dsts)}")
         spacing = exp.spacing if t.spacing is None else t.spacing
         base = t.id or f"t{i + 1}"
+        if (t.source_file or t.sink_file) and (t.streams != 1 or n != 1):
+            fail(f"{where}.streams", "a transfer from or to a file is one transfer of one stream")
         for k in range(n):
             src = host(srcs[k % len(srcs)], f"{where}.src")
             dst = host(dsts[k % len(dsts)], f"{where}.dst")
@@ -380,7 +386,8 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
             events.append(Transfer(
                 id=new_id(None, base if n == 1 else f"{base}.{k + 1}", f"{where}.id"),
                 at_us=at, src=src, dst=dst, volume=t.volume, cc=t.cc, streams=t.streams,
-                rate_bps=t.rate, direction=t.direction or direction(src, dst)))
+                rate_bps=t.rate, direction=t.direction or direction(src, dst),
+                source_file=t.source_file, sink_file=t.sink_file))
     for i, p in enumerate(sections.pingpong):
         where = f"pingpong[{i}]"
         src, dst = host(p.src, f"{where}.src"), host(p.dst, f"{where}.dst")
