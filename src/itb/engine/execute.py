@@ -53,9 +53,9 @@ class Interrupted(Exception):
     pass
 
 
-def _spawn_cmd(p: ProcSpec, at_ns: int) -> dict:
-    return {"op": "spawn", "id": p.id, "at_ns": at_ns, "argv": list(p.argv), "stdout": p.stdout,
-            "stderr": p.stderr, "stdin": p.stdin, "ready": p.ready}
+def _spawn_cmd(p: ProcSpec, at_ns: int, prefix: str) -> dict:
+    return {"op": "spawn", "id": prefix + p.id, "at_ns": at_ns, "argv": list(p.argv),
+            "stdout": p.stdout, "stderr": p.stderr, "stdin": p.stdin, "ready": p.ready}
 
 
 def _exit_text(rc: int) -> str:
@@ -72,7 +72,7 @@ def _exit_text(rc: int) -> str:
 class Repetition:
     def __init__(self, plan: RepetitionPlan, workers: Workers, emulators: dict,
                  duration_us: int, tick: Callable[[str], None] = lambda s: None,
-                 stop: threading.Event | None = None):
+                 stop: threading.Event | None = None, tag: int = 0):
         self.plan = plan
         self.workers = workers
         self.emulators = emulators  # link name → EmulatorHandle
@@ -81,6 +81,9 @@ class Repetition:
         self.stop = stop or threading.Event()
         self.out = Outcome()
         self.by_id = {p.id: p for p in plan.procs}
+        # Ids on the wire carry the repetition: a late event of an earlier repetition
+        # (an exit after a stop) must not be taken for one of this repetition.
+        self.prefix = f"r{tag}/"
         self.progress = TransferProgress(plan.procs)
 
     def run(self) -> Outcome:
@@ -97,7 +100,7 @@ class Repetition:
         out.zero_ns = zero
         listeners = self.plan.listeners()
         for p in listeners:
-            self.workers[p.node].send(**_spawn_cmd(p, 0))
+            self.workers[p.node].send(**_spawn_cmd(p, 0, self.prefix))
         waiting = {p.id for p in listeners}
         awaited = {p.id for p in self.plan.procs if p.wait}
         self._collect(until_ns=zero - int(READY_MARGIN_S * 1e9), ready=waiting, awaited=awaited)
@@ -113,7 +116,7 @@ class Repetition:
             return
         for p in self.plan.procs:
             if p.at_us is not None:
-                self.workers[p.node].send(**_spawn_cmd(p, zero + p.at_us * 1000))
+                self.workers[p.node].send(**_spawn_cmd(p, zero + p.at_us * 1000, self.prefix))
         setter = threading.Thread(target=self._dispatch_sets, args=(zero,), daemon=True)
         setter.start()
         end = zero + self.duration_us * 1000
@@ -149,8 +152,17 @@ class Repetition:
                 next_tick += TICK_S
                 self.tick(self.progress.line(self.out.zero_ns))
 
+    def _own(self, ev: dict) -> str | None:
+        """The event's process id in this repetition; None for another repetition's."""
+        ident = ev.get("id")
+        if ident is None or not ident.startswith(self.prefix):
+            return None
+        return ident[len(self.prefix):]
+
     def _handle(self, node: str, ev: dict, ready: set[str], awaited: set[str]) -> None:
-        kind, ident = ev.get("ev"), ev.get("id")
+        kind, ident = ev.get("ev"), self._own(ev)
+        if ident is None and kind != "worker_gone":
+            return
         rec = self.out.procs.setdefault(ident or f"worker:{node}", {"node": node})
         if kind == "dispatched":
             rec.update(dispatched_ns=ev["t_ns"], spawned_ns=ev["spawned_ns"], pid=ev["pid"])
@@ -176,6 +188,9 @@ class Repetition:
                 tail = ev.get("stderr_tail") or ""
                 self.out.fail(f"{ident} ({p.role} on {node}) {_exit_text(rc)}"
                               + (f": {tail.splitlines()[-1]}" if tail else ""))
+        elif kind == "cancelled":
+            rec["cancelled_ns"] = ev["t_ns"]
+            awaited.discard(ident)
         elif kind == "worker_gone":
             self.out.fail(f"the worker of node {node} died")
 
@@ -209,11 +224,11 @@ class Repetition:
                 ne = self.workers.events.get(timeout=0.1)
             except queue.Empty:
                 continue
-            ev = ne.event
-            if ev.get("ev") == "exited":
-                self.out.procs.setdefault(ev["id"], {"node": ne.node}).update(
+            ev, ident = ne.event, self._own(ne.event)
+            if ev.get("ev") == "exited" and ident is not None:
+                self.out.procs.setdefault(ident, {"node": ne.node}).update(
                     exited_ns=ev["t_ns"], rc=ev["rc"], stopped=True)
-                running.discard(ev["id"])
+                running.discard(ident)
 
 
 def set_command(s: SetLink, direction: str) -> dict:

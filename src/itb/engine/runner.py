@@ -269,7 +269,7 @@ def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulat
     rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
     plan = procplan.build(events, sc.topology, rd, exp.interval_us)
     rundir.write_json(rd / "plan.json", [p.__dict__ for p in plan.procs])
-    outcome = Repetition(plan, workers, emulators, exp.duration_us, tick, stop).run()
+    outcome = Repetition(plan, workers, emulators, exp.duration_us, tick, stop, tag=r).run()
     rundir.write_json(rd / "result.json", {"repetition": r, **outcome.to_json()})
     return outcome
 

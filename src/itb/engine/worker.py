@@ -6,10 +6,12 @@ commands as JSON lines on stdin and answers with events as JSON lines on stdout:
   → {"op": "spawn", "id", "at_ns", "argv", "stdout", "stderr", "stdin": bool, "ready": bool}
   → {"op": "write", "id", "data"}          text to a child's stdin (e.g. a rate change)
   → {"op": "signal", "id", "signal"}       signal one child
-  → {"op": "stop"}                          SIGTERM every child, SIGKILL after 2 s
+  → {"op": "stop"}                          cancel pending spawns; SIGTERM every child,
+                                            SIGKILL after 2 s
   → {"op": "quit"}                          stop, then exit (also on EOF of stdin)
   ← {"ev": "hello", "pid", "t_ns"}
-  ← {"ev": "dispatched", "id", "at_ns", "t_ns", "spawned_ns", "pid"}   or "spawn_failed"
+  ← {"ev": "dispatched", "id", "at_ns", "t_ns", "spawned_ns", "pid"}   or "spawn_failed",
+                                            or "cancelled" (a stop came before its date)
   ← {"ev": "ready", "id", "t_ns"}          the child printed a line "ready"
   ← {"ev": "exited", "id", "t_ns", "rc", "stderr_tail"}
 
@@ -42,6 +44,7 @@ class Worker:
         self.children: dict[str, int] = {}
         self.stdins: dict[str, int] = {}
         self.stopping = False
+        self.generation = 0  # bumped by "stop": spawns of an earlier generation are cancelled
 
     def emit(self, **event) -> None:
         with self.lock:
@@ -52,7 +55,8 @@ class Worker:
         """Apply one command; False when the worker should exit."""
         op = cmd.get("op")
         if op == "spawn":
-            threading.Thread(target=self._spawn_at, args=(cmd,), daemon=True).start()
+            threading.Thread(target=self._spawn_at, args=(cmd, self.generation),
+                             daemon=True).start()
         elif op == "write":
             fd = self.stdins.get(cmd["id"])
             if fd is not None:
@@ -65,6 +69,7 @@ class Worker:
             if pid:
                 _kill(pid, int(cmd.get("signal", signal.SIGTERM)))
         elif op == "stop":
+            self.generation += 1
             self.stop_all()
         elif op == "quit":
             return False
@@ -72,10 +77,11 @@ class Worker:
             self.emit(ev="error", reason=f"unknown op {op!r}")
         return True
 
-    def _spawn_at(self, cmd: dict) -> None:
+    def _spawn_at(self, cmd: dict, generation: int) -> None:
         at = int(cmd.get("at_ns") or 0)
         sleep_until(at)
-        if self.stopping:
+        if self.stopping or generation != self.generation:
+            self.emit(ev="cancelled", id=cmd["id"], t_ns=time.monotonic_ns())
             return
         t = time.monotonic_ns()
         try:
