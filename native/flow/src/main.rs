@@ -8,7 +8,6 @@ mod fail;
 mod net;
 mod output;
 mod recv;
-mod rng;
 mod send;
 mod signals;
 mod tcpinfo;

@@ -7,7 +7,7 @@ use crate::clock::{now_ns, run_sampler, Ticker};
 use crate::fail::{self, Fail};
 use crate::net;
 use crate::output::{self, Csv, PINGPONG_HEADER};
-use crate::rng::splitmix64;
+use itb_rng::splitmix64;
 use crate::signals;
 use crate::tcpinfo::{self, TcpInfo};
 use serde::Serialize;

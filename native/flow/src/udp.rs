@@ -13,7 +13,7 @@ use crate::clock::{now_ns, run_sampler, sleep_until, Ticker};
 use crate::fail::Fail;
 use crate::net;
 use crate::output::{self, UDP_HEADER};
-use crate::rng::Rng;
+use itb_rng::Rng;
 use crate::signals;
 use serde::Serialize;
 use socket2::{Domain, Protocol, Socket, Type};

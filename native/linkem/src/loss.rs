@@ -1,7 +1,7 @@
 //! Loss stage: decides per wire segment, at arrival, whether it is lost.
 
 use crate::config::{LossConfig, LossModel};
-use crate::rng::Rng;
+use itb_rng::Rng;
 
 #[derive(Clone, Debug)]
 pub struct Loss {

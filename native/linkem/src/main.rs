@@ -11,7 +11,6 @@ mod monitor;
 mod pairs;
 mod pipeline;
 mod pool;
-mod rng;
 mod shaper;
 mod sock;
 mod worker;

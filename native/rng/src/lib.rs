@@ -1,5 +1,6 @@
-//! xoshiro256++ seeded via splitmix64 (public-domain algorithms by Blackman
-//! and Vigna): seeded Poisson traffic must be reproducible run to run.
+//! xoshiro256++ seeded via splitmix64 (public-domain algorithms by Blackman and
+//! Vigna). Small, fast and deterministic: linkem's loss draws and flow's
+//! Poisson traffic must be reproducible run to run.
 
 #[derive(Clone, Debug)]
 pub struct Rng {
@@ -40,6 +41,12 @@ impl Rng {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// True with probability p (p >= 1 is always true, p <= 0 never).
+    #[inline]
+    pub fn chance(&mut self, p: f64) -> bool {
+        self.next_f64() < p
+    }
+
     /// Exponentially distributed with the given mean (inverse CDF; 1 - u is
     /// in (0, 1], so ln never sees 0).
     #[inline]
@@ -53,12 +60,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deterministic() {
-        let (mut a, mut b, mut c) = (Rng::new(7), Rng::new(7), Rng::new(8));
+    fn deterministic_and_uniformish() {
+        let mut a = Rng::new(1);
+        let mut b = Rng::new(1);
         for _ in 0..100 {
             assert_eq!(a.next_u64(), b.next_u64());
         }
+        let mut c = Rng::new(2);
         assert_ne!(a.next_u64(), c.next_u64());
+        let n = 1_000_000;
+        let mean: f64 = (0..n).map(|_| a.next_f64()).sum::<f64>() / n as f64;
+        assert!((mean - 0.5).abs() < 0.002, "mean {mean}");
+        assert!(a.chance(1.0));
+        assert!(!a.chance(0.0));
     }
 
     #[test]
