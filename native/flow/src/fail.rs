@@ -3,6 +3,7 @@
 //! them whether to retry (4), to blame the path (5) or the volume (3).
 
 use std::io;
+use std::sync::Mutex;
 
 pub const OTHER: i32 = 1;
 pub const USAGE: i32 = 2;
@@ -46,6 +47,26 @@ impl Fail {
             }
             _ => Fail::new(OTHER, format!("{what}: {e}")),
         }
+    }
+}
+
+/// The first failure among the threads of one command wins; recording it wakes
+/// every other stream (their blocking calls return) so that the command ends.
+#[derive(Default)]
+pub struct FirstFail(Mutex<Option<Fail>>);
+
+impl FirstFail {
+    pub fn record(&self, f: Fail) {
+        let mut g = self.0.lock().unwrap();
+        if g.is_none() {
+            *g = Some(f);
+        }
+        drop(g);
+        crate::signals::shutdown_all();
+    }
+
+    pub fn into_inner(self) -> Option<Fail> {
+        self.0.into_inner().unwrap()
     }
 }
 

@@ -7,7 +7,7 @@
 
 use crate::cli::{interval_ns, RecvArgs};
 use crate::clock::{now_ns, run_sampler, Ticker};
-use crate::fail::{self, Fail};
+use crate::fail::{self, Fail, FirstFail};
 use crate::net;
 use crate::output::{self, Csv, GOODPUT_HEADER};
 use crate::signals;
@@ -17,7 +17,6 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
 // Slot states; 0: not accepted yet.
@@ -126,16 +125,8 @@ fn run_inner(a: &RecvArgs, sum: &mut Summary) -> Result<(), Fail> {
     output::ready();
 
     let slots: Vec<Slot> = (0..o.streams).map(|_| Slot::default()).collect();
-    let first_err: Mutex<Option<Fail>> = Mutex::new(None);
-    // The first failure wins; waking everyone else ends the transfer.
-    let abort = |f: Fail| {
-        let mut g = first_err.lock().unwrap();
-        if g.is_none() {
-            *g = Some(f);
-        }
-        drop(g);
-        signals::shutdown_all();
-    };
+    let first_err = FirstFail::default();
+    let abort = |f: Fail| first_err.record(f);
     let stop = AtomicBool::new(false);
     let mut ends = vec![StreamEnd::default(); o.streams];
 
@@ -217,7 +208,7 @@ fn run_inner(a: &RecvArgs, sum: &mut Summary) -> Result<(), Fail> {
             sum.goodput_bps = Some(sum.bytes as f64 * 8e9 / (l - f) as f64);
         }
     }
-    if let Some(e) = first_err.into_inner().unwrap() {
+    if let Some(e) = first_err.into_inner() {
         return Err(e);
     }
     let csv = csv_res.map_err(|e| Fail::other(format!("writing {}: {e}", a.log.display())))?;

@@ -4,7 +4,7 @@
 
 use crate::cli::{interval_ns, SendArgs};
 use crate::clock::{now_ns, run_sampler, Ticker};
-use crate::fail::{self, Fail};
+use crate::fail::{self, Fail, FirstFail};
 use crate::net;
 use crate::output::{self, Csv, PINGPONG_HEADER};
 use itb_rng::splitmix64;
@@ -247,15 +247,8 @@ fn bulk(
     let gate = Gate::default();
     let done: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
     let stop = AtomicBool::new(false);
-    let first_err: Mutex<Option<Fail>> = Mutex::new(None);
-    let abort = |f: Fail| {
-        let mut g = first_err.lock().unwrap();
-        if g.is_none() {
-            *g = Some(f);
-        }
-        drop(g);
-        signals::shutdown_all();
-    };
+    let first_err = FirstFail::default();
+    let abort = |f: Fail| first_err.record(f);
     let fds: Vec<RawFd> = socks.iter().map(|s| s.as_raw_fd()).collect();
 
     let (ends, csv_res) = std::thread::scope(|sc| {
@@ -309,7 +302,7 @@ fn bulk(
             sum.goodput_bps = Some(sum.bytes as f64 * 8e9 / (b - a) as f64);
         }
     }
-    if let Some(e) = first_err.into_inner().unwrap() {
+    if let Some(e) = first_err.into_inner() {
         return Err(e);
     }
     let csv = csv_res.map_err(|e| Fail::other(format!("writing {}: {e}", log.display())))?;
