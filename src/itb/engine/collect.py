@@ -46,10 +46,9 @@ def access_rate_bps(topo: Topology, src: str, dst: str) -> int | None:
     return (first.forward if first.a.node == src else first.reverse).rate_bps
 
 
-def transfer_rows(run: Path, repetition: int, topo: Topology) -> list[dict]:
+def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]) -> list[dict]:
     rd = rundir.rep_dir(run, repetition)
     result = rundir.read_json(rd / "result.json")
-    events = rundir.read_json(rd / "events.json")
     rows = []
     for e in events:
         if e["kind"] not in ("transfer", "pingpong", "udp"):
@@ -91,9 +90,9 @@ def transfer_rows(run: Path, repetition: int, topo: Topology) -> list[dict]:
     return rows
 
 
-def sample_frames(run: Path, repetition: int, interval_s: float) -> list[pd.DataFrame]:
+def sample_frames(run: Path, repetition: int, interval_s: float,
+                  events: list[dict]) -> list[pd.DataFrame]:
     rd = rundir.rep_dir(run, repetition)
-    events = rundir.read_json(rd / "events.json")
     out = []
     for e in events:
         if e["kind"] not in ("transfer", "pingpong", "udp"):
@@ -145,8 +144,9 @@ def build_tables(run: Path, topo: Topology, interval_s: float) -> dict[str, pd.D
                   if (p / "result.json").exists() and (p / "events.json").exists())
     transfers, samples, bottleneck = [], [], []
     for r in reps:
-        transfers += transfer_rows(run, r, topo)
-        samples += sample_frames(run, r, interval_s)
+        events = rundir.read_json(rundir.rep_dir(run, r) / "events.json")
+        transfers += transfer_rows(run, r, topo, events)
+        samples += sample_frames(run, r, interval_s, events)
         bottleneck += bottleneck_frames(run, r)
     tables = {
         "transfers": pd.DataFrame(transfers),

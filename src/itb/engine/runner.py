@@ -306,9 +306,7 @@ def _log_until(path: Path, t_ns: int) -> pd.DataFrame:
 def deployment_check(sc: Scenario) -> dict:
     """Socket buffers vs the largest BDP among the timeline's paths, read back per host."""
     topo = sc.topology
-    pairs = {(e.src, e.dst) for e in sc.experiment.events if hasattr(e, "dst")
-             and isinstance(e.src, str)}
-    bdp = max((path_spec(topo, s, d).bdp_bytes or 0 for s, d in pairs), default=0)
+    bdp = max((path_spec(topo, s, d).bdp_bytes or 0 for s, d in sc.experiment.pairs()), default=0)
     out = {}
     for h in topo.hosts():
         vals = inv.sysctls(NetnsHost(h.name, naming.node_ns(h.name)),
@@ -325,8 +323,7 @@ def quick_calibration(sc: Scenario) -> dict:
     """Idle RTT of every source/destination pair of the timeline vs its configuration."""
     topo = sc.topology
     out = {"pairs": [], "inventory": None}
-    pairs = sorted({(e.src, e.dst) for e in sc.experiment.events
-                    if hasattr(e, "dst") and isinstance(e.src, str)})
+    pairs = sc.experiment.pairs()
     for s, d in pairs[:32]:
         src = NetnsHost(s, naming.node_ns(s))
         addr = topo.address(d)

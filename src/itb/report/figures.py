@@ -9,7 +9,6 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display on test machines and servers
 import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
 
 from itb.analysis.metrics import aggregate_goodput, bottleneck_throughput  # noqa: E402
 
@@ -84,7 +83,3 @@ def _save(fig, path: Path) -> Path:
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
-
-
-def frame_or_empty(df) -> pd.DataFrame:
-    return df if isinstance(df, pd.DataFrame) else pd.DataFrame()

@@ -13,13 +13,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from itb.errors import ScenarioError
 from itb.scenario.model import Loss, Topology
-from itb.scenario.schema import LossField, Rate, _choice, _strict_int, field_path, first_error
+from itb.scenario.schema import (
+    LossField,
+    OneWay,
+    Rate,
+    _choice,
+    _strict_int,
+    field_path,
+    first_error,
+)
 from itb.scenario.units import UnitError, parse_duration, parse_rate, parse_size
 
 # Congestion controls ITB knows by name: the kernel's and the eBPF ones the tool
@@ -76,8 +85,6 @@ def _argv(v: object) -> tuple[str, ...]:
 
 
 def _event_id(v: object) -> str:
-    import re
-
     if not isinstance(v, str) or not re.fullmatch(EVENT_ID, v):
         raise UnitError(f"{v!r} is not a valid id: up to 32 letters, digits, '.', '_' or '-'")
     return v
@@ -171,7 +178,7 @@ class SetSpec(_Section):
     link: str
     direction: Annotated[str, BeforeValidator(_choice(("forward", "reverse", "both"), "direction"))] = "both"
     rate: Rate = Field(default=None)
-    delay: Annotated[int, BeforeValidator(lambda v: _one_way(v))] | None = None
+    delay: OneWay | None = None
     loss: LossField | None = None
 
 
@@ -211,12 +218,6 @@ def _datagram(v: object) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or not 16 <= n <= 65_000:
         raise UnitError(f"datagram size must be 16 to 65000 bytes (got {v!r})")
     return n
-
-
-def _one_way(v: object) -> int:
-    from itb.scenario.schema import _one_way as one_way
-
-    return one_way(v)
 
 
 # --- resolved form -------------------------------------------------------------------
@@ -322,6 +323,12 @@ class Experiment(_Frozen):
 
     def ccs(self) -> set[str]:
         return {e.cc for e in self.events if hasattr(e, "cc")}
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (source, destination) host pair that a transfer, ping-pong or UDP
+        stream of the timeline uses (background groups are expanded per repetition)."""
+        return sorted({(e.src, e.dst) for e in self.events
+                       if isinstance(e, (Transfer, Pingpong, Udp))})
 
 
 def validate_sections(data: dict, source: str | None) -> ScenarioSections:
