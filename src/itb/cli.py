@@ -272,6 +272,130 @@ def report_cmd(run_dir: Path = typer.Argument(..., help="A run directory written
     out.print(f"report written to {path}")
 
 
+QUICK = {"apps": "BU,PA", "classes": "B,F", "ccs": "cubic,reno,bbr", "repeat": 2,
+         "transfer_time": 6.0}
+
+
+@app.command("bench")
+def bench_cmd(
+        apps: Optional[str] = typer.Option(None, "--app", help="Applications, comma-separated: "
+                                           "TU, WM, PP, BU, PA. [default: BU,PA]"),
+        classes: Optional[str] = typer.Option(None, "--class", help="Classes: letters and "
+                                              "ranges, e.g. A-L, B,F, A-D,K. [default: A-L]"),
+        ccs: Optional[str] = typer.Option(None, "--cc", help="Congestion controls, "
+                                          "comma-separated. [default: cubic,reno,bbr]"),
+        repeat: Optional[int] = typer.Option(None, "--repeat", min=1, max=100,
+                                             help="Repetitions of every cell. [default: 3]"),
+        quick: bool = typer.Option(False, "--quick", help="A few minutes: BU and PA on "
+                                   "classes B and F, cubic/reno/bbr, 2 repetitions, 6 s "
+                                   "transfers. Options given explicitly win."),
+        out_dir: Optional[Path] = typer.Option(None, "--out", help="Benchmark directory "
+                                               "(default: runs/bench-<hash of the arguments>, "
+                                               "so the same command resumes)."),
+        scale: Optional[float] = typer.Option(None, "--scale", help="One scale factor for "
+                                              "every class: C = K × 1 Gbit/s ÷ factor. "
+                                              "[default: from the calibration]"),
+        capacity: Optional[str] = typer.Option(None, "--capacity", help="Scale each class to "
+                                               "this bottleneck C instead of the calibrated "
+                                               "one, e.g. 500Mbit."),
+        transfer_time: Optional[float] = typer.Option(None, "--transfer-time", help="Seconds "
+                                                      "one BU transfer takes alone at C_a (the "
+                                                      "documents: 240 = 30 GB at 1 Gbit/s). "
+                                                      "[default: 240]"),
+        spacing: float = typer.Option(1.0, "--spacing", min=0, help="Start spacing of bulk "
+                                      "transfers in seconds (0 = synchronised)."),
+        seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order and of "
+                                 "every random draw.")) -> None:
+    """Run the ITB benchmark: application × class × protocol, repeated, then print the
+    table and write the report.
+
+    Each cell (e.g. `BU-F-cubic`) is a generated scenario run by the engine
+    (docs/benchmark.md). Classes are scaled to this testbed: K, RTT, C_g, R and the number
+    of sources are kept, C, C_a and volumes divided by one factor per class, taken from
+    the last `itb calibrate` (or --scale / --capacity). Repetition r of every cell runs
+    before repetition r+1 of any, in a seeded random order. Ctrl-C stops cleanly; the
+    same command resumes without redoing finished runs. Exit code 0 when every run
+    succeeded, 1 when some failed, 130 when interrupted, 2 for bad arguments.
+    """
+    from itb.bench.apps import APPS
+    from itb.bench.classes import parse_classes
+    from itb.bench.scaling import make_scale
+    from itb.bench.sweep import BenchArgs, default_out, run_bench
+    from itb.errors import ScenarioError
+    from itb.scenario.timeline import KNOWN_CCS
+    from itb.scenario.units import parse_rate
+
+    q = QUICK if quick else {}
+    app_list = _csv_opt(apps or q.get("apps") or "BU,PA", "--app", upper=True)
+    for a in app_list:
+        if a not in APPS:
+            raise ScenarioError(None, "--app", f"unknown application {a!r}; applications are "
+                                               f"{', '.join(APPS)}")
+    cc_list = _csv_opt(ccs or q.get("ccs") or "cubic,reno,bbr", "--cc")
+    for cc in cc_list:
+        if cc not in KNOWN_CCS:
+            raise ScenarioError(None, "--cc", f"unknown congestion control {cc!r}; known: "
+                                              f"{', '.join(sorted(KNOWN_CCS))}")
+    cap = None
+    if capacity is not None:
+        try:
+            cap = parse_rate(capacity)
+        except ValueError as e:
+            raise ScenarioError(None, "--capacity", str(e))
+    sc = make_scale(factor=scale, capacity_bps=cap,
+                    transfer_time_s=transfer_time or q.get("transfer_time") or 240.0)
+    args = BenchArgs(tuple(app_list), tuple(parse_classes(classes or q.get("classes") or "A-L")),
+                     tuple(cc_list), repeat or q.get("repeat") or 3, seed, spacing, sc)
+    target = out_dir or default_out(args)
+    err.print(f"benchmark directory: {target}")
+    tick = _ticker()
+    result = run_bench(args, target, say=lambda m: err.print(m, highlight=False), tick=tick)
+    tick("")
+    _print_bench(result)
+    if result.status != "complete":
+        err.print("interrupted: run the same command again to resume")
+        raise typer.Exit(130)
+    if any(r["failed"] for r in result.rows):
+        raise typer.Exit(1)
+
+
+def _csv_opt(text: str, option: str, upper: bool = False) -> list[str]:
+    from itb.errors import ScenarioError
+
+    items = [x.strip() for x in text.split(",")]
+    if any(not x for x in items):
+        raise ScenarioError(None, option, f"empty item in {text!r}")
+    items = [x.upper() if upper else x for x in items]
+    if len(set(items)) != len(items):
+        raise ScenarioError(None, option, f"an item is repeated in {text!r}")
+    return items
+
+
+def _print_bench(result) -> None:
+    from itb.report.html import pm
+
+    t = Table(title=f"ITB benchmark ({result.status}): completion time T in s, "
+                    "mean over repetitions ± 95 % interval")
+    for col in ("app", "class", "protocol", "reps", "T_mean", "T_min", "T_max", "σ_T", "CoV",
+                "Jain", "effic.", "util.", "scale"):
+        t.add_column(col, justify="left" if col in ("app", "class", "protocol") else "right")
+    for r in result.rows:
+        t.add_row(r["app"] + (f"/{r['variant']}" if r["variant"] else ""), r["class"], r["cc"],
+                  str(r["repetitions"]), pm(r["t_mean"], r["t_mean_ci95"]),
+                  pm(r["t_min"], r["t_min_ci95"]), pm(r["t_max"], r["t_max_ci95"]),
+                  pm(r["sigma_t"], r["sigma_t_ci95"]), pm(r["cov"], r["cov_ci95"], 3),
+                  pm(r["jain"], None, 3), pm(r["efficiency"], None, 3),
+                  pm(r["utilisation"], None, 3), f"{r['scale_factor']:g}")
+    out.print(t)
+    for c in result.comparisons:
+        p = "" if c["p"] is None else f" (p = {c['p']:.3g})"
+        out.print(f"{c['app']}{'/' + c['variant'] if c['variant'] else ''} {c['class']}: "
+                  f"{c['best']} {c['t_best']:.2f} s vs {c['other']} {c['t_other']:.2f} s: "
+                  f"{c['verdict']}{p}")
+    out.print(f"table: {result.out / 'table.csv'}")
+    out.print(f"report: {result.report}")
+
+
 def _ticker():
     """One status line that rewrites itself on a terminal; every 10th line in a log."""
     count = {"n": 0}

@@ -64,6 +64,13 @@ pub struct RecvArgs {
     /// Pingpong message count.
     #[arg(long, value_name = "K", requires = "pingpong")]
     pub count: Option<u64>,
+    /// Congestion control of the accepted sockets (what the echo of a ping-pong sends
+    /// with); default: the namespace's tcp_congestion_control.
+    #[arg(long, value_name = "NAME")]
+    pub cc: Option<String>,
+    /// Pacing cap in bit/s per accepted socket (SO_MAX_PACING_RATE; the echo of a ping-pong).
+    #[arg(long, value_name = "R")]
+    pub rate_bps: Option<u64>,
 }
 
 #[derive(Args, Debug, Clone)]

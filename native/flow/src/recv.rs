@@ -121,6 +121,10 @@ fn run_inner(a: &RecvArgs, sum: &mut Summary) -> Result<(), Fail> {
     };
     let csv = output::create_csv(&a.log, GOODPUT_HEADER)?;
     let listener = net::listen(addr)?;
+    if let Some(cc) = &a.cc {
+        net::set_cc(listener.as_raw_fd(), cc)?; // accepted sockets inherit it
+    }
+    let pacing = a.rate_bps.filter(|&r| r > 0).map(|r| (r / 8).max(1));
     signals::register(listener.as_raw_fd());
     output::ready();
 
@@ -158,6 +162,12 @@ fn run_inner(a: &RecvArgs, sum: &mut Summary) -> Result<(), Fail> {
                     }
                 },
             };
+            if let Some(p) = pacing {
+                if let Err(e) = net::set_pacing(sock.as_raw_fd(), p) {
+                    abort(Fail::other(format!("SO_MAX_PACING_RATE: {e}")));
+                    break;
+                }
+            }
             signals::register(sock.as_raw_fd());
             slot.state.store(OPEN, Ordering::Release);
             let (f, abort, o) = (file.take(), &abort, &o);

@@ -46,6 +46,13 @@ def access_rate_bps(topo: Topology, src: str, dst: str) -> int | None:
     return (first.forward if first.a.node == src else first.reverse).rate_bps
 
 
+def _capped(link_bps: int | None, pacing_bps: int | None) -> int | None:
+    """A paced source's capacity is its pacing cap when that is below its access link."""
+    if not pacing_bps or (link_bps and link_bps < pacing_bps):
+        return link_bps
+    return pacing_bps
+
+
 def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]) -> list[dict]:
     rd = rundir.rep_dir(run, repetition)
     result = rundir.read_json(rd / "result.json")
@@ -74,6 +81,8 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
             error = result.get("reason") or "no logs"
         elif e["kind"] != "udp" and got is not None and got != expected and not error:
             error = f"received {got} of {expected} bytes"
+        if e.get("wait") is False and not ok:
+            error = "stopped once the awaited events were done (wait = false)"
         spec = path_spec(topo, e["src"], e["dst"])
         rows.append({
             "repetition": repetition, "transfer": e["id"],
@@ -84,7 +93,7 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
             "bytes_expected": expected, "bytes": got, "start_ns": start, "end_ns": end,
             "completion_s": (end - start) / 1e9 if complete else np.nan,
             "ok": ok, "error": error,
-            "access_rate_bps": access_rate_bps(topo, e["src"], e["dst"]),
+            "access_rate_bps": _capped(access_rate_bps(topo, e["src"], e["dst"]), e.get("rate_bps")),
             "rtt_s": spec.rtt_us / 1e6, "rep_start_ns": result.get("zero_ns"),
             "at_s": e["at_us"] / 1e6})
     return rows

@@ -110,11 +110,16 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int) -> Repe
                 "--idle-timeout-s", IDLE_TIMEOUT_S]
         send = [flow, "send", "--to", where, "--cc", e.cc, *common, "--log", fs["log"],
                 "--summary", fs["summary"], "--control-stdin"]
+        wait = True
         if isinstance(e, Pingpong):
             pp = ["--pingpong", "--msg-size", e.size, "--count", e.count]
-            recv += ["--streams", 1, *pp]
+            recv += ["--streams", 1, "--cc", e.cc, *pp]  # the echo sends with the same CC
             send += ["--streams", 1, "--bytes", e.size * e.count, *pp]
+            if e.rate_bps:
+                recv += ["--rate-bps", e.rate_bps]
+                send += ["--rate-bps", e.rate_bps]
         else:
+            wait = e.wait
             recv += ["--streams", e.streams, "--bytes", e.volume]
             send += ["--streams", e.streams, "--bytes", e.volume]
             if e.rate_bps:
@@ -123,6 +128,7 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int) -> Repe
                 send += ["--file", e.source_file]
             if e.sink_file:
                 recv += ["--file", e.sink_file]
-        procs.append(spec(f"{e.id}.recv", e, "recv", e.dst, None, recv, fr, ready=True))
-        procs.append(spec(f"{e.id}.send", e, "send", e.src, e.at_us, send, fs, stdin=True))
+        procs.append(spec(f"{e.id}.recv", e, "recv", e.dst, None, recv, fr, ready=True, wait=wait))
+        procs.append(spec(f"{e.id}.send", e, "send", e.src, e.at_us, send, fs, stdin=True,
+                          wait=wait))
     return RepetitionPlan(procs, sets, prelude)

@@ -78,8 +78,55 @@ def completion_times(tables: dict, path: Path) -> Path | None:
 
 
 def _save(fig, path: Path) -> Path:
+    """PNG (embedded in the report) and SVG (for papers) of the same figure."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    fig.savefig(path.with_suffix(".svg"))
     plt.close(fig)
     return path
+
+
+def _group_label(app: str, variant, cls: str) -> str:
+    return f"{app}{'/' + variant if variant else ''} {cls}"
+
+
+def tmean_by_protocol(rows: list[dict], path: Path) -> Path | None:
+    """Benchmark table as bars: T_mean per application × class, one bar per protocol,
+    with the 95 % interval over repetitions."""
+    rows = [r for r in rows if r.get("t_mean") is not None]
+    if not rows:
+        return None
+    groups = list(dict.fromkeys(_group_label(r["app"], r["variant"], r["class"]) for r in rows))
+    ccs = list(dict.fromkeys(r["cc"] for r in rows))
+    width = 0.8 / len(ccs)
+    fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(groups) * max(1, len(ccs) / 2)), 4.5))
+    for j, cc in enumerate(ccs):
+        xs, ys, es = [], [], []
+        for r in rows:
+            if r["cc"] == cc:
+                xs.append(groups.index(_group_label(r["app"], r["variant"], r["class"])) + j * width)
+                ys.append(r["t_mean"])
+                es.append(r.get("t_mean_ci95") or 0)
+        ax.bar(xs, ys, width, yerr=es, capsize=3, label=cc)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(groups))], groups, rotation=30, ha="right")
+    ax.set_ylabel("mean completion time T_mean (s)")
+    ax.set_title("T_mean per application and class (bars: 95 % interval over repetitions)")
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3, axis="y")
+    return _save(fig, path)
+
+
+def completion_by_protocol(times: dict[tuple[str, str], list[float]], path: Path) -> Path | None:
+    """Completion-time distributions: one box per (group, protocol), every transfer of
+    every repetition."""
+    items = [(k, v) for k, v in times.items() if len(v)]
+    if not items:
+        return None
+    fig, ax = plt.subplots(figsize=(max(7, 0.6 * len(items) + 2), 4.5))
+    ax.boxplot([v for _, v in items], showmeans=True)
+    ax.set_xticks(range(1, len(items) + 1), [f"{g}\n{cc}" for (g, cc), _ in items], fontsize=7)
+    ax.set_ylabel("completion time (s)")
+    ax.set_title("completion-time distribution per protocol (forward transfers; ▲ mean)")
+    ax.grid(alpha=0.3, axis="y")
+    return _save(fig, path)

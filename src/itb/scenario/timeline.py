@@ -129,6 +129,7 @@ class TransferSpec(_Section):
     direction: Direction | None = None  # default from the hosts' sides
     source_file: str | None = None  # read the bytes from this file on the source
     sink_file: str | None = None  # write them to this file on the destination
+    wait: bool = True  # False: adverse traffic, stopped once the awaited events are done
 
 
 class PingpongSpec(_Section):
@@ -139,6 +140,8 @@ class PingpongSpec(_Section):
     count: Annotated[int, _strict_int(1, 1_000_000)] = 200
     size: Volume = 1_000_000
     cc: CC = "cubic"
+    rate: TrafficRate = None  # pacing cap of each direction (a source's access capacity)
+    direction: Direction | None = None
 
 
 class UdpSpec(_Section):
@@ -240,6 +243,7 @@ class Transfer(_Frozen):
     direction: Literal["forward", "reverse", "background"]
     source_file: str | None = None
     sink_file: str | None = None
+    wait: bool = True
 
 
 class Pingpong(_Frozen):
@@ -252,6 +256,7 @@ class Pingpong(_Frozen):
     size: int
     cc: str
     direction: Literal["forward", "reverse", "background"]
+    rate_bps: int | None = None
 
 
 class Udp(_Frozen):
@@ -394,7 +399,7 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                 id=new_id(None, base if n == 1 else f"{base}.{k + 1}", f"{where}.id"),
                 at_us=at, src=src, dst=dst, volume=t.volume, cc=t.cc, streams=t.streams,
                 rate_bps=t.rate, direction=t.direction or direction(src, dst),
-                source_file=t.source_file, sink_file=t.sink_file))
+                source_file=t.source_file, sink_file=t.sink_file, wait=t.wait))
     for i, p in enumerate(sections.pingpong):
         where = f"pingpong[{i}]"
         src, dst = host(p.src, f"{where}.src"), host(p.dst, f"{where}.dst")
@@ -402,8 +407,8 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
             fail(f"{where}.dst", f"source and destination are the same host {src!r}")
         events.append(Pingpong(id=new_id(p.id, f"pp{i + 1}", f"{where}.id"),
                                at_us=date(p.at, f"{where}.at"), src=src, dst=dst,
-                               count=p.count, size=p.size, cc=p.cc,
-                               direction=direction(src, dst)))
+                               count=p.count, size=p.size, cc=p.cc, rate_bps=p.rate,
+                               direction=p.direction or direction(src, dst)))
     for i, u in enumerate(sections.udp):
         where = f"udp[{i}]"
         src, dst = host(u.src, f"{where}.src"), host(u.dst, f"{where}.dst")

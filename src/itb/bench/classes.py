@@ -1,0 +1,72 @@
+"""The twelve ITB classes (SPEC §4.3): aggregation level K, RTT, forward congestion
+level C_g and reverse-traffic level R."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from itb.errors import ScenarioError
+
+# The documents' data-centre classes say "K = 1 or 10". K = 1 cannot hold C_g = 0.8
+# (0.8 of a source), so ITB uses K = 10: 8, 20 or 10 forward sources.
+DATA_CENTRE_K = 10
+INTERNET_K = 1000
+
+
+@dataclass(frozen=True)
+class ItbClass:
+    name: str
+    k: int
+    rtt_ms: float
+    c_g: float
+    r: float
+    meaning: str
+
+    @property
+    def forward_sources(self) -> int:
+        """M = C_g · K (C_g = M · C_a / C with C = K · C_a)."""
+        return round(self.c_g * self.k)
+
+    @property
+    def reverse_sources(self) -> int:
+        """Reverse sources of capacity C_a whose nominal total is R · C."""
+        return round(self.r * self.k)
+
+
+def _row(name, k, rtt, cg, r, meaning) -> ItbClass:
+    return ItbClass(name, k, rtt, cg, r, meaning)
+
+
+CLASSES: dict[str, ItbClass] = {c.name: c for c in (
+    _row("A", INTERNET_K, 20, 0.8, 0, "low-loaded metropolitan Internet"),
+    _row("B", DATA_CENTRE_K, 20, 0.8, 0, "low-loaded metropolitan data centre"),
+    _row("C", INTERNET_K, 200, 0.8, 0, "low-loaded transcontinental Internet"),
+    _row("D", DATA_CENTRE_K, 200, 0.8, 0, "low-loaded transcontinental data centre"),
+    _row("E", INTERNET_K, 20, 2.0, 0.8, "forward-congested metropolitan Internet"),
+    _row("F", DATA_CENTRE_K, 20, 2.0, 0.8, "forward-congested metropolitan data centre"),
+    _row("G", INTERNET_K, 200, 2.0, 0.8, "forward-congested transcontinental Internet"),
+    _row("H", DATA_CENTRE_K, 200, 2.0, 0.8, "forward-congested transcontinental data centre"),
+    _row("I", INTERNET_K, 20, 1.0, 1.5, "reverse-congested metropolitan Internet"),
+    _row("J", DATA_CENTRE_K, 20, 1.0, 1.5, "reverse-congested metropolitan data centre"),
+    _row("K", INTERNET_K, 200, 1.0, 1.5, "reverse-congested transcontinental Internet"),
+    _row("L", DATA_CENTRE_K, 200, 1.0, 1.5, "reverse-congested transcontinental data centre"),
+)}
+
+
+def parse_classes(text: str, option: str = "--class") -> list[ItbClass]:
+    """"A-L", "B,D,F", "A-C,K": ranges and single letters, in class order, no repeats."""
+    names = list(CLASSES)
+    chosen: set[str] = set()
+    for part in (p.strip().upper() for p in text.split(",")):
+        if not part:
+            raise ScenarioError(None, option, f"empty class in {text!r}")
+        lo, _, hi = part.partition("-")
+        hi = hi or lo
+        if lo not in CLASSES or hi not in CLASSES:
+            bad = lo if lo not in CLASSES else hi
+            raise ScenarioError(None, option, f"unknown class {bad!r}; classes are A to L")
+        i, j = names.index(lo), names.index(hi)
+        if i > j:
+            raise ScenarioError(None, option, f"range {part!r} runs backwards")
+        chosen.update(names[i:j + 1])
+    return [CLASSES[n] for n in names if n in chosen]

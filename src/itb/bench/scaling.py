@@ -1,0 +1,122 @@
+"""Scaling the classes to a testbed (SPEC §4.3): keep K, RTT, C_g, R and the number of
+sources; divide C, C_a and volumes by one factor. The documents' hosts had
+C_a = 1 Gbit/s, so a class's nominal bottleneck is C = K · 1 Gbit/s.
+
+Bulk volumes may in addition be shortened by a *volume factor* so that a benchmark
+fits in minutes rather than the documents' hours (one 30 GB BU transfer takes 240 s at
+its C_a); both factors are recorded in every result.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from itb.bench.classes import ItbClass
+from itb.errors import ScenarioError
+
+NOMINAL_ACCESS_BPS = 1_000_000_000  # the documents' end hosts
+PAPER_BU_VOLUME = 30_000_000_000  # bytes per BU transfer (predictability report)
+PAPER_BU_TIME_S = PAPER_BU_VOLUME * 8 / NOMINAL_ACCESS_BPS  # 240 s at C_a
+MIN_LINK_BPS, MAX_LINK_BPS = 10_000_000, 10_000_000_000  # the emulator's range
+DEFAULT_CALIBRATION = Path("runs/calibration.json")
+# K = 1000 classes run 800–3500 paced streams: their cost is per stream (timers,
+# wake-ups), not per bit. On a 2-core machine at C = 1 Gbit/s the senders could not
+# offer more than ~450 Mbit/s (0 drops at C_g = 2.0); at 200 Mbit/s the bottleneck
+# saturates. Auto scaling caps their C here.
+MANY_SOURCES_MAX_BPS = 200_000_000
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How the classes are shrunk to this testbed."""
+
+    capacity_bps: int | None  # the testbed's C every class is scaled to (auto mode)
+    factor: float | None  # one factor for every class (given with --scale)
+    transfer_time_s: float  # one BU transfer at C_a, after the volume factor
+    source: str  # where the capacity or the factor came from
+
+    def factor_for(self, cls: ItbClass) -> float:
+        if self.factor is not None:
+            return self.factor
+        return cls.k * NOMINAL_ACCESS_BPS / self.capacity_for(cls)
+
+    def capacity_for(self, cls: ItbClass) -> int:
+        cap = self.capacity_bps
+        return min(cap, MANY_SOURCES_MAX_BPS) if cls.forward_sources > 100 else cap
+
+    @property
+    def volume_factor(self) -> float:
+        return PAPER_BU_TIME_S / self.transfer_time_s
+
+    def of(self, cls: ItbClass) -> "ClassScale":
+        f = self.factor_for(cls)
+        c = cls.k * NOMINAL_ACCESS_BPS / f
+        if not MIN_LINK_BPS <= c <= MAX_LINK_BPS:
+            raise ScenarioError(None, "--scale",
+                                f"class {cls.name} at scale {f:g} needs C = {c / 1e6:g} Mbit/s; the "
+                                f"emulator takes 10 Mbit/s to 10 Gbit/s (try --scale "
+                                f"{cls.k * NOMINAL_ACCESS_BPS / MAX_LINK_BPS:g} or more, or "
+                                "leave --scale out to scale each class to the calibrated testbed)")
+        return ClassScale(cls.name, f, self.volume_factor, int(round(c)),
+                          NOMINAL_ACCESS_BPS / f, self.transfer_time_s, self.source)
+
+    def to_json(self) -> dict:
+        return asdict(self) | {"volume_factor": self.volume_factor}
+
+
+@dataclass(frozen=True)
+class ClassScale:
+    """One class on this testbed: what every result of it records."""
+
+    cls: str
+    factor: float  # C, C_a and volumes divided by this
+    volume_factor: float  # bulk volumes divided by this too
+    capacity_bps: int  # C
+    access_bps: float  # C_a
+    transfer_time_s: float  # one BU transfer alone at C_a
+    source: str
+
+    @property
+    def bu_volume(self) -> int:
+        """Bytes per BU source: 30 GB ÷ factor ÷ volume factor."""
+        return max(1, int(PAPER_BU_VOLUME / self.factor / self.volume_factor))
+
+    def to_json(self) -> dict:
+        return asdict(self) | {"bu_volume_bytes": self.bu_volume}
+
+
+def from_calibration(path: Path, transfer_time_s: float) -> Scale:
+    """The calibrated bottleneck rate, when the last `itb calibrate` found it accurate."""
+    try:
+        cal = json.loads(path.read_text())
+        rate = int(cal["path"]["rate_bps"])
+    except FileNotFoundError:
+        raise ScenarioError(str(path), "(file)", "no calibration: run `itb calibrate` first "
+                                                 "(`make calibrate`), or give --scale or --capacity")
+    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
+        raise ScenarioError(str(path), "path.rate_bps", f"not a calibration file ({e!r})")
+    source = f"calibration {path} (C = {rate / 1e6:g} Mbit/s)"
+    off = [str(c.get("quantity")) for c in cal.get("checks", []) if c.get("ok") is False]
+    if off:  # the rate is still the testbed's; say which checks were off
+        source += f"; checks off in that calibration: {', '.join(off)}"
+    return Scale(rate, None, transfer_time_s, source)
+
+
+def make_scale(*, factor: float | None, capacity_bps: int | None, transfer_time_s: float,
+               calibration: Path = DEFAULT_CALIBRATION) -> Scale:
+    if not (math.isfinite(transfer_time_s) and transfer_time_s > 0):
+        raise ScenarioError(None, "--transfer-time", "must be a positive number of seconds")
+    if factor is not None and capacity_bps is not None:
+        raise ScenarioError(None, "--scale", "give --scale or --capacity, not both")
+    if factor is not None:
+        if not (math.isfinite(factor) and factor >= 1):
+            raise ScenarioError(None, "--scale", "the scale factor must be at least 1")
+        return Scale(None, factor, transfer_time_s, "--scale")
+    if capacity_bps is not None:
+        if not MIN_LINK_BPS <= capacity_bps <= MAX_LINK_BPS:
+            raise ScenarioError(None, "--capacity", "must lie in 10 Mbit/s – 10 Gbit/s")
+        return Scale(capacity_bps, None, transfer_time_s, "--capacity")
+    return from_calibration(calibration, transfer_time_s)

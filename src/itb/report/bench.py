@@ -1,0 +1,60 @@
+"""The report of one `itb bench` sweep: the benchmark table, the protocol comparisons,
+figures, how each class was scaled and realised, and the testbed's calibration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from itb.engine import rundir
+from itb.report import figures
+from itb.report.html import figure, render
+
+
+def _completion_times(out: Path, state: dict) -> dict[tuple[str, str], list[float]]:
+    times = {}
+    for c in state["cells"]:
+        path = out / c["run"] / "transfers.parquet"
+        if not path.exists():
+            continue
+        tr = pd.read_parquet(path)
+        tr = tr[(tr["direction"] == "forward") & tr["ok"]]
+        group = figures._group_label(c["app"], c["variant"], c["class"])
+        times[(group, c["cc"])] = [float(x) for x in tr["completion_s"].dropna()]
+    return times
+
+
+def _cell_figures(out: Path, state: dict) -> list[dict]:
+    """Each cell's goodput-over-time figure of its first repetition, from its own report."""
+    figs = []
+    for c in state["cells"]:
+        png = out / c["run"] / "report" / "goodput-rep001.png"
+        if png.exists():
+            figs.append(figure(png, f"{c['name']}: goodput per transfer and G(t), repetition 1"))
+    return figs
+
+
+def _classes(state: dict) -> list[dict]:
+    seen = {}
+    for c in state["cells"]:
+        key = (c["app"], c["variant"], c["class"])
+        if key not in seen:
+            seen[key] = c["realisation"]
+    return [dict(r, key=f"{a}{'/' + v if v else ''} {k}") for (a, v, k), r in seen.items()]
+
+
+def build_bench_report(out: Path, state: dict, rows: list[dict], comps: list[dict]) -> Path:
+    rep = out / "report"
+    figs = []
+    f = figures.tmean_by_protocol(rows, rep / "tmean-by-protocol.png")
+    if f:
+        figs.append(figure(f, "T_mean per application × class and protocol, 95 % interval"))
+    f = figures.completion_by_protocol(_completion_times(out, state), rep / "completion-times.png")
+    if f:
+        figs.append(figure(f, "completion-time distributions per protocol"))
+    cal_path = out / "calibration.json"
+    calibration = rundir.read_json(cal_path) if cal_path.exists() else None
+    return render("bench.html.j2", rep / "report.html", state=state, rows=rows, comps=comps,
+                  figs=figs, cell_figs=_cell_figures(out, state), classes=_classes(state),
+                  calibration=calibration)
