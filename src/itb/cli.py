@@ -23,6 +23,10 @@ testbed_app = typer.Typer(
     "namespaces, the bottleneck runs through ITB's user-space link emulator.",
     no_args_is_help=True, rich_markup_mode="markdown")
 app.add_typer(testbed_app, name="testbed")
+study_app = typer.Typer(
+    help="Studies: sweeps with their own analysis and report.", no_args_is_help=True,
+    rich_markup_mode="markdown")
+app.add_typer(study_app, name="study")
 
 # Wide when not a terminal (logs, CI): tables stay readable instead of wrapping at 80.
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -320,10 +324,8 @@ def bench_cmd(
     from itb.bench.apps import APPS
     from itb.bench.classes import parse_classes
     from itb.bench.scaling import make_scale
-    from itb.bench.sweep import BenchArgs, default_out, run_bench
+    from itb.bench.benchmark import BenchArgs, default_out, run_bench
     from itb.errors import ScenarioError
-    from itb.scenario.timeline import KNOWN_CCS
-    from itb.scenario.units import parse_rate
 
     q = QUICK if quick else {}
     app_list = _csv_opt(apps or q.get("apps") or "BU,PA", "--app", upper=True)
@@ -331,17 +333,8 @@ def bench_cmd(
         if a not in APPS:
             raise ScenarioError(None, "--app", f"unknown application {a!r}; applications are "
                                                f"{', '.join(APPS)}")
-    cc_list = _csv_opt(ccs or q.get("ccs") or "cubic,reno,bbr", "--cc")
-    for cc in cc_list:
-        if cc not in KNOWN_CCS:
-            raise ScenarioError(None, "--cc", f"unknown congestion control {cc!r}; known: "
-                                              f"{', '.join(sorted(KNOWN_CCS))}")
-    cap = None
-    if capacity is not None:
-        try:
-            cap = parse_rate(capacity)
-        except ValueError as e:
-            raise ScenarioError(None, "--capacity", str(e))
+    cc_list = _ccs(ccs or q.get("ccs") or "cubic,reno,bbr")
+    cap = _capacity(capacity)
     sc = make_scale(factor=scale, capacity_bps=cap,
                     transfer_time_s=transfer_time or q.get("transfer_time") or 240.0)
     args = BenchArgs(tuple(app_list), tuple(parse_classes(classes or q.get("classes") or "A-L")),
@@ -357,6 +350,100 @@ def bench_cmd(
         raise typer.Exit(130)
     if any(r["failed"] for r in result.rows):
         raise typer.Exit(1)
+
+
+@study_app.command("predictability")
+def study_predictability(
+        ccs: str = typer.Option("cubic,reno", "--cc", help="Congestion controls, comma-separated."),
+        c_g: str = typer.Option("0.5,1,1.25,1.5,1.75,2", "--cg", help="Congestion levels C_g "
+                                "(forward sources' capacity over C)."),
+        reverse: str = typer.Option("0", "--reverse", help="Reverse-traffic levels R, e.g. "
+                                    "0,0.7,0.9,1.1,sym (sym: as many reverse as forward sources)."),
+        spacing: float = typer.Option(1.0, "--spacing", min=0, help="Start spacing of the "
+                                      "spaced case (s); 0 s is always compared with it."),
+        sync_cg: float = typer.Option(2.0, "--sync-cg", help="C_g at which synchronised "
+                                      "and spaced starts are compared."),
+        fit: str = typer.Option("1,2", "--fit", help="C_g range of the linear fits: LO,HI."),
+        rtt: str = typer.Option("20ms", "--rtt", help="RTT of every path."),
+        repeat: int = typer.Option(3, "--repeat", min=1, max=100, help="Repetitions per point."),
+        transfer_time: float = typer.Option(15.0, "--transfer-time", help="Seconds one "
+                                            "transfer takes alone at C_a (sets the volume)."),
+        scale: Optional[float] = typer.Option(None, "--scale", help="Scale factor: C = 10 Gbit/s "
+                                              "÷ factor. [default: from the calibration]"),
+        capacity: Optional[str] = typer.Option(None, "--capacity", help="Bottleneck C, e.g. "
+                                               "500Mbit, instead of the calibrated one."),
+        out_dir: Optional[Path] = typer.Option(None, "--out", help="Study directory (default: "
+                                               "runs/predictability-<hash of the arguments>)."),
+        seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order.")) -> None:
+    """How predictable are transfer times? Sweep C_g, R and start spacing per protocol.
+
+    Every point is a BU cell (K = 10: the report's 1 Gbit/s nodes on a 10 Gbit/s
+    bottleneck, scaled to this testbed). Fits T_mean = a·C_g + b per protocol and
+    reverse level (correlation, R²), plots CoV against C_g and R, gives the margins over
+    T_mean covering 68 % and 95 % of completions and σ_T for synchronised vs spaced
+    starts. Resumable like `itb bench` (docs/predictability.md).
+    """
+    from itb.bench.scaling import make_scale
+    from itb.errors import ScenarioError
+    from itb.scenario.units import parse_duration
+    from itb.study.predictability import StudyArgs, default_out, parse_levels, run_study
+
+    cc_list = _ccs(ccs)
+    lo_hi = parse_levels(fit, "--fit")
+    if len(lo_hi) != 2 or lo_hi[0] >= lo_hi[1]:
+        raise ScenarioError(None, "--fit", "give two increasing levels, e.g. 1,2")
+    try:
+        rtt_ms = parse_duration(rtt) / 1000
+    except ValueError as e:
+        raise ScenarioError(None, "--rtt", str(e))
+    a = StudyArgs(tuple(cc_list), parse_levels(c_g, "--cg"), parse_levels(reverse, "--reverse", True),
+                  spacing, sync_cg, (lo_hi[0], lo_hi[1]), rtt_ms, repeat, seed,
+                  make_scale(factor=scale, capacity_bps=_capacity(capacity),
+                             transfer_time_s=transfer_time))
+    target = out_dir or default_out(a)
+    err.print(f"study directory: {target}")
+    tick = _ticker()
+    res = run_study(a, target, say=lambda m: err.print(m, highlight=False), tick=tick)
+    tick("")
+    t = Table(title=f"T_mean = a·C_g + b ({res.status})")
+    for col in ("protocol", "reverse", "C_g range", "a (s)", "b (s)", "r", "R²", "points"):
+        t.add_column(col)
+    for f in res.fits:
+        t.add_row(f["cc"], str(f["reverse"]), "–".join(f"{x:g}" for x in f["c_g_range"]),
+                  _num(f["a"]), _num(f["b"]), _num(f["r"]), _num(f["r2"]), str(f["n"]))
+    out.print(t)
+    for s in res.spacing:
+        out.print(f"{s['cc']} at C_g {s['c_g']:g}: σ_T {_num(s['sigma_t_sync'])} s synchronised vs "
+                  f"{_num(s['sigma_t_spaced'])} s with {s['spacing_s']:g} s spacing")
+    out.print(f"points: {res.out / 'points.csv'}")
+    out.print(f"report: {res.report}")
+    if res.status != "complete":
+        err.print("interrupted: run the same command again to resume")
+        raise typer.Exit(130)
+
+
+def _ccs(text: str) -> list[str]:
+    from itb.errors import ScenarioError
+    from itb.scenario.timeline import KNOWN_CCS
+
+    items = _csv_opt(text, "--cc")
+    for cc in items:
+        if cc not in KNOWN_CCS:
+            raise ScenarioError(None, "--cc", f"unknown congestion control {cc!r}; known: "
+                                              f"{', '.join(sorted(KNOWN_CCS))}")
+    return items
+
+
+def _capacity(text: Optional[str]) -> Optional[int]:
+    from itb.errors import ScenarioError
+    from itb.scenario.units import parse_rate
+
+    if text is None:
+        return None
+    try:
+        return parse_rate(text)
+    except ValueError as e:
+        raise ScenarioError(None, "--capacity", str(e))
 
 
 def _csv_opt(text: str, option: str, upper: bool = False) -> list[str]:

@@ -168,15 +168,20 @@ def _duration(measured_s: float, start_span_s: float, rtt_ms: float) -> float:
 # ---- applications ----------------------------------------------------------------
 
 def _bu(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
+    return bulk(cell, cs, spacing_s, cap_start_span=True)
+
+
+def bulk(cell: Cell, cs: ClassScale, spacing_s: float, *, cap_start_span: bool) -> Generated:
     """BU: simultaneous large unidirectional transfers, forward at C_g, reverse at R."""
     c = cell.cls
-    fwd, rev = bundles(c.forward_sources), bundles(c.reverse_sources)
+    n_rev = c.reverse_sources
+    fwd, rev = bundles(c.forward_sources), bundles(n_rev)
     pairs = min(MAX_PAIRS, max(len(fwd), len(rev), 1))
     v = cs.bu_volume
     # Spaced starts must not dilute the congestion level: with many bundles or short
     # transfers the spacing shrinks so that every source is started within a quarter
     # of one transfer's time (the documents: 1 s between ~400 s transfers).
-    if len(fwd) > 1:
+    if cap_start_span and len(fwd) > 1:
         spacing_s = min(spacing_s, MAX_START_SPAN * cs.transfer_time_s / (len(fwd) - 1))
     span = spacing_s * (len(fwd) - 1)
     dur = _duration(_fair_time_s(v, cs, c.c_g), span, c.rtt_ms)
@@ -188,7 +193,7 @@ def _bu(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
     doc = _testbed(cell, cs, pairs) | {"experiment": _experiment(cell, dur), "transfer": transfers}
     return Generated(doc, {
         "forward": _describe("forward", c.forward_sources, fwd, cs, pairs),
-        "reverse": _describe("reverse", c.reverse_sources, rev, cs, pairs),
+        "reverse": _describe("reverse", n_rev, rev, cs, pairs),
         "volume_bytes_per_source": v, "spacing_s": spacing_s,
         "notes": ["every pair has the class RTT (the modes of a multi-site BU collapse to it)",
                   "reverse transfers are stopped once the forward ones are done"]})

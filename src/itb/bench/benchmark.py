@@ -1,0 +1,93 @@
+"""`itb bench`: application × class × protocol cells swept on the local testbed, then
+the benchmark table, the protocol comparisons and the report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from itb.bench import apps, stats
+from itb.bench.classes import ItbClass
+from itb.bench.scaling import Scale
+from itb.bench.sweep import Sweep, SweepCell, digest
+from itb.engine import rundir
+
+Say = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BenchArgs:
+    apps: tuple[str, ...]
+    classes: tuple[ItbClass, ...]
+    ccs: tuple[str, ...]
+    repeat: int
+    seed: int
+    spacing_s: float
+    scale: Scale
+
+    def key(self) -> dict:
+        """What identifies a benchmark: the same key resumes the same directory."""
+        return {"apps": list(self.apps), "classes": [c.name for c in self.classes],
+                "ccs": list(self.ccs), "repeat": self.repeat, "seed": self.seed,
+                "spacing_s": self.spacing_s, "scale": self.scale.to_json()}
+
+
+@dataclass
+class BenchResult:
+    out: Path
+    status: str  # complete | incomplete
+    rows: list[dict] = field(default_factory=list)
+    comparisons: list[dict] = field(default_factory=list)
+    report: Path | None = None
+
+
+def cells_of(args: BenchArgs) -> list[apps.Cell]:
+    return [apps.Cell(a, c, cc, v) for a in args.apps for v in apps.variants(a)
+            for c in args.classes for cc in args.ccs]
+
+
+def default_out(args: BenchArgs, root: Path = Path("runs")) -> Path:
+    return root / f"bench-{digest(args.key())}"
+
+
+def sweep_of(args: BenchArgs, out: Path) -> Sweep:
+    """Every cell generated (and so checked) before anything is written or run."""
+    cells = []
+    for cell in cells_of(args):
+        g = apps.generate(cell, args.scale.of(cell.cls), args.seed, args.spacing_s, args.repeat)
+        cells.append(SweepCell(cell.name, g.doc, {
+            "app": cell.app, "variant": cell.variant, "class": cell.cls.name, "cc": cell.cc,
+            "realisation": g.realisation}))
+    return Sweep(out, "bench", args.key(), cells, args.repeat, args.seed)
+
+
+def run_bench(args: BenchArgs, out: Path, say: Say = print, tick: Say = lambda s: None) -> BenchResult:
+    sweep = sweep_of(args, out)
+    sweep.open()
+    status = sweep.run(say, tick)
+    result = BenchResult(out, status)
+    result.rows, result.comparisons = summarise(sweep)
+    from itb.report.bench import build_bench_report
+
+    result.report = build_bench_report(out, sweep.state, result.rows, result.comparisons)
+    return result
+
+
+def summarise(sweep: Sweep) -> tuple[list[dict], list[dict]]:
+    """The table and comparisons from the cells' metrics.json (also for a partial sweep)."""
+    cells = []
+    for c in sweep.state["cells"]:
+        m = sweep.metrics(c)
+        cells.append((stats.CellKey(c["app"], c["variant"], c["class"], c["cc"]),
+                      stats.per_repetition(m) if m else []))
+    rows, comps = stats.table_rows(cells), stats.compare(cells)
+    for row, c in zip(rows, sweep.state["cells"]):
+        sc = c["realisation"]["scale"]
+        row.update(scale_factor=sc["factor"], volume_factor=sc["volume_factor"],
+                   capacity_bps=sc["capacity_bps"], access_bps=sc["access_bps"])
+    import pandas as pd
+
+    pd.DataFrame(rows).to_csv(sweep.out / "table.csv", index=False)
+    rundir.write_json(sweep.out / "table.json", {"rows": rows, "comparisons": comps})
+    return rows, comps

@@ -1,0 +1,1 @@
+"""Studies: sweeps with an analysis of their own (`itb study ...`)."""
