@@ -1,23 +1,24 @@
-# The README names two targets: `make calibrate` (set up + run on the default testbed)
-# and `make test`. Everything they need is installed by `setup`.
+# The README names two targets: `make quick` (set up, calibrate the default testbed and
+# run the quick benchmark scaled to it) and `make test`. Everything they need is
+# installed by `setup`.
 SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 ITB := $(VENV)/bin/itb
-APT_PACKAGES := iproute2 iputils-ping iperf3 ethtool procps
+APT_PACKAGES := iproute2 iputils-ping iperf3 ethtool procps chromium
 # linkem and flow come from one cargo build; the stamp says it ran.
 NATIVE_STAMP := native/target/release/.built
 
-.PHONY: setup system-deps python native calibrate test unit integration native-test bench clean
+.PHONY: setup system-deps python native calibrate quick test unit integration native-test bench clean
 
 setup: system-deps python native
 
 system-deps:
-	@missing=""; for t in ip:iproute2 ping:iputils-ping iperf3:iperf3 ethtool:ethtool sysctl:procps; do \
+	@missing=""; for t in ip:iproute2 ping:iputils-ping iperf3:iperf3 ethtool:ethtool sysctl:procps chromium:chromium; do \
 	  command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; fi
 	@command -v cargo >/dev/null || { echo "cargo (Rust) is required: https://rustup.rs"; exit 1; }
 
 python: $(VENV)/.installed
@@ -32,9 +33,15 @@ $(NATIVE_STAMP): $(shell find native -path native/target -prune -o \( -name '*.r
 	cd native && cargo build --release --quiet
 	touch $@
 
-# The main job on the local default testbed: calibrate it against its configuration.
+# Calibrate the default testbed against its configuration (exit 1 if a check is off).
 calibrate: setup
 	$(ITB) calibrate --json runs/calibration.json
+
+# The main job: calibrate, then the quick benchmark scaled to the calibrated rate. A
+# check that is off is reported by the calibration and recorded with the results.
+quick: setup
+	$(ITB) calibrate --json runs/calibration.json || test -s runs/calibration.json
+	$(ITB) bench --quick
 
 test: setup native-test
 	$(PY) -m pytest tests -q -ra; rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
