@@ -348,7 +348,7 @@ def bench_cmd(
     if result.status != "complete":
         err.print("interrupted: run the same command again to resume")
         raise typer.Exit(130)
-    if any(r["failed"] for r in result.rows):
+    if any(r["failed"] or r["failed_repetitions"] for r in result.rows):
         raise typer.Exit(1)
 
 
@@ -474,6 +474,11 @@ def _print_bench(result) -> None:
                   pm(r["jain"], None, 3), pm(r["efficiency"], None, 3),
                   pm(r["utilisation"], None, 3), f"{r['scale_factor']:g}")
     out.print(t)
+    for r in result.rows:
+        if r["failed"] or r["failed_repetitions"]:
+            out.print(f"[red]{r['app']} {r['class']} {r['cc']}: {r['failed_repetitions']} failed "
+                      f"repetition(s), {r['failed']} failed transfer(s)[/red] (see the cell's "
+                      "run directory under cells/)")
     for c in result.comparisons:
         p = "" if c["p"] is None else f" (p = {c['p']:.3g})"
         out.print(f"{c['app']}{'/' + c['variant'] if c['variant'] else ''} {c['class']}: "

@@ -83,6 +83,9 @@ def summarise(sweep: Sweep) -> tuple[list[dict], list[dict]]:
                       stats.per_repetition(m) if m else []))
     rows, comps = stats.table_rows(cells), stats.compare(cells)
     for row, c in zip(rows, sweep.state["cells"]):
+        meta_path = sweep.out / c["run"] / "meta.json"
+        statuses = rundir.read_json(meta_path).get("repetition_status", []) if meta_path.exists() else []
+        row["failed_repetitions"] = sum(s not in ("ok", "not run", None) for s in statuses)
         sc = c["realisation"]["scale"]
         row.update(scale_factor=sc["factor"], volume_factor=sc["volume_factor"],
                    capacity_bps=sc["capacity_bps"], access_bps=sc["access_bps"])
