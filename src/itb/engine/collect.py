@@ -108,6 +108,8 @@ def sample_frames(run: Path, repetition: int, interval_s: float,
             continue
         role_r = "udp-recv" if e["kind"] == "udp" else "recv"
         g = _csv(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv")
+        if g is not None and "t_ns" in g and "bytes" in g:
+            g = g.dropna(subset=["t_ns", "bytes"])  # a process stopped mid-line
         if g is not None and len(g) and "t_ns" in g:
             out.append(pd.DataFrame({
                 "repetition": repetition, "transfer": e["id"], "series": "goodput", "stream": -1,
@@ -116,6 +118,8 @@ def sample_frames(run: Path, repetition: int, interval_s: float,
                 "goodput_bps": g["bytes"].astype(float) * 8 / interval_s}))
         if e["kind"] == "transfer":
             t = _csv(rd / "nodes" / e["src"] / f"{e['id']}.send.csv")
+            if t is not None and "t_ns" in t and "stream" in t:
+                t = t.dropna(subset=["t_ns", "stream"])  # a process stopped mid-line
             if t is not None and len(t) and "t_ns" in t:
                 frame = pd.DataFrame({
                     "repetition": repetition, "transfer": e["id"], "series": "tcp_info",
