@@ -53,6 +53,13 @@ def _capped(link_bps: int | None, pacing_bps: int | None) -> int | None:
     return pacing_bps
 
 
+def _whole_lines(df: pd.DataFrame | None) -> pd.DataFrame | None:
+    """Without a last line cut short by a stopped process (its last field is empty)."""
+    if df is None or not len(df.columns):
+        return df
+    return df.dropna(subset=[df.columns[-1]])
+
+
 def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]) -> list[dict]:
     rd = rundir.rep_dir(run, repetition)
     result = rundir.read_json(rd / "result.json")
@@ -108,8 +115,7 @@ def sample_frames(run: Path, repetition: int, interval_s: float,
             continue
         role_r = "udp-recv" if e["kind"] == "udp" else "recv"
         g = _csv(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv")
-        if g is not None and "t_ns" in g and "bytes" in g:
-            g = g.dropna(subset=["t_ns", "bytes"])  # a process stopped mid-line
+        g = _whole_lines(g)
         if g is not None and len(g) and "t_ns" in g:
             out.append(pd.DataFrame({
                 "repetition": repetition, "transfer": e["id"], "series": "goodput", "stream": -1,
@@ -118,8 +124,7 @@ def sample_frames(run: Path, repetition: int, interval_s: float,
                 "goodput_bps": g["bytes"].astype(float) * 8 / interval_s}))
         if e["kind"] == "transfer":
             t = _csv(rd / "nodes" / e["src"] / f"{e['id']}.send.csv")
-            if t is not None and "t_ns" in t and "stream" in t:
-                t = t.dropna(subset=["t_ns", "stream"])  # a process stopped mid-line
+            t = _whole_lines(t)
             if t is not None and len(t) and "t_ns" in t:
                 frame = pd.DataFrame({
                     "repetition": repetition, "transfer": e["id"], "series": "tcp_info",
