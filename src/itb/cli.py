@@ -321,18 +321,14 @@ def bench_cmd(
     same command resumes without redoing finished runs. Exit code 0 when every run
     succeeded, 1 when some failed, 130 when interrupted, 2 for bad arguments.
     """
-    from itb.bench.apps import APPS
+    from itb.bench.apps import check_app
     from itb.bench.classes import parse_classes
     from itb.bench.scaling import make_scale
     from itb.bench.benchmark import BenchArgs, default_out, run_bench
-    from itb.errors import ScenarioError
 
     q = QUICK if quick else {}
-    app_list = _csv_opt(apps or q.get("apps") or "BU,PA", "--app", upper=True)
-    for a in app_list:
-        if a not in APPS:
-            raise ScenarioError(None, "--app", f"unknown application {a!r}; applications are "
-                                               f"{', '.join(APPS)}")
+    app_list = [check_app(a) for a in _csv_opt(apps or q.get("apps") or "BU,PA", "--app",
+                                               upper=True)]
     cc_list = _ccs(ccs or q.get("ccs") or "cubic,reno,bbr")
     cap = _capacity(capacity)
     sc = make_scale(factor=scale, capacity_bps=cap,

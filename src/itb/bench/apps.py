@@ -67,12 +67,16 @@ def variants(app: str) -> list[str | None]:
     return ["default", "tuned"] if app == "TU" else [None]
 
 
+def check_app(app: str) -> str:
+    if app not in APPS:
+        raise ScenarioError(None, "--app", f"unknown application {app!r}; "
+                                           f"applications are {', '.join(APPS)}")
+    return app
+
+
 def generate(cell: Cell, cs: ClassScale, seed: int, spacing_s: float,
              repetitions: int = 1) -> Generated:
-    maker = {"TU": _tu, "WM": _wm, "PP": _pp, "BU": _bu, "PA": _pa}.get(cell.app)
-    if maker is None:
-        raise ScenarioError(None, "--app", f"unknown application {cell.app!r}; "
-                                           f"applications are {', '.join(APPS)}")
+    maker = {"TU": _tu, "WM": _wm, "PP": _pp, "BU": _bu, "PA": _pa}[check_app(cell.app)]
     g = maker(cell, cs, seed, spacing_s)
     g.doc["experiment"].update(repetitions=repetitions, seed=seed)
     g.realisation.update(scale=cs.to_json(), cls=_class_json(cell.cls), app=cell.app,
@@ -155,6 +159,11 @@ def _describe(what: str, n: int, sizes: list[int], cs: ClassScale, pairs: int) -
             f"{_rate(cs.access_bps)}/s, over {min(pairs, len(sizes))} host pairs")
 
 
+def _for_whole_run(cs: ClassScale, duration_s: float) -> int:
+    """Bytes of an adverse source: more than it can send at C_a before the run ends."""
+    return int(cs.access_bps / 8 * duration_s)
+
+
 def _fair_time_s(volume: int, cs: ClassScale, c_g: float) -> float:
     """A source's completion time in the fluid model: its share is min(C_a, C/M)."""
     return volume * 8 / (cs.access_bps / max(1.0, c_g))
@@ -186,10 +195,8 @@ def bulk(cell: Cell, cs: ClassScale, spacing_s: float, *, cap_start_span: bool) 
     span = spacing_s * (len(fwd) - 1)
     dur = _duration(_fair_time_s(v, cs, c.c_g), span, c.rtt_ms)
     transfers = _sources("bu", fwd, pairs, False, cs, v, cell.cc, 0, spacing_s)
-    # Reverse sources: as large as the forward ones could ever need, stopped at the end.
-    rev_bytes = int(cs.access_bps / 8 * dur)
-    transfers += _sources("rev", rev, pairs, True, cs, rev_bytes, cell.cc, 0, spacing_s,
-                          wait=False)
+    transfers += _sources("rev", rev, pairs, True, cs, _for_whole_run(cs, dur), cell.cc, 0,
+                          spacing_s, wait=False)
     doc = _testbed(cell, cs, pairs) | {"experiment": _experiment(cell, dur), "transfer": transfers}
     return Generated(doc, {
         "forward": _describe("forward", c.forward_sources, fwd, cs, pairs),
@@ -210,7 +217,7 @@ def _pa(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
     per_msg = 2 * size * 8 / (cs.access_bps / max(1.0, c.c_g)) + c.rtt_ms / 1000
     est = PA_MESSAGES * per_msg
     dur = _duration(est, start, c.rtt_ms)
-    adverse = int(cs.access_bps / 8 * dur)
+    adverse = _for_whole_run(cs, dur)
     transfers = []
     if load:  # on pairs 2.., the ping-pong owns pair 1
         transfers += _sources("load", load, pairs - 1, False, cs, adverse, cell.cc, 0, ramp,
@@ -305,7 +312,7 @@ def _web(cell: Cell, cs: ClassScale, seed: int, *, ratio: float, sizes: str,
     draw("u", n_rev_useful, True, None)
     adverse = bundles(c.reverse_sources)
     dur = _duration(window * max(1.0, c.c_g), 0, c.rtt_ms)
-    transfers += _sources("rev", adverse, pairs, True, cs, int(cs.access_bps / 8 * dur),
+    transfers += _sources("rev", adverse, pairs, True, cs, _for_whole_run(cs, dur),
                           cell.cc, 0, 0.0, wait=False)
     # Per-pair RTTs drawn around the class RTT; the bottleneck itself adds 1 ms.
     base_ms = 1.0

@@ -137,6 +137,18 @@ class Sweep:
         return rundir.read_json(path) if path.exists() else None
 
 
+def forward_completions(out: Path, cell: dict) -> list[float]:
+    """Completion times (s) of a cell's completed forward transfers, all repetitions."""
+    import pandas as pd
+
+    path = out / cell["run"] / "transfers.parquet"
+    if not path.exists():
+        return []
+    tr = pd.read_parquet(path)
+    tr = tr[(tr["direction"] == "forward") & tr["ok"]]
+    return [float(x) for x in tr["completion_s"].dropna()]
+
+
 def _t_line(metrics: dict | None, r: int) -> str:
     for rep in (metrics or {}).get("repetitions", []):
         if rep.get("repetition") == r and (rep.get("completion") or {}).get("t_mean") is not None:

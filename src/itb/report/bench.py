@@ -5,24 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
-
+from itb.bench.sweep import forward_completions
 from itb.engine import rundir
 from itb.report import figures
 from itb.report.html import figure, render
 
 
 def _completion_times(out: Path, state: dict) -> dict[tuple[str, str], list[float]]:
-    times = {}
-    for c in state["cells"]:
-        path = out / c["run"] / "transfers.parquet"
-        if not path.exists():
-            continue
-        tr = pd.read_parquet(path)
-        tr = tr[(tr["direction"] == "forward") & tr["ok"]]
-        group = figures._group_label(c["app"], c["variant"], c["class"])
-        times[(group, c["cc"])] = [float(x) for x in tr["completion_s"].dropna()]
-    return times
+    return {(figures._group_label(c["app"], c["variant"], c["class"]), c["cc"]):
+            forward_completions(out, c) for c in state["cells"]}
 
 
 def _cell_figures(out: Path, state: dict) -> list[dict]:

@@ -18,14 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import pandas as pd
 
 from itb.analysis.metrics import fit_linear, margins
 from itb.bench import apps, stats
 from itb.bench.classes import DATA_CENTRE_K, ItbClass
 from itb.bench.scaling import Scale
-from itb.bench.sweep import Sweep, SweepCell, digest
+from itb.bench.sweep import Sweep, SweepCell, digest, forward_completions
 from itb.engine import rundir
 from itb.errors import ScenarioError
 
@@ -120,12 +119,13 @@ def sweep_of(a: StudyArgs, out: Path) -> Sweep:
         if cls.forward_sources < 1:
             raise ScenarioError(None, "--cg", f"C_g {p.c_g:g} gives no source at K = {DATA_CENTRE_K}")
         cell = apps.Cell("BU", cls, p.cc)
-        g = apps.bulk(cell, a.scale.of(cls), p.spacing_s, cap_start_span=False)
+        cs = a.scale.of(cls)
+        g = apps.bulk(cell, cs, p.spacing_s, cap_start_span=False)
         g.doc["experiment"].update(repetitions=a.repeat, seed=a.seed, name=f"pred-{p.name}")
         g.doc["testbed"]["name"] = f"pred-{p.name}"[:64]
         cells.append(SweepCell(p.name, g.doc, {
             "cc": p.cc, "c_g": p.c_g, "reverse": p.reverse, "r_level": p.r_level,
-            "spacing_s": p.spacing_s, "realisation": g.realisation | {"scale": a.scale.of(cls).to_json()}}))
+            "spacing_s": p.spacing_s, "realisation": g.realisation | {"scale": cs.to_json()}}))
     return Sweep(out, "predictability", a.key(), cells, a.repeat, a.seed)
 
 
@@ -145,15 +145,6 @@ def run_study(a: StudyArgs, out: Path, say: Say = print, tick: Say = lambda s: N
     return res
 
 
-def _completions(sweep: Sweep, cell: dict) -> list[float]:
-    path = sweep.out / cell["run"] / "transfers.parquet"
-    if not path.exists():
-        return []
-    tr = pd.read_parquet(path)
-    tr = tr[(tr["direction"] == "forward") & tr["ok"]]
-    return [float(x) for x in tr["completion_s"].dropna()]
-
-
 def analyse(sweep: Sweep, a: StudyArgs) -> tuple[list[dict], list[dict], list[dict]]:
     points = []
     for c in sweep.state["cells"]:
@@ -163,7 +154,7 @@ def analyse(sweep: Sweep, a: StudyArgs) -> tuple[list[dict], list[dict], list[di
         row["repetitions"] = len(reps)
         for k in ("t_mean", "sigma_t", "cov", "t_min", "t_max"):
             row[k], row[f"{k}_ci95"] = stats.mean_ci(r[k] for r in reps)
-        times = _completions(sweep, c)
+        times = forward_completions(sweep.out, c)
         mg = margins(times) if times else None
         row["transfers"] = len(times)
         row["margin68_s"] = mg and mg["m68_s"]
@@ -193,6 +184,3 @@ def analyse(sweep: Sweep, a: StudyArgs) -> tuple[list[dict], list[dict], list[di
                                                    "spacing": spacing})
     return points, fits, spacing
 
-
-def fitted_line(fit: dict, xs) -> np.ndarray:
-    return fit["a"] * np.asarray(xs, dtype=float) + fit["b"]
