@@ -186,3 +186,12 @@ def test_order_runs_every_cell_once_per_round_seeded():
     assert [r for _, r in o] == [1, 1, 1, 2, 2, 2]
     assert sorted(n for n, r in o if r == 1) == ["a", "b", "c"]
     assert o == order(["a", "b", "c"], 2, 7)
+
+
+def test_pa_timeline_outlasts_a_ping_pong_under_reverse_congestion(tmp_path):
+    # Measured on this testbed (PA-L, cubic, 1 Gbit/s): 186 round trips of 100 kB
+    # took 179 s, 0.96 s each, at 200 ms RTT with the echo's direction at R = 1.5.
+    _, sc = _generated(tmp_path, "PA", "L")
+    assert sc.experiment.duration_us / 1e6 >= 3 * 200 * 0.96
+    _, light = _generated(tmp_path, "PA", "B")  # unloaded 20 ms path: a short timeline
+    assert light.experiment.duration_us < sc.experiment.duration_us / 5

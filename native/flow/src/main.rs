@@ -25,10 +25,13 @@ fn main() {
             return;
         }
         Err(e) => {
-            // One line, as for every other error: the first line of clap's report.
+            // One line, as for every other error: clap's report up to its usage
+            // part, so a list of missing arguments stays in it.
             let text = e.render().to_string();
-            let line = text.lines().next().unwrap_or("bad arguments").trim_start_matches("error: ");
-            eprintln!("flow: {line}");
+            let head: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).map(str::trim).collect();
+            let line = head.join(" ");
+            let line = line.trim_start_matches("error: ");
+            eprintln!("flow: {}", if line.is_empty() { "bad arguments" } else { line });
             std::process::exit(fail::USAGE);
         }
     };

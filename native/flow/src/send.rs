@@ -404,17 +404,26 @@ fn pingpong(
     let mut back = vec![0u8; size];
     let mut times: Vec<(u64, u64)> = Vec::with_capacity(count as usize);
     let fd = s.as_raw_fd();
+    let write_err = |e: io::Error| Fail::other(format!("writing {}: {e}", log.display()));
     sum.start_ns = Some(now_ns());
-    for k in 0..count {
-        let t0 = now_ns();
-        net::send_all(fd, &msg).map_err(err)?;
-        if !net::recv_exact(s, &mut back).map_err(err)? {
-            return Err(Fail::new(fail::RESET, format!("peer closed after {k} of {count} messages")));
+    // Each round trip is logged as it completes, so an interrupted run keeps
+    // the messages it finished.
+    let exchanged = (|| {
+        for k in 0..count {
+            let t0 = now_ns();
+            net::send_all(fd, &msg).map_err(err)?;
+            if !net::recv_exact(s, &mut back).map_err(err)? {
+                return Err(Fail::new(fail::RESET, format!("peer closed after {k} of {count} messages")));
+            }
+            let t1 = now_ns();
+            times.push((t0, t1));
+            output::write_row3(&mut csv, k, t0, t1).map_err(write_err)?;
         }
-        times.push((t0, now_ns()));
-    }
-    net::shutdown_write(s).map_err(err)?;
-    net::drain_to_eof(s, &mut back).map_err(err)?;
+        net::shutdown_write(s).map_err(err)?;
+        net::drain_to_eof(s, &mut back).map_err(err)
+    })();
+    let flushed = output::finish_csv(csv, log);
+    exchanged?;
     let end = now_ns();
     sum.end_ns = Some(end);
     if let Ok(info) = TcpInfo::read(fd) {
@@ -425,11 +434,7 @@ fn pingpong(
     if end > st {
         sum.goodput_bps = Some(sum.bytes as f64 * 8e9 / (end - st) as f64);
     }
-    for (k, &(a, b)) in times.iter().enumerate() {
-        output::write_row3(&mut csv, k as u64, a, b)
-            .map_err(|e| Fail::other(format!("writing {}: {e}", log.display())))?;
-    }
-    output::finish_csv(csv, log)
+    flushed
 }
 
 /// Parse one control line: {"rate_bps": R}; 0 or null mean unlimited.

@@ -212,6 +212,37 @@ fn pingpong_twenty_messages() {
 }
 
 #[test]
+fn interrupted_pingpong_keeps_the_round_trips_it_finished() {
+    let d = tmpdir("ppint");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let (plog, psum) = (d.join("p.csv"), d.join("p.json"));
+    // Paced at 8 Mbit/s each way: 100 kB there and back takes ~0.2 s, so 100 take ~20 s.
+    let pp = ["--pingpong", "--msg-size", "100000", "--count", "100", "--rate-bps", "8000000"];
+    let mut a = vec!["recv", "--listen", &addr, "--streams", "1", "--log", "/dev/null"];
+    let rsum = d.join("r.json");
+    a.extend(["--summary", s(&rsum)]);
+    a.extend(pp);
+    let mut r = start_ready(&a);
+    let mut a = vec!["send", "--to", &addr, "--log", s(&plog), "--summary", s(&psum)];
+    a.extend(pp);
+    let (st, err) = run(&a, Duration::from_secs(5));
+    assert_eq!((st.code(), err.trim()), (Some(2), "flow: the following required arguments were not provided: --streams <N>"));
+    a.extend(["--streams", "1"]);
+    let mut c = Command::new(FLOW).args(&a).stderr(Stdio::null()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let pid = c.id().to_string();
+    assert!(Command::new("kill").args(["-INT", &pid]).status().unwrap().success());
+    let st = wait_for(&mut c, Duration::from_secs(10));
+    assert_eq!(st.code(), Some(130));
+    let _ = r.kill();
+    let _ = r.wait();
+    let (_, rows) = csv(&plog);
+    assert!(rows.len() >= 3 && rows.len() < 100, "{} rows", rows.len());
+    assert_eq!(json(&psum)["error"], "interrupted");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn unknown_congestion_control_is_named() {
     let d = tmpdir("cc");
     let (st, err) = run(

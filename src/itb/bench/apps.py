@@ -38,6 +38,7 @@ WEB_FILES_PER_SOURCE = 5  # WM / PP: files each source draws over the window
 WM_RATIO, PP_RATIO = 0.8, 0.5  # forward / reverse volume (SPEC §4.2)
 PP_PARETO_SHAPE = 1.5
 UNTUNED_RMEM, UNTUNED_WMEM = "4096 131072 6291456", "4096 16384 4194304"  # Linux defaults
+INITIAL_WINDOW_BYTES = 10 * 1448  # Linux's IW10 of full segments
 SETTLE_S = 2.0  # PA: adverse traffic runs this long before the ping-pong starts
 MAX_START_SPAN = 0.25  # of one transfer's time at C_a: starts stay inside it
 
@@ -153,8 +154,9 @@ def _sources(ident: str, sizes: list[int], pairs: int, reverse: bool, cs: ClassS
 def _describe(what: str, n: int, sizes: list[int], cs: ClassScale, pairs: int) -> str:
     if not n:
         return f"no {what} sources"
-    how = (f"{len(sizes)} transfers of one stream" if max(sizes) == 1 else
-           f"{len(sizes)} transfers (virtual sources) of {min(sizes)}–{max(sizes)} streams")
+    lo, hi = min(sizes), max(sizes)
+    how = (f"{len(sizes)} transfers of one stream" if hi == 1 else
+           f"{len(sizes)} transfers (virtual sources) of {lo if lo == hi else f'{lo}–{hi}'} streams")
     return (f"{n} {what} sources as {how}, each stream paced at C_a = "
             f"{_rate(cs.access_bps)}/s, over {min(pairs, len(sizes))} host pairs")
 
@@ -172,6 +174,18 @@ def _fair_time_s(volume: int, cs: ClassScale, c_g: float) -> float:
 def _duration(measured_s: float, start_span_s: float, rtt_ms: float) -> float:
     """Generous: three times the fluid estimate, so only a hung run reaches the end."""
     return max(60.0, 3 * (start_span_s + measured_s) + 40 * rtt_ms / 1000 + 30)
+
+
+def _round_trip_s(size: int, cs: ClassScale, c: ItbClass) -> float:
+    """One PA message there and back, pessimistically: after each idle pause TCP
+    restarts from its initial window (slow-start rounds of one RTT each), and a
+    loaded direction's full queue adds up to one more RTT to every round."""
+    rounds = max(1, math.ceil(math.log2(1 + size / INITIAL_WINDOW_BYTES)))
+    one_way = []
+    for load in (c.c_g, c.r):
+        queued = 2.0 if load >= 1.0 else 1.0
+        one_way.append(rounds * queued * c.rtt_ms / 1000 + size * 8 / (cs.access_bps / max(1.0, load)))
+    return sum(one_way)
 
 
 # ---- applications ----------------------------------------------------------------
@@ -214,8 +228,7 @@ def _pa(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
     pairs = min(MAX_PAIRS, max(len(load), len(rev)) + 1)
     ramp = min(spacing_s, 5.0 / max(1, len(load)))  # adverse flows: up within 5 s
     start = (ramp * max(0, len(load) - 1) + SETTLE_S) if load or rev else 0.0
-    per_msg = 2 * size * 8 / (cs.access_bps / max(1.0, c.c_g)) + c.rtt_ms / 1000
-    est = PA_MESSAGES * per_msg
+    est = PA_MESSAGES * _round_trip_s(size, cs, c)
     dur = _duration(est, start, c.rtt_ms)
     adverse = _for_whole_run(cs, dur)
     transfers = []
