@@ -2,20 +2,26 @@
 # run the quick benchmark scaled to it) and `make test`. Everything they need is
 # installed by `setup`.
 SHELL := /bin/bash
+# bpftool, ip and sysctl live in /usr/sbin, which a non-login shell may lack
+export PATH := $(PATH):/usr/sbin:/sbin
 VENV := .venv
 PY := $(VENV)/bin/python
 ITB := $(VENV)/bin/itb
 APT_PACKAGES := iproute2 iputils-ping iperf3 ethtool procps chromium
+# ITB's eBPF congestion controls (bpf/) are compiled against the running kernel's BTF.
+BPF_OUT := build/bpf/$(shell uname -r)
+BPF_STAMP := $(BPF_OUT)/.built
 # linkem and flow come from one cargo build; the stamp says it ran.
 NATIVE_STAMP := native/target/release/.built
 
-.PHONY: setup system-deps python native calibrate quick test unit integration native-test bench clean
+.PHONY: setup system-deps python native bpf calibrate quick test unit integration native-test bench clean
 
-setup: system-deps python native
+setup: system-deps python native bpf
 
 system-deps:
-	@missing=""; for t in ip:iproute2 ping:iputils-ping iperf3:iperf3 ethtool:ethtool sysctl:procps chromium:chromium; do \
-	  command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
+	@missing=""; for t in ip:iproute2 ping:iputils-ping iperf3:iperf3 ethtool:ethtool sysctl:procps chromium:chromium \
+	  clang:clang bpftool:bpftool /usr/include/bpf/bpf_helpers.h:libbpf-dev; do \
+	  { command -v $${t%%:*} || test -e $${t%%:*}; } >/dev/null || missing="$$missing $${t##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; fi
@@ -31,6 +37,14 @@ $(VENV)/.installed: pyproject.toml
 native: $(NATIVE_STAMP)
 $(NATIVE_STAMP): $(shell find native -path native/target -prune -o \( -name '*.rs' -o -name Cargo.toml -o -name Cargo.lock \) -print)
 	cd native && cargo build --release --quiet
+	touch $@
+
+bpf: $(BPF_STAMP)
+$(BPF_STAMP): $(wildcard bpf/*.c bpf/*.h)
+	mkdir -p $(BPF_OUT)
+	bpftool btf dump file /sys/kernel/btf/vmlinux format c > $(BPF_OUT)/vmlinux.h
+	for f in bpf/*.bpf.c; do \
+	  clang -O2 -g -Wall -target bpf -D__TARGET_ARCH_x86 -I$(BPF_OUT) -c $$f -o $(BPF_OUT)/$$(basename $${f%.c}).o || exit 1; done
 	touch $@
 
 # Calibrate the default testbed against its configuration (exit 1 if a check is off).

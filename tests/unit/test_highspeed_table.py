@@ -1,0 +1,43 @@
+"""RFC 3649's a(w)/b(w) table, as generated for the HighSpeed eBPF program."""
+
+import contextlib
+import importlib.util
+import io
+from pathlib import Path
+
+import pytest
+
+BPF = Path(__file__).resolve().parents[2] / "bpf"
+
+
+@pytest.fixture(scope="module")
+def gen():
+    spec = importlib.util.spec_from_file_location("gen_highspeed_table", BPF / "gen_highspeed_table.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_rows_follow_the_rfc_formulas(gen):
+    rows = gen.rows()
+    assert rows[0] == (38, 1, 0.5)  # Low_Window: standard TCP
+    # a(w) reaches each integer at the row's window, not one segment before
+    for w, a, b in rows[1:]:
+        assert gen.a_of(w) >= a > gen.a_of(w - 1)
+        assert b == pytest.approx(gen.b_of(w), abs=0.005)
+    ws = [w for w, _, _ in rows]
+    assert ws == sorted(ws) and ws[-1] > 83000 > ws[-2]  # ends just past High_Window
+    assert rows[-1][2] == 0.1  # High_Decrease
+    # p(w) = 0.078 / w^1.2 is the RFC's rounded inverse of w = 0.12 / p^0.835 (within 5 %)
+    for w in (1000, 10000, 80000):
+        a, b = gen.a_of(w), gen.b_of(w)
+        p = 0.078 / w ** 1.2
+        assert w == pytest.approx(0.12 / p ** 0.835, rel=0.05)
+        assert a == pytest.approx(w * w * p * 2 * b / (2 - b))
+
+
+def test_committed_header_is_the_generators_output(gen):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        gen.main()
+    assert (BPF / "highspeed_table.h").read_text() == out.getvalue()
