@@ -181,11 +181,8 @@ def _round_trip_s(size: int, cs: ClassScale, c: ItbClass) -> float:
     restarts from its initial window (slow-start rounds of one RTT each), and a
     loaded direction's full queue adds up to one more RTT to every round."""
     rounds = max(1, math.ceil(math.log2(1 + size / INITIAL_WINDOW_BYTES)))
-    one_way = []
-    for load in (c.c_g, c.r):
-        queued = 2.0 if load >= 1.0 else 1.0
-        one_way.append(rounds * queued * c.rtt_ms / 1000 + size * 8 / (cs.access_bps / max(1.0, load)))
-    return sum(one_way)
+    return sum(rounds * (2.0 if load >= 1.0 else 1.0) * c.rtt_ms / 1000 + _fair_time_s(size, cs, load)
+               for load in (c.c_g, c.r))  # there at C_g, back against R
 
 
 # ---- applications ----------------------------------------------------------------
