@@ -27,6 +27,12 @@ study_app = typer.Typer(
     help="Studies: sweeps with their own analysis and report.", no_args_is_help=True,
     rich_markup_mode="markdown")
 app.add_typer(study_app, name="study")
+cc_app = typer.Typer(
+    help="Congestion controls by canonical name (reno, cubic, bbr, bic, highspeed, htcp, "
+    "scalable, vegas, nocc): the kernel's when it has them, else ITB's eBPF ones. "
+    "Runs load what they need themselves; see docs/cc.md.", no_args_is_help=True,
+    rich_markup_mode="markdown")
+app.add_typer(cc_app, name="cc")
 
 # Wide when not a terminal (logs, CI): tables stay readable instead of wrapping at 80.
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -134,8 +140,56 @@ def clean() -> None:
     Safe to run any time, also after the tool was killed."""
     from itb.backends import local
 
+    from itb import cc
+
     removed = local.clean(_progress)
-    out.print(f"clean: removed {len(removed)} namespace(s)" if removed else "clean: nothing to remove")
+    unregistered = cc.clean(progress=_progress)
+    parts = ([f"removed {len(removed)} namespace(s)"] if removed else []) + \
+        ([f"unregistered {', '.join(unregistered)}"] if unregistered else [])
+    out.print(f"clean: {'; '.join(parts)}" if parts else "clean: nothing to remove")
+
+
+@cc_app.command("list")
+def cc_list(as_json: bool = typer.Option(False, "--json", help="Machine-readable: a list of "
+                                         "{name, kernel_name, source, usable, note}.")) -> None:
+    """Every congestion control ITB knows: the name the kernel knows it by, where it comes
+    from (built-in, module, ours = ITB's eBPF) and whether a socket can select it now."""
+    from itb import cc
+
+    rows = cc.status()
+    if as_json:
+        print(json.dumps([r.to_json() for r in rows], indent=2))
+        return
+    t = Table(title="congestion controls")
+    for col in ("name", "kernel name", "source", "usable now", "note"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r.name, r.kernel_name or "", r.source or "", "yes" if r.usable else "no", r.note)
+    out.print(t)
+
+
+@cc_app.command("load")
+def cc_load(names: list[str] = typer.Argument(..., help="Canonical names, e.g. bic htcp."),
+            ours: bool = typer.Option(False, "--ours", help="Register ITB's eBPF "
+                                      "implementation even where the kernel has its own.")) -> None:
+    """Make congestion controls selectable now: the kernel's (modprobe) when it has one,
+    else ITB's eBPF implementation, registered as itb_NAME. Stays until `itb cc unload`
+    or `itb clean`."""
+    from itb import cc
+
+    for r in cc.ensure(names, prefer="ours" if ours else "kernel", progress=_progress):
+        state = "loaded" if r.loaded_now else "already there"
+        out.print(f"{r.name}: {r.kernel_name} ({r.source}, {state})")
+
+
+@cc_app.command("unload")
+def cc_unload(names: Optional[list[str]] = typer.Argument(None, help="Canonical names; "
+                                                          "none: every one of ITB's.")) -> None:
+    """Unregister ITB's eBPF congestion controls (the kernel's own are left alone)."""
+    from itb import cc
+
+    gone = cc.unload(names) if names else cc.clean(progress=_progress)
+    out.print(f"unregistered {', '.join(gone)}" if gone else "nothing of ITB's was registered")
 
 
 @app.command("calibrate")

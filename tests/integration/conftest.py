@@ -37,12 +37,14 @@ def isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("ITB_PREFIX", "itbt")
     monkeypatch.setenv("ITB_STATE_DIR", str(tmp_path / "state"))
     monkeypatch.setenv("ITB_LINKEM", str(LINKEM))
+    from itb import cc
     from itb.backends import local
 
     try:
         yield tmp_path
     finally:
         local.clean()
+        cc.clean()  # struct_ops congestion controls a test (or a killed run) registered
 
 
 def itb(*args, env=None, timeout=120) -> subprocess.CompletedProcess:

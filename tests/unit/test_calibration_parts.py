@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
-
 from itb.backends.host import RecordingHost
 from itb.calibration.path import default_pair, path_spec
 from itb.calibration.probes import parse_ping
@@ -69,14 +67,3 @@ def test_path_spec_direction_follows_the_path():
     topo = load_testbed(None, {"pairs": 1})
     assert path_spec(topo, "l1", "r1").direction == "ab"
     assert path_spec(topo, "r1", "l1").direction == "ba"
-
-
-def test_congestion_control_must_be_offered_by_the_kernel(tmp_path):
-    from itb.calibration.run import require_congestion_control
-    from itb.errors import PreflightError
-
-    offered = tmp_path / "available"
-    offered.write_text("reno cubic bbr\n")
-    require_congestion_control("cubic", offered)
-    with pytest.raises(PreflightError, match=r"'vegas' is not available.*reno, cubic, bbr"):
-        require_congestion_control("vegas", offered)

@@ -59,6 +59,23 @@ pub fn set_cc(fd: RawFd, cc: &str) -> Result<(), Fail> {
     }
 }
 
+/// The congestion control the kernel reports for the socket: the confirmation that the
+/// one asked for is the one in use.
+pub fn get_cc(fd: RawFd) -> io::Result<String> {
+    let mut buf = [0u8; 16]; // TCP_CA_NAME_MAX
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: buf is writable for len bytes; the kernel writes at most len and updates it.
+    let r = unsafe {
+        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, buf.as_mut_ptr() as *mut libc::c_void, &mut len)
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let name = &buf[..len as usize];
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    Ok(String::from_utf8_lossy(&name[..end]).into_owned())
+}
+
 /// SO_MAX_PACING_RATE in bytes/s (u64 form; u64::MAX = unlimited). Setting a
 /// finite value also turns on TCP's internal pacing (no fq qdisc needed).
 pub fn set_pacing(fd: RawFd, bytes_per_s: u64) -> io::Result<()> {
@@ -267,6 +284,12 @@ mod tests {
         assert!(parse_addr("host:1").is_err());
         assert!(secs(0.0, "x").is_err());
         assert_eq!(secs(1.5, "x").unwrap(), Duration::from_millis(1500));
+    }
+
+    #[test]
+    fn the_kernel_reports_the_cc_in_use() {
+        let s = tcp_socket("127.0.0.1:9".parse().unwrap(), "reno", None).unwrap();
+        assert_eq!(get_cc(s.as_raw_fd()).unwrap(), "reno");
     }
 
     #[test]

@@ -24,6 +24,8 @@ struct Summary {
     role: &'static str,
     streams: usize,
     cc: String,
+    /// What the kernel reports in use on the first socket after connect (TCP_CONGESTION).
+    cc_in_use: Option<String>,
     bytes: u64,
     start_ns: Option<u64>,
     end_ns: Option<u64>,
@@ -192,6 +194,7 @@ fn transfer(
     let addr = net::parse_addr(&a.to)?;
     let connect_ns = net::connect_all(socks, addr, o.connect_timeout)?;
     sum.connect_ns = Some(connect_ns);
+    sum.cc_in_use = net::get_cc(socks[0].as_raw_fd()).ok();
     if a.control_stdin {
         spawn_control(o.streams, changes.clone())?;
     }

@@ -12,6 +12,7 @@ const BUF: usize = 320;
 
 // Byte offsets in struct tcp_info.
 const STATE: usize = 0;
+const CA_STATE: usize = 1;
 const SND_MSS: usize = 16;
 const UNACKED: usize = 24;
 const RTT: usize = 68;
@@ -30,6 +31,9 @@ pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct TcpInfo {
     pub state: u8,
+    /// Congestion-avoidance state (Open, Disorder, CWR, Recovery, Loss): where a
+    /// congestion event begins and ends.
+    pub ca_state: u8,
     pub snd_mss: u32,
     pub unacked: u32,
     pub rtt_us: u32,
@@ -58,6 +62,7 @@ impl TcpInfo {
     pub fn parse(b: &[u8]) -> TcpInfo {
         TcpInfo {
             state: b.get(STATE).copied().unwrap_or(0),
+            ca_state: b.get(CA_STATE).copied().unwrap_or(0),
             snd_mss: u32_at(b, SND_MSS),
             unacked: u32_at(b, UNACKED),
             rtt_us: u32_at(b, RTT),
@@ -89,6 +94,18 @@ impl TcpInfo {
     }
 }
 
+/// Congestion-avoidance state names (enum tcp_ca_state, include/uapi/linux/tcp.h).
+pub fn ca_state_name(s: u8) -> &'static str {
+    match s {
+        0 => "Open",
+        1 => "Disorder",
+        2 => "CWR",
+        3 => "Recovery",
+        4 => "Loss",
+        _ => "?",
+    }
+}
+
 /// TCP state names (include/net/tcp_states.h).
 pub fn state_name(s: u8) -> &'static str {
     match s {
@@ -109,7 +126,7 @@ pub fn state_name(s: u8) -> &'static str {
 }
 
 pub const CSV_HEADER: &str = "t_ns,stream,bytes_acked,bytes_sent,cwnd,ssthresh,rtt_us,rttvar_us,\
-total_retrans,pacing_rate_bps,delivery_rate_bps,snd_mss,unacked,state\n";
+total_retrans,pacing_rate_bps,delivery_rate_bps,snd_mss,unacked,state,ca_state\n";
 
 /// A rate in bytes/s as bit/s; empty when absent or "unlimited" (~0).
 fn rate_bps(v: Option<u64>) -> Option<u64> {
@@ -132,7 +149,7 @@ pub fn write_row(w: &mut impl Write, t_ns: u64, stream: usize, i: &TcpInfo) -> i
     let ssthresh = Opt(Some(i.snd_ssthresh as u64).filter(|&s| s < INFINITE_SSTHRESH as u64));
     writeln!(
         w,
-        "{t_ns},{stream},{},{},{},{ssthresh},{},{},{},{},{},{},{},{}",
+        "{t_ns},{stream},{},{},{},{ssthresh},{},{},{},{},{},{},{},{},{}",
         Opt(i.bytes_acked),
         Opt(i.bytes_sent),
         i.snd_cwnd,
@@ -143,7 +160,8 @@ pub fn write_row(w: &mut impl Write, t_ns: u64, stream: usize, i: &TcpInfo) -> i
         Opt(rate_bps(i.delivery_rate)),
         i.snd_mss,
         i.unacked,
-        state_name(i.state)
+        state_name(i.state),
+        ca_state_name(i.ca_state)
     )
 }
 
@@ -161,6 +179,7 @@ mod tests {
     fn sample() -> Vec<u8> {
         let mut b = vec![0u8; 248];
         b[STATE] = 1;
+        b[CA_STATE] = 3;
         put32(&mut b, SND_MSS, 1448);
         put32(&mut b, UNACKED, 10);
         put32(&mut b, RTT, 20_100);
@@ -178,7 +197,7 @@ mod tests {
     #[test]
     fn parse_full_struct() {
         let i = TcpInfo::parse(&sample());
-        assert_eq!(i.state, 1);
+        assert_eq!((i.state, i.ca_state), (1, 3));
         assert_eq!(i.snd_mss, 1448);
         assert_eq!(i.unacked, 10);
         assert_eq!((i.rtt_us, i.rttvar_us), (20_100, 300));
@@ -208,15 +227,15 @@ mod tests {
         write_row(&mut out, 123, 2, &TcpInfo::parse(&sample())).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "123,2,1000001,1002897,42,,20100,300,3,1000000000,100000000,1448,10,ESTABLISHED\n"
+            "123,2,1000001,1002897,42,,20100,300,3,1000000000,100000000,1448,10,ESTABLISHED,Recovery\n"
         );
         let mut i = TcpInfo::parse(&sample()[..152]);
         i.snd_ssthresh = 17;
         i.pacing_rate = Some(u64::MAX);
         let mut out = Vec::new();
         write_row(&mut out, 9, 0, &i).unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "9,0,1000001,,42,17,20100,300,3,,,1448,10,ESTABLISHED\n");
-        assert_eq!(CSV_HEADER.trim_end().split(',').count(), 14);
+        assert_eq!(String::from_utf8(out).unwrap(), "9,0,1000001,,42,17,20100,300,3,,,1448,10,ESTABLISHED,Recovery\n");
+        assert_eq!(CSV_HEADER.trim_end().split(',').count(), 15);
     }
 
     #[test]

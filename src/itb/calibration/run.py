@@ -12,9 +12,9 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable
 
+from itb import cc
 from itb.backends import local, procs
 from itb.backends.host import NetnsHost
 from itb.calibration import inventory as inv
@@ -22,7 +22,6 @@ from itb.calibration import probes, udprate
 from itb.calibration.path import PathSpec, default_pair, path_spec
 from itb.calibration.verdict import Check, at_least, at_most, relative
 from itb.emulation import monitor, naming
-from itb.errors import PreflightError
 from itb.scenario.model import Topology
 
 UDP_PORT = 5301
@@ -68,20 +67,16 @@ class Calibration:
                 "emulator": self.emulator, "warnings": self.warnings}
 
 
-def require_congestion_control(cc: str,
-                               available: Path = Path("/proc/sys/net/ipv4/"
-                                                      "tcp_available_congestion_control")) -> None:
-    """Fail before anything is built when the kernel does not offer `cc`."""
-    offered = available.read_text().split()
-    if cc not in offered:
-        raise PreflightError(f"congestion control {cc!r} is not available on this kernel "
-                             f"(available: {', '.join(offered)}); load its module "
-                             f"(modprobe tcp_{cc}) or register it first")
-
-
 def calibrate(topo: Topology, opts: Options = Options(),
               progress: Callable[[str], None] = lambda m: None) -> Calibration:
-    require_congestion_control(opts.cc)
+    kernel_cc = cc.ensure([opts.cc], progress=progress)
+    try:
+        return _calibrate(topo, opts, kernel_cc[0].kernel_name, progress)
+    finally:
+        cc.release(kernel_cc, progress=progress)
+
+
+def _calibrate(topo: Topology, opts: Options, kernel_cc: str, progress) -> Calibration:
     src_name, dst_name = default_pair(topo)
     spec = path_spec(topo, src_name, dst_name)
     state = local.up(topo, progress)
@@ -92,7 +87,7 @@ def calibrate(topo: Topology, opts: Options = Options(),
               "queue_delay_ms": None if spec.queue_delay_us is None else spec.queue_delay_us / 1000,
               "bdp_bytes": spec.bdp_bytes})
     try:
-        _measure(cal, topo, state, spec, opts, progress)
+        _measure(cal, topo, state, spec, opts, kernel_cc, progress)
     finally:
         progress("tearing the testbed down")
         stats = local.down()
@@ -101,7 +96,7 @@ def calibrate(topo: Topology, opts: Options = Options(),
 
 
 def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts: Options,
-             progress) -> None:
+             kernel_cc: str, progress) -> None:
     src, dst = local.host(state, spec.src), local.host(state, spec.dst)
     addr = topo.address(spec.dst)
     em = next((e for e in local.emulators_of(state)
@@ -125,7 +120,7 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
     progress(f"one bulk TCP flow ({opts.cc}) for {opts.tcp_seconds:g} s (+{omit} s ramp)")
     bg = probes.BackgroundPing(src, addr)
     cpu0, t0 = (procs.cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
-    tcp = iperf.run(["-C", opts.cc], opts.tcp_seconds, omit)
+    tcp = iperf.run(["-C", kernel_cc], opts.tcp_seconds, omit)
     t1, cpu1 = time.monotonic_ns(), (procs.cpu_seconds(em.pid) if em else 0.0)
     loaded = bg.stop()
     goodput = tcp["end"]["sum_received"]["bits_per_second"]

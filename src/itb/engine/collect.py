@@ -96,7 +96,9 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
             "kind": "background" if e.get("direction") == "background" and e["kind"] == "transfer"
             else e["kind"],
             "direction": e.get("direction", "background"), "src": e["src"], "dst": e["dst"],
-            "cc": e.get("cc", "udp"), "streams": e.get("streams", 1),
+            "cc": e.get("cc", "udp"),
+            "cc_in_use": send.get("cc_in_use"),  # what the kernel said the socket ran
+            "streams": e.get("streams", 1),
             "bytes_expected": expected, "bytes": got, "start_ns": start, "end_ns": end,
             "completion_s": (end - start) / 1e9 if complete else np.nan,
             "ok": ok, "error": error,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from itb import native
 from itb.scenario.model import Topology
@@ -57,8 +58,15 @@ def endpoint(topo: Topology, node: str, port: int) -> str:
     return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
 
 
-def build(events: list, topo: Topology, rep_dir: Path, interval_us: int) -> RepetitionPlan:
+def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
+          cc_names: Mapping[str, str] | None = None) -> RepetitionPlan:
+    """`cc_names` maps the scenario's canonical congestion controls to the names the
+    kernel knows them by here (ITB's eBPF ones are itb_<name>); default: the same."""
     flow = native.binary("flow")
+
+    def kernel_cc(name: str) -> str:
+        return (cc_names or {}).get(name, name)
+
     procs: list[ProcSpec] = []
     sets: list[SetLink] = []
     n_listeners = sum(isinstance(e, (Transfer, Pingpong, Udp)) for e in events)
@@ -108,12 +116,12 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int) -> Repe
         recv = [flow, "recv", "--listen", listen, *common, "--log", fr["log"],
                 "--summary", fr["summary"], "--accept-timeout-s", accept_s,
                 "--idle-timeout-s", IDLE_TIMEOUT_S]
-        send = [flow, "send", "--to", where, "--cc", e.cc, *common, "--log", fs["log"],
+        send = [flow, "send", "--to", where, "--cc", kernel_cc(e.cc), *common, "--log", fs["log"],
                 "--summary", fs["summary"], "--control-stdin"]
         wait = True
         if isinstance(e, Pingpong):
             pp = ["--pingpong", "--msg-size", e.size, "--count", e.count]
-            recv += ["--streams", 1, "--cc", e.cc, *pp]  # the echo sends with the same CC
+            recv += ["--streams", 1, "--cc", kernel_cc(e.cc), *pp]  # the echo sends with the same CC
             send += ["--streams", 1, "--bytes", e.size * e.count, *pp]
             if e.rate_bps:
                 recv += ["--rate-bps", e.rate_bps]

@@ -25,13 +25,12 @@ from typing import Callable
 
 import pandas as pd
 
-from itb import native
+from itb import cc, native
 from itb.backends import local
 from itb.backends.host import NetnsHost
 from itb.calibration import inventory as inv
 from itb.calibration import probes
 from itb.calibration.path import path_spec
-from itb.calibration.run import require_congestion_control
 from itb.engine import procplan, rundir
 from itb.engine.execute import Outcome, Repetition
 from itb.engine.nodes import Workers
@@ -110,8 +109,6 @@ def preflight(sc: Scenario) -> list[str]:
     """Everything that can be checked before anything is built; returns warnings."""
     local.preflight()
     native.binary("flow")
-    for cc in sorted(sc.experiment.ccs()):
-        require_congestion_control(cc)
     for e in sc.experiment.events:
         if e.kind == "command" and shutil.which(e.argv[0]) is None:
             raise PreflightError(f"command {e.id}: program {e.argv[0]!r} not found on this machine")
@@ -182,11 +179,16 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGINT, on_sigint)
     result = RunResult(run_dir, "incomplete")
+    loaded: list[cc.Resolved] = []
     try:
         with stage("preflight"):
             meta["warnings"] = preflight(sc)
             for w in meta["warnings"]:
                 say(f"warning: {w}")
+            # The kernel's implementation when it has one, else ours (registered now and
+            # unregistered at the end); a program the verifier refuses stops the run here.
+            loaded = cc.ensure(sorted(exp.ccs()), progress=say)
+            meta["congestion_controls"] = [r.to_json() for r in loaded]
         run_dir.mkdir(parents=True, exist_ok=True)
         if not opts.resume and sc.source:
             shutil.copyfile(sc.source, run_dir / "scenario.toml")
@@ -201,6 +203,7 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
         if local.read_state():
             with stage("cleaning"):
                 local.down()
+        cc.release(loaded, progress=say)
         finished = rundir.repetitions_done(run_dir, reps) if run_dir.exists() else set()
         result.status = "complete" if len(finished) == reps and not stop.is_set() else "incomplete"
         meta["status"] = result.status
@@ -270,7 +273,8 @@ def _execute_reps(sc, run_dir, reps, done, meta, stage, stop, say, tick) -> None
                         rundir.write_json(run_dir / "calibration.json", cal)
                         meta["calibration"] = "calibration.json"
             with stage(f"execution {r}/{reps}"):
-                outcome = run_repetition(sc, run_dir, r, workers, emulators, stop, tick)
+                outcome = run_repetition(sc, run_dir, r, workers, emulators, stop, tick,
+                                         kernel_ccs(meta))
             with stage(f"gathering {r}/{reps}"):
                 gather_emulator_logs(run_dir, r, emulators, outcome)
             say(f"repetition {r}/{reps}: {outcome.status}"
@@ -285,8 +289,13 @@ def _execute_reps(sc, run_dir, reps, done, meta, stage, stop, say, tick) -> None
             workers.close()
 
 
+def kernel_ccs(meta: dict) -> dict[str, str]:
+    """Canonical congestion control -> the name this run selects it by."""
+    return {c["name"]: c["kernel_name"] for c in meta.get("congestion_controls", [])}
+
+
 def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulators: dict,
-                   stop: threading.Event, tick: Say) -> Outcome:
+                   stop: threading.Event, tick: Say, cc_names: dict[str, str]) -> Outcome:
     exp = sc.experiment
     rd = rundir.rep_dir(run_dir, r)
     if rd.exists():
@@ -294,7 +303,7 @@ def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulat
     rd.mkdir(parents=True)
     events = events_for_repetition(exp, r)
     rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
-    plan = procplan.build(events, sc.topology, rd, exp.interval_us)
+    plan = procplan.build(events, sc.topology, rd, exp.interval_us, cc_names)
     rundir.write_json(rd / "plan.json", [p.__dict__ for p in plan.procs])
     outcome = Repetition(plan, workers, emulators, exp.duration_us, tick, stop, tag=r).run()
     rundir.write_json(rd / "result.json", {"repetition": r, **outcome.to_json()})

@@ -18,6 +18,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
+from itb.cc.catalog import KNOWN_CCS  # whether usable here is a preflight question
 from itb.errors import ScenarioError
 from itb.scenario.model import Loss, Topology
 from itb.scenario.schema import (
@@ -31,9 +32,6 @@ from itb.scenario.schema import (
 )
 from itb.scenario.units import UnitError, parse_duration, parse_rate, parse_size
 
-# Congestion controls ITB knows by name: the kernel's and the eBPF ones the tool
-# provides. Whether one is usable on this host is a preflight question, not a schema one.
-KNOWN_CCS = ("reno", "cubic", "bbr", "bic", "highspeed", "htcp", "scalable", "vegas")
 MAX_STREAMS = 64
 MAX_REPETITIONS = 1000
 MAX_DURATION_US = 24 * 3600 * 1_000_000

@@ -1,0 +1,136 @@
+"""Every congestion control ITB knows moves real bytes between namespaces, with the kernel
+confirming the socket ran it; ITB's eBPF ones are registered for the run and gone after
+it, after `itb clean` also when the run was killed; a refused program stops the run
+before it starts. Registrations are removed by the `isolated` fixture, pass or fail."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from itb.cc import ALGORITHMS
+
+from .conftest import REPO, itb
+
+FLOW = REPO / "native" / "target" / "release" / "flow"
+BPF_BUILT = REPO / "build" / "bpf" / platform.release()
+NAMES = list(ALGORITHMS)  # reno cubic bbr bic highspeed htcp scalable vegas nocc
+
+HEAD = """
+[testbed]
+name = "cc-test"
+[dumbbell]
+pairs = 1
+[bottleneck]
+rate = "100Mbit"
+rtt = "10ms"
+
+[experiment]
+duration = "{duration}"
+"""
+TRANSFER = """
+[[transfer]]
+id = "{cc}"
+src = "l1"
+dst = "r1"
+at = "{at}s"
+cc = "{cc}"
+volume = "{volume}"
+"""
+
+
+@pytest.fixture
+def cc_env(isolated, monkeypatch):
+    if not FLOW.exists():
+        pytest.skip("flow not built (make native)")
+    if shutil.which("bpftool") is None or not (BPF_BUILT / "nocc.bpf.o").exists():
+        pytest.skip("ITB's eBPF congestion controls are not built (make bpf)")
+    env = os.environ.copy()
+    env.update({"ITB_PREFIX": "itbt", "ITB_STATE_DIR": str(isolated / "state"),
+                "ITB_FLOW": str(FLOW)})
+    return env
+
+
+def scenario(tmp: Path, ccs, volume="5MB", spacing_s=2, duration=None) -> Path:
+    path = tmp / "scenario.toml"
+    text = HEAD.format(duration=duration or f"{spacing_s * len(ccs) + 20}s")
+    text += "".join(TRANSFER.format(cc=c, at=i * spacing_s, volume=volume)
+                    for i, c in enumerate(ccs))
+    path.write_text(text)
+    return path
+
+
+def ours_registered() -> list[str]:
+    out = subprocess.run(["bpftool", "-j", "struct_ops", "show"], capture_output=True,
+                         text=True, check=True).stdout
+    return sorted(e["name"] for e in json.loads(out) if e["name"].startswith("itb_"))
+
+
+def test_every_algorithm_completes_a_transfer_and_the_kernel_confirms_it(cc_env, isolated):
+    assert ours_registered() == []
+    run = isolated / "run"
+    res = itb("run", str(scenario(isolated, NAMES)), "--out", str(run), env=cc_env, timeout=300)
+    assert res.returncode == 0, res.stderr + res.stdout
+    meta = json.loads((run / "meta.json").read_text())
+    used = {c["name"]: c for c in meta["congestion_controls"]}
+    assert set(used) == set(NAMES)
+    tr = pd.read_parquet(run / "transfers.parquet").set_index("transfer")
+    for name in NAMES:
+        row = tr.loc[name]
+        assert row["ok"] and row["bytes"] == 5_000_000, (name, row["error"])
+        # getsockopt(TCP_CONGESTION) on the connected socket: what the kernel ran
+        assert row["cc_in_use"] == used[name]["kernel_name"], name
+        if used[name]["source"] == "ours":
+            assert used[name]["kernel_name"] == f"itb_{name}" and used[name]["loaded_now"]
+    assert ours_registered() == []  # the run unregistered what it registered
+
+
+def test_a_killed_run_leaves_registrations_that_itb_clean_removes(cc_env, isolated):
+    run = isolated / "run"
+    path = scenario(isolated, ["scalable", "nocc"], volume="500MB", duration="120s")
+    p = subprocess.Popen([sys.executable, "-m", "itb.cli", "run", str(path), "--out", str(run)],
+                         env=cc_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while ours_registered() != ["itb_nocc", "itb_scalable"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert ours_registered() == ["itb_nocc", "itb_scalable"]
+        time.sleep(2)  # transfers running on them
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+    assert ours_registered() == ["itb_nocc", "itb_scalable"]  # nobody could unregister
+    res = itb("clean", env=cc_env)
+    assert res.returncode == 0, res.stderr
+    assert "unregistered itb_nocc, itb_scalable" in res.stdout
+    assert ours_registered() == []
+
+
+def test_a_refused_program_names_the_algorithm_and_the_run_does_not_start(cc_env, isolated):
+    if shutil.which("clang") is None:
+        pytest.skip("clang not installed (make system-deps)")
+    bad = isolated / "bpf"
+    bad.mkdir()
+    subprocess.run(["clang", "-O2", "-g", "-target", "bpf", "-D__TARGET_ARCH_x86",
+                    f"-I{BPF_BUILT}", f"-I{REPO / 'bpf'}", "-c",
+                    str(Path(__file__).parent / "data" / "refused_cc.bpf.c"),
+                    "-o", str(bad / "bic.bpf.o")], check=True)
+    env = {**cc_env, "ITB_BPF_DIR": str(bad)}
+    run = isolated / "run"
+    res = itb("run", str(scenario(isolated, ["reno", "bic"])), "--out", str(run), env=env)
+    assert res.returncode == 4, res.stderr + res.stdout
+    assert ("congestion control 'bic' could not be loaded: verifier: no write support to "
+            "tcp_sock at off") in " ".join(res.stderr.split())
+    assert not run.exists()  # nothing was built or written
+    assert ours_registered() == []
