@@ -472,6 +472,74 @@ def study_predictability(
         raise typer.Exit(130)
 
 
+@study_app.command("response-function")
+def study_response_function(
+        ccs: str = typer.Option("reno,highspeed,scalable,bic,htcp,cubic", "--cc",
+                                help="Algorithms, comma-separated (loss-based ones; vegas too)."),
+        points: int = typer.Option(5, "--points", min=3, max=20, help="Loss rates per algorithm."),
+        rtt: str = typer.Option("20ms", "--rtt", help="RTT of the path."),
+        rate: str = typer.Option("1Gbit", "--rate", help="Bottleneck C: far above the flows, so "
+                                 "the loss sets the rate."),
+        max_rate: str = typer.Option("250Mbit", "--max-rate", help="Highest rate the plan "
+                                     "aims at (caps the window range)."),
+        repeat: int = typer.Option(1, "--repeat", min=1, max=20, help="Repetitions per point."),
+        out_dir: Optional[Path] = typer.Option(None, "--out", help="Study directory (default: "
+                                               "runs/response-function-<hash of the arguments>)."),
+        seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order.")) -> None:
+    """Check each congestion control against its published response function.
+
+    One flow per point with random loss p (data direction only) at a fixed RTT on a
+    link that is not the limit. The loss range of each algorithm is planned from its
+    published w = c/p^d. Fits log w = log c − d·log p and compares d and c with SPEC
+    §4.5 (Reno 1.22/0.5, BIC 15.5/0.5, HighSpeed 0.12/0.835, Scalable 0.08/1.0), and
+    measures each congestion event's decrease β from the tcp_info samples.
+    About 20 min with the defaults; resumable (docs/cc.md).
+    """
+    from itb.errors import ScenarioError
+    from itb.scenario.units import parse_duration, parse_rate
+    from itb.study.response import ResponseArgs, default_out, run_study
+
+    def rate_of(text: str, option: str) -> int:
+        try:
+            v = parse_rate(text)
+        except ValueError as e:
+            raise ScenarioError(None, option, str(e))
+        if not v:
+            raise ScenarioError(None, option, "give a finite rate, e.g. 1Gbit")
+        return v
+
+    try:
+        rtt_ms = parse_duration(rtt) / 1000
+    except ValueError as e:
+        raise ScenarioError(None, "--rtt", str(e))
+    if rtt_ms <= 0:
+        raise ScenarioError(None, "--rtt", "the RTT must be above 0")
+    a = ResponseArgs(tuple(_ccs(ccs)), points, rtt_ms, rate_of(rate, "--rate"),
+                     rate_of(max_rate, "--max-rate"), repeat=repeat, seed=seed)
+    target = out_dir or default_out(a)
+    err.print(f"study directory: {target}")
+    tick = _ticker()
+    res = run_study(a, target, say=lambda m: err.print(m, highlight=False), tick=tick)
+    tick("")
+    t = Table(title=f"response functions w = c/p^d and decreases β ({res.status})")
+    for col in ("algorithm", "points", "d", "d published", "c", "c published", "R²",
+                "β", "β nominal", "events"):
+        t.add_column(col)
+    for f in res.fits:
+        d = _num(f["d"]) + (f" ± {f['d_ci95']:.2g}" if f["d_ci95"] is not None else "")
+        mark = {True: " ✓", False: " ✗"}
+        t.add_row(f["cc"], str(f["n"]), d + mark.get(f["d_ok"], ""), _num(f["d_published"]),
+                  _num(f["c"]), _num(f["c_published"]), _num(f["r2"]),
+                  _num(f["beta"]) + mark.get(f["beta_ok"], ""), _num(f["beta_nominal"]),
+                  str(f["events"]))
+    out.print(t)
+    out.print(f"points: {res.out / 'points.csv'}")
+    out.print(f"report: {res.report}")
+    if res.status != "complete":
+        err.print("interrupted: run the same command again to resume")
+        raise typer.Exit(130)
+
+
 def _ccs(text: str) -> list[str]:
     from itb.errors import ScenarioError
     from itb.scenario.timeline import KNOWN_CCS

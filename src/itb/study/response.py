@@ -1,0 +1,266 @@
+"""`itb study response-function` (SPEC §4.5): does each congestion control respond to
+random loss as its publication says?
+
+One flow per point through the emulated bottleneck, with Bernoulli loss p on the data
+direction only, a fixed RTT and a link far faster than the flow (the loss, not the
+link, sets the rate). The loss range of each algorithm is planned from its published
+response function so that the average window spans the range where the formula
+holds (above the low-window regime, below what one emulated path carries).
+
+Per point: the steady-state goodput after a warm-up, as a window w = R·RTT/MSS (the
+rate in MSS per RTT), and every congestion event's decrease β = 1 − cwnd_after /
+cwnd_before from the sender's tcp_info samples (cwnd before entering Recovery, cwnd
+once back in Open). Per algorithm: the fit log w = log c − d·log p, compared with the
+published c and d, and the median β against the published decrease.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from itb.bench.sweep import Sweep, SweepCell, digest
+from itb.cc.published import PUBLISHED, nominal_beta
+from itb.engine import rundir
+from itb.errors import ScenarioError
+
+Say = Callable[[str], None]
+MSS = 1448                 # bytes: 1500-byte MTU with timestamps
+D_TOLERANCE = 0.1          # the acceptance band of the fitted exponent d
+BETA_TOLERANCE = 0.05      # ... and of the measured decrease β
+LINK_SHARE_LIMIT = 0.5     # above this share of C the link, not the loss, may set the rate
+MAX_LOSS = 0.05
+TRANSFER = "rf"
+
+
+@dataclass(frozen=True)
+class ResponseArgs:
+    ccs: tuple[str, ...]
+    points: int = 5
+    rtt_ms: float = 20.0
+    rate_bps: int = 1_000_000_000    # the bottleneck: far above every planned rate
+    max_rate_bps: int = 250_000_000  # caps the planned window (CPU of one emulated path)
+    interval_ms: float = 5.0         # tcp_info sampling: several samples per RTT
+    repeat: int = 1
+    seed: int = 1
+
+    def key(self) -> dict:
+        return {"ccs": list(self.ccs), "points": self.points, "rtt_ms": self.rtt_ms,
+                "rate_bps": self.rate_bps, "max_rate_bps": self.max_rate_bps,
+                "interval_ms": self.interval_ms, "repeat": self.repeat, "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Point:
+    cc: str
+    p: float
+    plan_window: float   # segments the published (or planning) response function gives
+    warmup_s: float
+    measure_s: float
+    volume: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.cc}-p{self.p:.3g}"
+
+
+@dataclass
+class ResponseResult:
+    out: Path
+    status: str
+    points: list[dict] = field(default_factory=list)
+    fits: list[dict] = field(default_factory=list)
+    report: Path | None = None
+
+
+def check_ccs(ccs: tuple[str, ...]) -> None:
+    for cc in ccs:
+        if cc not in PUBLISHED:
+            raise ScenarioError(None, "--cc", f"{cc!r} has no loss response function to check "
+                                              f"(choose from {', '.join(PUBLISHED)})")
+
+
+def plan(a: ResponseArgs) -> list[Point]:
+    """Loss rates log-spaced so the planned window spans the algorithm's range."""
+    check_ccs(a.ccs)
+    if a.points < 3:
+        raise ScenarioError(None, "--points", "a fit of c and d needs at least 3 points")
+    rtt = a.rtt_ms / 1e3
+    w_cap = a.max_rate_bps * rtt / (8 * MSS)
+    out = []
+    for cc in a.ccs:
+        pub = PUBLISHED[cc]
+        lo, hi = pub.windows
+        hi = min(hi, w_cap)
+        if hi <= lo:
+            raise ScenarioError(None, "--max-rate", f"{cc}: windows of {lo:g}–{pub.windows[1]:g} "
+                                f"segments need more than {a.max_rate_bps / 1e6:g} Mbit/s at "
+                                f"{a.rtt_ms:g} ms")
+        margin = 1.2 if pub.c is not None else 2.0  # planned from another's formula
+        for w in np.geomspace(hi, lo, a.points):
+            p = min(pub.loss_for(w), MAX_LOSS)
+            epoch_s = rtt / (p * w)  # mean time between congestion events
+            warmup = float(np.clip(3 * epoch_s, 5, 15))
+            measure = float(np.clip(15 * epoch_s, 20, 60))
+            rate = w * MSS * 8 / rtt
+            volume = int(max(rate / 8 * (warmup + measure) * margin, 10e6))
+            out.append(Point(cc, float(f"{p:.3g}"), float(w), warmup, measure, volume))
+    return out
+
+
+def _doc(a: ResponseArgs, pt: Point) -> dict:
+    run_s = pt.warmup_s + pt.measure_s
+    return {
+        "testbed": {"name": f"rf-{pt.name}"[:64]},
+        "dumbbell": {"pairs": 1},
+        "bottleneck": {"rate": f"{a.rate_bps}bit", "rtt": f"{a.rtt_ms:g}ms",
+                       "loss": pt.p, "loss_reverse": 0},
+        "experiment": {"name": f"response-{pt.name}", "repetitions": a.repeat, "seed": a.seed,
+                       "interval": f"{a.interval_ms:g}ms",
+                       # room for an algorithm 3x slower than planned
+                       "duration": f"{int(4 * run_s + 20)}s"},
+        "transfer": [{"id": TRANSFER, "src": "l1", "dst": "r1", "at": "0s", "cc": pt.cc,
+                      "volume": f"{pt.volume}B"}],
+    }
+
+
+def sweep_of(a: ResponseArgs, out: Path) -> Sweep:
+    cells = [SweepCell(pt.name, _doc(a, pt), {
+        "cc": pt.cc, "p": pt.p, "plan_window": pt.plan_window, "warmup_s": pt.warmup_s,
+        "measure_s": pt.measure_s, "volume": pt.volume}) for pt in plan(a)]
+    return Sweep(out, "response-function", a.key(), cells, a.repeat, a.seed)
+
+
+def default_out(a: ResponseArgs, root: Path = Path("runs")) -> Path:
+    return root / f"response-function-{digest(a.key())}"
+
+
+def run_study(a: ResponseArgs, out: Path, say: Say = print,
+              tick: Say = lambda s: None) -> ResponseResult:
+    sweep = sweep_of(a, out)
+    sweep.open()
+    status = sweep.run(say, tick)
+    res = ResponseResult(out, status)
+    res.points, res.fits, events = analyse(sweep, a)
+    from itb.report.response import build_response_report
+
+    res.report = build_response_report(out, sweep.state, res.points, res.fits, events)
+    return res
+
+
+# ---- analysis of one flow's tcp_info log -------------------------------------------
+
+OPEN_STATES = ("Open", "Disorder")
+
+
+def decrease_events(df: pd.DataFrame, cc: str, after_s: float) -> list[dict]:
+    """Each fast-recovery episode that began after `after_s`: the window before it
+    (last sample in Open/Disorder), the window after (first sample back in Open/Disorder)
+    and β = 1 − after/before. Timeouts (state Loss) are not decreases: skipped."""
+    t = ((df["t_ns"] - df["t_ns"].iloc[0]) / 1e9).to_numpy()
+    st, cw, rtt = df["ca_state"].to_numpy(), df["cwnd"].to_numpy(), df["rtt_us"].to_numpy()
+    out, i, since = [], 1, 0
+    while i < len(df):
+        if st[i] not in OPEN_STATES and st[i - 1] in OPEN_STATES:
+            j = i
+            while j < len(df) and st[j] not in OPEN_STATES:
+                j += 1
+            if j < len(df) and t[i] >= after_s and "Loss" not in set(st[i:j]) and cw[i - 1] > 0:
+                before, after = float(cw[i - 1]), float(cw[j])
+                window_rtts = rtt[since:i]
+                nominal = nominal_beta(cc, before, float(window_rtts.min()) if len(window_rtts) else None,
+                                       float(window_rtts.max()) if len(window_rtts) else None)
+                out.append({"t_s": float(t[i]), "cwnd_before": before, "cwnd_after": after,
+                            "beta": 1 - after / before, "nominal": nominal})
+            since, i = j, j
+        i += 1
+    return out
+
+
+def measure_point(df: pd.DataFrame, cc: str, warmup_s: float) -> dict:
+    """Steady-state goodput (after the warm-up, while established) as a window."""
+    df = df[df["stream"] == 0].reset_index(drop=True)
+    t = (df["t_ns"] - df["t_ns"].iloc[0]) / 1e9
+    steady = df[(t >= warmup_s) & (df["state"] == "ESTABLISHED")]
+    events = decrease_events(df, cc, warmup_s)
+    out = {"measured_s": 0.0, "goodput_bps": None, "rtt_ms": None, "window": None,
+           "mean_cwnd": None, "loss_seen": None, "events": events}
+    if len(steady) < 20:
+        return out
+    first, last = steady.iloc[0], steady.iloc[-1]
+    dt = (last["t_ns"] - first["t_ns"]) / 1e9
+    rtt_s = steady["rtt_us"].mean() / 1e6
+    mss = float(steady["snd_mss"].median())
+    goodput = (last["bytes_acked"] - first["bytes_acked"]) * 8 / dt
+    sent = (last["bytes_sent"] - first["bytes_sent"]) / mss
+    out.update(measured_s=dt, goodput_bps=goodput, rtt_ms=rtt_s * 1e3,
+               window=goodput * rtt_s / (8 * mss), mean_cwnd=float(steady["cwnd"].mean()),
+               loss_seen=(last["total_retrans"] - first["total_retrans"]) / sent if sent else None)
+    return out
+
+
+def _sender_log(sweep: Sweep, cell: dict, r: int) -> Path:
+    return rundir.rep_dir(sweep.out / cell["run"], r) / "nodes" / "l1" / f"{TRANSFER}.send.csv"
+
+
+def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list[dict]]:
+    points, events = [], []
+    for c in sweep.state["cells"]:
+        for r in range(1, a.repeat + 1):
+            row = {k: c[k] for k in ("name", "cc", "p", "plan_window", "warmup_s")}
+            row["repetition"] = r
+            path = _sender_log(sweep, c, r)
+            res = rundir.rep_result(sweep.out / c["run"], r) or {}
+            if res.get("status") != "ok" or not path.exists():
+                row.update(status=res.get("status", "not run"), window=None)
+                points.append(row)
+                continue
+            m = measure_point(pd.read_csv(path), c["cc"], c["warmup_s"])
+            ev = m.pop("events")
+            events += [{"cc": c["cc"], "p": c["p"], **e} for e in ev]
+            betas = [e["beta"] for e in ev]
+            link_limited = m["goodput_bps"] is not None and \
+                m["goodput_bps"] > LINK_SHARE_LIMIT * a.rate_bps
+            row.update(m, status="ok" if m["window"] else "too short", events=len(ev),
+                       beta=float(np.median(betas)) if betas else None,
+                       link_limited=link_limited,
+                       published_window=PUBLISHED[c["cc"]].window(c["p"]))
+            points.append(row)
+    fits = [fit_algorithm(cc, points, events) for cc in a.ccs]
+    pd.DataFrame(points).to_csv(sweep.out / "points.csv", index=False)
+    pd.DataFrame(events).to_csv(sweep.out / "events.csv", index=False)
+    rundir.write_json(sweep.out / "results.json", {"points": points, "fits": fits})
+    return points, fits, events
+
+
+def fit_algorithm(cc: str, points: list[dict], events: list[dict]) -> dict:
+    pub = PUBLISHED[cc]
+    sel = [p for p in points if p["cc"] == cc and p.get("window") and not p.get("link_limited")]
+    out = {"cc": cc, "n": len(sel), "c_published": pub.c, "d_published": pub.d,
+           "beta_published": pub.beta_text, "source": pub.source,
+           "c": None, "d": None, "d_ci95": None, "r2": None, "d_ok": None}
+    if len(sel) >= 3:
+        x = np.log10([p["p"] for p in sel])
+        y = np.log10([p["window"] for p in sel])
+        lr = sps.linregress(x, y)
+        half = float(sps.t.ppf(0.975, len(sel) - 2) * lr.stderr)
+        out.update(c=float(10 ** lr.intercept), d=float(-lr.slope), d_ci95=half,
+                   r2=float(lr.rvalue ** 2))
+        if pub.d is not None:
+            out["d_ok"] = abs(out["d"] - pub.d) <= D_TOLERANCE
+    ev = [e for e in events if e["cc"] == cc and e["nominal"] is not None]
+    out["events"] = len(ev)
+    if ev:
+        out["beta"] = float(np.median([e["beta"] for e in ev]))
+        out["beta_nominal"] = float(np.median([e["nominal"] for e in ev]))
+        # HighSpeed's and H-TCP's nominal decrease varies per event: compare event by event
+        out["beta_error"] = float(np.median([e["beta"] - e["nominal"] for e in ev]))
+        out["beta_ok"] = abs(out["beta_error"]) <= BETA_TOLERANCE
+    else:
+        out.update(beta=None, beta_nominal=None, beta_error=None, beta_ok=None)
+    return out

@@ -1,0 +1,122 @@
+"""The response-function study's planning and analysis, on synthetic tcp_info logs."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from itb.cc.published import PUBLISHED, highspeed_b, nominal_beta
+from itb.errors import ScenarioError
+from itb.study import response as rf
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_the_plan_spans_each_algorithms_window_range_below_the_rate_cap():
+    a = rf.ResponseArgs(ccs=("reno", "highspeed", "htcp"), points=4, rtt_ms=20,
+                        max_rate_bps=100_000_000)
+    pts = rf.plan(a)
+    assert [p.cc for p in pts] == ["reno"] * 4 + ["highspeed"] * 4 + ["htcp"] * 4
+    cap = 100e6 * 0.02 / (8 * rf.MSS)  # 172.7 segments
+    reno = [p for p in pts if p.cc == "reno"]
+    assert reno[0].plan_window == pytest.approx(cap) and reno[-1].plan_window == pytest.approx(30)
+    for p in reno:  # p from Reno's w = 1.22 / sqrt(p), to 3 significant digits
+        assert PUBLISHED["reno"].window(p.p) == pytest.approx(p.plan_window, rel=0.01)
+    assert min(p.plan_window for p in pts if p.cc == "highspeed") == pytest.approx(45)
+    # H-TCP has no closed form: planned with HighSpeed's, with a larger volume margin
+    hs = {round(p.plan_window): p for p in pts if p.cc == "highspeed"}
+    ht = {round(p.plan_window): p for p in pts if p.cc == "htcp"}
+    assert hs.keys() == ht.keys()
+    assert all(ht[w].p == hs[w].p and ht[w].volume > hs[w].volume for w in hs)
+    assert all(5 <= p.warmup_s <= 15 and 20 <= p.measure_s <= 60 for p in pts)
+
+
+def test_the_plan_refuses_what_it_cannot_check():
+    with pytest.raises(ScenarioError, match="'bbr' has no loss response function"):
+        rf.plan(rf.ResponseArgs(ccs=("bbr",)))
+    with pytest.raises(ScenarioError, match="at least 3 points"):
+        rf.plan(rf.ResponseArgs(ccs=("reno",), points=2))
+    with pytest.raises(ScenarioError, match="--max-rate: bic: windows of 100–400"):
+        rf.plan(rf.ResponseArgs(ccs=("bic",), max_rate_bps=20_000_000))
+
+
+def test_the_scenario_of_a_point_drops_data_only():
+    a = rf.ResponseArgs(ccs=("scalable",), points=3)
+    pt = rf.plan(a)[0]
+    doc = rf._doc(a, pt)
+    assert doc["bottleneck"]["loss"] == pt.p and doc["bottleneck"]["loss_reverse"] == 0
+    assert doc["transfer"][0]["cc"] == "scalable" and doc["experiment"]["interval"] == "5ms"
+
+
+def log(rows):
+    """A sender tcp_info log: (t_s, cwnd, ca_state) rows, 1448-byte segments, 20 ms RTT,
+    acked bytes growing with cwnd."""
+    acked, out = 0, []
+    for i, (t, cwnd, state) in enumerate(rows):
+        if i:
+            acked += int(cwnd * 1448 * (t - rows[i - 1][0]) / 0.02)
+        out.append({"t_ns": int(t * 1e9), "stream": 0, "bytes_acked": acked,
+                    "bytes_sent": acked, "cwnd": cwnd, "ssthresh": None, "rtt_us": 20_000,
+                    "total_retrans": 0, "snd_mss": 1448, "state": "ESTABLISHED",
+                    "ca_state": state})
+    return pd.DataFrame(out)
+
+
+def test_decrease_events_take_cwnd_before_recovery_and_back_in_open():
+    rows = [(0.00, 100, "Open"), (0.01, 100, "Open"),   # in the warm-up: not counted
+            (0.02, 90, "Recovery"), (0.03, 50, "Open"),
+            (1.00, 200, "Open"), (1.01, 200, "Disorder"), (1.02, 180, "Recovery"),
+            (1.03, 150, "Recovery"), (1.04, 100, "Open"),
+            (2.00, 120, "Open"), (2.01, 1, "Loss"), (2.02, 2, "Open"),  # a timeout: skipped
+            (3.00, 64, "Open"), (3.01, 60, "Recovery"), (3.02, 56, "Open")]
+    ev = rf.decrease_events(log(rows), "reno", after_s=0.5)
+    assert [(e["cwnd_before"], e["cwnd_after"]) for e in ev] == [(200, 100), (64, 56)]
+    assert [e["beta"] for e in ev] == [0.5, 0.125]
+    assert all(e["nominal"] == 0.5 for e in ev)
+
+
+def test_measure_point_turns_goodput_into_a_window():
+    rows = [(i * 0.005, 80, "Open") for i in range(4000)]  # 20 s at 80 segments
+    m = rf.measure_point(log(rows), "scalable", warmup_s=5)
+    assert m["window"] == pytest.approx(80, rel=0.01)
+    assert m["goodput_bps"] == pytest.approx(80 * 1448 * 8 / 0.02, rel=0.01)
+    assert m["measured_s"] == pytest.approx(15, abs=0.01) and m["events"] == []
+    assert rf.measure_point(log(rows[:500]), "scalable", warmup_s=5)["window"] is None
+
+
+def test_the_fit_recovers_c_and_d_and_judges_beta():
+    ps = np.geomspace(1e-5, 1e-3, 5)
+    points = [{"cc": "highspeed", "p": p, "window": 0.12 / p ** 0.835, "link_limited": False}
+              for p in ps]
+    points.append({"cc": "highspeed", "p": 1e-6, "window": 1e5, "link_limited": True})
+    events = [{"cc": "highspeed", "beta": highspeed_b(w) + 0.01, "nominal": highspeed_b(w)}
+              for w in (50, 100, 200)]
+    f = rf.fit_algorithm("highspeed", points, events)
+    assert f["n"] == 5 and f["d"] == pytest.approx(0.835) and f["c"] == pytest.approx(0.12)
+    assert f["d_ok"] and f["beta_ok"] and f["beta_error"] == pytest.approx(0.01)
+    events = [{"cc": "highspeed", "beta": 0.5, "nominal": highspeed_b(200)}]
+    assert rf.fit_algorithm("highspeed", points, events)["beta_ok"] is False
+    assert rf.fit_algorithm("htcp", points, [])["d"] is None  # no points of its own
+
+
+def test_nominal_decreases():
+    assert nominal_beta("reno", 500) == 0.5
+    assert (nominal_beta("bic", 10), nominal_beta("bic", 100)) == (0.5, 0.125)
+    assert (nominal_beta("scalable", 15), nominal_beta("scalable", 16)) == (0.5, 0.125)
+    assert nominal_beta("htcp", 100, 20_000, 21_000) == pytest.approx(0.2)   # no queue
+    assert nominal_beta("htcp", 100, 20_000, 80_000) == pytest.approx(0.5)   # clamped
+    assert nominal_beta("htcp", 100) is None
+    assert nominal_beta("cubic", 100) == 0.3
+
+
+def test_highspeed_b_is_the_generators():
+    spec = importlib.util.spec_from_file_location("gen", REPO / "bpf" / "gen_highspeed_table.py")
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    for w in (38, 100, 1000, 83000):
+        assert highspeed_b(w) == pytest.approx(gen.b_of(w))
+    assert highspeed_b(83000) == pytest.approx(0.1)
