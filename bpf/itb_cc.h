@@ -15,6 +15,7 @@
 extern __u32 tcp_slow_start(struct tcp_sock *tp, __u32 acked) __ksym;
 extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
 extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
 
 static __always_inline struct tcp_sock *itb_tcp(const struct sock *sk)
 {
@@ -30,6 +31,12 @@ static __always_inline void *itb_priv(const struct sock *sk)
 static __always_inline bool itb_in_slow_start(const struct tcp_sock *tp)
 {
 	return tp->snd_cwnd < tp->snd_ssthresh;
+}
+
+/* Sequence-number order with wrap-around: is a later than b? */
+static __always_inline bool itb_after(__u32 a, __u32 b)
+{
+	return (__s32)(a - b) > 0;
 }
 
 #endif
