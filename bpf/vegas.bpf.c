@@ -14,13 +14,15 @@
  * does see losses it is Reno (c = 1.22, d = 0.5).
  *
  * Differences from the paper: RTT is the minimum sample of the last round
- * (a round ends when the data outstanding at its start is acknowledged),
- * not the paper's average; with fewer than 3 samples in a round the next
- * round is Reno (the kernel's slow start / +1 per RTT). On a congestion event
- * the window is halved as Reno (the paper cuts by 3/4 on losses seen by its
- * fine-grained timer); its fine-grained retransmission check is left to the
- * kernel's loss detection. A state change (loss, recovery) restarts the
- * current round.
+ * (a round ends when the data outstanding at its start is acknowledged)
+ * rather than the RTT of one timed segment per round. If the ACKs carrying
+ * RTT samples in a round cover fewer than 3 segments there is no decision
+ * and the next round is Reno (the kernel's slow start / +1 per RTT);
+ * segments rather than ACKs are counted so that stretch ACKs (GRO) do not
+ * force Reno at high rates. On a congestion event the window is halved as
+ * Reno (the paper cuts by 3/4 on losses seen by its fine-grained timer); its
+ * fine-grained retransmission check is left to the kernel's loss detection.
+ * A state change (loss, recovery) restarts the current round.
  */
 #include "itb_cc.h"
 

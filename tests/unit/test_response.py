@@ -86,13 +86,23 @@ def test_measure_point_turns_goodput_into_a_window():
     assert m["goodput_bps"] == pytest.approx(80 * 1448 * 8 / 0.02, rel=0.01)
     assert m["measured_s"] == pytest.approx(15, abs=0.01) and m["events"] == []
     assert rf.measure_point(log(rows[:500]), "scalable", warmup_s=5)["window"] is None
+    assert m["corrupt_window"] is None
+
+
+def test_a_window_no_run_can_reach_marks_the_point():
+    rows = [(i * 0.005, 80, "Open") for i in range(2000)]
+    rows[1500] = (1500 * 0.005, 2_136_455_083, "Recovery")  # as seen once on this kernel
+    m = rf.measure_point(log(rows), "bic", warmup_s=1)
+    assert m["corrupt_window"] == 2_136_455_083
 
 
 def test_the_fit_recovers_c_and_d_and_judges_beta():
     ps = np.geomspace(1e-5, 1e-3, 5)
-    points = [{"cc": "highspeed", "p": p, "window": 0.12 / p ** 0.835, "link_limited": False}
-              for p in ps]
-    points.append({"cc": "highspeed", "p": 1e-6, "window": 1e5, "link_limited": True})
+    points = [{"cc": "highspeed", "p": p, "window": 0.12 / p ** 0.835, "link_limited": False,
+               "status": "ok"} for p in ps]
+    points.append({"cc": "highspeed", "p": 1e-6, "window": 1e5, "link_limited": True,
+                   "status": "ok"})
+    points.append({"cc": "highspeed", "p": 1e-4, "window": 3, "status": "corrupt window"})
     events = [{"cc": "highspeed", "beta": highspeed_b(w) + 0.01, "nominal": highspeed_b(w)}
               for w in (50, 100, 200)]
     f = rf.fit_algorithm("highspeed", points, events)
