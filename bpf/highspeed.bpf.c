@@ -5,12 +5,14 @@
  * At or below Low_Window (38 segments) it is standard TCP. Above it, in
  * congestion avoidance each ACK adds a(w)/w segments (a(w) per RTT), and a
  * congestion event multiplies the window by 1 - b(w); a(w) and b(w) come from
- * the RFC's table, regenerated from its formulas by gen_highspeed_table.py
+ * the RFC's formulas (section 5), tabulated by gen_highspeed_table.py
  * (highspeed_table.h). Response function: w = 0.12 / p^0.835.
  *
- * Differences from the RFC: the window is in segments and a(w) is applied as
- * a(w) segments per cwnd acknowledged segments (integer arithmetic); b(w) is
- * kept in 1/256ths. Slow start is the kernel's (the RFC leaves it to RFC 3742).
+ * Differences from the RFC: the window is in segments; a(w) and b(w) are kept
+ * in 1/256 at windows 6 % apart (the row at or below cwnd applies), where
+ * Appendix B's table rounds a(w) down to whole segments (which makes HighSpeed
+ * Reno up to 118 segments and bends the response function there). Slow start
+ * is the kernel's (the RFC leaves it to RFC 3742).
  */
 #include "itb_cc.h"
 #include "highspeed_table.h"
@@ -45,8 +47,8 @@ void BPF_PROG(hs_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		tcp_slow_start(tp, acked);
 		return;
 	}
-	/* +a(w) segments per window of ACKs; row 0 (w < 38 included) is Reno's +1 */
-	tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked * hs_increase[hs_row(tp->snd_cwnd)]);
+	/* +a(w) segments per window of ACKs, in 1/HS_FIXED; row 0 (w < 38 too) is Reno's +1 */
+	tcp_cong_avoid_ai(tp, tp->snd_cwnd * HS_FIXED, acked * hs_increase[hs_row(tp->snd_cwnd)]);
 }
 
 SEC("struct_ops")

@@ -482,6 +482,9 @@ def study_response_function(
                                  "the loss sets the rate."),
         max_rate: str = typer.Option("250Mbit", "--max-rate", help="Highest rate the plan "
                                      "aims at (caps the window range)."),
+        windows: Optional[str] = typer.Option(None, "--windows", help="Window range LO,HI in "
+                                              "segments the loss rates aim at, for every "
+                                              "algorithm. [default: each algorithm's own]"),
         repeat: int = typer.Option(1, "--repeat", min=1, max=20, help="Repetitions per point."),
         out_dir: Optional[Path] = typer.Option(None, "--out", help="Study directory (default: "
                                                "runs/response-function-<hash of the arguments>)."),
@@ -514,8 +517,17 @@ def study_response_function(
         raise ScenarioError(None, "--rtt", str(e))
     if rtt_ms <= 0:
         raise ScenarioError(None, "--rtt", "the RTT must be above 0")
+    span = None
+    if windows is not None:
+        try:
+            span = tuple(float(x) for x in windows.split(","))
+        except ValueError:
+            span = ()
+        if len(span) != 2 or not 4 <= span[0] < span[1]:
+            raise ScenarioError(None, "--windows", f"{windows!r}: give two increasing window "
+                                                   "sizes in segments, e.g. 120,1000")
     a = ResponseArgs(tuple(_ccs(ccs)), points, rtt_ms, rate_of(rate, "--rate"),
-                     rate_of(max_rate, "--max-rate"), repeat=repeat, seed=seed)
+                     rate_of(max_rate, "--max-rate"), repeat=repeat, seed=seed, windows=span)
     target = out_dir or default_out(a)
     err.print(f"study directory: {target}")
     tick = _ticker()

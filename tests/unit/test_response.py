@@ -130,3 +130,10 @@ def test_highspeed_b_is_the_generators():
     for w in (38, 100, 1000, 83000):
         assert highspeed_b(w) == pytest.approx(gen.b_of(w))
     assert highspeed_b(83000) == pytest.approx(0.1)
+
+
+def test_a_window_range_given_applies_to_every_algorithm():
+    a = rf.ResponseArgs(ccs=("highspeed", "reno"), points=3, rtt_ms=50, windows=(120, 1000))
+    pts = rf.plan(a)
+    assert {round(p.plan_window) for p in pts} == {120, 346, 1000}
+    assert rf.ResponseArgs(ccs=("reno",)).key() != a.key()

@@ -52,9 +52,11 @@ class ResponseArgs:
     interval_ms: float = 5.0         # tcp_info sampling: several samples per RTT
     repeat: int = 1
     seed: int = 1
+    windows: tuple[float, float] | None = None  # overrides each algorithm's range
 
     def key(self) -> dict:
         return {"ccs": list(self.ccs), "points": self.points, "rtt_ms": self.rtt_ms,
+                "windows": list(self.windows) if self.windows else None,
                 "rate_bps": self.rate_bps, "max_rate_bps": self.max_rate_bps,
                 "interval_ms": self.interval_ms, "repeat": self.repeat, "seed": self.seed}
 
@@ -99,10 +101,11 @@ def plan(a: ResponseArgs) -> list[Point]:
     out = []
     for cc in a.ccs:
         pub = PUBLISHED[cc]
-        lo, hi = pub.windows
+        lo, hi = a.windows or pub.windows
+        top = hi
         hi = min(hi, w_cap)
         if hi <= lo:
-            raise ScenarioError(None, "--max-rate", f"{cc}: windows of {lo:g}–{pub.windows[1]:g} "
+            raise ScenarioError(None, "--max-rate", f"{cc}: windows of {lo:g}–{top:g} "
                                 f"segments need more than {a.max_rate_bps / 1e6:g} Mbit/s at "
                                 f"{a.rtt_ms:g} ms")
         margin = 1.2 if pub.c is not None else 2.0  # planned from another's formula
