@@ -450,11 +450,7 @@ def study_predictability(
                   spacing, sync_cg, (lo_hi[0], lo_hi[1]), rtt_ms, repeat, seed,
                   make_scale(factor=scale, capacity_bps=_capacity(capacity),
                              transfer_time_s=transfer_time))
-    target = out_dir or default_out(a)
-    err.print(f"study directory: {target}")
-    tick = _ticker()
-    res = run_study(a, target, say=lambda m: err.print(m, highlight=False), tick=tick)
-    tick("")
+    res = _run_study(run_study, a, out_dir or default_out(a))
     t = Table(title=f"T_mean = a·C_g + b ({res.status})")
     for col in ("protocol", "reverse", "C_g range", "a (s)", "b (s)", "r", "R²", "points"):
         t.add_column(col)
@@ -465,11 +461,7 @@ def study_predictability(
     for s in res.spacing:
         out.print(f"{s['cc']} at C_g {s['c_g']:g}: σ_T {_num(s['sigma_t_sync'])} s synchronised vs "
                   f"{_num(s['sigma_t_spaced'])} s with {s['spacing_s']:g} s spacing")
-    out.print(f"points: {res.out / 'points.csv'}")
-    out.print(f"report: {res.report}")
-    if res.status != "complete":
-        err.print("interrupted: run the same command again to resume")
-        raise typer.Exit(130)
+    _study_done(res)
 
 
 @study_app.command("response-function")
@@ -528,11 +520,7 @@ def study_response_function(
                                                    "sizes in segments, e.g. 120,1000")
     a = ResponseArgs(tuple(_ccs(ccs)), points, rtt_ms, rate_of(rate, "--rate"),
                      rate_of(max_rate, "--max-rate"), repeat=repeat, seed=seed, windows=span)
-    target = out_dir or default_out(a)
-    err.print(f"study directory: {target}")
-    tick = _ticker()
-    res = run_study(a, target, say=lambda m: err.print(m, highlight=False), tick=tick)
-    tick("")
+    res = _run_study(run_study, a, out_dir or default_out(a))
     t = Table(title=f"response functions w = c/p^d and decreases β ({res.status})")
     for col in ("algorithm", "points", "d", "d published", "c", "c published", "R²",
                 "β", "β nominal", "events"):
@@ -545,6 +533,19 @@ def study_response_function(
                   _num(f["beta"]) + mark.get(f["beta_ok"], ""), _num(f["beta_nominal"]),
                   str(f["events"]))
     out.print(t)
+    _study_done(res)
+
+
+def _run_study(run_study, args, target: Path):
+    """A study's sweep with its progress on stderr; returns its result."""
+    err.print(f"study directory: {target}")
+    tick = _ticker()
+    res = run_study(args, target, say=lambda m: err.print(m, highlight=False), tick=tick)
+    tick("")
+    return res
+
+
+def _study_done(res) -> None:
     out.print(f"points: {res.out / 'points.csv'}")
     out.print(f"report: {res.report}")
     if res.status != "complete":
