@@ -480,7 +480,8 @@ def study_response_function(
         repeat: int = typer.Option(1, "--repeat", min=1, max=20, help="Repetitions per point."),
         out_dir: Optional[Path] = typer.Option(None, "--out", help="Study directory (default: "
                                                "runs/response-function-<hash of the arguments>)."),
-        seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order.")) -> None:
+        seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order and of the "
+                                 "loss draws (the i-th point of each algorithm: seed + i).")) -> None:
     """Check each congestion control against its published response function.
 
     One flow per point with random loss p (data direction only) at a fixed RTT on a

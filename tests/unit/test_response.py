@@ -26,13 +26,18 @@ def test_the_plan_spans_each_algorithms_window_range_below_the_rate_cap():
     assert reno[0].plan_window == pytest.approx(cap) and reno[-1].plan_window == pytest.approx(30)
     for p in reno:  # p from Reno's w = 1.22 / sqrt(p), to 3 significant digits
         assert PUBLISHED["reno"].window(p.p) == pytest.approx(p.plan_window, rel=0.01)
-    assert min(p.plan_window for p in pts if p.cc == "highspeed") == pytest.approx(45)
+    hs = [p for p in pts if p.cc == "highspeed"]
+    assert (hs[0].plan_window, hs[-1].plan_window) == (pytest.approx(cap), pytest.approx(80))
     # H-TCP has no closed form: planned with HighSpeed's, with a larger volume margin
-    hs = {round(p.plan_window): p for p in pts if p.cc == "highspeed"}
-    ht = {round(p.plan_window): p for p in pts if p.cc == "htcp"}
-    assert hs.keys() == ht.keys()
-    assert all(ht[w].p == hs[w].p and ht[w].volume > hs[w].volume for w in hs)
+    ht = [p for p in pts if p.cc == "htcp"]
+    assert (ht[0].plan_window, ht[-1].plan_window) == (pytest.approx(cap), pytest.approx(45))
+    assert ht[0].p == hs[0].p and ht[0].volume > hs[0].volume
+    for p in ht:
+        assert PUBLISHED["highspeed"].window(p.p) == pytest.approx(p.plan_window, rel=0.01)
     assert all(5 <= p.warmup_s <= 15 and 20 <= p.measure_s <= 60 for p in pts)
+    # the i-th point of each algorithm has its own loss seed, shared across algorithms
+    assert [p.seed for p in reno] == [1, 2, 3, 4] == [p.seed for p in hs]
+    assert rf._doc(a, reno[2])["experiment"]["seed"] == 3
 
 
 def test_the_plan_refuses_what_it_cannot_check():
@@ -87,6 +92,24 @@ def test_measure_point_turns_goodput_into_a_window():
     assert m["measured_s"] == pytest.approx(15, abs=0.01) and m["events"] == []
     assert rf.measure_point(log(rows[:500]), "scalable", warmup_s=5)["window"] is None
     assert m["corrupt_window"] is None
+
+
+def link(n_ms, lost_at):
+    """An emulator log of 1 ms intervals, 10 segments each, one lost at each ms in `lost_at`."""
+    return pd.DataFrame([{"t_ns": i * 1_000_000, "packets": 10 - (i in lost_at),
+                          "drops_loss": int(i in lost_at), "drops_queue": 0}
+                         for i in range(n_ms)])
+
+
+def test_the_loss_is_what_the_link_applied_over_the_measured_span():
+    rows = [(i * 0.005, 80, "Open") for i in range(4000)]  # 20 s, measured from 5 s
+    lost = {1000, 2000, *range(6000, 6010), 19_990, 19_999}  # 2 in the warm-up, 1 after the end
+    m = rf.measure_point(log(rows), "scalable", warmup_s=5, link=link(21_000, lost))
+    assert m["lost"] == 11 and m["p_link"] == pytest.approx(11 / (10 * 14_996), rel=1e-3)
+    assert rf.fit_loss({"p": 0.01, **m}) == m["p_link"]
+    assert rf.fit_loss({"p": 0.01, "p_link": None}) == 0.01
+    m = rf.measure_point(log(rows), "scalable", warmup_s=5, link=link(21_000, set()))
+    assert (m["lost"], m["p_link"]) == (0, 0)
 
 
 def test_a_window_no_run_can_reach_marks_the_point():

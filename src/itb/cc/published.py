@@ -64,8 +64,10 @@ def nominal_beta(cc: str, cwnd: float, rtt_min: float | None = None,
 PUBLISHED: dict[str, Published] = {
     "reno": Published(1.22, 0.5, "1/2", "Mathis et al., CCR 1997; RFC 3649 §5"),
     "bic": Published(15.5, 0.5, "1/8", "Xu, Harfoush, Rhee, INFOCOM 2004", windows=(100, 400)),
+    # HighSpeed is near Reno up to ~100 segments (a(w) < 2, b(w) > 0.45): the
+    # formula's slope shows from there up (the cap makes it 80–431 at 20 ms).
     "highspeed": Published(0.12, 0.835, "b(w): 0.5 at 38 segments → 0.1 at 83000", "RFC 3649",
-                           windows=(45, 300)),
+                           windows=(80, 600)),
     "scalable": Published(0.08, 1.0, "1/8", "Kelly, CCR 2003"),
     "htcp": Published(None, None, "1 − RTT_min/RTT_max, in [0.2, 0.5]",
                       "Leith, Shorten, PFLDnet 2004", windows=(45, 300), plan_as="highspeed"),

@@ -11,6 +11,7 @@ from itb.cc.published import PUBLISHED, nominal_beta
 from itb.engine import rundir
 from itb.report.figures import _save, plt
 from itb.report.html import figure, render
+from itb.study.response import fit_loss
 
 
 def loglog(points: list[dict], fits: list[dict], path: Path) -> Path | None:
@@ -24,7 +25,7 @@ def loglog(points: list[dict], fits: list[dict], path: Path) -> Path | None:
         mine = [p for p in pts if p["cc"] == f["cc"]]
         if not mine:
             continue
-        ps = np.array([p["p"] for p in mine])
+        ps = np.array([fit_loss(p) for p in mine])
         dots = ax.loglog(ps, [p["window"] for p in mine], "o", label=f["cc"])[0]
         xs = np.geomspace(ps.min() / 1.5, ps.max() * 1.5, 30)
         colour = dots.get_color()
@@ -35,7 +36,7 @@ def loglog(points: list[dict], fits: list[dict], path: Path) -> Path | None:
         if pub.c is not None:
             ax.loglog(xs, pub.c / xs ** pub.d, "--", color=colour, lw=1,
                       label=f"published {f['cc']}: {pub.c:g}/p^{pub.d:g}")
-    ax.set_xlabel("packet loss rate p")
+    ax.set_xlabel("packet loss rate p (applied by the link over the measured span)")
     ax.set_ylabel("rate in MSS per RTT (average window, segments)")
     ax.set_title("response functions: measured (dots, solid fits) and published (dashed)")
     ax.legend(fontsize=7, ncol=2)

@@ -8,7 +8,8 @@ response function so that the average window spans the range where the formula
 holds (above the low-window regime, below what one emulated path carries).
 
 Per point: the steady-state goodput after a warm-up, as a window w = R·RTT/MSS (the
-rate in MSS per RTT), and every congestion event's decrease β = 1 − cwnd_after /
+rate in MSS per RTT), the loss rate the emulator applied to the flow over the same
+span (the fit's p: a few dozen seeded draws can be 30 % off the configured p), and every congestion event's decrease β = 1 − cwnd_after /
 cwnd_before from the sender's tcp_info samples (cwnd before entering Recovery, cwnd
 once back in Open). Per algorithm: the fit log w = log c − d·log p, compared with the
 published c and d, and the median β against the published decrease.
@@ -35,6 +36,7 @@ D_TOLERANCE = 0.1          # the acceptance band of the fitted exponent d
 BETA_TOLERANCE = 0.05      # ... and of the measured decrease β
 LINK_SHARE_LIMIT = 0.5     # above this share of C the link, not the loss, may set the rate
 MAX_LOSS = 0.05
+MEASURED_EVENTS = 40       # mean loss intervals a point measures (within 20–60 s)
 # No window in these runs comes near 2^24 segments; a cwnd or ssthresh above it is the
 # kernel fault in docs/cc.md (an eBPF congestion control's ssthresh/undo_cwnd result
 # replaced by a stale value) and the point is left out rather than fitted.
@@ -69,6 +71,7 @@ class Point:
     warmup_s: float
     measure_s: float
     volume: int
+    seed: int            # the emulator's loss draws: independent from point to point
 
     @property
     def name(self) -> str:
@@ -108,15 +111,20 @@ def plan(a: ResponseArgs) -> list[Point]:
             raise ScenarioError(None, "--max-rate", f"{cc}: windows of {lo:g}–{top:g} "
                                 f"segments need more than {a.max_rate_bps / 1e6:g} Mbit/s at "
                                 f"{a.rtt_ms:g} ms")
-        margin = 1.2 if pub.c is not None else 2.0  # planned from another's formula
-        for w in np.geomspace(hi, lo, a.points):
+        # slow start overshoots in the warm-up, and a point may run faster than planned;
+        # more still for an algorithm planned from another's formula
+        margin = 1.5 if pub.c is not None else 2.5
+        for i, w in enumerate(np.geomspace(hi, lo, a.points)):
             p = min(pub.loss_for(w), MAX_LOSS)
             epoch_s = rtt / (p * w)  # mean time between congestion events
             warmup = float(np.clip(3 * epoch_s, 5, 15))
-            measure = float(np.clip(15 * epoch_s, 20, 60))
+            measure = float(np.clip(MEASURED_EVENTS * epoch_s, 20, 60))
             rate = w * MSS * 8 / rtt
             volume = int(max(rate / 8 * (warmup + measure) * margin, 10e6))
-            out.append(Point(cc, float(f"{p:.3g}"), float(w), warmup, measure, volume))
+            # The i-th point of every algorithm shares a seed: the same loss draws at
+            # the same p compare algorithms on a common footing.
+            out.append(Point(cc, float(f"{p:.3g}"), float(w), warmup, measure, volume,
+                             a.seed + i))
     return out
 
 
@@ -127,7 +135,7 @@ def _doc(a: ResponseArgs, pt: Point) -> dict:
         "dumbbell": {"pairs": 1},
         "bottleneck": {"rate": f"{a.rate_bps}bit", "rtt": f"{a.rtt_ms:g}ms",
                        "loss": pt.p, "loss_reverse": 0},
-        "experiment": {"name": f"response-{pt.name}", "repetitions": a.repeat, "seed": a.seed,
+        "experiment": {"name": f"response-{pt.name}", "repetitions": a.repeat, "seed": pt.seed,
                        "interval": f"{a.interval_ms:g}ms",
                        # room for an algorithm 3x slower than planned
                        "duration": f"{int(4 * run_s + 20)}s"},
@@ -189,14 +197,29 @@ def decrease_events(df: pd.DataFrame, cc: str, after_s: float) -> list[dict]:
     return out
 
 
-def measure_point(df: pd.DataFrame, cc: str, warmup_s: float) -> dict:
-    """Steady-state goodput (after the warm-up, while established) as a window."""
+def link_loss(link: pd.DataFrame | None, t0_ns: int, t1_ns: int) -> tuple[float | None, int]:
+    """The share of the data direction's segments the emulator dropped by its loss model
+    between t0 and t1 (its per-interval log, same CLOCK_MONOTONIC as tcp_info's), and how
+    many it dropped."""
+    if link is None or not len(link):
+        return None, 0
+    span = link[(link["t_ns"] >= t0_ns) & (link["t_ns"] <= t1_ns)]
+    lost = int(span["drops_loss"].sum())
+    offered = int(span["packets"].sum() + lost + span["drops_queue"].sum())
+    return (lost / offered if offered else None), lost
+
+
+def measure_point(df: pd.DataFrame, cc: str, warmup_s: float,
+                  link: pd.DataFrame | None = None) -> dict:
+    """Steady-state goodput (after the warm-up, while established) as a window, and the
+    loss the link applied over the same span."""
     df = df[df["stream"] == 0].reset_index(drop=True)
     t = (df["t_ns"] - df["t_ns"].iloc[0]) / 1e9
     steady = df[(t >= warmup_s) & (df["state"] == "ESTABLISHED")]
     events = decrease_events(df, cc, warmup_s)
     out = {"measured_s": 0.0, "goodput_bps": None, "rtt_ms": None, "window": None,
-           "mean_cwnd": None, "loss_seen": None, "events": events, "corrupt_window": None}
+           "mean_cwnd": None, "loss_seen": None, "p_link": None, "lost": 0,
+           "events": events, "corrupt_window": None}
     bad = df[(df["cwnd"] > SANE_WINDOW) | (df["ssthresh"].fillna(0) > SANE_WINDOW)]
     if len(bad):
         out["corrupt_window"] = int(bad["cwnd"].max())
@@ -208,6 +231,7 @@ def measure_point(df: pd.DataFrame, cc: str, warmup_s: float) -> dict:
     mss = float(steady["snd_mss"].median())
     goodput = (last["bytes_acked"] - first["bytes_acked"]) * 8 / dt
     sent = (last["bytes_sent"] - first["bytes_sent"]) / mss
+    out["p_link"], out["lost"] = link_loss(link, int(first["t_ns"]), int(last["t_ns"]))
     out.update(measured_s=dt, goodput_bps=goodput, rtt_ms=rtt_s * 1e3,
                window=goodput * rtt_s / (8 * mss), mean_cwnd=float(steady["cwnd"].mean()),
                loss_seen=(last["total_retrans"] - first["total_retrans"]) / sent if sent else None)
@@ -216,6 +240,13 @@ def measure_point(df: pd.DataFrame, cc: str, warmup_s: float) -> dict:
 
 def _sender_log(sweep: Sweep, cell: dict, r: int) -> Path:
     return rundir.rep_dir(sweep.out / cell["run"], r) / "nodes" / "l1" / f"{TRANSFER}.send.csv"
+
+
+def _link_log(sweep: Sweep, cell: dict, r: int) -> pd.DataFrame | None:
+    """The bottleneck emulator's log of the data direction (the dumbbell has one link
+    emulator; `ab` carries l1 → r1)."""
+    logs = sorted((rundir.rep_dir(sweep.out / cell["run"], r) / "emulator").glob("*/linkem-ab.csv"))
+    return pd.read_csv(logs[0]) if logs else None
 
 
 def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list[dict]]:
@@ -232,11 +263,13 @@ def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list
                 continue
             # A flow slower than planned is stopped at the end of the timeline: its log
             # up to there is still a steady state to measure.
-            m = measure_point(pd.read_csv(path), c["cc"], c["warmup_s"])
+            m = measure_point(pd.read_csv(path), c["cc"], c["warmup_s"], _link_log(sweep, c, r))
             ev = m.pop("events")
             link_limited = m["goodput_bps"] is not None and \
                 m["goodput_bps"] > LINK_SHARE_LIMIT * a.rate_bps
             status = "ok" if m["window"] else "too short"
+            if status == "ok" and m["p_link"] is not None and not m["lost"]:
+                status = "no loss"  # nothing to fit the window against
             if res.get("status") != "ok":
                 row["note"] = f"repetition {res.get('status')}: {res.get('reason')}"
             if m["corrupt_window"]:
@@ -244,7 +277,7 @@ def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list
             row.update(m, status=status, events=len(ev),
                        beta=float(np.median([e["beta"] for e in ev])) if ev else None,
                        link_limited=link_limited,
-                       published_window=PUBLISHED[c["cc"]].window(c["p"]))
+                       published_window=PUBLISHED[c["cc"]].window(m["p_link"] or c["p"]))
             events += [{"cc": c["cc"], "p": c["p"], **e} for e in ev]
             points.append(row)
     fits = [fit_algorithm(cc, points, events) for cc in a.ccs]
@@ -252,6 +285,11 @@ def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list
     pd.DataFrame(events).to_csv(sweep.out / "events.csv", index=False)
     rundir.write_json(sweep.out / "results.json", {"points": points, "fits": fits})
     return points, fits, events
+
+
+def fit_loss(point: dict) -> float:
+    """The loss rate a point is fitted at: what the link applied, else the configured p."""
+    return point.get("p_link") or point["p"]
 
 
 def fit_algorithm(cc: str, points: list[dict], events: list[dict]) -> dict:
@@ -262,7 +300,7 @@ def fit_algorithm(cc: str, points: list[dict], events: list[dict]) -> dict:
            "beta_published": pub.beta_text, "source": pub.source,
            "c": None, "d": None, "d_ci95": None, "r2": None, "d_ok": None}
     if len(sel) >= 3:
-        x = np.log10([p["p"] for p in sel])
+        x = np.log10([fit_loss(p) for p in sel])
         y = np.log10([p["window"] for p in sel])
         lr = sps.linregress(x, y)
         half = float(sps.t.ppf(0.975, len(sel) - 2) * lr.stderr)
