@@ -8,10 +8,10 @@ response function so that the average window spans the range where the formula
 holds (above the low-window regime, below what one emulated path carries).
 
 Per point: the steady-state goodput after a warm-up, as a window w = R·RTT/MSS (the
-rate in MSS per RTT), the loss rate the emulator applied to the flow over the same
-span (the fit's p: a few dozen seeded draws can be 30 % off the configured p), and every congestion event's decrease β = 1 − cwnd_after /
-cwnd_before from the sender's tcp_info samples (cwnd before entering Recovery, cwnd
-once back in Open). Per algorithm: the fit log w = log c − d·log p, compared with the
+rate in MSS per RTT); the loss rate the emulator applied to the flow over the same
+span (the fit's p: a few dozen seeded draws can be 30 % off the configured p); every
+congestion event's decrease β = 1 − cwnd_after / cwnd_before from the sender's
+tcp_info samples (cwnd before entering Recovery, cwnd once back in Open). Per algorithm: the fit log w = log c − d·log p, compared with the
 published c and d, and the median β against the published decrease.
 """
 
@@ -111,9 +111,9 @@ def plan(a: ResponseArgs) -> list[Point]:
             raise ScenarioError(None, "--max-rate", f"{cc}: windows of {lo:g}–{top:g} "
                                 f"segments need more than {a.max_rate_bps / 1e6:g} Mbit/s at "
                                 f"{a.rtt_ms:g} ms")
-        # slow start overshoots in the warm-up, and a point may run faster than planned;
-        # more still for an algorithm planned from another's formula
-        margin = 1.5 if pub.c is not None else 2.5
+        # Slow start overshoots in the warm-up and a point may run faster than planned;
+        # a slower one is stopped by the timeline and measured up to there.
+        margin = 1.5
         for i, w in enumerate(np.geomspace(hi, lo, a.points)):
             p = min(pub.loss_for(w), MAX_LOSS)
             epoch_s = rtt / (p * w)  # mean time between congestion events
