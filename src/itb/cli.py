@@ -489,7 +489,7 @@ def study_response_function(
     published w = c/p^d. Fits log w = log c − d·log p and compares d and c with SPEC
     §4.5 (Reno 1.22/0.5, BIC 15.5/0.5, HighSpeed 0.12/0.835, Scalable 0.08/1.0), and
     measures each congestion event's decrease β from the tcp_info samples.
-    About 40 min with the defaults (30 points); resumable (docs/cc.md).
+    About 35 min with the defaults (30 points); resumable (docs/cc.md).
     """
     from itb.errors import ScenarioError
     from itb.scenario.units import parse_duration, parse_rate
