@@ -11,8 +11,9 @@ Per point: the steady-state goodput after a warm-up, as a window w = R·RTT/MSS 
 rate in MSS per RTT); the loss rate the emulator applied to the flow over the same
 span (the fit's p: a few dozen seeded draws can be 30 % off the configured p); every
 congestion event's decrease β = 1 − cwnd_after / cwnd_before from the sender's
-tcp_info samples (cwnd before entering Recovery, cwnd once back in Open). Per algorithm: the fit log w = log c − d·log p, compared with the
-published c and d, and the median β against the published decrease.
+tcp_info samples (cwnd before entering Recovery, cwnd once back in Open). Per
+algorithm: the fit log w = log c − d·log p, compared with the published c and d, and
+the median β against the published decrease.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from scipy import stats as sps
 from itb.bench.sweep import Sweep, SweepCell, digest
 from itb.cc.published import PUBLISHED, nominal_beta
 from itb.engine import rundir
+from itb.engine.collect import bottleneck_frames
 from itb.errors import ScenarioError
 
 Say = Callable[[str], None]
@@ -37,6 +39,9 @@ BETA_TOLERANCE = 0.05      # ... and of the measured decrease β
 LINK_SHARE_LIMIT = 0.5     # above this share of C the link, not the loss, may set the rate
 MAX_LOSS = 0.05
 MEASURED_EVENTS = 40       # mean loss intervals a point measures (within 20–60 s)
+# Volume over the planned one: slow start overshoots in the warm-up and a point may run
+# faster than planned; a slower one is stopped by the timeline and measured up to there.
+VOLUME_MARGIN = 1.5
 # No window in these runs comes near 2^24 segments; a cwnd or ssthresh above it is the
 # kernel fault in docs/cc.md (an eBPF congestion control's ssthresh/undo_cwnd result
 # replaced by a stale value) and the point is left out rather than fitted.
@@ -111,16 +116,13 @@ def plan(a: ResponseArgs) -> list[Point]:
             raise ScenarioError(None, "--max-rate", f"{cc}: windows of {lo:g}–{top:g} "
                                 f"segments need more than {a.max_rate_bps / 1e6:g} Mbit/s at "
                                 f"{a.rtt_ms:g} ms")
-        # Slow start overshoots in the warm-up and a point may run faster than planned;
-        # a slower one is stopped by the timeline and measured up to there.
-        margin = 1.5
         for i, w in enumerate(np.geomspace(hi, lo, a.points)):
             p = min(pub.loss_for(w), MAX_LOSS)
             epoch_s = rtt / (p * w)  # mean time between congestion events
             warmup = float(np.clip(3 * epoch_s, 5, 15))
             measure = float(np.clip(MEASURED_EVENTS * epoch_s, 20, 60))
             rate = w * MSS * 8 / rtt
-            volume = int(max(rate / 8 * (warmup + measure) * margin, 10e6))
+            volume = int(max(rate / 8 * (warmup + measure) * VOLUME_MARGIN, 10e6))
             # The i-th point of every algorithm shares a seed: the same loss draws at
             # the same p compare algorithms on a common footing.
             out.append(Point(cc, float(f"{p:.3g}"), float(w), warmup, measure, volume,
@@ -244,9 +246,10 @@ def _sender_log(sweep: Sweep, cell: dict, r: int) -> Path:
 
 def _link_log(sweep: Sweep, cell: dict, r: int) -> pd.DataFrame | None:
     """The bottleneck emulator's log of the data direction (the dumbbell has one link
-    emulator; `ab` carries l1 → r1)."""
-    logs = sorted((rundir.rep_dir(sweep.out / cell["run"], r) / "emulator").glob("*/linkem-ab.csv"))
-    return pd.read_csv(logs[0]) if logs else None
+    emulator; its forward direction carries l1 → r1)."""
+    forward = [f for f in bottleneck_frames(sweep.out / cell["run"], r)
+               if (f["direction"] == "forward").all()]
+    return forward[0] if forward else None
 
 
 def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list[dict]]:
@@ -276,8 +279,8 @@ def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list
                 status, ev = "corrupt window", []  # excluded: see SANE_WINDOW
             row.update(m, status=status, events=len(ev),
                        beta=float(np.median([e["beta"] for e in ev])) if ev else None,
-                       link_limited=link_limited,
-                       published_window=PUBLISHED[c["cc"]].window(m["p_link"] or c["p"]))
+                       link_limited=link_limited)
+            row["published_window"] = PUBLISHED[c["cc"]].window(fit_loss(row))
             events += [{"cc": c["cc"], "p": c["p"], **e} for e in ev]
             points.append(row)
     fits = [fit_algorithm(cc, points, events) for cc in a.ccs]
