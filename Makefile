@@ -8,7 +8,8 @@ VENV := .venv
 PY := $(VENV)/bin/python
 ITB := $(VENV)/bin/itb
 APT_PACKAGES := iproute2 iputils-ping iperf3 ethtool procps chromium
-# ITB's eBPF congestion controls (bpf/) are compiled against the running kernel's BTF.
+# ITB's eBPF congestion controls (bpf/) are compiled against the running kernel's BTF;
+# Linux's own source of them (linux-source-6.12) is the oracle of their differential test.
 BPF_OUT := build/bpf/$(shell uname -r)
 BPF_STAMP := $(BPF_OUT)/.built
 # linkem and flow come from one cargo build; the stamp says it ran.
@@ -20,7 +21,8 @@ setup: system-deps python native bpf
 
 system-deps:
 	@missing=""; for t in ip:iproute2 ping:iputils-ping iperf3:iperf3 ethtool:ethtool sysctl:procps chromium:chromium \
-	  clang:clang bpftool:bpftool /usr/include/bpf/bpf_helpers.h:libbpf-dev; do \
+	  clang:clang bpftool:bpftool /usr/include/bpf/bpf_helpers.h:libbpf-dev gcc:gcc \
+	  /usr/src/linux-source-6.12.tar.xz:linux-source-6.12; do \
 	  { command -v $${t%%:*} || test -e $${t%%:*}; } >/dev/null || missing="$$missing $${t##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \

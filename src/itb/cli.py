@@ -192,6 +192,35 @@ def cc_unload(names: Optional[list[str]] = typer.Argument(None, help="Canonical 
     out.print(f"unregistered {', '.join(gone)}" if gone else "nothing of ITB's was registered")
 
 
+@cc_app.command("verify")
+def cc_verify(names: Optional[list[str]] = typer.Argument(None, help="Among bic highspeed "
+                                                          "htcp scalable vegas; none: all five."),
+              hz: list[int] = typer.Option([250], "--hz", help="Kernel tick rates to test "
+                                           "(100, 250 or 1000; BIC and H-TCP depend on it)."),
+              scripts: Optional[list[str]] = typer.Option(None, "--script", help="Only these "
+                                                          "scripts (default: all).")) -> None:
+    """Check that ITB's eBPF congestion controls behave exactly as Linux's own
+    `net/ipv4/tcp_NAME.c`: both run through scripted events (growth, losses, timeouts,
+    undo, pacing, idle restart) in lockstep; the first event after which cwnd or ssthresh
+    differ is named. Needs gcc and Debian's linux-source package (the oracle; `make setup`
+    installs it). Exit 1 if any script differs. See docs/cc.md."""
+    from itb.cc import difftest, oracle
+
+    the_oracle = oracle.prepare()
+    out.print(f"oracle: Linux {the_oracle.version} ({the_oracle.tarball})")
+    failed = 0
+    for name in names or difftest.ALGORITHMS:
+        for h in hz:
+            _progress(f"building and running {name} at HZ {h}")
+            for r in difftest.run(difftest.build(name, h, the_oracle), scripts):
+                failed += not r.ok
+                out.print(("[green]same[/green] " if r.ok else "[red]DIFFERS[/red] ") + r.summary,
+                          highlight=False)
+    if failed:
+        err.print(f"{failed} script(s) differ from Linux")
+        raise typer.Exit(1)
+
+
 @app.command("calibrate")
 def calibrate(file: Optional[Path] = FILE_ARG,
               json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full "

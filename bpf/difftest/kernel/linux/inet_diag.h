@@ -1,0 +1,2 @@
+/* Stands in for <linux/inet_diag.h>: see kernel.h. */
+#include "../kernel.h"

@@ -1,0 +1,2 @@
+/* Stands in for <linux/mm.h>: see kernel.h. */
+#include "../kernel.h"

@@ -1,0 +1,2 @@
+/* Stands in for <linux/module.h>: see kernel.h. */
+#include "../kernel.h"

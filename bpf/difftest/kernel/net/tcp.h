@@ -1,0 +1,2 @@
+/* Stands in for <net/tcp.h>: see kernel.h. */
+#include "../kernel.h"
