@@ -1,41 +1,15 @@
 #!/usr/bin/env python3
-"""Write highspeed_table.h: HighSpeed TCP's AIMD table as Linux's tcp_highspeed.c uses it.
-
-Rows: RFC 3649 Appendix B's windows w (where a(w) reaches 1, 2, ..., 72 segments) and
-the decrease b(w) from the RFC's section 5 formula, kept in 1/256 rounded down as Linux
-keeps it. Linux applies row i to windows above row i - 1's and up to row i's: +(i + 1)
-segments per RTT and a decrease of b(row i), so a window of 39..118 already adds 2.
-
-  b(w) = (High_Decrease - 0.5) (log w - log Low_Window) / (log High_Window - log Low_Window) + 0.5
-
-with Low_Window 38, High_Window 83000, High_Decrease 0.1. The differential test
-(tests/ccdiff) compares the rows with the table in the kernel's own source.
+"""Write highspeed_table.h: HighSpeed TCP's AIMD table as Linux's tcp_highspeed.c uses it,
+from the rows of itb.cc.highspeed (RFC 3649 Appendix B's windows, b(w) from the RFC's
+formula in 1/256 rounded down). The differential test (tests/difftest) compares them with
+the table in the kernel's own source; a unit test checks this header against this script.
 Run: python3 bpf/gen_highspeed_table.py > bpf/highspeed_table.h
 """
-import math
+import sys
+from pathlib import Path
 
-LOW_WINDOW, HIGH_WINDOW, HIGH_DECREASE = 38, 83000, 0.1
-
-# RFC 3649, Appendix B: w at which a(w) = 1, 2, ..., 72 segments.
-WINDOWS = (
-    38, 118, 221, 347, 495, 663, 851, 1058, 1284, 1529, 1793, 2076, 2378, 2699,
-    3039, 3399, 3778, 4177, 4596, 5036, 5497, 5979, 6483, 7009, 7558, 8130, 8726,
-    9346, 9991, 10661, 11358, 12082, 12834, 13614, 14424, 15265, 16137, 17042,
-    17981, 18955, 19965, 21013, 22101, 23230, 24402, 25618, 26881, 28193, 29557,
-    30975, 32450, 33986, 35586, 37253, 38992, 40808, 42707, 44694, 46776, 48961,
-    51258, 53677, 56230, 58932, 61799, 64851, 68113, 71617, 75401, 79517, 84035,
-    89053,
-)
-
-
-def b_of(w: float) -> float:
-    span = math.log(HIGH_WINDOW) - math.log(LOW_WINDOW)
-    return (HIGH_DECREASE - 0.5) * (math.log(w) - math.log(LOW_WINDOW)) / span + 0.5
-
-
-def rows() -> list[tuple[int, int]]:
-    """(window, b(w) in 1/256 rounded down), one per a(w) = 1 .. 72."""
-    return [(w, math.floor(b_of(w) * 256)) for w in WINDOWS]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from itb.cc.highspeed import rows  # noqa: E402
 
 
 def main() -> None:

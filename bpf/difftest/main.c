@@ -153,14 +153,18 @@ static int run(const struct script *sc)
 		printf(", \"max_cwnd\": %u, \"acks\": %llu, \"cong_avoid\": %llu, "
 		       "\"not_cwnd_limited\": %llu, \"recoveries\": %llu, \"rtos\": %llu, "
 		       "\"undos\": %llu, \"restarts\": %llu, \"tx_starts\": %llu, "
-		       "\"app_limited_cuts\": %llu, \"drops\": %llu, \"dsacks\": %llu",
+		       "\"app_limited_cuts\": %llu, \"drops\": %llu, \"dsacks\": %llu, "
+		       "\"delivered\": %u, \"mean_beta\": %.4f, \"random_drops\": %llu, "
+		       "\"sent\": %llu",
 		       a.c.max_cwnd, (unsigned long long)a.c.acks,
 		       (unsigned long long)a.c.cong_avoid_calls,
 		       (unsigned long long)a.c.not_cwnd_limited_acks,
 		       (unsigned long long)a.c.recoveries, (unsigned long long)a.c.rtos,
 		       (unsigned long long)a.c.undos, (unsigned long long)a.c.restarts,
 		       (unsigned long long)a.c.tx_starts, (unsigned long long)a.c.app_limited_cuts,
-		       (unsigned long long)a.c.drops, (unsigned long long)a.c.spurious_retrans);
+		       (unsigned long long)a.c.drops, (unsigned long long)a.c.spurious_retrans,
+		       a.tp.delivered, a.c.recoveries ? a.c.beta_sum / a.c.recoveries : 0.0,
+		       (unsigned long long)a.c.random_drops, (unsigned long long)a.c.orig_sent);
 		rc = cover ? 1 : 0;
 	}
 	printf("}\n");
@@ -185,6 +189,28 @@ int main(int argc, char **argv)
 	}
 	for (int i = 1; i < argc; i++) {
 		const struct script *sc = find_script(argv[i]);
+		static struct script custom;
+		unsigned rtt_ms, every, secs, seed = 1;
+		const char *seed_at;
+
+		/* custom:RTT_MS:EVERY:SECONDS[:bernoulli[:seed=N]]: every EVERY-th segment lost
+		 * (or each with probability 1/EVERY) behind a 1 Gbit/s bottleneck with a one-BDP buffer,
+		 * from slow start: the response-function study's path, for planning it */
+		if (!sc && sscanf(argv[i], "custom:%u:%u:%u", &rtt_ms, &every, &secs) == 3) {
+			double sps = 1e9 / (8.0 * 1500);
+			bool random = strstr(argv[i], ":bernoulli") != NULL;
+
+			if ((seed_at = strstr(argv[i], ":seed=")))
+				seed = (unsigned)atoi(seed_at + 6);
+
+			custom = (struct script){ .name = argv[i], .init_cwnd = 10,
+				.link = { .owd_us = rtt_ms * 500, .drop_every = random ? 0 : every,
+					  .loss_p = random ? 1.0 / every : 0,
+					  .rng = 0x9E3779B97F4A7C15ULL * (2 * seed + 1),
+					  .rate_sps = sps, .buffer = (u32)(sps * rtt_ms / 1000) },
+				.duration_us = secs * 1000000ULL };
+			sc = &custom;
+		}
 
 		if (!sc) {
 			fprintf(stderr, "ccdiff: no script named %s\n", argv[i]);

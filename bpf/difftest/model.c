@@ -152,6 +152,17 @@ static void transmit(struct sim *s, u32 q, bool retrans)
 	R(s, q)->sent_us = s->now_us;
 	if (!retrans && l->drop_every && ++s->orig_sent % l->drop_every == 0)
 		drop = true;
+	if (!retrans && l->loss_p > 0) {
+		l->rng ^= l->rng >> 12;
+		l->rng ^= l->rng << 25;
+		l->rng ^= l->rng >> 27;
+		if ((double)((l->rng * 0x2545F4914F6CDD1DULL) >> 11) / (double)(1ULL << 53) < l->loss_p) {
+			drop = true;
+			s->c.random_drops++;
+		}
+	}
+	if (!retrans)
+		s->c.orig_sent++;
 	if (s->now_us >= l->burst_from_us && s->now_us < l->burst_to_us)
 		drop = true;
 	if (l->rate_sps > 0) {
@@ -472,6 +483,8 @@ static void enter_recovery(struct sim *s)
 	}
 	tcp_set_ca_state(SK(s), TCP_CA_Recovery);
 	s->c.recoveries++;
+	if (tp->prior_cwnd)
+		s->c.beta_sum += 1.0 - (double)tp->snd_ssthresh / tp->prior_cwnd;
 }
 
 static void undo_cwnd_reduction(struct sim *s, bool unmark_loss)

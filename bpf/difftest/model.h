@@ -52,8 +52,9 @@ enum app_mode { APP_BULK, APP_STOPPED, APP_RATE };
 struct counters {
 	u64 events, acks, cong_avoid_calls, not_cwnd_limited_acks, recoveries, rtos,
 	    undos, restarts, tx_starts, app_limited_cuts, drops, reordered,
-	    spurious_retrans;
+	    spurious_retrans, random_drops, orig_sent;
 	u32 max_cwnd;
+	double beta_sum;  /* 1 - ssthresh / cwnd at each fast recovery */
 };
 
 struct link {
@@ -61,6 +62,8 @@ struct link {
 	double rate_sps;   /* bottleneck, segments per second; 0: unlimited */
 	u32 buffer;        /* bottleneck queue, segments; 0: unlimited */
 	u32 drop_every;    /* drop every n-th original transmission; 0: none */
+	double loss_p;     /* drop an original transmission with this probability */
+	u64 rng;           /* its seeded generator (xorshift64*) */
 	u64 burst_from_us, burst_to_us; /* drop everything sent in [from, to) */
 	u32 reorder_seg;   /* this original transmission is delayed ... */
 	u32 reorder_us;    /* ... by this much (0: none) */

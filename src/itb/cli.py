@@ -498,11 +498,19 @@ def study_response_function(
         ccs: str = typer.Option("reno,highspeed,scalable,bic,htcp,cubic", "--cc",
                                 help="Algorithms, comma-separated (loss-based ones; vegas too)."),
         points: int = typer.Option(5, "--points", min=3, max=20, help="Loss rates per algorithm."),
-        rtt: str = typer.Option("20ms", "--rtt", help="RTT of the path."),
-        rate: str = typer.Option("1Gbit", "--rate", help="Bottleneck C: far above the flows, so "
-                                 "the loss sets the rate."),
-        max_rate: str = typer.Option("250Mbit", "--max-rate", help="Highest rate the plan "
-                                     "aims at (caps the window range)."),
+        rtt: Optional[str] = typer.Option(None, "--rtt", help="RTT of the path, for every "
+                                          "algorithm. [default: each algorithm's own: 20 ms; "
+                                          "HighSpeed 50 ms, BIC 200 ms]"),
+        rate: Optional[str] = typer.Option(None, "--rate", help="Bottleneck C: far above the "
+                                           "flows, so the loss sets the rate. [default: 4x the "
+                                           "algorithm's top planned rate, at least 1Gbit]"),
+        max_rate: Optional[str] = typer.Option(None, "--max-rate", help="Highest rate the "
+                                               "plan aims at (caps the window range). "
+                                               "[default: 250Mbit; BIC 1Gbit]"),
+        max_measure: Optional[str] = typer.Option(None, "--max-measure", help="Longest "
+                                                  "measured span of a point (it aims at 40 "
+                                                  "mean loss intervals). [default: 60s; "
+                                                  "HighSpeed 180s, BIC 300s]"),
         windows: Optional[str] = typer.Option(None, "--windows", help="Window range LO,HI in "
                                               "segments the loss rates aim at, for every "
                                               "algorithm. [default: each algorithm's own]"),
@@ -515,10 +523,12 @@ def study_response_function(
 
     One flow per point with random loss p (data direction only) at a fixed RTT on a
     link that is not the limit. The loss range of each algorithm is planned from its
-    published w = c/p^d. Fits log w = log c − d·log p and compares d and c with SPEC
-    §4.5 (Reno 1.22/0.5, BIC 15.5/0.5, HighSpeed 0.12/0.835, Scalable 0.08/1.0), and
-    measures each congestion event's decrease β from the tcp_info samples.
-    About 35 min with the defaults (30 points); resumable (docs/cc.md).
+    published w = c/p^d, over the windows where Linux's implementation follows that
+    slope (BIC: 5000-14000 segments at 200 ms; HighSpeed: 300-1000 at 50 ms; Scalable:
+    120-431 at 20 ms; see docs/cc.md). Fits log w = log c − d·log p and compares d with
+    the publications (Reno 0.5, BIC 0.5, HighSpeed 0.835, Scalable 1.0; within ±0.08),
+    and measures each congestion event's decrease β from the tcp_info samples against
+    Linux's (within ±0.03). About 60 min with the defaults (30 points); resumable.
     """
     from itb.errors import ScenarioError
     from itb.scenario.units import parse_duration, parse_rate
@@ -533,12 +543,19 @@ def study_response_function(
             raise ScenarioError(None, option, "give a finite rate, e.g. 1Gbit")
         return v
 
-    try:
-        rtt_ms = parse_duration(rtt) / 1000
-    except ValueError as e:
-        raise ScenarioError(None, "--rtt", str(e))
-    if rtt_ms <= 0:
-        raise ScenarioError(None, "--rtt", "the RTT must be above 0")
+    def seconds_of(text: str, option: str) -> float:
+        try:
+            v = parse_duration(text) / 1e6
+        except ValueError as e:
+            raise ScenarioError(None, option, str(e))
+        if v <= 0:
+            raise ScenarioError(None, option, "must be above 0")
+        return v
+
+    rtt_ms = seconds_of(rtt, "--rtt") * 1000 if rtt is not None else None
+    measure_s = seconds_of(max_measure, "--max-measure") if max_measure is not None else None
+    if measure_s is not None and measure_s < 20:
+        raise ScenarioError(None, "--max-measure", "at least 20s (a point measures 20 s at least)")
     span = None
     if windows is not None:
         try:
@@ -548,8 +565,10 @@ def study_response_function(
         if len(span) != 2 or not 4 <= span[0] < span[1]:
             raise ScenarioError(None, "--windows", f"{windows!r}: give two increasing window "
                                                    "sizes in segments, e.g. 120,1000")
-    a = ResponseArgs(tuple(_ccs(ccs)), points, rtt_ms, rate_of(rate, "--rate"),
-                     rate_of(max_rate, "--max-rate"), repeat=repeat, seed=seed, windows=span)
+    a = ResponseArgs(tuple(_ccs(ccs)), points, rtt_ms,
+                     rate_of(rate, "--rate") if rate is not None else None,
+                     rate_of(max_rate, "--max-rate") if max_rate is not None else None,
+                     repeat=repeat, seed=seed, windows=span, max_measure_s=measure_s)
     res = _run_study(run_study, a, out_dir or default_out(a))
     t = Table(title=f"response functions w = c/p^d and decreases β ({res.status})")
     for col in ("algorithm", "points", "d", "d published", "c", "c published", "R²",
@@ -637,9 +656,11 @@ def _print_bench(result) -> None:
     out.print(t)
     for r in result.rows:
         if r["failed"] or r["failed_repetitions"]:
+            corrupt = (f", {r['corrupt']} of them with a corrupt window (not used)"
+                       if r.get("corrupt") else "")
             out.print(f"[red]{r['app']} {r['class']} {r['cc']}: {r['failed_repetitions']} failed "
-                      f"repetition(s), {r['failed']} failed transfer(s)[/red] (see the cell's "
-                      "run directory under cells/)")
+                      f"repetition(s), {r['failed']} failed transfer(s){corrupt}[/red] (see the "
+                      "cell's run directory under cells/)")
     for c in result.comparisons:
         p = "" if c["p"] is None else f" (p = {c['p']:.3g})"
         out.print(f"{c['app']}{'/' + c['variant'] if c['variant'] else ''} {c['class']}: "
@@ -680,6 +701,12 @@ def _print_run(result) -> None:
         out.print(f"forward transfers: {ct['n']} completed; completion time mean "
                   f"{ct['t_mean']:.2f} s (min {ct['t_min']:.2f}, max {ct['t_max']:.2f}, "
                   f"CoV {ct['cov']:.3f})")
+    if ct.get("n_failed"):
+        bad = overall.get("n_corrupt") or 0
+        out.print(f"[red]forward transfers not completed: {ct['n_failed']}"
+                  + (f", {bad} of them with a corrupt window (impossible cwnd or ssthresh in "
+                     "the sender's tcp_info; see transfers.parquet, corrupt_window)" if bad else "")
+                  + "[/red]")
     fair = m.get("fair_share")
     if fair and fair.get("ideal_mean_s"):
         out.print(f"fair-share ideal from C: mean {fair['ideal_mean_s']:.2f} s; measured "

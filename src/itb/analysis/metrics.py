@@ -436,6 +436,7 @@ def _transfer_rows(tr: pd.DataFrame, gput: pd.DataFrame, samples: pd.DataFrame,
             "src": r.src, "dst": r.dst, "cc": r.cc, "streams": r.streams,
             "bytes_expected": r.bytes_expected, "bytes": r.bytes, "ok": r.ok,
             "error": None if pd.isna(r.error) else r.error,
+            "corrupt_window": getattr(r, "corrupt_window", None) or None,
             "start_s": (r.start_ns - rep_start) / 1e9, "completion_s": t_done,
             "access_rate_bps": ca, "rtt_s": r.rtt_s,
             "mean_goodput_bps": g["mean_goodput_bps"],
@@ -470,9 +471,11 @@ def _repetition(rep: int, tr: pd.DataFrame, samples: pd.DataFrame,
 
     fair = _fair_share(fwd, rep_start, times, capacity, _payload_share(context))
     ideal = dict(zip(fwd["transfer"], fair.pop("ideal_s"))) if fair else {}
+    corrupt = fwd["corrupt_window"].notna() if "corrupt_window" in fwd else pd.Series(dtype=bool)
     return {
         "repetition": rep,
         "completion": completion_stats(times),
+        "n_corrupt": int(corrupt.sum()),  # among n_failed: impossible window (engine.window)
         "margins": margins(times) if np.isfinite(times).any() else None,
         "jain": jain,
         "bin_s": bin_s,
@@ -538,6 +541,7 @@ def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.D
     overall = {
         "n_repetitions": len(reps),
         "completion": completion_stats(times),
+        "n_corrupt": sum(r["n_corrupt"] for r in reps),
         "t_mean_mean": rep_means["t_mean"],
         "t_mean_sigma": rep_means["sigma_t"],
         "t_mean_cov": rep_means["cov"],

@@ -15,13 +15,15 @@ ALPHA = 0.05
 
 
 def per_repetition(metrics: dict) -> list[dict]:
-    """One row per repetition that completed forward transfers, from a run's metrics.json."""
+    """One row per repetition that ran forward transfers, from a run's metrics.json; one
+    whose transfers all failed (or were corrupt) keeps its counts, with no statistics."""
     rows = []
     for r in metrics.get("repetitions", []):
         c = r.get("completion") or {}
-        if not c.get("n"):
+        if not c.get("n") and not c.get("n_failed"):
             continue
-        rows.append({"repetition": r["repetition"], "n": c["n"], "n_failed": c.get("n_failed", 0),
+        rows.append({"repetition": r["repetition"], "n": c.get("n", 0),
+                     "n_failed": c.get("n_failed", 0), "n_corrupt": r.get("n_corrupt", 0),
                      "t_mean": c.get("t_mean"), "t_min": c.get("t_min"), "t_max": c.get("t_max"),
                      "sigma_t": c.get("sigma_t"), "cov": c.get("cov"), "jain": r.get("jain"),
                      "efficiency": r.get("efficiency"), "utilisation": r.get("utilisation")})
@@ -56,7 +58,8 @@ def table_rows(cells: list[tuple[CellKey, list[dict]]]) -> list[dict]:
     for key, reps in cells:
         row = {"app": key.app, "variant": key.variant, "class": key.cls, "cc": key.cc,
                "repetitions": len(reps), "transfers": sum(r["n"] for r in reps),
-               "failed": sum(r["n_failed"] for r in reps)}
+               "failed": sum(r["n_failed"] for r in reps),
+               "corrupt": sum(r.get("n_corrupt", 0) for r in reps)}
         for m in METRICS:
             row[m], row[f"{m}_ci95"] = mean_ci(r[m] for r in reps)
         out.append(row)

@@ -17,6 +17,7 @@ import pandas as pd
 from itb.calibration.path import path_spec
 from itb.emulation.routing import path_links
 from itb.engine import rundir
+from itb.engine.window import mark_corrupt
 from itb.scenario.model import Topology
 
 TCPINFO_COLUMNS = ("cwnd", "ssthresh", "rtt_us", "total_retrans", "pacing_rate_bps",
@@ -168,9 +169,11 @@ def build_tables(run: Path, topo: Topology, interval_s: float) -> dict[str, pd.D
         transfers += transfer_rows(run, r, topo, events)
         samples += sample_frames(run, r, interval_s, events)
         bottleneck += bottleneck_frames(run, r)
+    samples_df = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
     tables = {
-        "transfers": pd.DataFrame(transfers),
-        "samples": pd.concat(samples, ignore_index=True) if samples else pd.DataFrame(),
+        # a transfer whose sender logged an impossible window is not used (engine.window)
+        "transfers": mark_corrupt(pd.DataFrame(transfers), samples_df),
+        "samples": samples_df,
         "bottleneck": pd.concat(bottleneck, ignore_index=True) if bottleneck else pd.DataFrame(),
     }
     return tables
