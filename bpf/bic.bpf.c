@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* BIC-TCP as Linux runs it: the behaviour of net/ipv4/tcp_bic.c (Linux 6.12,
- * the version the differential test in tests/ccdiff runs against) with its
+ * the version the differential test in tests/difftest runs against) with its
  * module parameters at their defaults. Written for ITB from that behaviour;
  * the algorithm is L. Xu, K. Harfoush, I. Rhee, "Binary Increase Congestion
  * Control for Fast, Long Distance Networks", IEEE INFOCOM 2004.
@@ -21,7 +21,7 @@
  *   left of an ACK when slow start reaches ssthresh goes to the increase;
  * - an RTO (Loss state) forgets everything; undo is the stack's
  *   max(cwnd, cwnd before the event).
- * Remaining difference: none in cwnd/ssthresh (tests/ccdiff checks every
+ * Remaining difference: none in cwnd/ssthresh (tests/difftest checks every
  * event). Linux's get_info is absent (no BPF hook for it).
  */
 #include "itb_cc.h"

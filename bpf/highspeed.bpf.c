@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* HighSpeed TCP as Linux runs it: the behaviour of net/ipv4/tcp_highspeed.c
- * (Linux 6.12, the version the differential test in tests/ccdiff runs
+ * (Linux 6.12, the version the differential test in tests/difftest runs
  * against). Written for ITB from that behaviour; the algorithm is S. Floyd,
  * RFC 3649 "HighSpeed TCP for Large Congestion Windows" (2003).
  *
@@ -17,7 +17,7 @@
  *
  * Remaining difference: a BPF program may not write snd_cwnd_clamp, so this
  * one applies the same bound itself where it grows cwnd (after slow start and
- * in the increase); cwnd and ssthresh are the same (tests/ccdiff checks every
+ * in the increase); cwnd and ssthresh are the same (tests/difftest checks every
  * event), the socket's clamp as getsockopt shows it is not.
  */
 #include "itb_cc.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* H-TCP as Linux runs it: the behaviour of net/ipv4/tcp_htcp.c (Linux 6.12,
- * the version the differential test in tests/ccdiff runs against) with its
+ * the version the differential test in tests/difftest runs against) with its
  * module parameters at their defaults (use_rtt_scaling = 1,
  * use_bandwidth_switch = 1). Written for ITB from that behaviour; the
  * algorithm is D. Leith, R. Shorten, "H-TCP: TCP for high-speed and
@@ -23,8 +23,10 @@
  *   towards minRTT at each event; RTT samples in jiffies, rounded up;
  * - an undone event restores Delta's start, maxRTT and the throughput mark.
  * Only a cwnd-limited flow grows; slow start is the stack's (no carry-over).
- * Remaining difference: none in cwnd/ssthresh (tests/ccdiff checks every
- * event). Jiffies come from bpf_jiffies64() and HZ from the kernel's config.
+ * Remaining difference: none in cwnd/ssthresh at HZ 100, 250 and 1000
+ * (tests/difftest checks every event); at HZ 300 an RTT on an exact tick
+ * boundary may round to the other tick (itb_us_to_jiffies). Jiffies come from
+ * bpf_jiffies64() and HZ from the kernel's config.
  */
 #include "itb_cc.h"
 

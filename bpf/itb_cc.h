@@ -2,7 +2,7 @@
  * struct_ops congestion control may call (kfuncs), and the small inline helpers
  * of include/net/tcp.h that a BPF program cannot call and so restates.
  * Built against the running kernel's BTF (vmlinux.h, made at set-up time); the
- * differential test (tests/ccdiff) builds the same sources in user space
+ * differential test (tests/difftest) builds the same sources in user space
  * against its own vmlinux.h and bpf/ headers. */
 #ifndef ITB_CC_H
 #define ITB_CC_H
@@ -100,7 +100,10 @@ static __always_inline __u32 itb_jiffies32(void)
 	return (__u32)bpf_jiffies64();
 }
 
-/* msecs_to_jiffies()/usecs_to_jiffies(): rounded up to the next tick. */
+/* msecs_to_jiffies()/usecs_to_jiffies(): rounded up to the next tick. The kernel's
+ * own formulas when HZ divides 1000 (100, 250, 1000: what the differential test
+ * runs); with HZ 300 the kernel approximates the same rounding with a multiply and
+ * shift, which can differ by a tick at exact boundaries. */
 static __always_inline __u32 itb_ms_to_jiffies(__u32 ms)
 {
 	return (__u32)(((__u64)ms * CONFIG_HZ + 999) / 1000);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Scalable TCP as Linux runs it: the behaviour of net/ipv4/tcp_scalable.c
- * (Linux 6.12, the version the differential test in tests/ccdiff runs
+ * (Linux 6.12, the version the differential test in tests/difftest runs
  * against). Written for ITB from that behaviour; the algorithm is T. Kelly,
  * "Scalable TCP: Improving Performance in Highspeed Wide Area Networks",
  * ACM SIGCOMM CCR 33(2), 2003.
@@ -12,7 +12,7 @@
  * back to Reno). Only a cwnd-limited flow grows; slow start is the stack's,
  * and what is left of an ACK when slow start reaches ssthresh goes to the
  * increase; undo is the stack's max(cwnd, cwnd before the event).
- * Remaining difference: none (tests/ccdiff checks every event).
+ * Remaining difference: none (tests/difftest checks every event).
  */
 #include "itb_cc.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /* TCP Vegas as Linux runs it: the behaviour of net/ipv4/tcp_vegas.c (Linux
- * 6.12, the version the differential test in tests/ccdiff runs against) with
+ * 6.12, the version the differential test in tests/difftest runs against) with
  * its module parameters at their defaults (alpha 2, beta 4, gamma 1). Written
  * for ITB from that behaviour; the algorithm is L. Brakmo, L. Peterson, "TCP
  * Vegas: End to End Congestion Avoidance on a Global Internet", IEEE JSAC
@@ -23,7 +23,7 @@
  * Losses are Reno's: halve, undo to max(cwnd, cwnd before the event).
  * As Linux, the Vegas adjustments do not ask whether the flow is cwnd-limited
  * (Reno's part does).
- * Remaining difference: none in cwnd/ssthresh (tests/ccdiff checks every
+ * Remaining difference: none in cwnd/ssthresh (tests/difftest checks every
  * event). Linux's get_info (Vegas state for `ss -i`) has no BPF hook.
  */
 #include "itb_cc.h"

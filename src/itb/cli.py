@@ -500,9 +500,9 @@ def study_response_function(
         points: int = typer.Option(5, "--points", min=3, max=20, help="Loss rates per algorithm."),
         rtt: Optional[str] = typer.Option(None, "--rtt", help="RTT of the path, for every "
                                           "algorithm. [default: each algorithm's own: 20 ms; "
-                                          "HighSpeed 50 ms, BIC 200 ms]"),
+                                          "HighSpeed 100 ms, BIC 200 ms]"),
         rate: Optional[str] = typer.Option(None, "--rate", help="Bottleneck C: far above the "
-                                           "flows, so the loss sets the rate. [default: 4x the "
+                                           "flows, so the loss sets the rate. [default: 1.25x the "
                                            "algorithm's top planned rate, at least 1Gbit]"),
         max_rate: Optional[str] = typer.Option(None, "--max-rate", help="Highest rate the "
                                                "plan aims at (caps the window range). "
@@ -524,11 +524,11 @@ def study_response_function(
     One flow per point with random loss p (data direction only) at a fixed RTT on a
     link that is not the limit. The loss range of each algorithm is planned from its
     published w = c/p^d, over the windows where Linux's implementation follows that
-    slope (BIC: 5000-14000 segments at 200 ms; HighSpeed: 300-1000 at 50 ms; Scalable:
+    slope (BIC: 5000-14000 segments at 200 ms; HighSpeed: 500-2000 at 100 ms; Scalable:
     120-431 at 20 ms; see docs/cc.md). Fits log w = log c − d·log p and compares d with
     the publications (Reno 0.5, BIC 0.5, HighSpeed 0.835, Scalable 1.0; within ±0.08),
     and measures each congestion event's decrease β from the tcp_info samples against
-    Linux's (within ±0.03). About 60 min with the defaults (30 points); resumable.
+    Linux's (within ±0.03). About 75 min with the defaults (30 points); resumable.
     """
     from itb.errors import ScenarioError
     from itb.scenario.units import parse_duration, parse_rate
