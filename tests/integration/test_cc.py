@@ -134,3 +134,40 @@ def test_a_refused_program_names_the_algorithm_and_the_run_does_not_start(cc_env
             "tcp_sock at off") in " ".join(res.stderr.split())
     assert not run.exists()  # nothing was built or written
     assert ours_registered() == []
+
+
+PACED = """
+[testbed]
+name = "cc-paced"
+[dumbbell]
+pairs = 1
+[bottleneck]
+rate = "1Gbit"
+rtt = "20ms"
+
+[experiment]
+duration = "40s"
+interval = "100ms"
+"""
+
+
+def test_a_paced_flow_keeps_its_window_with_each_of_ours(cc_env, isolated):
+    """The kernel's rule through the real tcp_sock: a flow held back by pacing does not
+    grow its window (the earlier eBPF versions reached ~255 000 segments in 15 s). The
+    bound leaves room for the testbed's delay spikes (see docs/cc.md)."""
+    ours = ["bic", "highspeed", "htcp", "scalable", "vegas"]
+    path = isolated / "paced.toml"
+    path.write_text(PACED + "".join(
+        f'\n[[transfer]]\nid = "{c}"\nsrc = "l1"\ndst = "r1"\nat = "{7 * i}s"\ncc = "{c}"\n'
+        f'rate = "200Mbit"\nvolume = "150MB"\n' for i, c in enumerate(ours)))
+    run = isolated / "run"
+    res = itb("run", str(path), "--out", str(run), env=cc_env, timeout=300)
+    assert res.returncode == 0, res.stderr + res.stdout
+    s = pd.read_parquet(run / "samples.parquet")
+    s = s[s["series"] == "tcp_info"]
+    paced_bdp = 200e6 * 0.020 / 8 / 1448  # 345 segments
+    for c in ours:
+        top = s[s["transfer"] == c]["cwnd"].max()
+        assert 0 < top < 6 * paced_bdp, (c, top)
+    tr = pd.read_parquet(run / "transfers.parquet")
+    assert tr["ok"].all() and tr["corrupt_window"].isna().all()

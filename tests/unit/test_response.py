@@ -161,3 +161,38 @@ def test_a_window_range_given_applies_to_every_algorithm():
     pts = rf.plan(a)
     assert {round(p.plan_window) for p in pts} == {120, 346, 1000}
     assert rf.ResponseArgs(ccs=("reno",)).key() != a.key()
+
+
+def test_a_point_ends_with_its_measured_span(tmp_path):
+    a = rf.ResponseArgs(ccs=("highspeed",), points=3)
+    pt = rf.plan(a)[0]
+    doc = rf._doc(a, pt)
+    [clock] = doc["udp"]
+    assert clock["duration"] == f"{int(pt.warmup_s + pt.measure_s + rf.SETUP_S)}s"
+    assert (clock["src"], clock["dst"]) == ("r1", "l1")  # the reverse direction: no loss
+    assert doc["transfer"][0]["wait"] is False  # stopped when the clock ends
+    from itb.scenario.scenario import load_scenario
+    import tomli_w
+    (tmp_path / "p.toml").write_text(tomli_w.dumps(doc))
+    load_scenario(tmp_path / "p.toml")  # a valid scenario
+    rate = pt.plan_window * rf.MSS * 8 / (pt.rtt_ms / 1e3)
+    assert pt.volume >= 3 * rate / 8 * (pt.warmup_s + pt.measure_s)  # never done early
+
+
+def test_the_report_of_a_partial_study_renders(tmp_path):
+    from itb.report.response import build_response_report
+
+    a = rf.ResponseArgs(ccs=("reno",), points=3)
+    state = {"digest": "x", "status": "incomplete", "created": "now", "args": a.key(),
+             "cells": []}
+    done = {"cc": "reno", "p": 1e-3, "repetition": 1, "status": "ok", "warmup_s": 5,
+            "window": 38.0, "p_link": 1.1e-3, "lost": 40, "measured_s": 20.0,
+            "goodput_bps": 2.2e7, "rtt_ms": 20.1, "published_window": 38.6,
+            "mean_cwnd": 40.0, "loss_seen": 1e-3, "events": 30, "beta": 0.5}
+    not_run = {"cc": "reno", "p": 1e-4, "repetition": 1, "status": "not run",
+               "warmup_s": 5, "window": None, "rtt_ms": 20.0}
+    fits = [rf.fit_algorithm("reno", [done, not_run], [])]
+    path = build_response_report(tmp_path, state, [done, not_run], fits, [])
+    html = path.read_text()
+    assert "not run" in html
+    assert "each algorithm&#39;s own" in html or "each algorithm's own" in html

@@ -39,9 +39,14 @@ BETA_TOLERANCE = 0.03      # ... and of the measured decrease β
 LINK_SHARE_LIMIT = 0.9     # above this share of C the link, not the loss, may set the rate
 MAX_LOSS = 0.05
 MEASURED_EVENTS = 40       # mean loss intervals a point measures (within 20–60 s)
-# Volume over the planned one: slow start overshoots in the warm-up and a point may run
-# faster than planned; a slower one is stopped by the timeline and measured up to there.
-VOLUME_MARGIN = 1.5
+# A point lasts its warm-up and measured span (plus SETUP_S for the connection): the flow
+# does not hold the repetition (`wait = false`), a small awaited UDP stream on the
+# reverse direction (no loss there; the fit reads the data direction only) does, and the
+# flow is stopped when it ends. The volume leaves room for a flow 3x faster than planned,
+# so that it does not finish early; one that does is measured up to its end.
+VOLUME_MARGIN = 3.0
+SETUP_S = 10
+CLOCK = "clock"
 # The bottleneck of a point, when not given: this many times the algorithm's top planned
 # rate, at least 1 Gbit/s: above the flows, but not so far that a slow start runs the
 # emulator past what it can carry (a 3 Gbit/s link let BIC's reach 2.7 Gbit/s, 230 ms
@@ -151,10 +156,12 @@ def _doc(a: ResponseArgs, pt: Point) -> dict:
                        "loss": pt.p, "loss_reverse": 0},
         "experiment": {"name": f"response-{pt.name}", "repetitions": a.repeat, "seed": pt.seed,
                        "interval": f"{a.interval_ms:g}ms",
-                       # room for an algorithm 3x slower than planned
-                       "duration": f"{int(4 * run_s + 20)}s"},
+                       "duration": f"{int(run_s + SETUP_S) + 30}s"},
         "transfer": [{"id": TRANSFER, "src": "l1", "dst": "r1", "at": "0s", "cc": pt.cc,
-                      "volume": f"{pt.volume}B"}],
+                      "volume": f"{pt.volume}B", "wait": False}],
+        # the point's clock: the flow is stopped when this ends
+        "udp": [{"id": CLOCK, "src": "r1", "dst": "l1", "at": "0s", "rate": "16kbit",
+                 "duration": f"{int(run_s + SETUP_S)}s", "size": 100}],
     }
 
 
