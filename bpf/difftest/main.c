@@ -190,10 +190,10 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const struct script *sc = find_script(argv[i]);
 		static struct script custom;
-		unsigned rtt_ms, every, secs, seed = 1;
+		unsigned rtt_ms, every, secs, seed = 1, ack_every = 2;
 		const char *seed_at;
 
-		/* custom:RTT_MS:EVERY:SECONDS[:bernoulli[:seed=N]]: every EVERY-th segment lost
+		/* custom:RTT_MS:EVERY:SECONDS[:bernoulli][:seed=N][:ack=N]: every EVERY-th segment lost
 		 * (or each with probability 1/EVERY) behind a 1 Gbit/s bottleneck with a one-BDP buffer,
 		 * from slow start: the response-function study's path, for planning it */
 		if (!sc && sscanf(argv[i], "custom:%u:%u:%u", &rtt_ms, &every, &secs) == 3) {
@@ -202,12 +202,15 @@ int main(int argc, char **argv)
 
 			if ((seed_at = strstr(argv[i], ":seed=")))
 				seed = (unsigned)atoi(seed_at + 6);
+			if ((seed_at = strstr(argv[i], ":ack=")))
+				ack_every = (unsigned)atoi(seed_at + 5);
 
 			custom = (struct script){ .name = argv[i], .init_cwnd = 10,
 				.link = { .owd_us = rtt_ms * 500, .drop_every = random ? 0 : every,
 					  .loss_p = random ? 1.0 / every : 0,
 					  .rng = 0x9E3779B97F4A7C15ULL * (2 * seed + 1),
-					  .rate_sps = sps, .buffer = (u32)(sps * rtt_ms / 1000) },
+					  .rate_sps = sps, .buffer = (u32)(sps * rtt_ms / 1000),
+					  .ack_every = ack_every },
 				.duration_us = secs * 1000000ULL };
 			sc = &custom;
 		}

@@ -205,7 +205,16 @@ def cc_verify(names: Optional[list[str]] = typer.Argument(None, help="Among bic 
     differ is named. Needs gcc and Debian's linux-source package (the oracle; `make setup`
     installs it). Exit 1 if any script differs. See docs/cc.md."""
     from itb.cc import difftest, oracle
+    from itb.errors import ScenarioError
 
+    for name in names or ():
+        if name not in difftest.ALGORITHMS:
+            raise ScenarioError(None, "NAME", f"{name!r} has no eBPF implementation to verify; "
+                                              f"one of {', '.join(difftest.ALGORITHMS)}")
+    for h in hz:
+        if h not in difftest.SUPPORTED_HZ:
+            raise ScenarioError(None, "--hz", f"{h}: the test's jiffies conversions cover HZ "
+                                              f"{', '.join(map(str, difftest.SUPPORTED_HZ))}")
     the_oracle = oracle.prepare()
     out.print(f"oracle: Linux {the_oracle.version} ({the_oracle.tarball})")
     failed = 0

@@ -112,3 +112,26 @@ def test_tbf_burst_and_limit():
     assert burst == 125_000 and limit == 2_500_000
     burst, _ = tbf_params(10_000_000, 1500)
     assert burst == 2 * 1514  # at least two frames
+
+
+def test_ack_every_segment_marks_the_hosts_only_and_leaves_other_hashes_alone():
+    from itb.scenario.load import testbed_from_dict
+
+    plain = load_testbed(None, {"pairs": 1})
+    quick = testbed_from_dict({"testbed": {"ack_every_segment": True}, "dumbbell": {"pairs": 1}})
+    assert quick.ack_every_segment and not plain.ack_every_segment
+    assert quick.content_hash() != plain.content_hash()
+    assert '"ack_every_segment"' not in plain.canonical_json()  # older testbeds hash as before
+    routes = [s for s in build_plan(quick, Path("/tmp/logs")).steps if isinstance(s, A.AddRoute)]
+    hosts = {n.name for n in quick.hosts()}
+    assert routes and all(r.quickack == (r.node in hosts) for r in routes)
+    argv = next(r for r in routes if r.node in hosts).argv()
+    assert argv[-2:] == ["quickack", "1"]
+    assert all("quickack" not in s.argv() for s in build_plan(plain, Path("/tmp/logs")).steps
+               if isinstance(s, A.AddRoute))
+    offload = [s for s in build_plan(quick, Path("/tmp/logs")).steps
+               if isinstance(s, A.NoSegmentationOffload)]
+    assert {(s.node, s.ifname) for s in offload} == {("l1", "eth0"), ("r1", "eth0")}
+    assert offload[0].argv()[-6:] == ["-K", "eth0", "tso", "off", "gso", "off"]
+    assert not [s for s in build_plan(plain, Path("/tmp/logs")).steps
+                if isinstance(s, A.NoSegmentationOffload)]

@@ -52,6 +52,7 @@ CASES = [
     ({"bottleneck": {"buffer_reverse": "0pkt"}}, "bottleneck.buffer_reverse", "below one packet"),
     ({"testbed": {"topology": "ring"}}, "testbed.topology", "allowed: dumbbell, chain, star"),
     ({"testbed": {"mtu": 1400}}, "testbed.mtu", "allowed: 1500, 9000"),
+    ({"testbed": {"ack_every_segment": "yes"}}, "testbed.ack_every_segment", "boolean"),
     ({"testbed": {"families": []}}, "testbed.families", "at least one"),
     ({"testbed": {"families": ["ipv4", "ipx"]}}, "testbed.families", "'ipx'"),
     ({"testbed": {"families": ["ipv4", "ipv4"]}}, "testbed.families", "twice"),

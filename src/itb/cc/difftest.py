@@ -12,6 +12,7 @@ window counter or the recovery state differ, or what the script covered.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ from itb.cc.oracle import ALGORITHM_FILES, Oracle, OracleError, prepare
 HARNESS = native.REPO / "bpf" / "difftest"
 BPF_SOURCES = native.REPO / "bpf"
 ALGORITHMS = tuple(ALGORITHM_FILES)
-DEFAULT_HZ = (250, 1000, 100)
+SUPPORTED_HZ = (100, 250, 1000)  # tick rates that divide 1000, as the shim's jiffies need
 CFLAGS = ("-O2", "-g", "-std=gnu11", "-Wall", "-Wno-unused-function", "-Werror=implicit")
 
 
@@ -67,6 +68,9 @@ def build(name: str, hz: int, oracle: Oracle | None = None, itb_source: Path | N
     if name not in ALGORITHM_FILES:
         raise DifftestBuildError(f"no differential test for {name!r}: "
                                  f"one of {', '.join(ALGORITHMS)}")
+    if hz not in SUPPORTED_HZ:
+        raise DifftestBuildError(f"HZ {hz} is not supported: one of "
+                                 f"{', '.join(map(str, SUPPORTED_HZ))}")
     oracle = oracle or prepare()
     itb_source = itb_source or BPF_SOURCES / f"{name}.bpf.c"
     out = out_dir or oracle.root / "bin"
@@ -105,7 +109,5 @@ def run(binary: Path, scripts: list[str] | None = None, timeout: float = 1800) -
 
 def linux_highspeed_table(oracle: Oracle) -> list[tuple[int, int]]:
     """(window, decrease in 1/256) rows of Linux's tcp_highspeed.c."""
-    import re
-
     text = oracle.algorithm_source("highspeed").read_text()
     return [(int(w), int(b)) for w, b in re.findall(r"\{\s*(\d+),\s*(\d+),\s*/\*", text)]

@@ -111,14 +111,28 @@ class AddRoute(Action):
     dst: str  # CIDR or "default"
     via: str
     family: int  # 4 or 6
+    quickack: bool = False  # RTAX_QUICKACK: TCP on this route ACKs every segment at once
 
     def argv(self):
         flag = ["-6"] if self.family == 6 else []
-        return ["ip", "-n", self.ns, *flag, "route", "add", self.dst, "via", self.via]
+        extra = ["quickack", "1"] if self.quickack else []
+        return ["ip", "-n", self.ns, *flag, "route", "add", self.dst, "via", self.via, *extra]
 
     def apply(self, nl, runner):
         dst = self.dst if self.dst != "default" else ("::/0" if self.family == 6 else "0.0.0.0/0")
-        nl(self.ns).route("add", dst=dst, gateway=self.via, family=10 if self.family == 6 else 2)
+        kw = {"metrics": {"quickack": 1}} if self.quickack else {}
+        nl(self.ns).route("add", dst=dst, gateway=self.via, family=10 if self.family == 6 else 2,
+                          **kw)
+
+
+@dataclass(frozen=True)
+class NoSegmentationOffload(Action):
+    """TSO and GSO off: TCP hands the interface one MTU-sized segment per packet."""
+    ifname: str
+
+    def argv(self):
+        return ["ip", "netns", "exec", self.ns, "ethtool", "-K", self.ifname, "tso", "off",
+                "gso", "off"]
 
 
 @dataclass(frozen=True)

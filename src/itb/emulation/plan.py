@@ -125,8 +125,16 @@ def build_plan(topo: Topology, log_root: Path | None = None, seed: int = 1) -> P
     for link in topo.links:
         steps += _veth_steps(topo, link)
     for n in topo.nodes:
+        # where TCP ends, not routers: one ACK per segment, at once
+        quickack = topo.ack_every_segment and n.role == "host"
         for dst, via, fam in routes_for(topo, n.name):
-            steps.append(A.AddRoute(n.name, naming.node_ns(n.name), dst, via, fam))
+            steps.append(A.AddRoute(n.name, naming.node_ns(n.name), dst, via, fam, quickack))
+    if topo.ack_every_segment:  # ... and one segment per packet: no TSO/GSO bursts
+        for link in topo.links:
+            for ep in (link.a, link.b):
+                if topo.node(ep.node).role == "host":
+                    steps.append(A.NoSegmentationOffload(ep.node, naming.node_ns(ep.node),
+                                                         ep.ifname))
     emulator = linkem.binary_or_name()
     for link in topo.links:
         if link.emulated:

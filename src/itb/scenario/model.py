@@ -95,6 +95,9 @@ class Topology(_Frozen):
     kind: Literal["dumbbell", "chain", "star"]
     families: tuple[Literal["ipv4", "ipv6"], ...] = ("ipv4", "ipv6")
     mtu: int = 1500
+    # every TCP segment travels and is acknowledged on its own: hosts send without
+    # segmentation offload and their routes carry the quickack metric
+    ack_every_segment: bool = False
     nodes: tuple[Node, ...]
     links: tuple[Link, ...]
     pair_delays: tuple[PairDelay, ...] = ()
@@ -118,7 +121,10 @@ class Topology(_Frozen):
         return [n for n in self.nodes if n.role == "host"]
 
     def canonical_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+        d = self.model_dump(mode="json")
+        if not d["ack_every_segment"]:
+            del d["ack_every_segment"]  # testbeds from before the option hash as they did
+        return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
     def content_hash(self) -> str:
         """sha256 of the resolved form: two descriptions that build the same network hash alike."""

@@ -13,7 +13,7 @@ import types
 import typing
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
 from itb.errors import ScenarioError
 from itb.scenario.model import Loss
@@ -188,6 +188,9 @@ class TestbedSection(_Section):
     topology: Annotated[str, BeforeValidator(_choice(TOPOLOGIES, "topology"))] = "dumbbell"
     families: Annotated[tuple[str, ...], BeforeValidator(_families)] = FAMILIES
     mtu: Annotated[int, BeforeValidator(_choice(MTUS, "MTU"))] = 1500
+    # every TCP segment travels and is acknowledged on its own (hosts: TSO/GSO off, routes
+    # with Linux's quickack metric)
+    ack_every_segment: StrictBool = False
 
 
 class DumbbellSection(_Section):

@@ -340,6 +340,7 @@ def compile_testbed(spec: TestbedFile, source: str | None = None) -> Topology:
         kind=kind,
         families=spec.testbed.families,
         mtu=b.mtu,
+        ack_every_segment=spec.testbed.ack_every_segment,
         nodes=tuple(b.nodes),
         links=tuple(b.links),
         pair_delays=tuple(pair_delays),
