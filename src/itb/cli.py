@@ -515,7 +515,7 @@ def study_response_function(
                                            "algorithm's top planned rate, at least 1Gbit]"),
         max_rate: Optional[str] = typer.Option(None, "--max-rate", help="Highest rate the "
                                                "plan aims at (caps the window range). "
-                                               "[default: 250Mbit; BIC 1Gbit]"),
+                                               "[default: 250Mbit; HighSpeed 500Mbit, BIC 1Gbit]"),
         max_measure: Optional[str] = typer.Option(None, "--max-measure", help="Longest "
                                                   "measured span of a point (it aims at 40 "
                                                   "mean loss intervals). [default: 60s; "
@@ -533,7 +533,7 @@ def study_response_function(
     One flow per point with random loss p (data direction only) at a fixed RTT on a
     link that is not the limit. The loss range of each algorithm is planned from its
     published w = c/p^d, over the windows where Linux's implementation follows that
-    slope (BIC: 5000-14000 segments at 200 ms; HighSpeed: 500-2000 at 100 ms; Scalable:
+    slope (BIC: 5000-12000 segments at 200 ms; HighSpeed: 800-3300 at 100 ms; Scalable:
     120-431 at 20 ms; see docs/cc.md). Fits log w = log c − d·log p and compares d with
     the publications (Reno 0.5, BIC 0.5, HighSpeed 0.835, Scalable 1.0; within ±0.08),
     and measures each congestion event's decrease β from the tcp_info samples against

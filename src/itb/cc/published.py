@@ -6,13 +6,14 @@ cwnd_after = (1 − β)·cwnd_before). ITB's eBPF algorithms behave as Linux's (
 differential test), so Linux's values are the ones to check against.
 
 Where the slope holds, from ITB's TCP model running Linux's own code with Bernoulli loss
-behind the study's path (bpf/difftest, `custom:` scripts; docs/cc.md has the figures):
+behind the study's path, one ACK per segment as the study's testbed (bpf/difftest,
+`custom:` scripts; docs/cc.md has the figures):
 Reno everywhere above a few segments; Scalable above its Reno region (100 segments);
 HighSpeed from a few hundred segments (a(w) grows in whole segments, Appendix B); BIC
 (Linux: at most 16 segments per RTT, a quarter of the way to W_max, 20 RTTs of smoothing
-at W_max) only above about 5000 segments, where the linear increase dominates each cycle;
-there its c is about 10.5 (15.5 is the paper's, with 32 segments per RTT), which is what
-its loss range is planned with.
+at W_max) only at several thousand segments, where the linear increase dominates each
+cycle; there its c is about 9 (15.5 is the paper's, with 32 segments per RTT), which is
+what its loss range is planned with.
 """
 
 from __future__ import annotations
