@@ -43,6 +43,7 @@ WARMUP_S = 15  # the warm-up flow's 10 s and a gap
 SCENARIO = """
 [testbed]
 name = "paced-window"
+ack_every_segment = {ack_every_segment}
 [dumbbell]
 pairs = 1
 [bottleneck]
@@ -78,12 +79,16 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--cc", default=",".join(ALL))
+    ap.add_argument("--ack-every-segment", action="store_true",
+                    help="hosts acknowledge each segment at once (testbed option "
+                         "ack_every_segment): no ACK waits for the receiving application")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "paced-window")
     a = ap.parse_args()
     ccs = a.cc.split(",")
     step = a.seconds + GAP_S
     volume = int(PACE_BPS / 8 * a.seconds)  # the flow ends after --seconds at 200 Mbit/s
-    text = SCENARIO.format(duration=int(WARMUP_S + step * len(ccs) + 20))
+    text = SCENARIO.format(duration=int(WARMUP_S + step * len(ccs) + 20),
+                          ack_every_segment=str(a.ack_every_segment).lower())
     text += "".join(TRANSFER.format(cc=c, at=WARMUP_S + i * step, volume=f"{volume}B")
                     for i, c in enumerate(ccs))
     a.out.mkdir(parents=True, exist_ok=True)
@@ -112,12 +117,13 @@ def main() -> int:
         x = s[s.transfer == c]
         row = tr.loc[c]
         ratio = x.cwnd.max() / PACED_BDP
-        worst = max(worst, ratio)
+        if c != "nocc":  # the control: no congestion control, a fixed 2^20 window
+            worst = max(worst, ratio)
         gp = row["bytes"] * 8 / row["completion_s"] / 1e6 if row["ok"] else float("nan")
         during = link[(link.t_ns >= row["start_ns"]) & (link.t_ns <= row["end_ns"])]
         print(f"{c:10} {impl.get(c, '?'):24} {x.cwnd.max():9.0f} {ratio:6.2f} {gp:15.1f} "
               f"{during.max_lag_us.max() / 1e3:20.1f} {'yes' if row['ok'] else 'NO':>3}")
-    print(f"largest ratio to the paced BDP: {worst:.2f} (target: at most 3)")
+    print(f"largest ratio to the paced BDP (nocc aside): {worst:.2f} (target: at most 3)")
     return 0 if tr["ok"].all() else 1
 
 

@@ -197,3 +197,19 @@ def test_the_report_of_a_partial_study_renders(tmp_path):
     html = path.read_text()
     assert "not run" in html
     assert "each algorithm&#39;s own" in html or "each algorithm's own" in html
+
+
+def test_htcp_events_are_compared_with_the_nearer_of_its_two_rules():
+    # no queue: the RTT rule gives 0.2; the bandwidth switch gives 1/2
+    ev = [{"cc": "htcp", "beta": b, "nominal": 0.2, "nominal_switch": rf.switch_beta("htcp")}
+          for b in (0.5, 0.5, 0.21, 0.5)]
+    f = rf.fit_algorithm("htcp", [], ev)
+    assert f["beta_ok"] and f["beta_nominal"] == 0.5 and f["switch_share"] == 0.75
+    # a decrease neither rule gives is caught
+    ev = [{**e, "beta": 0.35} for e in ev]
+    assert rf.fit_algorithm("htcp", [], ev)["beta_ok"] is False
+    # the other algorithms have one rule
+    assert rf.switch_beta("reno") is None
+    f = rf.fit_algorithm("reno", [], [{"cc": "reno", "beta": 0.5, "nominal": 0.5,
+                                       "nominal_switch": None}])
+    assert f["beta_ok"] and "switch_share" not in f

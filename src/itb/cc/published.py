@@ -11,8 +11,8 @@ behind the study's path, one ACK per segment as the study's testbed (bpf/difftes
 Reno everywhere above a few segments; Scalable above its Reno region (100 segments);
 HighSpeed from a few hundred segments (a(w) grows in whole segments, Appendix B); BIC
 (Linux: at most 16 segments per RTT, a quarter of the way to W_max, 20 RTTs of smoothing
-at W_max) only at several thousand segments, where the linear increase dominates each
-cycle; there its c is about 9 (15.5 is the paper's, with 32 segments per RTT), which is
+at W_max) only from several thousand segments, where the linear increase begins to
+dominate each cycle (d about 0.55-0.65 at 5000-12000, 0.5 only at tens of thousands); there its c is about 9 (15.5 is the paper's, with 32 segments per RTT), which is
 what its loss range is planned with.
 """
 
@@ -78,6 +78,14 @@ def nominal_beta(cc: str, cwnd: float, rtt_min: float | None = None,
             return None
         return 1 - min(max(rtt_min / rtt_max, 0.5), 0.8)
     return None
+
+
+def switch_beta(cc: str) -> float | None:
+    """H-TCP's other decrease: 1/2 at the first congestion event and whenever its bandwidth
+    switch fires (the throughput achieved between the last two events differs by more than
+    20 %, which under random loss it mostly does); tcp_info does not show which rule ran, so
+    an event is compared with the nearer. None for the others: they have one rule."""
+    return 0.5 if cc == "htcp" else None
 
 
 PUBLISHED: dict[str, Published] = {

@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from itb.bench.sweep import Sweep, SweepCell, digest
-from itb.cc.published import PUBLISHED, nominal_beta
+from itb.cc.published import PUBLISHED, nominal_beta, switch_beta
 from itb.engine import rundir
 from itb.engine.collect import bottleneck_frames
 from itb.errors import ScenarioError
@@ -216,7 +216,8 @@ def decrease_events(df: pd.DataFrame, cc: str, after_s: float) -> list[dict]:
                 nominal = nominal_beta(cc, before, float(window_rtts.min()) if len(window_rtts) else None,
                                        float(window_rtts.max()) if len(window_rtts) else None)
                 out.append({"t_s": float(t[i]), "cwnd_before": before, "cwnd_after": after,
-                            "beta": 1 - after / before, "nominal": nominal})
+                            "beta": 1 - after / before, "nominal": nominal,
+                            "nominal_switch": switch_beta(cc)})
             since, i = j, j
         i += 1
     return out
@@ -331,6 +332,13 @@ def fit_loss(point: dict) -> float:
     return point.get("p_link") or point["p"]
 
 
+def event_nominal(event: dict) -> float:
+    """The decrease Linux applies at this event: its rule's value, or for H-TCP the nearer
+    of its RTT-ratio rule and the 1/2 its bandwidth switch applies."""
+    options = [n for n in (event["nominal"], event.get("nominal_switch")) if n is not None]
+    return min(options, key=lambda n: abs(event["beta"] - n))
+
+
 def fit_algorithm(cc: str, points: list[dict], events: list[dict]) -> dict:
     pub = PUBLISHED[cc]
     sel = [p for p in points if p["cc"] == cc and p.get("window") and p.get("status") == "ok"
@@ -356,10 +364,15 @@ def fit_algorithm(cc: str, points: list[dict], events: list[dict]) -> dict:
     out["events"] = len(ev)
     if ev:
         out["beta"] = float(np.median([e["beta"] for e in ev]))
-        out["beta_nominal"] = float(np.median([e["nominal"] for e in ev]))
-        # HighSpeed's and H-TCP's nominal decrease varies per event: compare event by event
-        out["beta_error"] = float(np.median([e["beta"] - e["nominal"] for e in ev]))
+        # HighSpeed's and H-TCP's nominal decrease varies per event: compare event by event,
+        # H-TCP's with the nearer of its two rules (RTT ratio, or 1/2 from its switch)
+        nominals = [event_nominal(e) for e in ev]
+        out["beta_nominal"] = float(np.median(nominals))
+        out["beta_error"] = float(np.median([e["beta"] - n for e, n in zip(ev, nominals)]))
         out["beta_ok"] = abs(out["beta_error"]) <= BETA_TOLERANCE
+        if any(e.get("nominal_switch") is not None for e in ev):
+            out["switch_share"] = float(np.mean([n == e.get("nominal_switch") != e["nominal"]
+                                                 for e, n in zip(ev, nominals)]))
     else:
         out.update(beta=None, beta_nominal=None, beta_error=None, beta_ok=None)
     return out
