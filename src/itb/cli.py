@@ -671,10 +671,9 @@ def _print_bench(result) -> None:
                       f"repetition(s), {r['failed']} failed transfer(s){corrupt}[/red] (see the "
                       "cell's run directory under cells/)")
     for c in result.comparisons:
-        p = "" if c["p"] is None else f" (p = {c['p']:.3g})"
         out.print(f"{c['app']}{'/' + c['variant'] if c['variant'] else ''} {c['class']}: "
-                  f"{c['best']} {c['t_best']:.2f} s vs {c['other']} {c['t_other']:.2f} s: "
-                  f"{c['verdict']}{p}")
+                  f"{c['tested']} {_num(c['mean_tested'])} s vs {c['reference']} "
+                  f"{_num(c['mean_reference'])} s: {c['sentence']}")
     out.print(f"table: {result.out / 'table.csv'}")
     out.print(f"report: {result.report}")
 
@@ -709,7 +708,7 @@ def _print_run(result) -> None:
     if ct.get("n"):
         out.print(f"forward transfers: {ct['n']} completed; completion time mean "
                   f"{ct['t_mean']:.2f} s (min {ct['t_min']:.2f}, max {ct['t_max']:.2f}, "
-                  f"CoV {ct['cov']:.3f})")
+                  f"CoV {'–' if ct['cov'] is None else format(ct['cov'], '.3f')})")
     if ct.get("n_failed"):
         bad = overall.get("n_corrupt") or 0
         out.print(f"[red]forward transfers not completed: {ct['n_failed']}"

@@ -169,16 +169,17 @@ def _reps(ts):
             for i, t in enumerate(ts)]
 
 
-def test_compare_calls_a_winner_only_when_significant():
+def test_compare_holds_every_protocol_against_the_fastest_over_the_table():
     k = lambda cc: stats.CellKey("BU", None, "F", cc)  # noqa: E731
     cells = [(k("cubic"), _reps([10.0, 10.2, 9.9])), (k("reno"), _reps([14.0, 14.3, 13.8])),
              (k("bbr"), _reps([10.1, 9.7, 10.4]))]
-    verdicts = {(c["best"], c["other"]): c for c in stats.compare(cells)}
-    assert verdicts[("cubic", "reno")]["verdict"] == "cubic faster than reno"
-    assert verdicts[("cubic", "reno")]["p"] < 0.01
-    assert verdicts[("cubic", "bbr")]["verdict"] == "no significant difference"
+    verdicts = {(c["tested"], c["reference"]): c for c in stats.compare(cells)}
+    reno = verdicts[("reno", "cubic")]
+    assert reno["verdict"] == "slower" and reno["p_holm"] == pytest.approx(2 * reno["p"])
+    assert reno["sentence"].startswith("reno slower than cubic: +39.9 %")
+    assert verdicts[("bbr", "cubic")]["verdict"] == "inconclusive"
     one = stats.compare([(k("cubic"), _reps([10.0])), (k("reno"), _reps([12.0]))])
-    assert one[0]["verdict"].startswith("not tested")
+    assert one[0]["verdict"] == "inconclusive" and one[0]["p"] is None
 
 
 def test_order_runs_every_cell_once_per_round_seeded():

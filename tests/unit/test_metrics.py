@@ -89,12 +89,13 @@ def test_completion_stats():
     # 10, 12, 14 s and one failure: mean 12, sample σ = sqrt((4 + 0 + 4) / 2) = 2
     s = completion_stats([10.0, 12.0, NAN, 14.0])
     assert s == {"n": 3, "n_failed": 1, "t_min": 10.0, "t_mean": 12.0, "t_max": 14.0,
-                 "sigma_t": 2.0, "cov": pytest.approx(2 / 12)}
+                 "sigma_t": pytest.approx(math.sqrt(8 / 3)),  # 1/N: (4 + 0 + 4) / 3
+                 "cov": pytest.approx(math.sqrt(8 / 3) / 12)}
 
 
 def test_completion_stats_edges():
     one = completion_stats([5.0])
-    assert one["sigma_t"] == 0.0 and one["cov"] == 0.0 and one["n"] == 1
+    assert one["sigma_t"] is None and one["cov"] is None and one["n"] == 1  # no spread
     none = completion_stats([NAN, None])
     assert none["n"] == 0 and none["n_failed"] == 2 and none["t_mean"] is None
     assert completion_stats([])["n"] == 0
@@ -411,7 +412,7 @@ def test_run_metrics_per_repetition():
     # rep 1: forward 0.25 and 0.5 s → mean 0.375, σ = sqrt(2 · 0.125² / 1) = 0.125·√2
     c = r1["completion"]
     assert (c["n"], c["n_failed"], c["t_min"], c["t_max"]) == (2, 0, 0.25, 0.5)
-    assert c["t_mean"] == 0.375 and c["sigma_t"] == pytest.approx(0.125 * math.sqrt(2))
+    assert c["t_mean"] == 0.375 and c["sigma_t"] == pytest.approx(0.125)
     # ḡ: a = 10 Mbit / 0.25 s = 40 Mbit/s, b = 10 / 0.5 = 20 → J = 60² / (2·(40² + 20²)) = 0.9
     assert r1["jain"] == pytest.approx(0.9)
     # G bins (0.1 s): 750k, 750k, 500k, 250k, 250k = 2.5 MB payload over 0.1 .. 0.5;
@@ -438,10 +439,10 @@ def test_run_metrics_per_repetition():
     assert per["a"]["ideal_s"] == pytest.approx(0.2) and per["r"]["ideal_s"] is None
     assert per["b"]["cc"] == "bbr" and per["b"]["error"] is None
 
-    # rep 2: b failed → n 1, jain of a alone = 1; payload 1850 kB / wire 1980 kB
+    # rep 2: b failed → n 1: no σ, no Jain of one flow; payload 1850 kB / wire 1980 kB
     c = r2["completion"]
-    assert (c["n"], c["n_failed"], c["t_mean"], c["sigma_t"]) == (1, 1, 0.3, 0.0)
-    assert r2["jain"] == 1.0
+    assert (c["n"], c["n_failed"], c["t_mean"], c["sigma_t"]) == (1, 1, 0.3, None)
+    assert r2["jain"] is None
     assert r2["efficiency"] == pytest.approx(1850 / 1980)
     assert r2["utilisation"] == pytest.approx(1_980_000 * 80 / 3 / 1e8)
     assert r2["queueing_delay"] == {"mean_s": 0.0, "max_s": 0.0}
@@ -461,7 +462,7 @@ def test_run_metrics_overall():
     # σ = sqrt((0.1² + 0.15² + 0.05²) / 2) = sqrt(0.0175)
     c = o["completion"]
     assert (c["n"], c["n_failed"]) == (3, 1)
-    assert c["t_mean"] == pytest.approx(0.35) and c["sigma_t"] == pytest.approx(0.0175 ** 0.5)
+    assert c["t_mean"] == pytest.approx(0.35) and c["sigma_t"] == pytest.approx((0.0175 * 2 / 3) ** 0.5)
     # per-repetition T_mean 0.375 and 0.3: mean 0.3375, σ = 0.0375·√2, CoV = σ / 0.3375
     assert o["t_mean_mean"] == pytest.approx(0.3375)
     assert o["t_mean_sigma"] == pytest.approx(0.0375 * math.sqrt(2))
@@ -471,7 +472,7 @@ def test_run_metrics_overall():
     mg = o["margins"]
     assert mg["m68_s"] == pytest.approx(0.022) and mg["m68_pct"] == pytest.approx(2.2 / 0.35)
     assert mg["m95_s"] == pytest.approx(0.13) and mg["m95_pct"] == pytest.approx(13 / 0.35)
-    assert o["jain_mean"] == pytest.approx((0.9 + 1.0) / 2)
+    assert o["jain_mean"] == pytest.approx(0.9)  # rep 2 had one flow: no Jain
     assert o["efficiency_mean"] == pytest.approx((2500 / 2640 + 1850 / 1980) / 2)
     # fair share pooled over the completed pairs: measured 0.25, 0.5, 0.3 vs ideal 0.2 each
     fs = o["fair_share"]

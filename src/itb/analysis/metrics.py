@@ -132,7 +132,8 @@ def _jsonable(obj):
 
 
 def completion_stats(times: Iterable[float | None]) -> dict:
-    """T_min, T_mean, T_max, σ_T (sample std, ddof=1) and CoV = σ_T / T_mean, in seconds.
+    """T_min, T_mean, T_max, σ_T (population std, 1/N) and CoV = σ_T / T_mean, in seconds;
+    σ_T and CoV are None for a single transfer.
 
     NaN/None are failed transfers: left out of the statistics and counted in n_failed.
     With no completed transfer every statistic is None.
@@ -146,9 +147,11 @@ def completion_stats(times: Iterable[float | None]) -> dict:
         return out | {"t_min": None, "t_mean": None, "t_max": None, "sigma_t": None,
                       "cov": None}
     mean = float(done.mean())
-    sigma = float(done.std(ddof=1)) if done.size > 1 else 0.0
+    # σ_T over the N transfers of one run, with 1/N as the documents define it; one
+    # transfer has no spread: missing, never 0
+    sigma = float(done.std(ddof=0)) if done.size > 1 else None
     return out | {"t_min": float(done.min()), "t_mean": mean, "t_max": float(done.max()),
-                  "sigma_t": sigma, "cov": sigma / mean if mean > 0 else None}
+                  "sigma_t": sigma, "cov": sigma / mean if sigma is not None and mean > 0 else None}
 
 
 def margins(times: Iterable[float | None]) -> dict:
@@ -457,7 +460,8 @@ def _repetition(rep: int, tr: pd.DataFrame, samples: pd.DataFrame,
     fwd_ids = set(fwd["transfer"])
 
     g_fwd = gput[gput["transfer"].isin(fwd_ids)]["mean_goodput_bps"].dropna()
-    jain = jain_index(g_fwd) if (g_fwd > 0).any() else None
+    # fairness needs at least two flows: one flow has no share to compare
+    jain = jain_index(g_fwd) if len(g_fwd) > 1 and (g_fwd > 0).any() else None
 
     fwd_samples = samples[(samples["series"] == "goodput") & samples["transfer"].isin(fwd_ids)]
     try:
@@ -538,6 +542,12 @@ def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.D
     fwd_all = transfers[transfers["direction"] == "forward"]
     times = _completed_times(fwd_all)
     rep_means = completion_stats([r["completion"]["t_mean"] for r in reps])
+    # across repetitions the spread estimates run-to-run variability: the sample σ (1/(n−1))
+    means = _floats(r["completion"]["t_mean"] for r in reps)
+    means = means[~np.isnan(means)]
+    if means.size > 1:
+        rep_means["sigma_t"] = float(means.std(ddof=1))
+        rep_means["cov"] = rep_means["sigma_t"] / rep_means["t_mean"] if rep_means["t_mean"] else None
     overall = {
         "n_repetitions": len(reps),
         "completion": completion_stats(times),

@@ -1,6 +1,6 @@
 """The benchmark table: application × class × protocol → completion-time statistics and
-the other metrics, as means over repetitions with 95 % confidence intervals, and a
-significance test before one protocol is called better than another."""
+the other metrics, as means over repetitions with 95 % confidence intervals, and the
+protocol comparisons (effect, Holm-adjusted p, verdict: itb.analysis.compare)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as st
 
+from itb.analysis.compare import MARGIN, compare_all
+
 METRICS = ("t_mean", "t_min", "t_max", "sigma_t", "cov", "jain", "efficiency", "utilisation")
-ALPHA = 0.05
 
 
 def per_repetition(metrics: dict) -> list[dict]:
@@ -66,37 +67,27 @@ def table_rows(cells: list[tuple[CellKey, list[dict]]]) -> list[dict]:
     return out
 
 
-def compare(cells: list[tuple[CellKey, list[dict]]]) -> list[dict]:
-    """Per application × class: the protocol with the lowest mean T_mean against each
-    other one, Welch's t-test on the per-repetition T_mean; "better" only if p < 0.05."""
+def compare(cells: list[tuple[CellKey, list[dict]]], margin: float = MARGIN) -> list[dict]:
+    """Per application × class: every other protocol against the one with the lowest mean
+    T_mean, on the per-repetition T_mean (itb.analysis.compare: the relative difference
+    with its 95 % interval, Welch's p Holm-adjusted over all comparisons of the table, and
+    slower / equivalent / inconclusive with the margin)."""
     groups: dict[tuple, list[tuple[str, list[float]]]] = {}
     for key, reps in cells:
         t = [r["t_mean"] for r in reps if r["t_mean"] is not None]
         groups.setdefault(key.group, []).append((key.cc, t))
-    out = []
-    for (app, variant, cls), entries in groups.items():
+    keys, pairs = [], []
+    for group, entries in groups.items():
         entries = [e for e in entries if e[1]]
         if len(entries) < 2:
             continue
         entries.sort(key=lambda e: float(np.mean(e[1])))
         best, tb = entries[0]
         for other, to in entries[1:]:
-            row = {"app": app, "variant": variant, "class": cls, "best": best, "other": other,
-                   "t_best": float(np.mean(tb)), "t_other": float(np.mean(to)), "p": None}
-            if len(tb) < 2 or len(to) < 2:
-                row["verdict"] = "not tested (fewer than 2 repetitions)"
-            else:
-                p = _welch_p(tb, to)
-                row["p"] = p
-                row["verdict"] = (f"{best} faster than {other}" if p is not None and p < ALPHA
-                                  else "no significant difference")
-            out.append(row)
+            keys.append(group)
+            pairs.append((other, to, best, tb))
+    out = []
+    for (app, variant, cls), c in zip(keys, compare_all(pairs, margin)):
+        out.append({"app": app, "variant": variant, "class": cls, **c.model_dump(),
+                    "sentence": c.sentence()})
     return out
-
-
-def _welch_p(a: list[float], b: list[float]) -> float | None:
-    if np.std(a) == 0 and np.std(b) == 0:
-        return 0.0 if np.mean(a) != np.mean(b) else 1.0
-    res = st.ttest_ind(a, b, equal_var=False)
-    p = float(res.pvalue)
-    return p if math.isfinite(p) else None
