@@ -349,7 +349,9 @@ def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus
     target = out_dir or rundir.default_run_dir(Path("runs"), sc.experiment.name)
     err.print(f"run directory: {target}")
     tick = _ticker()
-    result = run(sc, RunOptions(target, repeat, seed, resume), _progress, tick)
+    from itb.report.build import analyse_run
+
+    result = run(sc, RunOptions(target, repeat, seed, resume, analyse=analyse_run), _progress, tick)
     tick("")
     _print_run(result)
     if result.status != "complete":
@@ -672,8 +674,7 @@ def _print_bench(result) -> None:
                       "cell's run directory under cells/)")
     for c in result.comparisons:
         out.print(f"{c['app']}{'/' + c['variant'] if c['variant'] else ''} {c['class']}: "
-                  f"{c['tested']} {_num(c['mean_tested'])} s vs {c['reference']} "
-                  f"{_num(c['mean_reference'])} s: {c['sentence']}")
+                  f"{c['sentence']}")
     out.print(f"table: {result.out / 'table.csv'}")
     out.print(f"report: {result.report}")
 

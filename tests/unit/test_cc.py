@@ -13,7 +13,7 @@ import pytest
 from itb import cc
 from itb.backends.host import Completed
 from itb.cc import ebpf, kernel, manage
-from itb.cc.catalog import ALGORITHMS
+from itb.scenario.algorithms import ALGORITHMS
 from itb.errors import CommandFailed, PreflightError
 
 REPO = Path(__file__).resolve().parents[2]

@@ -2,7 +2,10 @@
 
 import json
 
-from itb.engine.collect import sample_frames
+import pandas as pd
+import pytest
+
+from itb.engine.collect import row_intervals, sample_frames
 
 HEADER = "t_ns,stream,cwnd,ssthresh,rtt_us,total_retrans,pacing_rate_bps,delivery_rate_bps"
 
@@ -20,3 +23,10 @@ def test_a_line_cut_by_a_stop_is_dropped(tmp_path):
     assert list(goodput["t_ns"]) == [100] and list(goodput["bytes"]) == [1000.0]
     assert list(tcp["t_ns"]) == [100, 200] and list(tcp["cwnd"]) == [10, 11]
     assert json.dumps(list(tcp["stream"])) == "[0, 0]"
+
+
+def test_goodput_rows_are_divided_by_the_time_they_cover():
+    # ticks every 100 ms; a late wake-up of 3 ms stays on the grid; two missed ticks make
+    # a 300 ms row; the last row ends 40 ms after the previous tick (the last byte)
+    t = pd.Series([100, 203, 300, 600, 640], dtype="int64") * 1_000_000
+    assert row_intervals(t, 0.1) == pytest.approx([0.1, 0.1, 0.1, 0.3, 0.04])

@@ -332,6 +332,10 @@ def test_utilisation():
     assert utilisation(X, 100e6) == pytest.approx(0.75)
     assert utilisation(X, None) is None
     assert utilisation(_series([0.1], [0], "throughput_bps"), 100e6) == 0.0
+    # an idle bin between busy ones counts (a stall is lost capacity); the edges do not:
+    # (50 + 0 + 100) / 3 Mbit/s on C = 100 Mbit/s
+    stall = _series([0.1, 0.2, 0.3, 0.4, 0.5], [0, 625_000, 0, 1_250_000, 0], "throughput_bps")
+    assert utilisation(stall, 100e6) == pytest.approx(0.5)
     with pytest.raises(ValueError):
         utilisation(X, 0.0)
 

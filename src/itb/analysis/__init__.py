@@ -1,4 +1,4 @@
-"""Analysis of a run directory's tidy tables: metrics (SPEC §4.4) and the fair-share ideal."""
+"""Analysis of a run directory's tidy tables: metrics (docs/metrics.md) and the fair-share ideal."""
 
 from itb.analysis.fairshare import (
     compare_to_ideal,

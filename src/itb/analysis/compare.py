@@ -53,19 +53,24 @@ class Comparison(BaseModel):
 
     def sentence(self) -> str:
         """One line for a table's footer."""
-        if self.difference is None:
-            return f"{self.tested} vs {self.reference}: inconclusive ({self.reason})"
-        lo, hi = self.difference_ci95 or (math.nan, math.nan)
-        eff = (f"{100 * self.difference:+.1f} % [{100 * lo:+.1f}, {100 * hi:+.1f}]"
-               if self.difference_ci95 else f"{100 * self.difference:+.1f} %")
-        p = f", Holm p = {self.p_holm:.3g}" if self.p_holm is not None else ""
-        what = {"faster": f"{self.tested} faster than {self.reference}",
-                "slower": f"{self.tested} slower than {self.reference}",
-                "equivalent": f"{self.tested} and {self.reference} equivalent "
-                              f"(within ±{100 * self.margin:.0f} %)",
-                "inconclusive": f"{self.tested} vs {self.reference}: inconclusive"}[self.verdict]
-        tail = f"; {self.reason}" if self.reason else ""
-        return f"{what}: {eff}{p}{tail}"
+        def who(name: str, mean: float | None) -> str:
+            return f"{name} ({mean:.3g} s)" if mean is not None else name
+
+        t, r = who(self.tested, self.mean_tested), who(self.reference, self.mean_reference)
+        what = {"faster": f"{t} faster than {r}", "slower": f"{t} slower than {r}",
+                "equivalent": f"{t} and {r} equivalent within ±{100 * self.margin:.0f} %",
+                "inconclusive": f"{t} vs {r} inconclusive"}[self.verdict]
+        parts = []
+        if self.difference is not None:
+            parts.append(f"{100 * self.difference:+.1f} %")
+            if self.difference_ci95:
+                lo, hi = self.difference_ci95
+                parts[-1] += f" [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+        if self.p_holm is not None:
+            parts.append(f"Holm p = {self.p_holm:.3g}")
+        if self.reason:
+            parts.append(self.reason)
+        return f"{what}: {'; '.join(parts)}" if parts else what
 
 
 def _clean(values: Sequence[float | None]) -> np.ndarray:
@@ -125,7 +130,7 @@ def decide(c: Comparison) -> Comparison:
     else:
         c.verdict = "inconclusive"
         c.repetitions_needed = _repetitions_needed(c)
-        c.reason = (f"about {c.repetitions_needed} repetitions per protocol would settle it"
+        c.reason = (f"at least {c.repetitions_needed} repetitions per protocol needed to settle it"
                     if c.repetitions_needed and c.repetitions_needed <= MAX_REPETITIONS else
                     f"the difference sits on the ±{100 * c.margin:.0f} % margin: more than "
                     f"{MAX_REPETITIONS} repetitions would be needed")

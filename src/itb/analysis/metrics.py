@@ -1,4 +1,4 @@
-"""Per-run metrics of ITB (SPEC §4.4): completion times, goodput, fairness, bottleneck use.
+"""Per-run metrics of ITB (docs/metrics.md): completion times, goodput, fairness, bottleneck use.
 
 Pure functions over the tidy tables (see `itb.analysis.tables`); `run_metrics` combines
 them per repetition and over repetitions into one JSON-serialisable dict.
@@ -353,18 +353,26 @@ def efficiency(G: pd.DataFrame, X: pd.DataFrame) -> float:
 
 
 def utilisation(X: pd.DataFrame, capacity_bps: float | None) -> float | None:
-    """Mean X(t) over busy bins (X > 0) divided by C; None when C is unlimited.
+    """Mean X(t) over the busy span divided by C; None when C is unlimited.
 
-    Idle bins are left out so that time before the first and after the last transfer
-    does not count; a link that never carried anything has utilisation 0.
+    The busy span runs from the first to the last bin that carried bytes (per repetition),
+    idle bins inside it included: time before the first and after the last transfer does
+    not count, a stall in mid-run does. A link that never carried anything has 0.
     """
     cap = _finite_rate(capacity_bps, "capacity_bps")
     if cap is None:
         return None
     if X.empty:
         raise ValueError("utilisation of an empty throughput series")
-    busy = X.loc[X["throughput_bps"] > 0, "throughput_bps"]
-    return float(busy.mean()) / cap if not busy.empty else 0.0
+    total, bins = 0.0, 0
+    groups = X.groupby("repetition") if "repetition" in X else [(None, X)]
+    for _, x in groups:
+        x = x.sort_values("t_s")
+        busy = np.flatnonzero(x["throughput_bps"].to_numpy() > 0)
+        if busy.size:
+            span = x["throughput_bps"].to_numpy()[busy[0]:busy[-1] + 1]
+            total, bins = total + float(span.sum()), bins + span.size
+    return total / bins / cap if bins else 0.0
 
 
 def queueing_delay(bottleneck: pd.DataFrame, capacity_bps: float | None,

@@ -1,4 +1,4 @@
-"""The five ITB applications (SPEC §4.2) as generators of engine scenarios: from a
+"""The five ITB applications (docs/benchmark.md) as generators of engine scenarios: from a
 class, its scale on this testbed, a congestion control and a seed, each returns a
 scenario document (the TOML `itb run` reads) and a description of how it realised
 the class's sources.
@@ -35,7 +35,7 @@ MAX_PAIRS = 8  # host pairs of the generated dumbbell
 MAX_WEB_TRANSFERS = 500  # WM / PP transfers per repetition the local engine runs well
 PA_MESSAGES, PA_MESSAGE_BYTES = 200, 1_000_000  # the documents' MPI ping-pong
 WEB_FILES_PER_SOURCE = 5  # WM / PP: files each source draws over the window
-WM_RATIO, PP_RATIO = 0.8, 0.5  # forward / reverse volume (SPEC §4.2)
+WM_RATIO, PP_RATIO = 0.8, 0.5  # forward / reverse volume (RR-6244)
 PP_PARETO_SHAPE = 1.5
 UNTUNED_RMEM, UNTUNED_WMEM = "4096 131072 6291456", "4096 16384 4194304"  # Linux defaults
 INITIAL_WINDOW_BYTES = 10 * 1448  # Linux's IW10 of full segments

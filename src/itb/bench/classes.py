@@ -1,4 +1,4 @@
-"""The twelve ITB classes (SPEC §4.3): aggregation level K, RTT, forward congestion
+"""The twelve ITB classes (docs/benchmark.md): aggregation level K, RTT, forward congestion
 level C_g and reverse-traffic level R."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Scaling the classes to a testbed (SPEC §4.3): keep K, RTT, C_g, R and the number of
+"""Scaling the classes to a testbed (docs/benchmark.md): keep K, RTT, C_g, R and the number of
 sources; divide C, C_a and volumes by one factor. The documents' hosts had
 C_a = 1 Gbit/s, so a class's nominal bottleneck is C = K · 1 Gbit/s.
 

@@ -68,26 +68,32 @@ def table_rows(cells: list[tuple[CellKey, list[dict]]]) -> list[dict]:
 
 
 def compare(cells: list[tuple[CellKey, list[dict]]], margin: float = MARGIN) -> list[dict]:
-    """Per application × class: every other protocol against the one with the lowest mean
-    T_mean, on the per-repetition T_mean (itb.analysis.compare: the relative difference
-    with its 95 % interval, Welch's p Holm-adjusted over all comparisons of the table, and
-    slower / equivalent / inconclusive with the margin)."""
-    groups: dict[tuple, list[tuple[str, list[float]]]] = {}
+    """Per application × class: every other protocol against the fastest (lowest mean
+    T_mean among the cells where no transfer failed: a cell's T leaves its failures out,
+    so it cannot set the bar), on the per-repetition T_mean (itb.analysis.compare: the
+    relative difference with its 95 % interval, Welch's p Holm-adjusted over all
+    comparisons of the table, and faster / slower / equivalent / inconclusive)."""
+    groups: dict[tuple, list[tuple[str, list[float], int]]] = {}
     for key, reps in cells:
         t = [r["t_mean"] for r in reps if r["t_mean"] is not None]
-        groups.setdefault(key.group, []).append((key.cc, t))
-    keys, pairs = [], []
+        groups.setdefault(key.group, []).append((key.cc, t, sum(r["n_failed"] for r in reps)))
+    keys, pairs, failed = [], [], []
     for group, entries in groups.items():
         entries = [e for e in entries if e[1]]
         if len(entries) < 2:
             continue
-        entries.sort(key=lambda e: float(np.mean(e[1])))
-        best, tb = entries[0]
-        for other, to in entries[1:]:
+        entries.sort(key=lambda e: (e[2] > 0, float(np.mean(e[1]))))
+        best, tb, _ = entries[0]
+        for other, to, nf in entries[1:]:
             keys.append(group)
             pairs.append((other, to, best, tb))
+            failed.append((nf, entries[0][2]))
     out = []
-    for (app, variant, cls), c in zip(keys, compare_all(pairs, margin)):
+    for (app, variant, cls), c, (nf, nf_ref) in zip(keys, compare_all(pairs, margin), failed):
+        notes = [f"{n} failed transfer(s) of {who} not in its T"
+                 for n, who in ((nf, c.tested), (nf_ref, c.reference)) if n]
+        if notes:
+            c.reason = "; ".join([c.reason, *notes] if c.reason else notes)
         out.append({"app": app, "variant": variant, "class": cls, **c.model_dump(),
-                    "sentence": c.sentence()})
+                    "failed_tested": nf, "failed_reference": nf_ref, "sentence": c.sentence()})
     return out

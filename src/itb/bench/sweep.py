@@ -28,6 +28,7 @@ import tomli_w
 from itb.bench.scaling import DEFAULT_CALIBRATION
 from itb.engine import rundir, runner
 from itb.errors import ScenarioError
+from itb.report.build import analyse_run
 from itb.scenario.scenario import load_scenario
 
 Say = Callable[[str], None]
@@ -115,7 +116,8 @@ class Sweep:
             say(f"[{i}/{len(todo)}] {name} repetition {r}/{self.repeat}{eta}")
             run_dir = self.run_dir(name)
             opts = runner.RunOptions(out=run_dir, repetitions=r,
-                                     resume=(run_dir / "meta.json").exists())
+                                     resume=(run_dir / "meta.json").exists(),
+                                     analyse=analyse_run)
             try:
                 res = runner.run(load_scenario(self.scenario(name)), opts, say=lambda m: None,
                                  tick=tick)
@@ -135,18 +137,6 @@ class Sweep:
     def metrics(self, cell: dict) -> dict | None:
         path = self.out / cell["run"] / "metrics.json"
         return rundir.read_json(path) if path.exists() else None
-
-
-def forward_completions(out: Path, cell: dict) -> list[float]:
-    """Completion times (s) of a cell's completed forward transfers, all repetitions."""
-    import pandas as pd
-
-    path = out / cell["run"] / "transfers.parquet"
-    if not path.exists():
-        return []
-    tr = pd.read_parquet(path)
-    tr = tr[(tr["direction"] == "forward") & tr["ok"]]
-    return [float(x) for x in tr["completion_s"].dropna()]
 
 
 def _t_line(metrics: dict | None, r: int) -> str:

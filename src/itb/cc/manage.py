@@ -12,7 +12,7 @@ from typing import Callable, Iterable, Literal
 
 from itb.backends.host import Host, NetnsHost
 from itb.cc import ebpf, kernel
-from itb.cc.catalog import ALGORITHMS, OURS_PREFIX, Algorithm
+from itb.scenario.algorithms import ALGORITHMS, OURS_PREFIX, Algorithm
 from itb.errors import CommandFailed, PreflightError
 
 Source = Literal["built-in", "module", "ours"]

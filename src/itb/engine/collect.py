@@ -109,6 +109,18 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
     return rows
 
 
+def row_intervals(t_ns: pd.Series, interval_s: float) -> np.ndarray:
+    """The time each goodput row covers. Rows end on the sampler's ticks, one interval
+    apart; the last one ends at the last byte (a partial interval) and a row after missed
+    ticks covers several. A row whose distance from the previous one differs from the
+    interval by more than 10 % gets that distance; the others (and the first, which starts
+    at the accept) the interval, so the rows still bin on it."""
+    gaps = t_ns.diff().to_numpy(dtype="float64") / 1e9
+    gaps[0] = interval_s
+    off = np.abs(gaps - interval_s) > 0.1 * interval_s
+    return np.where(off, gaps, interval_s)
+
+
 def sample_frames(run: Path, repetition: int, interval_s: float,
                   events: list[dict]) -> list[pd.DataFrame]:
     rd = rundir.rep_dir(run, repetition)
@@ -120,11 +132,14 @@ def sample_frames(run: Path, repetition: int, interval_s: float,
         g = _csv(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv")
         g = _whole_lines(g)
         if g is not None and len(g) and "t_ns" in g:
+            t_ns = g["t_ns"].astype("int64")
+            span = row_intervals(t_ns, interval_s)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rate = np.where(span > 0, g["bytes"].astype(float) * 8 / span, np.nan)
             out.append(pd.DataFrame({
                 "repetition": repetition, "transfer": e["id"], "series": "goodput", "stream": -1,
-                "t_ns": g["t_ns"].astype("int64"), "interval_s": interval_s,
-                "bytes": g["bytes"].astype(float),
-                "goodput_bps": g["bytes"].astype(float) * 8 / interval_s}))
+                "t_ns": t_ns, "interval_s": span, "bytes": g["bytes"].astype(float),
+                "goodput_bps": rate}))
         if e["kind"] == "transfer":
             t = _csv(rd / "nodes" / e["src"] / f"{e['id']}.send.csv")
             t = _whole_lines(t)

@@ -50,6 +50,9 @@ class RunOptions:
     repetitions: int | None = None  # overrides the scenario's
     seed: int | None = None
     resume: bool = False
+    # tables, metrics and report from the run directory, given by the caller (a higher
+    # layer: itb.report.build.analyse_run); None: the raw logs only
+    analyse: Callable[[Path], dict] | None = None
 
 
 @dataclass
@@ -209,11 +212,14 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
         meta["status"] = result.status
         if run_dir.exists():
             meta["dispatch"] = dispatch_summary(run_dir, reps)
-            try:
-                with stage("analysis"):
-                    result.metrics = analyse(run_dir, meta)
-            except Exception as e:  # a broken analysis must not lose the raw results
-                meta.setdefault("warnings", []).append(f"analysis failed: {e!r}")
+            if opts.analyse is not None:
+                # the analysis reads meta.json (the dispatch error): written first
+                rundir.write_json(run_dir / "meta.json", meta)
+                try:
+                    with stage("analysis"):
+                        result.metrics = opts.analyse(run_dir)
+                except Exception as e:  # a broken analysis must not lose the raw results
+                    meta.setdefault("warnings", []).append(f"analysis failed: {e!r}")
             result.repetitions = [rundir.rep_result(run_dir, r) or {"status": "not run"}
                                   for r in range(1, reps + 1)]
             meta["repetition_status"] = [r.get("status") for r in result.repetitions]
@@ -397,15 +403,6 @@ def dispatch_summary(run_dir: Path, reps: int) -> dict:
     return {"events": len(errors), "p50_ms": float(np.percentile(errors, 50)),
             "p99_ms": float(np.percentile(errors, 99)), "max_ms": max(errors),
             "per_repetition": per_rep}
-
-
-def analyse(run_dir: Path, meta: dict) -> dict:
-    """Tables, metrics.json and the report, from the run directory alone (as `itb report`)."""
-    from itb.report.build import build_report
-
-    rundir.write_json(run_dir / "meta.json", meta)  # the report reads the dispatch error there
-    build_report(run_dir)
-    return rundir.read_json(run_dir / "metrics.json")
 
 
 def manifest(run_dir: Path) -> list[dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from itb.bench.sweep import forward_completions
+from itb.analysis.cells import forward_completions
 from itb.engine import rundir
 from itb.report import figures
 from itb.report.html import figure, render

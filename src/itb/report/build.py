@@ -37,6 +37,13 @@ def build_report(run: Path) -> Path:
     return write_html(out / "report.html", meta, metrics, [f for f in figs if f])
 
 
+def analyse_run(run: Path) -> dict:
+    """What a run ends with (`RunOptions.analyse`): tables, metrics.json and the report;
+    returns the metrics."""
+    build_report(run)
+    return rundir.read_json(run / "metrics.json")
+
+
 def write_html(path: Path, meta: dict, metrics: dict, figs: list[Path]) -> Path:
     """One self-contained file: the figures are embedded (and kept as PNG and SVG)."""
     captions = {"goodput": "goodput per transfer and aggregate G(t)",

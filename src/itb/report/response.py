@@ -11,7 +11,7 @@ from itb.cc.published import PUBLISHED, nominal_beta
 from itb.engine import rundir
 from itb.report.figures import _save, plt
 from itb.report.html import figure, render
-from itb.study.response import fit_loss
+from itb.analysis.cells import fit_loss
 
 
 def loglog(points: list[dict], fits: list[dict], path: Path) -> Path | None:

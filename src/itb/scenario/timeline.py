@@ -18,7 +18,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from itb.cc.catalog import KNOWN_CCS  # whether usable here is a preflight question
+from itb.scenario.algorithms import KNOWN_CCS  # whether usable here is a preflight question
 from itb.errors import ScenarioError
 from itb.scenario.model import Loss, Topology
 from itb.scenario.schema import (

@@ -1,4 +1,4 @@
-"""`itb study predictability` (SPEC §4.4, the predictability report): how the mean and
+"""`itb study predictability` (INRIA RR-6256, docs/predictability.md): how the mean and
 the spread of BU completion times depend on the congestion level C_g, the reverse
 traffic level R and the start spacing, per protocol.
 
@@ -20,11 +20,12 @@ from typing import Callable
 
 import pandas as pd
 
+from itb.analysis.cells import forward_completions
 from itb.analysis.metrics import fit_linear, margins
 from itb.bench import apps, stats
 from itb.bench.classes import DATA_CENTRE_K, ItbClass
 from itb.bench.scaling import Scale
-from itb.bench.sweep import Sweep, SweepCell, digest, forward_completions
+from itb.bench.sweep import Sweep, SweepCell, digest
 from itb.engine import rundir
 from itb.errors import ScenarioError
 

@@ -1,4 +1,4 @@
-"""`itb study response-function` (SPEC §4.5): does each congestion control respond to
+"""`itb study response-function` (docs/cc.md): does each congestion control respond to
 random loss as its publication says?
 
 One flow per point through the emulated bottleneck, with Bernoulli loss p on the data
@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
+from itb.analysis.cells import fit_loss
 from itb.bench.sweep import Sweep, SweepCell, digest
 from itb.cc.published import PUBLISHED, nominal_beta, switch_beta
 from itb.engine import rundir
@@ -325,11 +326,6 @@ def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list
     pd.DataFrame(events).to_csv(sweep.out / "events.csv", index=False)
     rundir.write_json(sweep.out / "results.json", {"points": points, "fits": fits})
     return points, fits, events
-
-
-def fit_loss(point: dict) -> float:
-    """The loss rate a point is fitted at: what the link applied, else the configured p."""
-    return point.get("p_link") or point["p"]
 
 
 def event_nominal(event: dict) -> float:

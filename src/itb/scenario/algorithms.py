@@ -1,4 +1,5 @@
-"""The congestion controls ITB knows by canonical name, and where each can come from.
+"""The congestion controls ITB knows by canonical name, and where each can come from
+(data only: scenarios validate names against it; itb.cc loads them).
 
 A scenario names the algorithm (`highspeed`); the kernel may know it by the same name
 (built in, or a `tcp_<name>` module), and ITB carries an eBPF implementation of the ones

@@ -1,0 +1,74 @@
+"""The import graph of the package: layers only import downwards, no module cycle.
+
+Layers, lowest first: errors and native; scenario; emulation; backends; cc; calibration;
+engine; analysis; report; bench; study; cli. Function-level imports count too.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PKG = Path(__file__).resolve().parents[2] / "src" / "itb"
+LEVEL = {"__init__": -1, "errors": -1, "native": -1, "scenario": 0, "emulation": 1,
+         "backends": 2, "cc": 3, "calibration": 4, "engine": 5, "analysis": 6, "report": 7,
+         "bench": 8, "study": 9, "cli": 10}
+
+
+def _module(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            if node.module == "itb" or node.module.startswith("itb."):
+                # `from itb.x import y`: y may be a module (itb.x.y) or a name in itb.x
+                out |= {f"{node.module}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("itb.")}
+    return out
+
+
+def _graph() -> dict[str, set[str]]:
+    return {_module(f): _imports(f) for f in PKG.rglob("*.py")}
+
+
+def test_every_package_has_a_layer():
+    assert {m.split(".")[1] for m in _graph() if m != "itb"} <= set(LEVEL)
+
+
+def test_no_layer_imports_a_higher_one():
+    upward = sorted((m, i) for m, imps in _graph().items() if m != "itb" for i in imps
+                    if LEVEL.get(i.split(".")[1], -1) > LEVEL[m.split(".")[1]])
+    assert upward == []
+
+
+def test_no_module_cycle():
+    g = _graph()
+    known = set(g)
+
+    def target(name: str) -> str | None:  # `from itb.x import y` may name a module y
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    edges = {m: {t for i in imps if (t := target(i)) and t != m} for m, imps in g.items()}
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = 1
+        for n in edges.get(m, ()):
+            if state.get(n) == 1:
+                cycles.append(path[path.index(n):] + [n] if n in path else [m, n])
+            elif n not in state:
+                visit(n, path + [n])
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m, [m])
+    assert cycles == []
