@@ -53,12 +53,13 @@ def _fake_metrics(t_means, sigma):
 
 
 def test_analysis_fits_and_compares_spacing(tmp_path):
-    a = _args()
+    a = _args(c_g=(0.5, 1.0, 1.25, 1.5, 2.0))  # 1.25 at K = 10: 12 sources, C_g 1.2
     sw = sweep_of(a, tmp_path / "s")
     sw.state = {"cells": [{"name": c.name, **c.info, "run": f"cells/{c.name}"} for c in sw.cells],
                 "args": a.key()}
     for c in sw.state["cells"]:
-        t = 10 * c["c_g"] + (5 if c["cc"] == "reno" else 0)  # exactly linear in C_g
+        realised = round(c["c_g"] * 10) / 10
+        t = 10 * realised + (5 if c["cc"] == "reno" else 0)  # linear in the realised C_g
         d = tmp_path / "s" / c["run"]
         d.mkdir(parents=True)
         (d / "metrics.json").write_text(json.dumps(
@@ -67,7 +68,9 @@ def test_analysis_fits_and_compares_spacing(tmp_path):
     f = {x["cc"]: x for x in fits}
     assert f["cubic"]["a"] == pytest.approx(10) and f["cubic"]["b"] == pytest.approx(0)
     assert f["reno"]["b"] == pytest.approx(5) and f["reno"]["r2"] == pytest.approx(1)
-    assert f["reno"]["n"] == 3  # C_g 1, 1.5, 2: 0.5 lies outside the fit range
+    assert f["reno"]["n"] == 4  # C_g 1, 1.25, 1.5, 2: 0.5 lies outside the fit range
+    assert f["reno"]["r2"] == pytest.approx(1) and f["reno"]["x"] == "realised C_g"
+    assert {p["c_g"]: p["c_g_realised"] for p in points}[1.25] == 1.2
     s = {x["cc"]: x for x in spacing}
     assert s["cubic"]["sigma_t_sync"] == 3.0 and s["cubic"]["sigma_t_spaced"] == 1.0
     assert (tmp_path / "s" / "points.csv").exists()

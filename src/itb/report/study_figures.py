@@ -27,7 +27,7 @@ def tmean_vs_cg(points: list[dict], fits: list[dict], spacing_s: float, path: Pa
         return None
     fig, ax = plt.subplots(figsize=(8, 5))
     for (cc, r), pts in series.items():
-        x = [p["c_g"] for p in pts]
+        x = [p.get("c_g_realised", p["c_g"]) for p in pts]  # where the fit puts them
         y = [p["t_mean"] for p in pts]
         e = [p["t_mean_ci95"] or 0 for p in pts]
         line = ax.errorbar(x, y, yerr=e, fmt="o", capsize=3, label=_label(cc, r))
@@ -37,7 +37,7 @@ def tmean_vs_cg(points: list[dict], fits: list[dict], spacing_s: float, path: Pa
                 r2 = "–" if f["r2"] is None else f"{f['r2']:.3f}"
                 ax.plot(xs, f["a"] * xs + f["b"], color=line[0].get_color(), lw=1,
                         label=f"fit {cc}: {f['a']:.2f}·C_g + {f['b']:.2f}, R² {r2}")
-    ax.set_xlabel("congestion level C_g")
+    ax.set_xlabel("congestion level C_g realised (round(C_g·K)/K)")
     ax.set_ylabel("mean completion time T_mean (s)")
     ax.set_title("T_mean vs congestion level, least-squares fits")
     ax.legend(fontsize=7)
