@@ -8,20 +8,17 @@ import pandas as pd
 import pytest
 
 from itb.analysis import tables
-from itb.analysis.metrics import (
+from itb.analysis.metrics import run_metrics
+from itb.analysis.series import (
     aggregate_goodput,
     bottleneck_throughput,
-    completion_stats,
     efficiency,
-    fit_linear,
     goodput_distribution,
-    jain_index,
-    margins,
     queueing_delay,
-    run_metrics,
     transfer_goodput,
     utilisation,
 )
+from itb.analysis.statistics import completion_stats, fit_linear, jain_index, margins
 
 NAN = math.nan
 S = 1_000_000_000  # ns per second

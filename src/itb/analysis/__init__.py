@@ -7,20 +7,17 @@ from itb.analysis.fairshare import (
     max_min_rates,
     tcp_payload_share,
 )
-from itb.analysis.metrics import (
+from itb.analysis.metrics import run_metrics
+from itb.analysis.series import (
     aggregate_goodput,
     bottleneck_throughput,
-    completion_stats,
     efficiency,
-    fit_linear,
     goodput_distribution,
-    jain_index,
-    margins,
     queueing_delay,
-    run_metrics,
     transfer_goodput,
     utilisation,
 )
+from itb.analysis.statistics import completion_stats, fit_linear, jain_index, margins
 from itb.analysis.tables import validate
 
 __all__ = [

@@ -10,7 +10,7 @@ import matplotlib
 matplotlib.use("Agg")  # files only: no display on test machines and servers
 import matplotlib.pyplot as plt  # noqa: E402
 
-from itb.analysis.metrics import aggregate_goodput, bottleneck_throughput  # noqa: E402
+from itb.analysis.series import aggregate_goodput, bottleneck_throughput  # noqa: E402
 
 
 def goodput_over_time(tables: dict, repetition: int, path: Path) -> Path:

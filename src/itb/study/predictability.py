@@ -21,7 +21,7 @@ from typing import Callable
 import pandas as pd
 
 from itb.analysis.cells import forward_completions
-from itb.analysis.metrics import fit_linear, margins
+from itb.analysis.statistics import fit_linear, margins
 from itb.bench import apps, stats
 from itb.bench.classes import DATA_CENTRE_K, ItbClass
 from itb.bench.scaling import Scale
