@@ -7,12 +7,17 @@ from pathlib import Path
 import pandas as pd
 
 
+def cell_transfers(out: Path, cell: dict) -> pd.DataFrame | None:
+    """A cell's transfers table (all repetitions), None before its run made one."""
+    path = out / cell["run"] / "transfers.parquet"
+    return pd.read_parquet(path) if path.exists() else None
+
+
 def forward_completions(out: Path, cell: dict) -> list[float]:
     """Completion times (s) of a cell's completed forward transfers, all repetitions."""
-    path = out / cell["run"] / "transfers.parquet"
-    if not path.exists():
+    tr = cell_transfers(out, cell)
+    if tr is None:
         return []
-    tr = pd.read_parquet(path)
     tr = tr[(tr["direction"] == "forward") & tr["ok"]]
     return [float(x) for x in tr["completion_s"].dropna()]
 

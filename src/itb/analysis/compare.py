@@ -91,7 +91,6 @@ def effect(tested: Sequence[float | None], reference: Sequence[float | None],
     c.difference = (c.mean_tested - c.mean_reference) / c.mean_reference
     if a.size < 2 or b.size < 2:
         c.reason = "fewer than 2 repetitions on a side: no spread, no test"
-        c.repetitions_needed = None
         return c
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     if va + vb == 0:

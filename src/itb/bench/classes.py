@@ -28,6 +28,11 @@ class ItbClass:
         return round(self.c_g * self.k)
 
     @property
+    def c_g_realised(self) -> float:
+        """The congestion level the sources realise: M / K (1.25 at K = 10 gives 1.2)."""
+        return self.forward_sources / self.k
+
+    @property
     def reverse_sources(self) -> int:
         """Reverse sources of capacity C_a whose nominal total is R · C."""
         return round(self.r * self.k)

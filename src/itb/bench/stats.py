@@ -83,11 +83,11 @@ def compare(cells: list[tuple[CellKey, list[dict]]], margin: float = MARGIN) -> 
         if len(entries) < 2:
             continue
         entries.sort(key=lambda e: (e[2] > 0, float(np.mean(e[1]))))
-        best, tb, _ = entries[0]
+        best, tb, nf_best = entries[0]
         for other, to, nf in entries[1:]:
             keys.append(group)
             pairs.append((other, to, best, tb))
-            failed.append((nf, entries[0][2]))
+            failed.append((nf, nf_best))
     out = []
     for (app, variant, cls), c, (nf, nf_ref) in zip(keys, compare_all(pairs, margin), failed):
         notes = [f"{n} failed transfer(s) of {who} not in its T"

@@ -152,8 +152,8 @@ def analyse(sweep: Sweep, a: StudyArgs) -> tuple[list[dict], list[dict], list[di
         m = sweep.metrics(c)
         reps = stats.per_repetition(m) if m else []
         row = {k: c[k] for k in ("name", "cc", "c_g", "reverse", "r_level", "spacing_s")}
-        # the level the sources realise: M = round(C_g·K) sources of C/K each (1.25 → 1.2)
-        row["c_g_realised"] = round(c["c_g"] * DATA_CENTRE_K) / DATA_CENTRE_K
+        point = Point(c["cc"], c["c_g"], c["reverse"], c["spacing_s"])
+        row["c_g_realised"] = _class_of(point, a.rtt_ms).c_g_realised
         row["repetitions"] = len(reps)
         for k in ("t_mean", "sigma_t", "cov", "t_min", "t_max"):
             row[k], row[f"{k}_ci95"] = stats.mean_ci(r[k] for r in reps)

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from itb.analysis.cells import fit_loss
+from itb.analysis.cells import cell_transfers, fit_loss
 from itb.bench.sweep import Sweep, SweepCell, digest
 from itb.cc.published import PUBLISHED, nominal_beta, switch_beta
 from itb.engine import rundir
@@ -277,11 +277,8 @@ def _link_log(sweep: Sweep, cell: dict, r: int) -> pd.DataFrame | None:
 
 def _corrupt_window(sweep: Sweep, cell: dict, r: int) -> str | None:
     """Why the run left the flow out (an impossible window in its tcp_info), if it did."""
-    path = sweep.out / cell["run"] / "transfers.parquet"
-    if not path.exists():
-        return None
-    tr = pd.read_parquet(path)
-    if "corrupt_window" not in tr:
+    tr = cell_transfers(sweep.out, cell)
+    if tr is None or "corrupt_window" not in tr:
         return None
     hit = tr[(tr["repetition"] == r) & (tr["transfer"] == TRANSFER)]["corrupt_window"].dropna()
     return str(hit.iloc[0]) if len(hit) else None
