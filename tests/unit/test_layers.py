@@ -72,3 +72,20 @@ def test_no_module_cycle():
         if m not in state:
             visit(m, [m])
     assert cycles == []
+
+
+def test_no_private_name_crosses_modules():
+    """`from itb.x import _y` makes a module's internals another's interface."""
+    bad = []
+    for path in PKG.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("itb"):
+                bad += [f"{_module(path)}: {node.module}.{a.name}" for a in node.names
+                        if a.name.startswith("_")]
+    assert not bad, bad
+
+
+def test_no_module_is_much_over_400_lines():
+    long = {_module(p): n for p in PKG.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > 420}
+    assert not long, long

@@ -1,20 +1,26 @@
-"""The predictability study's points, its level parsing and its analysis (fits, σ_T)."""
+"""The predictability study's points, its level parsing, its planner against the fluid
+model of an ideal protocol, and its analysis (fits, σ_T)."""
 
 import json
+import statistics
 
 import pytest
 
+from itb.analysis.fairshare import tcp_payload_share
+from itb.analysis.predictability import FORMAT_VERSION, Results
 from itb.bench.scaling import make_scale
 from itb.bench.sweep import Sweep
-from itb.errors import ScenarioError
-from itb.study.predictability import (SYMMETRIC, StudyArgs, analyse, parse_levels, points_of,
-                                      sweep_of)
+from itb.errors import ItbError, ScenarioError
+from itb.scenario.units import parse_duration
+from itb.study.predictability import (SYMMETRIC, StudyArgs, analyse, parse_levels, planned_ideal,
+                                      points_of, sweep_of)
 
 
-def _args(**kw):
+def _args(transfer_time=5, **kw):
     base = dict(ccs=("cubic", "reno"), c_g=(0.5, 1.0, 1.5, 2.0), reverse=(0.0,), spacing_s=1.0,
                 sync_c_g=2.0, fit_range=(1.0, 2.0), rtt_ms=20.0, repeat=2, seed=1,
-                scale=make_scale(factor=None, capacity_bps=100_000_000, transfer_time_s=5))
+                scale=make_scale(factor=None, capacity_bps=100_000_000,
+                                 transfer_time_s=transfer_time or 5))
     base.update(kw)
     return StudyArgs(**base)
 
@@ -36,13 +42,77 @@ def test_points_cover_the_sweep_and_the_synchronised_case():
     assert all(p.r_level == p.c_g for p in sym)
 
 
-def test_sweep_scenarios_keep_the_spacing_exactly(tmp_path):
-    sw = sweep_of(_args(), tmp_path / "s")
-    cell = next(c for c in sw.cells if c.name == "reno-cg2-r0.0-s1")
-    starts = [t["at"] for t in cell.doc["transfer"] if t["id"].startswith("bu")]
-    assert len(starts) == 20 and starts[:3] == ["0ms", "1s", "2s"]
-    sync = next(c for c in sw.cells if c.name == "reno-cg2-r0.0-s0")
-    assert {t["at"] for t in sync.doc["transfer"]} == {"0ms"}
+def _starts(cell, prefix="bu"):
+    return [parse_duration(t["at"]) / 1e6 for t in cell.doc["transfer"] if t["id"].startswith(prefix)]
+
+
+def test_starts_stay_within_the_span_cap_and_reverse_starts_after(tmp_path):
+    a = _args(reverse=(0.5,), c_g=(2.0,))
+    sw = sweep_of(a, tmp_path / "s")
+    cell = next(c for c in sw.cells if c.name == "reno-cg2-r0.5-s1")
+    starts = _starts(cell)
+    assert len(starts) == 20
+    # 1 s asked; 20 starts within 2.5 % of the 5 s transfer: 0.125 s / 19 apart
+    assert starts[1] == pytest.approx(0.125 / 19, abs=1e-6)
+    assert starts[-1] == pytest.approx(0.125, abs=1e-5)
+    assert cell.info["spacing_realised_s"] == pytest.approx(0.125 / 19)
+    rev = _starts(cell, "rev")
+    assert len(rev) == 5 and min(rev) > max(starts)  # RR-6256 §4.3
+    assert rev[1] - rev[0] == pytest.approx(starts[1] - starts[0], abs=1e-5)
+    sync = next(c for c in sw.cells if c.name == "reno-cg2-r0.5-s0")
+    assert set(_starts(sync)) == {0.0}
+    uncapped = sweep_of(_args(max_span=None), tmp_path / "u")
+    assert _starts(next(c for c in uncapped.cells if c.name == "reno-cg2-r0.0-s1"))[:3] == [0, 1, 2]
+
+
+def _ideal_metrics(times):
+    t = statistics.fmean(times)
+    s = statistics.pstdev(times)
+    return {"repetitions": [{"repetition": 1, "jain": None, "efficiency": None,
+                             "utilisation": None,
+                             "completion": {"n": len(times), "n_failed": 0, "t_mean": t,
+                                            "t_min": min(times), "t_max": max(times),
+                                            "sigma_t": s, "cov": s / t}}]}
+
+
+def _ideal_study(tmp_path, **kw):
+    """The study's own plan, run by the fluid model of a perfectly fair protocol, then
+    through the study's analysis."""
+    a = _args(c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), repeat=1,
+              scale=make_scale(factor=None, capacity_bps=1_000_000_000, transfer_time_s=15), **kw)
+    sw = sweep_of(a, tmp_path / "s")
+    sw.state = {"cells": [{"name": c.name, **c.info, "run": f"cells/{c.name}"} for c in sw.cells],
+                "args": a.key()}
+    for c, cell in zip(sw.state["cells"], sw.cells):
+        d = tmp_path / "s" / c["run"]
+        d.mkdir(parents=True)
+        (d / "metrics.json").write_text(json.dumps(_ideal_metrics(planned_ideal(cell.doc))))
+    return analyse(sw, a)
+
+
+def test_an_ideal_protocol_on_the_planner_shows_no_manufactured_effect(tmp_path):
+    res = _ideal_study(tmp_path)
+    ideal_slope = 15 / tcp_payload_share()  # T = C_g · (transfer time) on the payload rate
+    spaced = [p for p in res.points if p.spacing_s == 1.0]
+    assert max(p.cov for p in spaced) < 0.001  # CoV ≈ 0
+    for f in (f for f in res.fits if f.model == "linear"):
+        assert f.a == pytest.approx(ideal_slope, rel=0.02)
+        assert f.r2 > 0.999
+    for s in res.spacing:  # synchronised: 0; spaced: equal within 0.1 % of T_mean
+        assert s.sigma_t_sync >= s.sigma_t_spaced - 0.001 * s.t_mean_spaced
+        assert s.sigma_t_spaced == pytest.approx(s.ideal_sigma_t_spaced)
+
+
+def test_the_old_uncapped_plan_fails_the_same_check(tmp_path):
+    """1 s spacing with 15 s transfers (the former default): the plan alone bends the
+    slope and creates spread, which the check above would catch."""
+    res = _ideal_study(tmp_path, max_span=None)
+    f = next(f for f in res.fits if f.cc == "reno" and f.model == "linear")
+    assert f.a < 0.5 * 15 / tcp_payload_share()
+    cg2 = next(p for p in res.points if p.c_g == 2.0 and p.spacing_s == 1.0 and p.cc == "reno")
+    assert cg2.cov > 0.05
+    s = next(s for s in res.spacing if s.cc == "reno")
+    assert s.sigma_t_spaced > s.sigma_t_sync + 0.01 * s.t_mean_spaced
 
 
 def _fake_metrics(t_means, sigma):
@@ -64,16 +134,42 @@ def test_analysis_fits_and_compares_spacing(tmp_path):
         d.mkdir(parents=True)
         (d / "metrics.json").write_text(json.dumps(
             _fake_metrics([t, t], 3.0 if c["spacing_s"] == 0 else 1.0)))
-    points, fits, spacing = analyse(sw, a)
-    f = {x["cc"]: x for x in fits}
-    assert f["cubic"]["a"] == pytest.approx(10) and f["cubic"]["b"] == pytest.approx(0)
-    assert f["reno"]["b"] == pytest.approx(5) and f["reno"]["r2"] == pytest.approx(1)
-    assert f["reno"]["n"] == 4  # C_g 1, 1.25, 1.5, 2: 0.5 lies outside the fit range
-    assert f["reno"]["r2"] == pytest.approx(1) and f["reno"]["x"] == "realised C_g"
-    assert {p["c_g"]: p["c_g_realised"] for p in points}[1.25] == 1.2
-    s = {x["cc"]: x for x in spacing}
-    assert s["cubic"]["sigma_t_sync"] == 3.0 and s["cubic"]["sigma_t_spaced"] == 1.0
+    res = analyse(sw, a)
+    f = {x.cc: x for x in res.fits}
+    assert f["cubic"].a == pytest.approx(10) and f["cubic"].b == pytest.approx(0)
+    assert f["reno"].b == pytest.approx(5) and f["reno"].r2 == pytest.approx(1)
+    assert f["reno"].n == 4  # C_g 1, 1.25, 1.5, 2: 0.5 lies outside the fit range
+    assert f["reno"].x == "realised C_g" and f["reno"].model == "linear"
+    assert {p.c_g: p.c_g_realised for p in res.points}[1.25] == 1.2
+    s = {x.cc: x for x in res.spacing}
+    assert s["cubic"].sigma_t_sync == 3.0 and s["cubic"].sigma_t_spaced == 1.0
     assert (tmp_path / "s" / "points.csv").exists()
+    again = Results.load(tmp_path / "s" / "results.json")
+    assert again == res and again.format_version == FORMAT_VERSION
+
+
+def test_scalable_also_gets_the_quadratic_model(tmp_path):
+    a = _args(ccs=("scalable",), c_g=(1.0, 1.2, 1.5, 1.8, 2.0))
+    sw = sweep_of(a, tmp_path / "s")
+    sw.state = {"cells": [{"name": c.name, **c.info, "run": f"cells/{c.name}"} for c in sw.cells],
+                "args": a.key()}
+    for c in sw.state["cells"]:
+        x = c["c_g_realised"]
+        d = tmp_path / "s" / c["run"]
+        d.mkdir(parents=True)  # RR-6256's Scalable model: 130.4·X² − 234.83·X + 454.83
+        t = 130.4 * x * x - 234.83 * x + 454.83
+        (d / "metrics.json").write_text(json.dumps(_fake_metrics([t, t], 1.0)))
+    fits = {f.model: f for f in analyse(sw, a).fits}
+    assert fits["quadratic"].coef == pytest.approx([130.4, -234.83, 454.83])
+    assert fits["quadratic"].r2 == pytest.approx(1)
+    assert fits["linear"].r2 < 1
+
+
+def test_results_of_another_format_are_refused(tmp_path):
+    p = tmp_path / "results.json"
+    p.write_text(json.dumps({"format_version": 1, "points": [], "fits": [], "spacing": []}))
+    with pytest.raises(ItbError, match="format 1"):
+        Results.load(p)
 
 
 def test_a_directory_of_other_arguments_is_refused(tmp_path):

@@ -19,11 +19,12 @@ Adverse traffic (the class's reverse sources, PA's forward load) runs with
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from itb.bench.classes import ItbClass
+from itb.bench import windows
+from itb.bench.classes import DATA_CENTRE_K, ItbClass
 from itb.bench.scaling import ClassScale
 from itb.errors import ScenarioError
 from itb.scenario.units import format_duration, format_rate
@@ -34,6 +35,10 @@ MAX_STREAMS = 64  # streams in one bundle (the timeline's limit)
 MAX_PAIRS = 8  # host pairs of the generated dumbbell
 MAX_WEB_TRANSFERS = 500  # WM / PP transfers per repetition the local engine runs well
 PA_MESSAGES, PA_MESSAGE_BYTES = 200, 1_000_000  # the documents' MPI ping-pong
+# PA: the slowest source that still carries the documents' 1 MB messages (0.4 s each);
+# below it the class is realised with fewer, faster sources (pa_aggregation).
+PA_MIN_SOURCE_BPS = 20_000_000
+PA_MAX_ESTIMATE_S = 3600  # PA: the longest ping-pong (pessimistic estimate) generated
 WEB_FILES_PER_SOURCE = 5  # WM / PP: files each source draws over the window
 WM_RATIO, PP_RATIO = 0.8, 0.5  # forward / reverse volume (RR-6244)
 PP_PARETO_SHAPE = 1.5
@@ -62,6 +67,7 @@ class Cell:
 class Generated:
     doc: dict  # the scenario file's tables
     realisation: dict = field(default_factory=dict)
+    window: windows.FlowWindow | None = None  # a source's window (None: one of C_a at C_g)
 
 
 def variants(app: str) -> list[str | None]:
@@ -80,8 +86,14 @@ def generate(cell: Cell, cs: ClassScale, seed: int, spacing_s: float,
     maker = {"TU": _tu, "WM": _wm, "PP": _pp, "BU": _bu, "PA": _pa}[check_app(cell.app)]
     g = maker(cell, cs, seed, spacing_s)
     g.doc["experiment"].update(repetitions=repetitions, seed=seed)
+    window = g.window or windows.of_source(cell.cls, cs)
     g.realisation.update(scale=cs.to_json(), cls=_class_json(cell.cls), app=cell.app,
-                         variant=cell.variant, cc=cell.cc)
+                         variant=cell.variant, cc=cell.cc, window=window.to_json())
+    if cs.mode == "window":
+        g.realisation.setdefault("notes", []).append(
+            f"window scaling: the class RTT {cell.cls.rtt_ms:g} ms × {cs.factor:g} = "
+            f"{cs.rtt_ms:g} ms on every path, so a source's window C_a · RTT is the documents' "
+            "while every time counted in round trips lasts the factor longer")
     return g
 
 
@@ -116,10 +128,10 @@ def _testbed(cell: Cell, cs: ClassScale, pairs: int, *, rtt_ms: float | None = N
     doc = {
         "testbed": {"name": f"itb-{cell.name}".replace("_", "-")[:64], "topology": "dumbbell",
                     "description": f"ITB {cell.app} class {cell.cls.name} ({cell.cls.meaning}), "
-                                   f"scaled by {cs.factor:g}"},
+                                   f"scaled by {cs.factor:g} ({cs.mode} scaling)"},
         "dumbbell": {"pairs": pairs},
         "bottleneck": {"rate": _rate(cs.capacity_bps),
-                       "rtt": _secs((cell.cls.rtt_ms if rtt_ms is None else rtt_ms) / 1000),
+                       "rtt": _secs((cs.rtt_ms if rtt_ms is None else rtt_ms) / 1000),
                        "buffer": buffer},
     }
     doc.update(extra or {})
@@ -181,52 +193,83 @@ def _round_trip_s(size: int, cs: ClassScale, c: ItbClass) -> float:
     restarts from its initial window (slow-start rounds of one RTT each), and a
     loaded direction's full queue adds up to one more RTT to every round."""
     rounds = max(1, math.ceil(math.log2(1 + size / INITIAL_WINDOW_BYTES)))
-    return sum(rounds * (2.0 if load >= 1.0 else 1.0) * c.rtt_ms / 1000 + _fair_time_s(size, cs, load)
+    return sum(rounds * (2.0 if load >= 1.0 else 1.0) * cs.rtt_ms / 1000 + _fair_time_s(size, cs, load)
                for load in (c.c_g, c.r))  # there at C_g, back against R
 
 
 # ---- applications ----------------------------------------------------------------
 
 def _bu(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
-    return bulk(cell, cs, spacing_s, cap_start_span=True)
+    return bulk(cell, cs, spacing_s, max_start_span=MAX_START_SPAN)
 
 
-def bulk(cell: Cell, cs: ClassScale, spacing_s: float, *, cap_start_span: bool) -> Generated:
-    """BU: simultaneous large unidirectional transfers, forward at C_g, reverse at R."""
+def bulk(cell: Cell, cs: ClassScale, spacing_s: float, *, max_start_span: float | None,
+         reverse_after: bool = False) -> Generated:
+    """BU: simultaneous large unidirectional transfers, forward at C_g, reverse at R.
+
+    `max_start_span`: every forward source starts within this share of one transfer's
+    time at C_a (the spacing shrinks to fit; None: exactly `spacing_s` apart).
+    `reverse_after`: reverse sources start after the last forward one, with the same
+    spacing (RR-6256 §4.3), instead of alongside them."""
     c = cell.cls
     n_rev = c.reverse_sources
     fwd, rev = bundles(c.forward_sources), bundles(n_rev)
     pairs = min(MAX_PAIRS, max(len(fwd), len(rev), 1))
     v = cs.bu_volume
     # Spaced starts must not dilute the congestion level: with many bundles or short
-    # transfers the spacing shrinks so that every source is started within a quarter
-    # of one transfer's time (the documents: 1 s between ~400 s transfers).
-    if cap_start_span and len(fwd) > 1:
-        spacing_s = min(spacing_s, MAX_START_SPAN * cs.transfer_time_s / (len(fwd) - 1))
+    # transfers the spacing shrinks so that every source is started within a share of
+    # one transfer's time (the documents: 1 s between ~400 s transfers).
+    if max_start_span is not None and len(fwd) > 1:
+        spacing_s = min(spacing_s, max_start_span * cs.transfer_time_s / (len(fwd) - 1))
     span = spacing_s * (len(fwd) - 1)
-    dur = _duration(_fair_time_s(v, cs, c.c_g), span, c.rtt_ms)
+    rev_at = span + spacing_s if reverse_after and fwd else 0.0
+    dur = _duration(_fair_time_s(v, cs, c.c_g), span, cs.rtt_ms)
     transfers = _sources("bu", fwd, pairs, False, cs, v, cell.cc, 0, spacing_s)
-    transfers += _sources("rev", rev, pairs, True, cs, _for_whole_run(cs, dur), cell.cc, 0,
+    transfers += _sources("rev", rev, pairs, True, cs, _for_whole_run(cs, dur), cell.cc, rev_at,
                           spacing_s, wait=False)
     doc = _testbed(cell, cs, pairs) | {"experiment": _experiment(cell, dur), "transfer": transfers}
+    when = (f"reverse transfers start after the forward ones ({rev_at:g} s), {spacing_s:g} s apart"
+            if reverse_after else "reverse transfers start alongside the forward ones")
     return Generated(doc, {
         "forward": _describe("forward", c.forward_sources, fwd, cs, pairs),
         "reverse": _describe("reverse", n_rev, rev, cs, pairs),
-        "volume_bytes_per_source": v, "spacing_s": spacing_s,
-        "notes": ["every pair has the class RTT (the modes of a multi-site BU collapse to it)",
-                  "reverse transfers are stopped once the forward ones are done"]})
+        "volume_bytes_per_source": v, "spacing_s": spacing_s, "start_span_s": span,
+        "notes": ["every pair has one RTT (the modes of a multi-site BU collapse to it)",
+                  when, "reverse transfers are stopped once the forward ones are done"]})
+
+
+def pa_aggregation(c: ItbClass, cs: ClassScale) -> int:
+    """K' for PA: the class's K, or, where its C_a is under PA_MIN_SOURCE_BPS (a 1 MB
+    message would take 40 s at the 200 kbit/s of a K = 1000 class), the largest multiple
+    of 10 (at least 10) whose sources C / K' reach it. C, C_g and R stay the class's."""
+    if cs.access_bps >= PA_MIN_SOURCE_BPS:
+        return c.k
+    tens = int(cs.capacity_bps // (PA_MIN_SOURCE_BPS * DATA_CENTRE_K))
+    return min(c.k, DATA_CENTRE_K * max(1, tens))
 
 
 def _pa(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
-    """PA: 200 × 1 MB MPI-like ping-pong between two sites, under the class's load."""
-    c = cell.cls
-    size = max(1, int(PA_MESSAGE_BYTES / cs.factor))  # scaled, not shortened
+    """PA: 200 × 1 MB MPI-like ping-pong between two sites, under the class's load. The
+    messages keep the documents' size (their slow start is what PA exposes); a class
+    whose sources are too slow for them runs with fewer, faster ones (pa_aggregation)."""
+    c0, size = cell.cls, PA_MESSAGE_BYTES
+    k = pa_aggregation(c0, cs)
+    c = replace(c0, k=k)
+    if k != c0.k:
+        cs = replace(cs, access_bps=cs.capacity_bps / k)
     load, rev = bundles(max(0, c.forward_sources - 1)), bundles(c.reverse_sources)
     pairs = min(MAX_PAIRS, max(len(load), len(rev)) + 1)
     ramp = min(spacing_s, 5.0 / max(1, len(load)))  # adverse flows: up within 5 s
     start = (ramp * max(0, len(load) - 1) + SETTLE_S) if load or rev else 0.0
     est = PA_MESSAGES * _round_trip_s(size, cs, c)
-    dur = _duration(est, start, c.rtt_ms)
+    if est > PA_MAX_ESTIMATE_S:
+        raise ScenarioError(None, "--app", f"PA class {c.name}: {PA_MESSAGES} round trips of "
+                            f"{size} B at {cs.rtt_ms:g} ms RTT and {_rate(cs.access_bps)}/s "
+                            f"could take {est:.0f} s (slow start after every pause), over the "
+                            f"{PA_MAX_ESTIMATE_S} s ITB allows a repetition"
+                            + ("; window scaling stretched the RTT: run PA with --scaling rate"
+                               if cs.mode == "window" else ""))
+    dur = _duration(est, start, cs.rtt_ms)
     adverse = _for_whole_run(cs, dur)
     transfers = []
     if load:  # on pairs 2.., the ping-pong owns pair 1
@@ -241,16 +284,26 @@ def _pa(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
                         "rate": _rate(cs.access_bps)}]
     if transfers:
         doc["transfer"] = transfers
+    notes = ["the ping-pong's completion time is the measured one; the adverse "
+             "traffic is stopped once it is done",
+             "the echo of each message makes PA's own forward/reverse ratio 1, not "
+             "the documents' 0.5",
+             f"messages of the documents' {size} B, not scaled"]
+    if k != c0.k:
+        notes.append(f"K = {c0.k} sources of C_a = {_rate(cs.capacity_bps / c0.k)}/s "
+                     f"would take {size * 8 * c0.k / cs.capacity_bps:.3g} s per message: the "
+                     f"class runs with K' = {k} sources of C / K' = {_rate(cs.access_bps)}/s "
+                     f"each, keeping C, C_g and R ({c.forward_sources} forward sources, "
+                     f"ping-pong included, and {c.reverse_sources} reverse); its aggregation "
+                     "level is not the class's")
     return Generated(doc, {
         "forward": f"one ping-pong source ({PA_MESSAGES} × {size} B, paced at C_a = "
                    f"{_rate(cs.access_bps)}/s) on pair 1; "
                    + _describe("adverse forward", c.forward_sources - 1, load, cs, pairs - 1),
         "reverse": _describe("reverse", c.reverse_sources, rev, cs, pairs - 1),
-        "message_bytes": size, "pingpong_start_s": start,
-        "notes": ["the ping-pong's completion time is the measured one; the adverse "
-                  "traffic is stopped once it is done",
-                  "the echo of each message makes PA's own forward/reverse ratio 1, not "
-                  "the documents' 0.5"]})
+        "message_bytes": size, "pingpong_start_s": start, "sources_k": k,
+        "estimated_s": est, "notes": notes},
+        window=windows.of_source(c, cs))
 
 
 def _tu(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
@@ -259,7 +312,7 @@ def _tu(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
     c = cell.cls
     volume = int(cs.capacity_bps / 8 * cs.transfer_time_s)
     start = 1.0 if cell.variant == "default" else 0.0
-    dur = _duration(cs.transfer_time_s * 4, start, c.rtt_ms)  # untuned buffers are slow
+    dur = _duration(cs.transfer_time_s * 4, start, cs.rtt_ms)  # untuned buffers are slow
     doc = _testbed(cell, cs, 1) | {"experiment": _experiment(cell, dur)}
     doc["transfer"] = [{"id": "tu", "src": "l1", "dst": "r1", "at": _secs(start),
                         "volume": f"{volume}B", "cc": cell.cc}]
@@ -275,7 +328,9 @@ def _tu(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
         "tuning": ("Linux default socket buffers (tcp_rmem " + UNTUNED_RMEM + ", tcp_wmem "
                    + UNTUNED_WMEM + ")") if cell.variant == "default" else
                   "tuned socket buffers (tcp_rmem / tcp_wmem max ≥ 2 × BDP)",
-        "notes": ["txqueuelen is not varied"]})
+        "notes": ["txqueuelen is not varied"]},
+        window=windows.of_source(c, cs, testbed_rate_bps=cs.capacity_bps,
+                                 documents_rate_bps=cs.capacity_bps * cs.factor, load=1.0))
 
 
 def _web(cell: Cell, cs: ClassScale, seed: int, *, ratio: float, sizes: str,
@@ -321,13 +376,13 @@ def _web(cell: Cell, cs: ClassScale, seed: int, *, ratio: float, sizes: str,
     draw("f", c.forward_sources, False, None)
     draw("u", n_rev_useful, True, None)
     adverse = bundles(c.reverse_sources)
-    dur = _duration(window * max(1.0, c.c_g), 0, c.rtt_ms)
+    dur = _duration(window * max(1.0, c.c_g), 0, cs.rtt_ms)
     transfers += _sources("rev", adverse, pairs, True, cs, _for_whole_run(cs, dur),
                           cell.cc, 0, 0.0, wait=False)
     # Per-pair RTTs drawn around the class RTT; the bottleneck itself adds 1 ms.
     base_ms = 1.0
-    rtt = {"distribution": rtt_distribution, "mean": _secs(c.rtt_ms / 1000), "seed": seed}
-    bdp = int(cs.capacity_bps / 8 * c.rtt_ms / 1000)
+    rtt = {"distribution": rtt_distribution, "mean": _secs(cs.rtt_ms / 1000), "seed": seed}
+    bdp = int(cs.capacity_bps / 8 * cs.rtt_ms / 1000)
     doc = _testbed(cell, cs, pairs, rtt_ms=base_ms, buffer=f"{max(bdp, 100_000)}B",
                    extra={"pair_rtt": rtt})
     doc |= {"experiment": _experiment(cell, dur), "transfer": transfers}
@@ -337,7 +392,7 @@ def _web(cell: Cell, cs: ClassScale, seed: int, *, ratio: float, sizes: str,
                    f"{_rate(cs.access_bps)}/s on average; each transfer paced at C_a",
         "reverse": f"{n_rev_useful} useful reverse sources (forward/reverse volume {ratio}); "
                    + _describe("adverse reverse", c.reverse_sources, adverse, cs, pairs),
-        "rtt": f"per-pair RTT {rtt_distribution} with mean {c.rtt_ms:g} ms (where the "
+        "rtt": f"per-pair RTT {rtt_distribution} with mean {cs.rtt_ms:g} ms (where the "
                "host pairs lie is drawn with the seed)",
         "notes": ["TCP sends full segments: the documents' packet-size distributions are "
                   "not reproduced", "completion times of forward files are measured"]})

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from itb.bench import apps, stats
+from itb.bench import apps, stats, windows
 from itb.bench.classes import ItbClass
 from itb.bench.scaling import Scale
 from itb.bench.sweep import Sweep, SweepCell, digest
@@ -40,6 +40,7 @@ class BenchResult:
     rows: list[dict] = field(default_factory=list)
     comparisons: list[dict] = field(default_factory=list)
     report: Path | None = None
+    warnings: list[str] = field(default_factory=list)  # per-flow windows too small to compare
 
 
 def cells_of(args: BenchArgs) -> list[apps.Cell]:
@@ -64,9 +65,12 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep:
 
 def run_bench(args: BenchArgs, out: Path, say: Say = print, tick: Say = lambda s: None) -> BenchResult:
     sweep = sweep_of(args, out)
+    warnings = windows.warnings_of([c.info for c in sweep.cells])
+    for w in warnings:
+        say(f"warning: {w}")
     sweep.open()
     status = sweep.run(say, tick)
-    result = BenchResult(out, status)
+    result = BenchResult(out, status, warnings=warnings)
     result.rows, result.comparisons = summarise(sweep)
     from itb.report.bench import build_bench_report
 
@@ -86,9 +90,12 @@ def summarise(sweep: Sweep) -> tuple[list[dict], list[dict]]:
         meta_path = sweep.out / c["run"] / "meta.json"
         statuses = rundir.read_json(meta_path).get("repetition_status", []) if meta_path.exists() else []
         row["failed_repetitions"] = sum(s not in ("ok", "not run", None) for s in statuses)
-        sc = c["realisation"]["scale"]
+        sc, w = c["realisation"]["scale"], c["realisation"].get("window") or {}
         row.update(scale_factor=sc["factor"], volume_factor=sc["volume_factor"],
-                   capacity_bps=sc["capacity_bps"], access_bps=sc["access_bps"])
+                   capacity_bps=sc["capacity_bps"], access_bps=sc["access_bps"],
+                   scaling=sc.get("mode", "rate"), testbed_rtt_ms=sc.get("rtt_ms"),
+                   window_segments=w.get("smallest_segments"),
+                   window_warning=bool(w.get("warning")))
     import pandas as pd
 
     pd.DataFrame(rows).to_csv(sweep.out / "table.csv", index=False)

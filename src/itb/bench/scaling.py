@@ -1,6 +1,14 @@
-"""Scaling the classes to a testbed (docs/benchmark.md): keep K, RTT, C_g, R and the number of
+"""Scaling the classes to a testbed (docs/benchmark.md): keep K, C_g, R and the number of
 sources; divide C, C_a and volumes by one factor. The documents' hosts had
 C_a = 1 Gbit/s, so a class's nominal bottleneck is C = K · 1 Gbit/s.
+
+Two modes say what the scaling preserves:
+
+- `rate` (the default) keeps the class RTT: time scales (RTTs, slow start, CUBIC's
+  growth in seconds) are the documents', but every per-flow window C_a · RTT shrinks by
+  the factor (itb.bench.windows says by how much);
+- `window` multiplies the RTT by the factor as well: C_a · RTT, the per-flow window in
+  bytes and segments, is the documents', and every RTT-counted time stretches instead.
 
 Bulk volumes may in addition be shortened by a *volume factor* so that a benchmark
 fits in minutes rather than the documents' hours (one 30 GB BU transfer takes 240 s at
@@ -11,11 +19,12 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from itb.bench.classes import ItbClass
 from itb.errors import ScenarioError
+from itb.scenario.schema import MAX_RTT_US
 
 NOMINAL_ACCESS_BPS = 1_000_000_000  # the documents' end hosts
 PAPER_BU_VOLUME = 30_000_000_000  # bytes per BU transfer (predictability report)
@@ -27,6 +36,12 @@ DEFAULT_CALIBRATION = Path("runs/calibration.json")
 # offer more than ~450 Mbit/s (0 drops at C_g = 2.0); at 200 Mbit/s the bottleneck
 # saturates. Auto scaling caps their C here.
 MANY_SOURCES_MAX_BPS = 200_000_000
+SCALING_MODES = ("rate", "window")
+MAX_RTT_MS = MAX_RTT_US / 1000  # the longest round trip a scenario (and so linkem) takes
+# Window mode: one BU transfer alone at C_a must last at least this many (stretched)
+# round trips, or slow start (~log2(W / 10) round trips to a window of W segments) and
+# a few losses would be most of it; the documents' transfers lasted 1200–12000.
+MIN_ROUND_TRIPS = 50
 
 
 @dataclass(frozen=True)
@@ -37,6 +52,7 @@ class Scale:
     factor: float | None  # one factor for every class (given with --scale)
     transfer_time_s: float  # one BU transfer at C_a, after the volume factor
     source: str  # where the capacity or the factor came from
+    mode: str = "rate"  # rate: keep the RTT; window: RTT × factor (keep C_a · RTT)
 
     def factor_for(self, cls: ItbClass) -> float:
         if self.factor is not None:
@@ -60,8 +76,10 @@ class Scale:
                                 f"emulator takes 10 Mbit/s to 10 Gbit/s (try --scale "
                                 f"{cls.k * NOMINAL_ACCESS_BPS / MAX_LINK_BPS:g} or more, or "
                                 "leave --scale out to scale each class to the calibrated testbed)")
+        rtt = stretched_rtt_ms(cls, f, self.transfer_time_s) if self.mode == "window" else cls.rtt_ms
         return ClassScale(cls.name, f, self.volume_factor, int(round(c)),
-                          NOMINAL_ACCESS_BPS / f, self.transfer_time_s, self.source)
+                          NOMINAL_ACCESS_BPS / f, self.transfer_time_s, self.source,
+                          self.mode, rtt)
 
     def to_json(self) -> dict:
         return asdict(self) | {"volume_factor": self.volume_factor}
@@ -78,6 +96,8 @@ class ClassScale:
     access_bps: float  # C_a
     transfer_time_s: float  # one BU transfer alone at C_a
     source: str
+    mode: str  # rate or window (Scale.mode)
+    rtt_ms: float  # the RTT this testbed uses: the class RTT, × factor in window mode
 
     @property
     def bu_volume(self) -> int:
@@ -86,6 +106,26 @@ class ClassScale:
 
     def to_json(self) -> dict:
         return asdict(self) | {"bu_volume_bytes": self.bu_volume}
+
+
+def stretched_rtt_ms(cls: ItbClass, factor: float, transfer_time_s: float) -> float:
+    """Window mode: the class RTT × the factor, refused beyond what the emulator takes
+    or when one BU transfer would last fewer than MIN_ROUND_TRIPS of it."""
+    rtt = cls.rtt_ms * factor
+    what = (f"class {cls.name}: window scaling stretches its {cls.rtt_ms:g} ms RTT by the "
+            f"factor {factor:g} to {rtt / 1000:g} s")
+    if rtt > MAX_RTT_MS:
+        raise ScenarioError(None, "--scaling",
+                            f"{what}; an emulated path takes round trips up to {MAX_RTT_MS / 1000:g} s "
+                            f"(a factor of at most {MAX_RTT_MS / cls.rtt_ms:g} for this class): "
+                            "leave this class out of window scaling or use --scaling rate")
+    if transfer_time_s < MIN_ROUND_TRIPS * rtt / 1000:
+        raise ScenarioError(None, "--scaling",
+                            f"{what}; one transfer of {transfer_time_s:g} s would last "
+                            f"{transfer_time_s / (rtt / 1000):.3g} round trips, fewer than "
+                            f"{MIN_ROUND_TRIPS}: give --transfer-time "
+                            f"{math.ceil(MIN_ROUND_TRIPS * rtt / 1000):g} or more")
+    return rtt
 
 
 def from_calibration(path: Path, transfer_time_s: float) -> Scale:
@@ -106,17 +146,20 @@ def from_calibration(path: Path, transfer_time_s: float) -> Scale:
 
 
 def make_scale(*, factor: float | None, capacity_bps: int | None, transfer_time_s: float,
-               calibration: Path = DEFAULT_CALIBRATION) -> Scale:
+               calibration: Path = DEFAULT_CALIBRATION, mode: str = "rate") -> Scale:
     if not (math.isfinite(transfer_time_s) and transfer_time_s > 0):
         raise ScenarioError(None, "--transfer-time", "must be a positive number of seconds")
+    if mode not in SCALING_MODES:
+        raise ScenarioError(None, "--scaling", f"unknown scaling {mode!r}; give "
+                                               f"{' or '.join(SCALING_MODES)}")
     if factor is not None and capacity_bps is not None:
         raise ScenarioError(None, "--scale", "give --scale or --capacity, not both")
     if factor is not None:
         if not (math.isfinite(factor) and factor >= 1):
             raise ScenarioError(None, "--scale", "the scale factor must be at least 1")
-        return Scale(None, factor, transfer_time_s, "--scale")
+        return Scale(None, factor, transfer_time_s, "--scale", mode)
     if capacity_bps is not None:
         if not MIN_LINK_BPS <= capacity_bps <= MAX_LINK_BPS:
             raise ScenarioError(None, "--capacity", "must lie in 10 Mbit/s – 10 Gbit/s")
-        return Scale(capacity_bps, None, transfer_time_s, "--capacity")
-    return from_calibration(calibration, transfer_time_s)
+        return Scale(capacity_bps, None, transfer_time_s, "--capacity", mode)
+    return replace(from_calibration(calibration, transfer_time_s), mode=mode)

@@ -20,7 +20,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Generic, TypeVar
 
 import numpy as np
 import tomli_w
@@ -33,6 +33,7 @@ from itb.scenario.scenario import load_scenario
 
 Say = Callable[[str], None]
 FORMAT = 1
+R = TypeVar("R")
 
 
 @dataclass
@@ -137,6 +138,28 @@ class Sweep:
     def metrics(self, cell: dict) -> dict | None:
         path = self.out / cell["run"] / "metrics.json"
         return rundir.read_json(path) if path.exists() else None
+
+
+@dataclass
+class Outcome(Generic[R]):
+    """What a benchmark or a study gives back: its directory, whether every run ended,
+    its typed results and its report."""
+
+    out: Path
+    status: str  # "complete" or "incomplete"
+    results: R
+    report: Path
+
+
+def drive(sweep: Sweep, analyse: Callable[[Sweep], R], report: Callable[[Sweep, R], Path],
+          say: Say, tick: Say) -> Outcome[R]:
+    """The one life of every sweep (`itb bench`, `itb study ...`): open it (or resume the
+    directory made with the same arguments), run what has not ended, analyse what has
+    (also when interrupted), and build the report from the analysis."""
+    sweep.open()
+    status = sweep.run(say, tick)
+    results = analyse(sweep)
+    return Outcome(sweep.out, status, results, report(sweep, results))
 
 
 def _t_line(metrics: dict | None, r: int) -> str:

@@ -21,7 +21,7 @@ from itb.engine.nodes import Workers
 from itb.engine.procplan import ProcSpec, RepetitionPlan
 from itb.engine.progress import TransferProgress
 from itb.engine.worker import sleep_until
-from itb.scenario.timeline import SetLink
+from itb.scenario.events import SetLink
 
 READY_MARGIN_S = 0.2  # the last receiver must be ready this long before zero
 SEND_AHEAD_S = 0.3  # timed spawns go to the workers at least this long before zero

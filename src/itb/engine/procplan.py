@@ -13,7 +13,7 @@ from typing import Mapping
 
 from itb import native
 from itb.scenario.model import Topology
-from itb.scenario.timeline import Command, Pingpong, SetLink, Transfer, Udp
+from itb.scenario.events import Command, Pingpong, SetLink, Transfer, Udp
 
 BASE_PORT = 20000
 IDLE_TIMEOUT_S = 60

@@ -6,6 +6,10 @@ A failed repetition is recorded with its reason; the testbed is then rebuilt fro
 scratch and the next repetition goes on. An interruption (Ctrl-C) stops the running
 repetition, tears everything down and leaves the run directory marked incomplete;
 `--resume` finishes it without redoing the repetitions that ended.
+
+The checks around the testbed are `itb.engine.checks`; what the run records besides
+the repetitions' results (meta.json's provenance, emulator logs, dispatch summary,
+manifest) is `itb.engine.records`.
 """
 
 from __future__ import annotations
@@ -13,35 +17,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import platform
 import shutil
 import signal
-import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import pandas as pd
-
-from itb import cc, native
+from itb import cc
 from itb.backends import local
-from itb.backends.host import NetnsHost
-from itb.calibration import inventory as inv
-from itb.calibration import probes
-from itb.calibration.path import path_spec
-from itb.engine import procplan, rundir
+from itb.engine import checks, procplan, records, rundir
 from itb.engine.execute import Outcome, Repetition
 from itb.engine.nodes import Workers
-from itb.emulation import naming
-from itb.errors import PreflightError
 from itb.scenario.scenario import Scenario
 from itb.scenario.timeline import events_for_repetition
 
 Say = Callable[[str], None]
-EMULATOR_LOG_MARGIN_NS = 300_000_000  # after the end: the last frames' intervals
-EMULATOR_LOG_WAIT_S = 3.0  # linkem writes a row ~100 ms after its interval, flushes every 100 ms
 
 
 @dataclass
@@ -86,70 +78,6 @@ class Stages:
         return _Stage()
 
 
-def _versions() -> dict:
-    from importlib.metadata import version
-
-    out = {"itb": version("itb"), "python": platform.python_version()}
-    for name in ("flow", "linkem"):
-        try:
-            res = subprocess.run([native.binary(name), "--version"], capture_output=True,
-                                 text=True, timeout=10)
-            out[name] = res.stdout.strip() or None
-        except (PreflightError, OSError, subprocess.TimeoutExpired):
-            out[name] = None
-    res = subprocess.run(["iperf3", "--version"], capture_output=True, text=True)
-    out["iperf3"] = res.stdout.splitlines()[0] if res.returncode == 0 and res.stdout else None
-    git = subprocess.run(["git", "-C", str(native.REPO), "rev-parse", "HEAD"], capture_output=True,
-                         text=True)
-    out["git_commit"] = git.stdout.strip() if git.returncode == 0 else None
-    dirty = subprocess.run(["git", "-C", str(native.REPO), "status", "--porcelain"],
-                           capture_output=True, text=True)
-    out["git_dirty"] = bool(dirty.stdout.strip()) if dirty.returncode == 0 else None
-    return out
-
-
-def preflight(sc: Scenario) -> list[str]:
-    """Everything that can be checked before anything is built; returns warnings."""
-    local.preflight()
-    native.binary("flow")
-    for e in sc.experiment.events:
-        if e.kind == "command" and shutil.which(e.argv[0]) is None:
-            raise PreflightError(f"command {e.id}: program {e.argv[0]!r} not found on this machine")
-        if e.kind == "transfer" and e.source_file:
-            path = Path(e.source_file)
-            if not path.is_file() or path.stat().st_size < e.volume:
-                raise PreflightError(f"transfer {e.id}: source_file {path} is missing or "
-                                     f"smaller than the volume ({e.volume} bytes)")
-    return cpu_headroom_warnings(sc)
-
-
-def cpu_headroom_warnings(sc: Scenario, calibration: Path = Path("runs/calibration.json")) -> list[str]:
-    """The emulator's CPU per bit/s from the last `itb calibrate`, scaled to this testbed."""
-    rates = [lk.forward.rate_bps for lk in sc.topology.links if lk.emulated and lk.forward.rate_bps]
-    if not rates:
-        return []
-    try:
-        cal = json.loads(calibration.read_text())
-        pct = cal["emulator"]["cpu_pct_during_tcp"]
-        cal_rate = cal["path"]["rate_bps"]
-    except (FileNotFoundError, KeyError, TypeError, json.JSONDecodeError):
-        return ["no calibration found (runs/calibration.json): run `itb calibrate` to check "
-                "that the emulator keeps up on this machine"]
-    need = pct * max(rates) / cal_rate
-    if need > 90:
-        return [f"the emulator may lack CPU: about {need:.0f} % of a core at "
-                f"{max(rates) / 1e9:g} Gbit/s (calibration: {pct:.0f} % at {cal_rate / 1e9:g} Gbit/s)"]
-    return []
-
-
-def _meta_base(sc: Scenario, opts: RunOptions, repetitions: int, seed: int) -> dict:
-    return {"format": rundir.FORMAT_VERSION, "scenario": sc.experiment.name,
-            "scenario_hash": sc.content_hash(), "testbed_hash": sc.topology.content_hash(),
-            "source": sc.source, "repetitions": repetitions, "seed": seed,
-            "backend": "local", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "versions": _versions(), "cpu": inv.cpu(), "status": "running"}
-
-
 def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
         tick: Say = lambda s: None) -> RunResult:
     exp = sc.experiment
@@ -168,7 +96,7 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
         if run_dir.exists() and any(run_dir.iterdir()):
             raise rundir.RunDirError(f"{run_dir} exists and is not empty: choose another --out "
                                      "or add --resume")
-        meta, done = _meta_base(sc, opts, reps, seed), set()
+        meta, done = records.run_meta(sc, reps, seed), set()
     stage = Stages(meta, say)
     stop = threading.Event()
     previous = signal.getsignal(signal.SIGINT)
@@ -185,7 +113,7 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
     loaded: list[cc.Resolved] = []
     try:
         with stage("preflight"):
-            meta["warnings"] = preflight(sc)
+            meta["warnings"] = checks.preflight(sc)
             for w in meta["warnings"]:
                 say(f"warning: {w}")
             # The kernel's implementation when it has one, else ours (registered now and
@@ -211,7 +139,7 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
         result.status = "complete" if len(finished) == reps and not stop.is_set() else "incomplete"
         meta["status"] = result.status
         if run_dir.exists():
-            meta["dispatch"] = dispatch_summary(run_dir, reps)
+            meta["dispatch"] = records.dispatch_summary(run_dir, reps)
             if opts.analyse is not None:
                 # the analysis reads meta.json (the dispatch error): written first
                 rundir.write_json(run_dir / "meta.json", meta)
@@ -224,7 +152,7 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
                                   for r in range(1, reps + 1)]
             meta["repetition_status"] = [r.get("status") for r in result.repetitions]
             with stage("archiving"):
-                meta["files"] = manifest(run_dir)
+                meta["files"] = records.manifest(run_dir)
             rundir.write_json(run_dir / "meta.json", meta)
     return result
 
@@ -268,21 +196,21 @@ def _execute_reps(sc, run_dir, reps, done, meta, stage, stop, say, tick) -> None
                 with stage("reservation"):
                     state = local.up(topo, lambda m: None, seed=exp.seed)
                 with stage("deployment"):
-                    meta["sysctls"] = deployment_check(sc)
+                    meta["sysctls"] = checks.deployment_check(sc)
                 with stage("configuration"):
                     emulators = {e.link: e for e in local.emulators_of(state)}
                     hosts = [local.host(state, h.name) for h in topo.hosts()]
                     workers = Workers(hosts)
                 if "calibration" not in meta:
                     with stage("calibration"):
-                        cal = quick_calibration(sc)
+                        cal = checks.quick_calibration(sc)
                         rundir.write_json(run_dir / "calibration.json", cal)
                         meta["calibration"] = "calibration.json"
             with stage(f"execution {r}/{reps}"):
                 outcome = run_repetition(sc, run_dir, r, workers, emulators, stop, tick,
                                          kernel_ccs(meta))
             with stage(f"gathering {r}/{reps}"):
-                gather_emulator_logs(run_dir, r, emulators, outcome)
+                records.gather_emulator_logs(run_dir, r, emulators, outcome)
             say(f"repetition {r}/{reps}: {outcome.status}"
                 + (f" — {outcome.reason}" if outcome.reason else ""))
             if outcome.status != "ok":
@@ -315,96 +243,3 @@ def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulat
     rundir.write_json(rd / "result.json", {"repetition": r, **outcome.to_json()})
     return outcome
 
-
-def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcome) -> None:
-    """The emulator logs continuously; keep this repetition's rows next to its results,
-    from the start of its receivers until just after its end."""
-    lo, hi = outcome.start_ns, outcome.end_ns + EMULATOR_LOG_MARGIN_NS
-    for link, em in emulators.items():
-        dst = rundir.rep_dir(run_dir, r) / "emulator" / link
-        dst.mkdir(parents=True, exist_ok=True)
-        src = Path(em.log_dir)
-        conf = src / "linkem.json"
-        if conf.exists():
-            shutil.copyfile(conf, dst / "linkem.json")
-        for d in ("ab", "ba"):
-            path = src / f"linkem-{d}.csv"
-            if not path.exists():
-                continue
-            df = _log_until(path, hi)
-            df[(df["t_ns"] >= lo) & (df["t_ns"] <= hi)].to_csv(dst / path.name, index=False)
-
-
-def _log_until(path: Path, t_ns: int) -> pd.DataFrame:
-    """The emulator's log once it has rows up to t_ns (it writes them with a delay)."""
-    deadline = time.monotonic() + EMULATOR_LOG_WAIT_S + max(0, t_ns - time.monotonic_ns()) / 1e9
-    while True:
-        df = pd.read_csv(path)
-        if (len(df) and df["t_ns"].iloc[-1] >= t_ns) or time.monotonic() > deadline:
-            return df
-        time.sleep(0.1)
-
-
-def deployment_check(sc: Scenario) -> dict:
-    """Socket buffers vs the largest BDP among the timeline's paths, read back per host."""
-    topo = sc.topology
-    bdp = max((path_spec(topo, s, d).bdp_bytes or 0 for s, d in sc.experiment.pairs()), default=0)
-    out = {}
-    for h in topo.hosts():
-        vals = inv.sysctls(NetnsHost(h.name, naming.node_ns(h.name)),
-                           ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"))
-        out[h.name] = vals
-        for k, v in vals.items():
-            mx = inv.tcp_buffer_max(v)
-            if bdp and mx is not None and mx < bdp:
-                raise PreflightError(f"{h.name}: {k} max {mx} is below the path BDP {bdp}")
-    return {"bdp_bytes": bdp, "hosts": out}
-
-
-def quick_calibration(sc: Scenario) -> dict:
-    """Idle RTT of every source/destination pair of the timeline vs its configuration."""
-    topo = sc.topology
-    out = {"pairs": [], "inventory": None}
-    pairs = sc.experiment.pairs()
-    for s, d in pairs[:32]:
-        src = NetnsHost(s, naming.node_ns(s))
-        addr = topo.address(d)
-        probes.ping(src, addr, 2, 0.05)  # neighbour resolution
-        rtts = probes.ping(src, addr, 20, 0.01)
-        spec = path_spec(topo, s, d)
-        med = probes.median(rtts)
-        out["pairs"].append({"src": s, "dst": d, "rtt_configured_ms": spec.rtt_us / 1000,
-                             "rtt_measured_ms": med, "rate_bps": spec.rate_bps,
-                             "error_pct": (100 * (med - spec.rtt_us / 1000) / (spec.rtt_us / 1000)
-                                           if spec.rtt_us else None)})
-    if pairs:
-        s, d = pairs[0]
-        src_host = NetnsHost(s, naming.node_ns(s))
-        out["inventory"] = inv.inventory(src_host, [], "eth0")
-    return out
-
-
-def dispatch_summary(run_dir: Path, reps: int) -> dict:
-    """Dispatch error of every timed event over all repetitions (ms): p50, p99, max."""
-    import numpy as np
-
-    errors, per_rep = [], []
-    for r in range(1, reps + 1):
-        res = rundir.rep_result(run_dir, r)
-        if not res:
-            continue
-        e = [d["error_ns"] / 1e6 for d in res.get("dispatch", [])]
-        errors += e
-        if e:
-            per_rep.append({"repetition": r, "events": len(e),
-                            "p99_ms": float(np.percentile(e, 99)), "max_ms": max(e)})
-    if not errors:
-        return {"events": 0}
-    return {"events": len(errors), "p50_ms": float(np.percentile(errors, 50)),
-            "p99_ms": float(np.percentile(errors, 99)), "max_ms": max(errors),
-            "per_repetition": per_rep}
-
-
-def manifest(run_dir: Path) -> list[dict]:
-    return [{"path": str(p.relative_to(run_dir)), "bytes": p.stat().st_size}
-            for p in sorted(run_dir.rglob("*")) if p.is_file() and p.name != "meta.json"]

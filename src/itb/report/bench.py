@@ -1,5 +1,6 @@
 """The report of one `itb bench` sweep: the benchmark table, the protocol comparisons,
-figures, how each class was scaled and realised, and the testbed's calibration."""
+figures, how each class was scaled and realised (with its sources' windows), and the
+testbed's calibration."""
 
 from __future__ import annotations
 
@@ -35,6 +36,22 @@ def _classes(state: dict) -> list[dict]:
     return [dict(r, key=f"{a}{'/' + v if v else ''} {k}") for (a, v, k), r in seen.items()]
 
 
+def _windows(state: dict) -> list[dict]:
+    """The per-flow windows the cells recorded (realisation.window), one row per class and
+    distinct source (rate and RTT), naming the applications that share it."""
+    rows: dict[tuple, dict] = {}
+    for c in state["cells"]:
+        w = c["realisation"].get("window")
+        if not w:  # a benchmark written before windows were recorded
+            continue
+        key = (c["class"], w["documents_rate_bps"], w["testbed_rate_bps"], w["testbed_rtt_ms"])
+        label = c["app"] + (f"/{c['variant']}" if c["variant"] else "")
+        row = rows.setdefault(key, dict(w, apps=[]))
+        if label not in row["apps"]:
+            row["apps"].append(label)
+    return sorted(rows.values(), key=lambda r: (r["cls"], r["apps"]))
+
+
 def build_bench_report(out: Path, state: dict, rows: list[dict], comps: list[dict]) -> Path:
     rep = out / "report"
     figs = []
@@ -48,4 +65,4 @@ def build_bench_report(out: Path, state: dict, rows: list[dict], comps: list[dic
     calibration = rundir.read_json(cal_path) if cal_path.exists() else None
     return render("bench.html.j2", rep / "report.html", state=state, rows=rows, comps=comps,
                   figs=figs, cell_figs=_cell_figures(out, state), classes=_classes(state),
-                  calibration=calibration)
+                  windows=_windows(state), calibration=calibration)

@@ -32,7 +32,7 @@ def goodput_over_time(tables: dict, repetition: int, path: Path) -> Path:
     if s["transfer"].nunique() <= 12:
         ax.legend(fontsize=7, ncol=2)
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def bottleneck_over_time(tables: dict, repetition: int, link: str | None, path: Path) -> Path | None:
@@ -56,7 +56,7 @@ def bottleneck_over_time(tables: dict, repetition: int, link: str | None, path: 
     ax2.set_xlabel("time since the repetition's zero (s)")
     ax2.grid(alpha=0.3)
     fig.suptitle(f"bottleneck {link or ''}, repetition {repetition}")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def completion_times(tables: dict, path: Path) -> Path | None:
@@ -74,10 +74,10 @@ def completion_times(tables: dict, path: Path) -> Path | None:
     ax.set_ylabel("completion time (s)")
     ax.set_title("completion time of the forward transfers")
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
-def _save(fig, path: Path) -> Path:
+def save_figure(fig, path: Path) -> Path:
     """PNG (embedded in the report) and SVG (for papers) of the same figure."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
@@ -114,7 +114,7 @@ def tmean_by_protocol(rows: list[dict], path: Path) -> Path | None:
     ax.set_title("T_mean per application and class (bars: 95 % interval over repetitions)")
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def completion_by_protocol(times: dict[tuple[str, str], list[float]], path: Path) -> Path | None:
@@ -129,4 +129,4 @@ def completion_by_protocol(times: dict[tuple[str, str], list[float]], path: Path
     ax.set_ylabel("completion time (s)")
     ax.set_title("completion-time distribution per protocol (forward transfers; ▲ mean)")
     ax.grid(alpha=0.3, axis="y")
-    return _save(fig, path)
+    return save_figure(fig, path)

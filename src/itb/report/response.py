@@ -9,7 +9,7 @@ import numpy as np
 
 from itb.cc.published import PUBLISHED, nominal_beta
 from itb.engine import rundir
-from itb.report.figures import _save, plt
+from itb.report.figures import save_figure, plt
 from itb.report.html import figure, render
 from itb.analysis.cells import fit_loss
 
@@ -41,7 +41,7 @@ def loglog(points: list[dict], fits: list[dict], path: Path) -> Path | None:
     ax.set_title("response functions: measured (dots, solid fits) and published (dashed)")
     ax.legend(fontsize=7, ncol=2)
     ax.grid(alpha=0.3, which="both")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def decreases(events: list[dict], ccs: list[str], path: Path) -> Path | None:
@@ -65,7 +65,7 @@ def decreases(events: list[dict], ccs: list[str], path: Path) -> Path | None:
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7, ncol=2)
     ax.grid(alpha=0.3, which="both")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def build_response_report(out: Path, state: dict, points: list[dict], fits: list[dict],

@@ -39,10 +39,10 @@ def testbed_from_dict(data: dict, source: str | None = None) -> Topology:
 
 def load_testbed(path: str | Path | None, overrides: dict | None = None) -> Topology:
     """The resolved Topology of a testbed file; None means the default dumbbell."""
-    from itb.scenario.timeline import SECTIONS
+    from itb.scenario.sections import SECTIONS
 
     source = None if path is None else str(path)
-    data = {} if path is None else _read(Path(path))
+    data = {} if path is None else read_toml(Path(path))
     # A scenario file is also a testbed file: its experiment sections are not for us.
     data = {k: v for k, v in data.items() if k not in SECTIONS}
     return load_testbed_data(data, source, overrides)
@@ -62,7 +62,7 @@ def load_testbed_data(data: dict, source: str | None, overrides: dict | None = N
         raise
 
 
-def _read(path: Path) -> dict:
+def read_toml(path: Path) -> dict:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from itb.errors import ScenarioError
-from itb.scenario.load import _read, load_testbed_data
+from itb.scenario.load import read_toml, load_testbed_data
 from itb.scenario.model import Topology
 from itb.scenario.schema import TestbedFile
-from itb.scenario.timeline import SECTIONS, Experiment, resolve, validate_sections
+from itb.scenario.events import Experiment
+from itb.scenario.sections import SECTIONS, validate_sections
+from itb.scenario.timeline import resolve
 
 
 @dataclass(frozen=True)
@@ -28,7 +30,7 @@ class Scenario:
 def load_scenario(path: str | Path, overrides: dict | None = None) -> Scenario:
     """Read, validate and resolve a scenario file; every error names file, field, reason."""
     source = str(path)
-    data = _read(Path(path))
+    data = read_toml(Path(path))
     known = set(TestbedFile.model_fields) | set(SECTIONS)
     for key in data:
         if key not in known:

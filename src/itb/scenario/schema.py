@@ -66,7 +66,7 @@ def _node_name(v: object) -> str:
     return v
 
 
-def _choice(allowed: tuple, what: str):
+def choice(allowed: tuple, what: str):
     def check(v: object):
         if isinstance(v, bool) or v not in allowed:
             raise UnitError(f"unsupported {what} {v!r}; allowed: {', '.join(str(a) for a in allowed)}")
@@ -75,7 +75,7 @@ def _choice(allowed: tuple, what: str):
     return check
 
 
-def _strict_int(lo: int, hi: int | None = None):
+def strict_int(lo: int, hi: int | None = None):
     def check(v: object) -> int:
         if isinstance(v, bool) or not isinstance(v, int):
             raise UnitError(f"expected a whole number, got {v!r}")
@@ -96,7 +96,7 @@ def _families(v: object) -> tuple[str, ...]:
     if not v:
         raise UnitError("at least one address family is needed: ipv4, ipv6 or both")
     for f in v:
-        _choice(FAMILIES, "address family")(f)
+        choice(FAMILIES, "address family")(f)
     if len(set(v)) != len(v):
         raise UnitError(f"address family listed twice in {list(v)!r}")
     return tuple(f for f in FAMILIES if f in v)  # canonical order: the hash ignores how it was written
@@ -127,7 +127,7 @@ class _Section(BaseModel):
 class LossTable(_Section):
     """loss = {model = "gilbert-elliott", p = 0.01, r = 0.3, loss_bad = 1.0, loss_good = 0.0}"""
 
-    model: Annotated[str, BeforeValidator(_choice(("none", "bernoulli", "gilbert-elliott"), "loss model"))]
+    model: Annotated[str, BeforeValidator(choice(("none", "bernoulli", "gilbert-elliott"), "loss model"))]
     p: Probability | None = None
     r: Probability | None = None
     loss_bad: Probability | None = None
@@ -185,38 +185,38 @@ def _testbed_name(v: object) -> str:
 class TestbedSection(_Section):
     name: Annotated[str, BeforeValidator(_testbed_name)] = "default"
     description: str = ""  # free text for people; not part of the resolved topology
-    topology: Annotated[str, BeforeValidator(_choice(TOPOLOGIES, "topology"))] = "dumbbell"
+    topology: Annotated[str, BeforeValidator(choice(TOPOLOGIES, "topology"))] = "dumbbell"
     families: Annotated[tuple[str, ...], BeforeValidator(_families)] = FAMILIES
-    mtu: Annotated[int, BeforeValidator(_choice(MTUS, "MTU"))] = 1500
+    mtu: Annotated[int, BeforeValidator(choice(MTUS, "MTU"))] = 1500
     # every TCP segment travels and is acknowledged on its own (hosts: TSO/GSO off, routes
     # with Linux's quickack metric)
     ack_every_segment: StrictBool = False
 
 
 class DumbbellSection(_Section):
-    pairs: Annotated[int, _strict_int(1, MAX_PAIRS)] = 2
+    pairs: Annotated[int, strict_int(1, MAX_PAIRS)] = 2
     access_rate: Rate = None  # only read when set; default: unlimited
 
 
 class PairRttSpec(_Section):
     distribution: Annotated[
-        str, BeforeValidator(_choice(("fixed", "multimodal", "exponential", "poisson"), "distribution"))
+        str, BeforeValidator(choice(("fixed", "multimodal", "exponential", "poisson"), "distribution"))
     ]
     values: list[Rtt] | None = None  # fixed: one total RTT per pair
     modes: list[Rtt] | None = None  # multimodal
     weights: list[float] | None = None  # multimodal, optional
     mean: Rtt | None = None  # exponential, poisson
-    seed: Annotated[int, _strict_int(0)] = 1
+    seed: Annotated[int, strict_int(0)] = 1
 
 
 class ChainHost(_Section):
     name: NodeName
-    router: Annotated[int, _strict_int(0)]
+    router: Annotated[int, strict_int(0)]
     access_rate: Rate = None  # only read when set
 
 
 class ChainSection(_Section):
-    routers: Annotated[int, _strict_int(2, MAX_ROUTERS)] | None = None
+    routers: Annotated[int, strict_int(2, MAX_ROUTERS)] | None = None
     access_rate: Rate = None  # only read when set
     link: list[LinkSpec] = Field(default_factory=list)
     host: list[ChainHost] = Field(default_factory=list)
@@ -224,7 +224,7 @@ class ChainSection(_Section):
 
 class StarSpoke(LinkSpec):
     name: NodeName | None = None  # the leaf router; default s1, s2, ...
-    side: Annotated[str, BeforeValidator(_choice(("left", "right"), "side"))] | None = None
+    side: Annotated[str, BeforeValidator(choice(("left", "right"), "side"))] | None = None
     hosts: list[NodeName]
     access_rate: Rate = None  # only read when set
 

@@ -7,30 +7,47 @@ start spacing; and for each protocol, the synchronised case (spacing 0) at one C
 Each point is a BU cell on a K = 10 dumbbell (as the report's 1 Gbit/s nodes on a
 10 Gbit/s bottleneck), scaled like the benchmark's classes.
 
-Results: T_mean = a·C_g + b fitted per protocol and reverse level (correlation and R²,
-the report's tables 1–5), CoV against C_g and against R, the margin over T_mean that
-covers 68 % and 95 % of completions, and σ_T synchronised vs spaced.
+The planner must not create the effects the study measures: every forward source
+starts within `max_span` of one transfer's time (the spacing shrinks to fit), so a
+perfectly fair protocol's T_mean stays on C_g·(transfer time) and its σ_T near 0; the
+reverse sources start after the forward ones, with the same spacing (RR-6256 §4.3).
+Each point carries what the ideal protocol (fluid max-min fair share, no slow start,
+no loss) would give on its plan.
+
+Results (itb.analysis.predictability): T_mean = a·C_g + b fitted per protocol and
+reverse level against the realised C_g (correlation, R², slope against the ideal one;
+quadratic for Scalable as the report does), CoV against C_g and R, the margins over
+T_mean that cover 68 % and 95 % of completions, and σ_T synchronised vs spaced.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import statistics
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
 from itb.analysis.cells import forward_completions
-from itb.analysis.statistics import fit_linear, margins
+from itb.analysis.fairshare import ideal_completion_times, tcp_payload_share
+from itb.analysis.predictability import Point as PointResult
+from itb.analysis.predictability import Results, fits_of, spacing_of
+from itb.analysis.statistics import margins
 from itb.bench import apps, stats
 from itb.bench.classes import DATA_CENTRE_K, ItbClass
 from itb.bench.scaling import Scale
-from itb.bench.sweep import Sweep, SweepCell, digest
-from itb.engine import rundir
+from itb.bench.sweep import Outcome, Sweep, SweepCell, digest, drive
 from itb.errors import ScenarioError
+from itb.scenario.units import parse_duration, parse_rate, parse_size
 
 Say = Callable[[str], None]
 SYMMETRIC = "sym"
+# Forward starts stay within this share of one transfer's time at C_a. With a perfectly
+# fair protocol the fluid model then keeps the slope of T_mean against C_g within ~1.5 %
+# of the transfer time and CoV under 0.1 % (tests/unit/test_predictability.py); the
+# report's own 1 s between ~400 s transfers spreads 20 starts over 4.75 %.
+MAX_SPAN = 0.025
 
 
 @dataclass(frozen=True)
@@ -38,19 +55,21 @@ class StudyArgs:
     ccs: tuple[str, ...]
     c_g: tuple[float, ...]
     reverse: tuple[float | str, ...]  # levels, or "sym" (as many reverse as forward sources)
-    spacing_s: float  # the spaced case
+    spacing_s: float  # the spaced case, before the cap
     sync_c_g: float  # where synchronised (0 s) starts are compared with spaced ones
     fit_range: tuple[float, float]
     rtt_ms: float
     repeat: int
     seed: int
     scale: Scale
+    max_span: float | None = MAX_SPAN  # of one transfer's time (None: exactly spacing_s apart)
 
     def key(self) -> dict:
         return {"ccs": list(self.ccs), "c_g": list(self.c_g), "reverse": list(self.reverse),
                 "spacing_s": self.spacing_s, "sync_c_g": self.sync_c_g,
                 "fit_range": list(self.fit_range), "rtt_ms": self.rtt_ms,
-                "repeat": self.repeat, "seed": self.seed, "scale": self.scale.to_json()}
+                "repeat": self.repeat, "seed": self.seed, "scale": self.scale.to_json(),
+                "max_span": self.max_span}
 
 
 @dataclass(frozen=True)
@@ -67,16 +86,6 @@ class Point:
     @property
     def name(self) -> str:
         return f"{self.cc}-cg{self.c_g:g}-r{self.reverse}-s{self.spacing_s:g}"
-
-
-@dataclass
-class StudyResult:
-    out: Path
-    status: str
-    points: list[dict] = field(default_factory=list)
-    fits: list[dict] = field(default_factory=list)
-    spacing: list[dict] = field(default_factory=list)
-    report: Path | None = None
 
 
 def parse_levels(text: str, option: str, allow_sym: bool = False) -> tuple:
@@ -113,6 +122,18 @@ def _class_of(p: Point, rtt_ms: float) -> ItbClass:
                     f"predictability point C_g {p.c_g:g}, R {p.reverse}")
 
 
+def planned_ideal(doc: dict) -> list[float]:
+    """Completion times the ideal protocol would have on a point's plan: the forward
+    transfers' starts, volumes and access rates from the scenario, sharing the
+    bottleneck's TCP payload rate max-min fairly (no slow start, no loss)."""
+    fwd = [t for t in doc["transfer"] if t["id"].startswith("bu.")]
+    return ideal_completion_times([parse_duration(t["at"]) / 1e6 for t in fwd],
+                                  [parse_size(t["volume"]) for t in fwd],
+                                  [parse_rate(t["rate"]) for t in fwd],
+                                  parse_rate(doc["bottleneck"]["rate"]),
+                                  payload_share=tcp_payload_share())
+
+
 def sweep_of(a: StudyArgs, out: Path) -> Sweep:
     cells = []
     for p in points_of(a):
@@ -121,12 +142,16 @@ def sweep_of(a: StudyArgs, out: Path) -> Sweep:
             raise ScenarioError(None, "--cg", f"C_g {p.c_g:g} gives no source at K = {DATA_CENTRE_K}")
         cell = apps.Cell("BU", cls, p.cc)
         cs = a.scale.of(cls)
-        g = apps.bulk(cell, cs, p.spacing_s, cap_start_span=False)
+        g = apps.bulk(cell, cs, p.spacing_s, max_start_span=a.max_span, reverse_after=True)
         g.doc["experiment"].update(repetitions=a.repeat, seed=a.seed, name=f"pred-{p.name}")
         g.doc["testbed"]["name"] = f"pred-{p.name}"[:64]
+        ideal = planned_ideal(g.doc)
         cells.append(SweepCell(p.name, g.doc, {
             "cc": p.cc, "c_g": p.c_g, "reverse": p.reverse, "r_level": p.r_level,
-            "spacing_s": p.spacing_s, "realisation": g.realisation | {"scale": cs.to_json()}}))
+            "spacing_s": p.spacing_s, "spacing_realised_s": g.realisation["spacing_s"],
+            "c_g_realised": cls.c_g_realised, "ideal_t_mean_s": statistics.fmean(ideal),
+            "ideal_sigma_t_s": statistics.pstdev(ideal),
+            "realisation": g.realisation | {"scale": cs.to_json()}}))
     return Sweep(out, "predictability", a.key(), cells, a.repeat, a.seed)
 
 
@@ -134,58 +159,37 @@ def default_out(a: StudyArgs, root: Path = Path("runs")) -> Path:
     return root / f"predictability-{digest(a.key())}"
 
 
-def run_study(a: StudyArgs, out: Path, say: Say = print, tick: Say = lambda s: None) -> StudyResult:
-    sweep = sweep_of(a, out)
-    sweep.open()
-    status = sweep.run(say, tick)
-    res = StudyResult(out, status)
-    res.points, res.fits, res.spacing = analyse(sweep, a)
+def run_study(a: StudyArgs, out: Path, say: Say = print,
+              tick: Say = lambda s: None) -> Outcome[Results]:
     from itb.report.study import build_study_report
 
-    res.report = build_study_report(out, sweep.state, res.points, res.fits, res.spacing)
+    return drive(sweep_of(a, out), lambda sw: analyse(sw, a),
+                 lambda sw, res: build_study_report(out, sw.state, res), say, tick)
+
+
+def _point(sweep: Sweep, c: dict) -> PointResult:
+    m = sweep.metrics(c)
+    reps = stats.per_repetition(m) if m else []
+    row: dict = {k: c[k] for k in ("name", "cc", "c_g", "reverse", "r_level", "spacing_s",
+                                   "spacing_realised_s", "c_g_realised", "ideal_t_mean_s",
+                                   "ideal_sigma_t_s")}
+    row["repetitions"] = len(reps)
+    row["failed"] = sum(r["n_failed"] for r in reps)
+    for k in ("t_mean", "sigma_t", "cov", "t_min", "t_max"):
+        row[k], row[f"{k}_ci95"] = stats.mean_ci(r[k] for r in reps)
+    times = forward_completions(sweep.out, c)
+    mg = margins(times) if times else None
+    row["transfers"] = len(times)
+    row["margin68_s"] = mg and mg["m68_s"]
+    row["margin95_s"] = mg and mg["m95_s"]
+    return PointResult(**row)
+
+
+def analyse(sweep: Sweep, a: StudyArgs) -> Results:
+    points = [_point(sweep, c) for c in sweep.state["cells"]]
+    res = Results(points=points,
+                  fits=fits_of(points, a.ccs, a.reverse, a.spacing_s, a.fit_range),
+                  spacing=spacing_of(points, a.ccs, a.sync_c_g, a.reverse[0], a.spacing_s))
+    pd.DataFrame([p.model_dump() for p in points]).to_csv(sweep.out / "points.csv", index=False)
+    res.save(sweep.out / "results.json")
     return res
-
-
-def analyse(sweep: Sweep, a: StudyArgs) -> tuple[list[dict], list[dict], list[dict]]:
-    points = []
-    for c in sweep.state["cells"]:
-        m = sweep.metrics(c)
-        reps = stats.per_repetition(m) if m else []
-        row = {k: c[k] for k in ("name", "cc", "c_g", "reverse", "r_level", "spacing_s")}
-        point = Point(c["cc"], c["c_g"], c["reverse"], c["spacing_s"])
-        row["c_g_realised"] = _class_of(point, a.rtt_ms).c_g_realised
-        row["repetitions"] = len(reps)
-        for k in ("t_mean", "sigma_t", "cov", "t_min", "t_max"):
-            row[k], row[f"{k}_ci95"] = stats.mean_ci(r[k] for r in reps)
-        times = forward_completions(sweep.out, c)
-        mg = margins(times) if times else None
-        row["transfers"] = len(times)
-        row["margin68_s"] = mg and mg["m68_s"]
-        row["margin95_s"] = mg and mg["m95_s"]
-        points.append(row)
-    fits = []
-    lo, hi = a.fit_range
-    for cc in a.ccs:
-        for r in a.reverse:
-            sel = [p for p in points if p["cc"] == cc and p["reverse"] == r
-                   and p["spacing_s"] == a.spacing_s and p["t_mean"] is not None
-                   and lo - 1e-9 <= p["c_g"] <= hi + 1e-9]
-            if len(sel) >= 2:
-                # against the realised level, not the nominal one
-                f = fit_linear([p["c_g_realised"] for p in sel], [p["t_mean"] for p in sel])
-                fits.append({"cc": cc, "reverse": r, "c_g_range": [lo, hi], "x": "realised C_g",
-                             **f})
-    spacing = []
-    for cc in a.ccs:
-        pair = {p["spacing_s"]: p for p in points if p["cc"] == cc and p["c_g"] == a.sync_c_g
-                and p["reverse"] == a.reverse[0]}
-        if 0.0 in pair and a.spacing_s in pair and a.spacing_s != 0:
-            s0, s1 = pair[0.0], pair[a.spacing_s]
-            spacing.append({"cc": cc, "c_g": a.sync_c_g, "sigma_t_sync": s0["sigma_t"],
-                            "sigma_t_spaced": s1["sigma_t"], "t_mean_sync": s0["t_mean"],
-                            "t_mean_spaced": s1["t_mean"], "spacing_s": a.spacing_s})
-    pd.DataFrame(points).to_csv(sweep.out / "points.csv", index=False)
-    rundir.write_json(sweep.out / "results.json", {"points": points, "fits": fits,
-                                                   "spacing": spacing})
-    return points, fits, spacing
-

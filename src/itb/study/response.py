@@ -18,7 +18,7 @@ the median β against the published decrease.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from itb.analysis.cells import cell_transfers, fit_loss
-from itb.bench.sweep import Sweep, SweepCell, digest
+from itb.bench.sweep import Outcome, Sweep, SweepCell, digest, drive
 from itb.cc.published import PUBLISHED, nominal_beta, switch_beta
 from itb.engine import rundir
 from itb.engine.collect import bottleneck_frames
@@ -98,12 +98,10 @@ class Point:
 
 
 @dataclass
-class ResponseResult:
-    out: Path
-    status: str
-    points: list[dict] = field(default_factory=list)
-    fits: list[dict] = field(default_factory=list)
-    report: Path | None = None
+class ResponseResults:
+    points: list[dict]
+    fits: list[dict]
+    events: list[dict]
 
 
 def check_ccs(ccs: tuple[str, ...]) -> None:
@@ -182,16 +180,12 @@ def default_out(a: ResponseArgs, root: Path = Path("runs")) -> Path:
 
 
 def run_study(a: ResponseArgs, out: Path, say: Say = print,
-              tick: Say = lambda s: None) -> ResponseResult:
-    sweep = sweep_of(a, out)
-    sweep.open()
-    status = sweep.run(say, tick)
-    res = ResponseResult(out, status)
-    res.points, res.fits, events = analyse(sweep, a)
+              tick: Say = lambda s: None) -> Outcome[ResponseResults]:
     from itb.report.response import build_response_report
 
-    res.report = build_response_report(out, sweep.state, res.points, res.fits, events)
-    return res
+    return drive(sweep_of(a, out), lambda sw: ResponseResults(*analyse(sw, a)),
+                 lambda sw, r: build_response_report(out, sw.state, r.points, r.fits, r.events),
+                 say, tick)
 
 
 # ---- analysis of one flow's tcp_info log -------------------------------------------

@@ -1,0 +1,110 @@
+"""Inter-protocol fairness ("TCP-friendliness") measured by completion times, as the
+benchmark report asks (INRIA RR-6244 §4.2.3: "the completion time of a TCP workload
+will be measured to evaluate the fairness"): a bottleneck shared by a group of sources
+running the tested congestion control and a group running a reference TCP.
+
+Per repetition and group: T_group = mean completion time of the group's completed
+forward transfers. The ratio T_reference / T_tested > 1 means the tested protocol took
+more than its share; the reference group's T next to the tested one, against its T when
+every source runs the reference, says what the tested protocol costs a TCP workload.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict
+
+from itb.analysis.compare import Comparison
+from itb.engine.rundir import write_json
+from itb.errors import ItbError
+
+FORMAT_VERSION = 1
+
+
+class GroupRun(BaseModel):
+    """One group of sources in one repetition."""
+
+    model_config = ConfigDict(frozen=True)
+    repetition: int
+    cc: str
+    sources: int
+    completed: int
+    failed: int  # failed or corrupt transfers: counted, not dropped
+    t_mean: float | None  # over the completed ones
+
+
+class Group(BaseModel):
+    """One group over the repetitions of a point: the mean of the repetitions' T_group
+    with its 95 % Student-t interval (none from one repetition)."""
+
+    model_config = ConfigDict(frozen=True)
+    cc: str
+    sources: int
+    repetitions: int
+    completed: int
+    failed: int
+    t_mean: float | None
+    t_mean_ci95: float | None
+
+
+class Point(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    name: str
+    tested: str
+    reference: str
+    c_g: float
+    c_g_realised: float
+    tested_group: Group
+    reference_group: Group
+    reference_alone: Group | None  # every source the reference, same C_g
+    ratio: float | None  # mean over repetitions of T_reference / T_tested
+    ratio_ci95: float | None
+    ratio_runs: int  # repetitions where both groups completed something
+    reference_cost: Comparison | None  # reference next to tested vs reference alone
+
+
+class Results(BaseModel):
+    format_version: int = FORMAT_VERSION
+    points: list[Point]
+
+    def save(self, path: Path) -> None:
+        write_json(path, self.model_dump(mode="json"))
+
+    @classmethod
+    def load(cls, path: Path) -> "Results":
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError) as e:
+            raise ItbError(f"{path}: cannot read the study's results: {e}") from e
+        if doc.get("format_version") != FORMAT_VERSION:
+            raise ItbError(f"{path}: results format {doc.get('format_version')!r}, this ITB "
+                           f"reads {FORMAT_VERSION}; run the study again to rebuild them")
+        return cls.model_validate(doc)
+
+
+def group_runs(transfers: pd.DataFrame) -> list[GroupRun]:
+    """Per repetition and congestion control (the one asked for: `cc`), the forward
+    transfers' count, failures and mean completion time."""
+    fwd = transfers[transfers["direction"] == "forward"]
+    out = []
+    for (rep, cc), g in fwd.groupby(["repetition", "cc"], sort=True):
+        ok = g["ok"].astype(bool)  # a corrupt window is not ok (itb.engine.window)
+        times = g.loc[ok, "completion_s"].dropna()
+        out.append(GroupRun(repetition=int(rep), cc=str(cc), sources=int(g["streams"].sum()),
+                            completed=int(times.size), failed=int(len(g) - times.size),
+                            t_mean=float(times.mean()) if times.size else None))
+    return out
+
+
+def ratios(runs: list[GroupRun], tested: str, reference: str) -> list[float]:
+    """T_reference / T_tested of every repetition where both groups completed transfers."""
+    by = {(r.repetition, r.cc): r for r in runs}
+    out = []
+    for rep in sorted({r.repetition for r in runs}):
+        t, ref = by.get((rep, tested)), by.get((rep, reference))
+        if t and ref and t.t_mean and ref.t_mean is not None:
+            out.append(ref.t_mean / t.t_mean)
+    return out

@@ -1,0 +1,5 @@
+"""`python -m itb.cli`."""
+
+from itb.cli import main
+
+main()

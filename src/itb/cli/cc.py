@@ -1,0 +1,92 @@
+"""`itb cc list|load|unload|verify`."""
+
+from __future__ import annotations
+
+import json
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from itb.cli.common import cc_app, out, err, progress
+
+
+@cc_app.command("list")
+def cc_list(as_json: bool = typer.Option(False, "--json", help="Machine-readable: a list of "
+                                         "{name, kernel_name, source, usable, note}.")) -> None:
+    """Every congestion control ITB knows: the name the kernel knows it by, where it comes
+    from (built-in, module, ours = ITB's eBPF) and whether a socket can select it now."""
+    from itb import cc
+
+    rows = cc.status()
+    if as_json:
+        print(json.dumps([r.to_json() for r in rows], indent=2))
+        return
+    t = Table(title="congestion controls")
+    for col in ("name", "kernel name", "source", "usable now", "note"):
+        t.add_column(col)
+    for r in rows:
+        t.add_row(r.name, r.kernel_name or "", r.source or "", "yes" if r.usable else "no", r.note)
+    out.print(t)
+
+
+@cc_app.command("load")
+def cc_load(names: list[str] = typer.Argument(..., help="Canonical names, e.g. bic htcp."),
+            ours: bool = typer.Option(False, "--ours", help="Register ITB's eBPF "
+                                      "implementation even where the kernel has its own.")) -> None:
+    """Make congestion controls selectable now: the kernel's (modprobe) when it has one,
+    else ITB's eBPF implementation, registered as itb_NAME. Stays until `itb cc unload`
+    or `itb clean`."""
+    from itb import cc
+
+    for r in cc.ensure(names, prefer="ours" if ours else "kernel", progress=progress):
+        state = "loaded" if r.loaded_now else "already there"
+        out.print(f"{r.name}: {r.kernel_name} ({r.source}, {state})")
+
+
+@cc_app.command("unload")
+def cc_unload(names: Optional[list[str]] = typer.Argument(None, help="Canonical names; "
+                                                          "none: every one of ITB's.")) -> None:
+    """Unregister ITB's eBPF congestion controls (the kernel's own are left alone)."""
+    from itb import cc
+
+    gone = cc.unload(names) if names else cc.clean(progress=progress)
+    out.print(f"unregistered {', '.join(gone)}" if gone else "nothing of ITB's was registered")
+
+
+@cc_app.command("verify")
+def cc_verify(names: Optional[list[str]] = typer.Argument(None, help="Among bic highspeed "
+                                                          "htcp scalable vegas; none: all five."),
+              hz: list[int] = typer.Option([250], "--hz", help="Kernel tick rates to test "
+                                           "(100, 250 or 1000; BIC and H-TCP depend on it)."),
+              scripts: Optional[list[str]] = typer.Option(None, "--script", help="Only these "
+                                                          "scripts (default: all).")) -> None:
+    """Check that ITB's eBPF congestion controls behave exactly as Linux's own
+    `net/ipv4/tcp_NAME.c`: both run through scripted events (growth, losses, timeouts,
+    undo, pacing, idle restart) in lockstep; the first event after which cwnd or ssthresh
+    differ is named. Needs gcc and Debian's linux-source package (the oracle; `make setup`
+    installs it). Exit 1 if any script differs. See docs/cc.md."""
+    from itb.cc import difftest, oracle
+    from itb.errors import ScenarioError
+
+    for name in names or ():
+        if name not in difftest.ALGORITHMS:
+            raise ScenarioError(None, "NAME", f"{name!r} has no eBPF implementation to verify; "
+                                              f"one of {', '.join(difftest.ALGORITHMS)}")
+    for h in hz:
+        if h not in difftest.SUPPORTED_HZ:
+            raise ScenarioError(None, "--hz", f"{h}: the test's jiffies conversions cover HZ "
+                                              f"{', '.join(map(str, difftest.SUPPORTED_HZ))}")
+    the_oracle = oracle.prepare()
+    out.print(f"oracle: Linux {the_oracle.version} ({the_oracle.tarball})")
+    failed = 0
+    for name in names or difftest.ALGORITHMS:
+        for h in hz:
+            progress(f"building and running {name} at HZ {h}")
+            for r in difftest.run(difftest.build(name, h, the_oracle), scripts):
+                failed += not r.ok
+                out.print(("[green]same[/green] " if r.ok else "[red]DIFFERS[/red] ") + r.summary,
+                          highlight=False)
+    if failed:
+        err.print(f"{failed} script(s) differ from Linux")
+        raise typer.Exit(1)

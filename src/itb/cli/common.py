@@ -1,0 +1,118 @@
+"""Shared by the `itb` commands: the Typer apps, the consoles, option definitions and parsers of comma lists, rates and congestion-control names."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+
+app = typer.Typer(
+    help="ITB: benchmark transport protocols by how long transfers take, how predictable "
+    "that time is and how fairly a path is shared, on emulated long-distance networks.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    rich_markup_mode="markdown")
+testbed_app = typer.Typer(
+    help="Build, inspect and remove the local emulated WAN (eWAN): hosts are network "
+    "namespaces, the bottleneck runs through ITB's user-space link emulator.",
+    no_args_is_help=True, rich_markup_mode="markdown")
+app.add_typer(testbed_app, name="testbed")
+study_app = typer.Typer(
+    help="Studies: sweeps with their own analysis and report.", no_args_is_help=True,
+    rich_markup_mode="markdown")
+app.add_typer(study_app, name="study")
+cc_app = typer.Typer(
+    help="Congestion controls by canonical name (reno, cubic, bbr, bic, highspeed, htcp, "
+    "scalable, vegas, nocc): the kernel's when it has them, else ITB's eBPF ones. "
+    "Runs load what they need themselves; see docs/cc.md.", no_args_is_help=True,
+    rich_markup_mode="markdown")
+app.add_typer(cc_app, name="cc")
+
+# Wide when not a terminal (logs, CI): tables stay readable instead of wrapping at 80.
+out = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+FILE_ARG = typer.Argument(None, help="Testbed/scenario TOML file (default: the built-in "
+                          "dumbbell). See docs/scenario.md.", show_default=False)
+PAIRS = typer.Option(None, "--pairs", help="Dumbbell: number of host pairs.")
+RATE = typer.Option(None, "--rate", help="Bottleneck capacity C, e.g. 1Gbit, 100Mbit, unlimited.")
+ACCESS = typer.Option(None, "--access-rate", help="Access-link capacity C_a of each host.")
+RTT = typer.Option(None, "--rtt", help="Base RTT across the bottleneck, e.g. 20ms.")
+LOSS = typer.Option(None, "--loss", help="Random loss on the bottleneck, e.g. 1%.")
+BUFFER = typer.Option(None, "--buffer", help="Bottleneck queue: 1bdp, 100pkt, 2MB.")
+MTU = typer.Option(None, "--mtu", help="MTU of every link: 1500 or 9000.")
+
+
+def overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu) -> dict:
+    given = {"pairs": pairs, "rate": rate, "access_rate": access_rate, "rtt": rtt,
+             "loss": loss, "buffer": buffer, "mtu": mtu}
+    return {k: v for k, v in given.items() if v is not None}
+
+
+def load_testbed_file(file: Optional[Path], overrides: dict):
+    from itb.scenario import load_testbed
+
+    return load_testbed(file, overrides)
+
+
+def progress(msg: str) -> None:
+    err.print(f"[dim]· {msg}[/dim]")
+
+
+def parse_ccs(text: str) -> list[str]:
+    from itb.errors import ScenarioError
+    from itb.scenario.algorithms import KNOWN_CCS
+
+    items = csv_option(text, "--cc")
+    for cc in items:
+        if cc not in KNOWN_CCS:
+            raise ScenarioError(None, "--cc", f"unknown congestion control {cc!r}; known: "
+                                              f"{', '.join(sorted(KNOWN_CCS))}")
+    return items
+
+
+def parse_capacity(text: Optional[str]) -> Optional[int]:
+    from itb.errors import ScenarioError
+    from itb.scenario.units import parse_rate
+
+    if text is None:
+        return None
+    try:
+        return parse_rate(text)
+    except ValueError as e:
+        raise ScenarioError(None, "--capacity", str(e))
+
+
+def csv_option(text: str, option: str, upper: bool = False) -> list[str]:
+    from itb.errors import ScenarioError
+
+    items = [x.strip() for x in text.split(",")]
+    if any(not x for x in items):
+        raise ScenarioError(None, option, f"empty item in {text!r}")
+    items = [x.upper() if upper else x for x in items]
+    if len(set(items)) != len(items):
+        raise ScenarioError(None, option, f"an item is repeated in {text!r}")
+    return items
+
+
+def ticker():
+    """One status line that rewrites itself on a terminal; every 10th line in a log."""
+    count = {"n": 0}
+
+    def tick(line: str) -> None:
+        if err.is_terminal:
+            err.file.write("\r\033[K" + line[: err.width - 1])
+            err.file.flush()
+        elif line:
+            count["n"] += 1
+            if count["n"] % 10 == 1:
+                err.print(f"[dim]· {line}[/dim]", highlight=False)
+
+    return tick
+
+
+def num(x) -> str:
+    return "" if x is None else f"{x:.4g}"

@@ -1,0 +1,103 @@
+"""`itb run` and `itb report`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from itb.cli.common import app, out, err, PAIRS, RATE, ACCESS, RTT, LOSS, BUFFER, MTU, overrides, progress, ticker
+
+
+@app.command("run")
+def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus [experiment] "
+                                        "and a timeline of events. See docs/scenario.md."),
+            repeat: Optional[int] = typer.Option(None, "--repeat", min=1,
+                                                 help="Repetitions (default: the scenario's)."),
+            out_dir: Optional[Path] = typer.Option(None, "--out", help="Run directory "
+                                                   "(default: runs/<name>-<date>)."),
+            seed: Optional[int] = typer.Option(None, "--seed", help="Seed of every random "
+                                               "draw (default: the scenario's)."),
+            resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: "
+                                        "repetitions that ended are not redone."),
+            pairs: Optional[int] = PAIRS, rate: Optional[str] = RATE,
+            access_rate: Optional[str] = ACCESS, rtt: Optional[str] = RTT,
+            loss: Optional[str] = LOSS, buffer: Optional[str] = BUFFER,
+            mtu: Optional[int] = MTU) -> None:
+    """Run a scenario's timeline on the local testbed, N times, into a run directory.
+
+    Stages (each shown and timed in meta.json): preflight, reservation (namespaces),
+    deployment (socket buffers vs BDP), configuration (emulator, one worker per node),
+    calibration (idle RTT per pair), execution × N, gathering, analysis (Parquet tables,
+    metrics.json), archiving, cleaning. A repetition whose process fails is recorded with
+    the reason and the testbed is rebuilt for the next. Ctrl-C stops cleanly and keeps
+    partial results (meta.json status "incomplete"); --resume finishes them. Exit code 0
+    when every repetition succeeded, 1 when some failed, 130 when interrupted.
+    """
+    from itb.engine import rundir
+    from itb.engine.runner import RunOptions, run
+    from itb.scenario.scenario import load_scenario
+
+    if resume and out_dir is None:
+        raise typer.BadParameter("--resume needs --out RUN_DIR", param_hint="--resume")
+    sc = load_scenario(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
+    target = out_dir or rundir.default_run_dir(Path("runs"), sc.experiment.name)
+    err.print(f"run directory: {target}")
+    tick = ticker()
+    from itb.report.build import analyse_run
+
+    result = run(sc, RunOptions(target, repeat, seed, resume, analyse=analyse_run), progress, tick)
+    tick("")
+    _print_run(result)
+    if result.status != "complete":
+        raise typer.Exit(130)
+    if any(r.get("status") != "ok" for r in result.repetitions):
+        raise typer.Exit(1)
+
+
+@app.command("report")
+def report_cmd(run_dir: Path = typer.Argument(..., help="A run directory written by `itb run`."),
+               ) -> None:
+    """Recompute the tables, metrics and figures of an archived run from its raw logs."""
+    from itb.report.build import build_report
+
+    path = build_report(run_dir)
+    out.print(f"report written to {path}")
+
+
+
+
+def _print_run(result) -> None:
+    t = Table(title=f"repetitions ({result.status})")
+    for col in ("repetition", "status", "reason"):
+        t.add_column(col)
+    for i, r in enumerate(result.repetitions, 1):
+        style = "green" if r.get("status") == "ok" else "red"
+        t.add_row(str(i), f"[{style}]{r.get('status')}[/{style}]", r.get("reason") or "")
+    out.print(t)
+    m = result.metrics or {}
+    overall = m.get("overall") or {}
+    ct = overall.get("completion") or {}
+    if ct.get("n"):
+        out.print(f"forward transfers: {ct['n']} completed; completion time mean "
+                  f"{ct['t_mean']:.2f} s (min {ct['t_min']:.2f}, max {ct['t_max']:.2f}, "
+                  f"CoV {'–' if ct['cov'] is None else format(ct['cov'], '.3f')})")
+    if ct.get("n_failed"):
+        bad = overall.get("n_corrupt") or 0
+        out.print(f"[red]forward transfers not completed: {ct['n_failed']}"
+                  + (f", {bad} of them with a corrupt window (impossible cwnd or ssthresh in "
+                     "the sender's tcp_info; see transfers.parquet, corrupt_window)" if bad else "")
+                  + "[/red]")
+    fair = overall.get("fair_share")
+    if fair and fair.get("difference_pct") is not None:
+        out.print(f"fair-share ideal: mean {fair['compared_ideal_mean_s']:.2f} s; measured "
+                  f"{fair['measured_mean_s']:.2f} s ({fair['difference_pct']:+.1f} %)"
+                  + (f"; the model ignores the {', '.join(fair['ignores'])} traffic"
+                     if fair.get("ignores") else ""))
+    disp = m.get("dispatch") or {}
+    if disp.get("events"):
+        out.print(f"dispatch error over {disp['events']} events: p50 {disp['p50_ms']:.3f} ms, "
+                  f"p99 {disp['p99_ms']:.3f} ms, max {disp['max_ms']:.3f} ms")
+    out.print(f"results in {result.run_dir}")

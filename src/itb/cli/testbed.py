@@ -1,0 +1,180 @@
+"""`itb testbed up|status|plan|down`, `itb clean` and `itb calibrate`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from itb.cli.common import app, testbed_app, out, FILE_ARG, PAIRS, RATE, ACCESS, RTT, LOSS, BUFFER, MTU, overrides, load_testbed_file, progress, num
+
+
+@testbed_app.command("up")
+def testbed_up(file: Optional[Path] = FILE_ARG, pairs: Optional[int] = PAIRS,
+               rate: Optional[str] = RATE, access_rate: Optional[str] = ACCESS,
+               rtt: Optional[str] = RTT, loss: Optional[str] = LOSS,
+               buffer: Optional[str] = BUFFER, mtu: Optional[int] = MTU) -> None:
+    """Build the testbed: namespaces, veth links, addresses, routes, shaping, emulators."""
+    from itb.backends import local
+
+    topo = load_testbed_file(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
+    state = local.up(topo, progress)
+    st = local.status(state)
+    out.print(f"testbed [bold]{topo.name}[/bold] up: {len(st['hosts'])} hosts, "
+              f"{len(st['links'])} links, hash {topo.content_hash()[:12]}")
+    _print_status(st)
+
+
+@testbed_app.command("status")
+def testbed_status(as_json: bool = typer.Option(False, "--json", help="Machine-readable "
+                   "(format in docs/testbed.md).")) -> None:
+    """Show the hosts (namespace, addresses, role, side) and links of the running testbed."""
+    from itb.backends import local
+
+    st = local.status(local.require_state())
+    if as_json:
+        out.print_json(json.dumps(st))
+    else:
+        _print_status(st)
+
+
+@testbed_app.command("down")
+def testbed_down() -> None:
+    """Stop the emulators and remove every namespace of the testbed."""
+    from itb.backends import local
+
+    stats = local.down(progress)
+    for link, s in stats.items():
+        late = sum(s.get(d, {}).get("late_packets", 0) for d in ("ab", "ba"))
+        out.print(f"emulator {link}: peak RSS {s.get('peak_rss_bytes', 0) / 2**20:.1f} MiB, "
+                  f"late packets {late}")
+    out.print("testbed down")
+
+
+@testbed_app.command("plan")
+def testbed_plan(file: Optional[Path] = FILE_ARG, pairs: Optional[int] = PAIRS,
+                 rate: Optional[str] = RATE, access_rate: Optional[str] = ACCESS,
+                 rtt: Optional[str] = RTT, loss: Optional[str] = LOSS,
+                 buffer: Optional[str] = BUFFER, mtu: Optional[int] = MTU) -> None:
+    """Print, per node, every command `up` would run (nothing is executed)."""
+    from itb.emulation.plan import build_plan
+
+    topo = load_testbed_file(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
+    plan = build_plan(topo)
+    print(f"# testbed {topo.name} ({topo.kind}), hash {topo.content_hash()}")
+    for node, steps in plan.by_node().items():
+        print(f"\n## node {node} (netns {steps[0].ns})")
+        for step in steps:
+            print(" ".join(_quote(a) for a in step.argv()))
+            if hasattr(step, "config"):
+                print(f"# {step.config_path}:")
+                for line in json.dumps(step.config, indent=1).splitlines():
+                    print(f"#   {line}")
+
+
+def _quote(arg: str) -> str:
+    import shlex
+
+    return shlex.quote(arg)
+
+
+@app.command("clean")
+def clean() -> None:
+    """Remove everything ITB created on this machine (namespaces, emulators, state).
+    Safe to run any time, also after the tool was killed."""
+    from itb.backends import local
+
+    from itb import cc
+
+    removed = local.clean(progress)
+    unregistered = cc.clean(progress=progress)
+    parts = ([f"removed {len(removed)} namespace(s)"] if removed else []) + \
+        ([f"unregistered {', '.join(unregistered)}"] if unregistered else [])
+    out.print(f"clean: {'; '.join(parts)}" if parts else "clean: nothing to remove")
+
+
+@app.command("calibrate")
+def calibrate(file: Optional[Path] = FILE_ARG,
+              json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full "
+                                                      "calibration (checks, inventory) here."),
+              tcp_seconds: float = typer.Option(10.0, help="Duration of the bulk TCP test."),
+              udp_seconds: float = typer.Option(5.0, help="Duration of the UDP rate test."),
+              loss_packets: int = typer.Option(1_000_000, help="Datagrams in the loss test "
+                                               "(when loss is configured)."),
+              cc: str = typer.Option("cubic", help="Congestion control of the bulk TCP "
+                                     "flow (Linux's default is the reference; BBR's "
+                                     "PROBE_RTT dips are not the emulator's)."),
+              pairs: Optional[int] = PAIRS, rate: Optional[str] = RATE,
+              access_rate: Optional[str] = ACCESS, rtt: Optional[str] = RTT,
+              loss: Optional[str] = LOSS, buffer: Optional[str] = BUFFER,
+              mtu: Optional[int] = MTU) -> None:
+    """Build the testbed, measure it against its configuration, tear it down.
+
+    Idle RTT and RTT under load, bottleneck rate with one TCP flow and with UDP at
+    1.2 × the rate, loss, host inventory, and whether the emulator kept up. Exits 1 when a
+    check is off.
+    """
+    from itb.calibration.run import Options
+    from itb.calibration.run import calibrate as run_calibration
+
+    topo = load_testbed_file(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
+    cal = run_calibration(topo, Options(tcp_seconds, udp_seconds, loss_packets=loss_packets, cc=cc),
+                          progress)
+    _print_calibration(cal)
+    if json_out:
+        json_out.parent.mkdir(parents=True, exist_ok=True)
+        json_out.write_text(json.dumps(cal.to_json(), indent=1))
+        out.print(f"calibration written to {json_out}")
+    if not cal.ok:
+        raise typer.Exit(1)
+
+
+def _print_status(st: dict) -> None:
+    t = Table(title=f"hosts of {st['name']}")
+    for col in ("name", "netns", "role", "side", "ipv4", "ipv6"):
+        t.add_column(col)
+    for h in st["hosts"] + st["routers"]:
+        t.add_row(*(str(h[c] or "") for c in ("name", "netns", "role", "side", "ipv4", "ipv6")))
+    out.print(t)
+    lt = Table(title="links")
+    for col in ("name", "kind", "a → b", "rate →", "delay →", "rate ←", "delay ←", "emulator"):
+        lt.add_column(col)
+    from itb.scenario.units import format_rate
+
+    for lk in st["links"]:
+        f, r = lk["forward"], lk["reverse"]
+        em = lk.get("emulator")
+        lt.add_row(lk["name"], lk["kind"], f"{lk['a']['node']} → {lk['b']['node']}",
+                   format_rate(f["rate_bps"]), f"{f['delay_us'] / 1000:g} ms",
+                   format_rate(r["rate_bps"]), f"{r['delay_us'] / 1000:g} ms",
+                   "" if not lk["emulated"] else
+                   ("running" if em and em["alive"] else "NOT RUNNING"))
+    out.print(lt)
+
+
+def _print_calibration(cal) -> None:
+    p = cal.path
+    out.print(f"calibration of [bold]{cal.testbed['name']}[/bold] "
+              f"({p['src']} → {p['dst']}, RTT {p['rtt_ms']:g} ms)")
+    t = Table()
+    for col in ("quantity", "configured", "measured", "unit", "verdict", "detail"):
+        t.add_column(col)
+    for c in cal.checks:
+        style = {"ok": "green", "info": "dim"}.get(c.verdict, "red")
+        t.add_row(c.quantity, num(c.configured), num(c.measured), c.unit,
+                  f"[{style}]{c.verdict}[/{style}]", c.detail)
+    out.print(t)
+    inv = cal.inventory
+    if inv:
+        cpu = inv["cpu"]
+        out.print(f"host: {cpu['model']}, {cpu['cores']} cores, kernel {cpu['kernel']}; "
+                  f"MTU {inv.get('mtu')}; offloads {inv.get('offloads')}")
+    if "cpu_pct_during_tcp" in cal.emulator:
+        out.print(f"emulator CPU during the TCP test: {cal.emulator['cpu_pct_during_tcp']:.0f} % "
+                  "of one core")
+    for w in cal.warnings:
+        out.print(f"[yellow]warning:[/yellow] {w}")
+    out.print("[green]all checks ok[/green]" if cal.ok else "[red]some checks are off[/red]")

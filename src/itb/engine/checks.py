@@ -1,0 +1,95 @@
+"""The checks of a run around its testbed: preflight before anything is built (programs,
+source files, the emulator's CPU headroom from the last calibration), socket buffers
+against the paths' BDP once the testbed is deployed, and a quick calibration of the
+idle RTT of every source/destination pair of the timeline.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from itb import native
+from itb.backends import local
+from itb.backends.host import NetnsHost
+from itb.calibration import inventory as inv
+from itb.calibration import probes
+from itb.calibration.path import path_spec
+from itb.emulation import naming
+from itb.errors import PreflightError
+from itb.scenario.scenario import Scenario
+
+
+def preflight(sc: Scenario) -> list[str]:
+    """Everything that can be checked before anything is built; returns warnings."""
+    local.preflight()
+    native.binary("flow")
+    for e in sc.experiment.events:
+        if e.kind == "command" and shutil.which(e.argv[0]) is None:
+            raise PreflightError(f"command {e.id}: program {e.argv[0]!r} not found on this machine")
+        if e.kind == "transfer" and e.source_file:
+            path = Path(e.source_file)
+            if not path.is_file() or path.stat().st_size < e.volume:
+                raise PreflightError(f"transfer {e.id}: source_file {path} is missing or "
+                                     f"smaller than the volume ({e.volume} bytes)")
+    return cpu_headroom_warnings(sc)
+
+
+def cpu_headroom_warnings(sc: Scenario, calibration: Path = Path("runs/calibration.json")) -> list[str]:
+    """The emulator's CPU per bit/s from the last `itb calibrate`, scaled to this testbed."""
+    rates = [lk.forward.rate_bps for lk in sc.topology.links if lk.emulated and lk.forward.rate_bps]
+    if not rates:
+        return []
+    try:
+        cal = json.loads(calibration.read_text())
+        pct = cal["emulator"]["cpu_pct_during_tcp"]
+        cal_rate = cal["path"]["rate_bps"]
+    except (FileNotFoundError, KeyError, TypeError, json.JSONDecodeError):
+        return ["no calibration found (runs/calibration.json): run `itb calibrate` to check "
+                "that the emulator keeps up on this machine"]
+    need = pct * max(rates) / cal_rate
+    if need > 90:
+        return [f"the emulator may lack CPU: about {need:.0f} % of a core at "
+                f"{max(rates) / 1e9:g} Gbit/s (calibration: {pct:.0f} % at {cal_rate / 1e9:g} Gbit/s)"]
+    return []
+
+
+def deployment_check(sc: Scenario) -> dict:
+    """Socket buffers vs the largest BDP among the timeline's paths, read back per host."""
+    topo = sc.topology
+    bdp = max((path_spec(topo, s, d).bdp_bytes or 0 for s, d in sc.experiment.pairs()), default=0)
+    out = {}
+    for h in topo.hosts():
+        vals = inv.sysctls(NetnsHost(h.name, naming.node_ns(h.name)),
+                           ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"))
+        out[h.name] = vals
+        for k, v in vals.items():
+            mx = inv.tcp_buffer_max(v)
+            if bdp and mx is not None and mx < bdp:
+                raise PreflightError(f"{h.name}: {k} max {mx} is below the path BDP {bdp}")
+    return {"bdp_bytes": bdp, "hosts": out}
+
+
+def quick_calibration(sc: Scenario) -> dict:
+    """Idle RTT of every source/destination pair of the timeline vs its configuration."""
+    topo = sc.topology
+    out = {"pairs": [], "inventory": None}
+    pairs = sc.experiment.pairs()
+    for s, d in pairs[:32]:
+        src = NetnsHost(s, naming.node_ns(s))
+        addr = topo.address(d)
+        probes.ping(src, addr, 2, 0.05)  # neighbour resolution
+        rtts = probes.ping(src, addr, 20, 0.01)
+        spec = path_spec(topo, s, d)
+        med = probes.median(rtts)
+        out["pairs"].append({"src": s, "dst": d, "rtt_configured_ms": spec.rtt_us / 1000,
+                             "rtt_measured_ms": med, "rate_bps": spec.rate_bps,
+                             "error_pct": (100 * (med - spec.rtt_us / 1000) / (spec.rtt_us / 1000)
+                                           if spec.rtt_us else None)})
+    if pairs:
+        s, d = pairs[0]
+        src_host = NetnsHost(s, naming.node_ns(s))
+        out["inventory"] = inv.inventory(src_host, [], "eth0")
+    return out
+

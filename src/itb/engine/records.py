@@ -1,0 +1,112 @@
+"""What a run records about itself besides the repetitions' results: its provenance
+(meta.json's base: hashes, versions of the tools, CPU), the emulator's logs cut to each
+repetition, the dispatch errors over all repetitions, and the manifest of its files.
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from itb import native
+from itb.calibration import inventory as inv
+from itb.engine import rundir
+from itb.engine.execute import Outcome
+from itb.errors import PreflightError
+from itb.scenario.scenario import Scenario
+
+EMULATOR_LOG_MARGIN_NS = 300_000_000  # after the end: the last frames' intervals
+EMULATOR_LOG_WAIT_S = 3.0  # linkem writes a row ~100 ms after its interval, flushes every 100 ms
+
+
+def versions() -> dict:
+    """Versions of ITB, Python, the native programs, iperf3 and the git tree."""
+    from importlib.metadata import version
+
+    out = {"itb": version("itb"), "python": platform.python_version()}
+    for name in ("flow", "linkem"):
+        try:
+            res = subprocess.run([native.binary(name), "--version"], capture_output=True,
+                                 text=True, timeout=10)
+            out[name] = res.stdout.strip() or None
+        except (PreflightError, OSError, subprocess.TimeoutExpired):
+            out[name] = None
+    res = subprocess.run(["iperf3", "--version"], capture_output=True, text=True)
+    out["iperf3"] = res.stdout.splitlines()[0] if res.returncode == 0 and res.stdout else None
+    git = subprocess.run(["git", "-C", str(native.REPO), "rev-parse", "HEAD"], capture_output=True,
+                         text=True)
+    out["git_commit"] = git.stdout.strip() if git.returncode == 0 else None
+    dirty = subprocess.run(["git", "-C", str(native.REPO), "status", "--porcelain"],
+                           capture_output=True, text=True)
+    out["git_dirty"] = bool(dirty.stdout.strip()) if dirty.returncode == 0 else None
+    return out
+
+
+def run_meta(sc: Scenario, repetitions: int, seed: int) -> dict:
+    """meta.json of a new run, before its stages add to it."""
+    return {"format": rundir.FORMAT_VERSION, "scenario": sc.experiment.name,
+            "scenario_hash": sc.content_hash(), "testbed_hash": sc.topology.content_hash(),
+            "source": sc.source, "repetitions": repetitions, "seed": seed,
+            "backend": "local", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "versions": versions(), "cpu": inv.cpu(), "status": "running"}
+
+
+def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcome) -> None:
+    """The emulator logs continuously; keep this repetition's rows next to its results,
+    from the start of its receivers until just after its end."""
+    lo, hi = outcome.start_ns, outcome.end_ns + EMULATOR_LOG_MARGIN_NS
+    for link, em in emulators.items():
+        dst = rundir.rep_dir(run_dir, r) / "emulator" / link
+        dst.mkdir(parents=True, exist_ok=True)
+        src = Path(em.log_dir)
+        conf = src / "linkem.json"
+        if conf.exists():
+            shutil.copyfile(conf, dst / "linkem.json")
+        for d in ("ab", "ba"):
+            path = src / f"linkem-{d}.csv"
+            if not path.exists():
+                continue
+            df = _log_until(path, hi)
+            df[(df["t_ns"] >= lo) & (df["t_ns"] <= hi)].to_csv(dst / path.name, index=False)
+
+
+def _log_until(path: Path, t_ns: int) -> pd.DataFrame:
+    """The emulator's log once it has rows up to t_ns (it writes them with a delay)."""
+    deadline = time.monotonic() + EMULATOR_LOG_WAIT_S + max(0, t_ns - time.monotonic_ns()) / 1e9
+    while True:
+        df = pd.read_csv(path)
+        if (len(df) and df["t_ns"].iloc[-1] >= t_ns) or time.monotonic() > deadline:
+            return df
+        time.sleep(0.1)
+
+
+def dispatch_summary(run_dir: Path, reps: int) -> dict:
+    """Dispatch error of every timed event over all repetitions (ms): p50, p99, max."""
+    import numpy as np
+
+    errors, per_rep = [], []
+    for r in range(1, reps + 1):
+        res = rundir.rep_result(run_dir, r)
+        if not res:
+            continue
+        e = [d["error_ns"] / 1e6 for d in res.get("dispatch", [])]
+        errors += e
+        if e:
+            per_rep.append({"repetition": r, "events": len(e),
+                            "p99_ms": float(np.percentile(e, 99)), "max_ms": max(e)})
+    if not errors:
+        return {"events": 0}
+    return {"events": len(errors), "p50_ms": float(np.percentile(errors, 50)),
+            "p99_ms": float(np.percentile(errors, 99)), "max_ms": max(errors),
+            "per_repetition": per_rep}
+
+
+def manifest(run_dir: Path) -> list[dict]:
+    """Every file of the run directory but meta.json, with its size."""
+    return [{"path": str(p.relative_to(run_dir)), "bytes": p.stat().st_size}
+            for p in sorted(run_dir.rglob("*")) if p.is_file() and p.name != "meta.json"]

@@ -1,0 +1,124 @@
+"""The resolved form of a scenario's experiment: frozen events with absolute dates and
+integer units (µs, bytes, bit/s), checked against the testbed, and the `Experiment`
+that holds them with its repetitions, seed and content hash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from itb.scenario.model import Loss
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Transfer(_Frozen):
+    kind: Literal["transfer"] = "transfer"
+    id: str
+    at_us: int
+    src: str
+    dst: str
+    volume: int
+    cc: str
+    streams: int
+    rate_bps: int | None
+    direction: Literal["forward", "reverse", "background"]
+    source_file: str | None = None
+    sink_file: str | None = None
+    wait: bool = True
+
+
+class Pingpong(_Frozen):
+    kind: Literal["pingpong"] = "pingpong"
+    id: str
+    at_us: int
+    src: str
+    dst: str
+    count: int
+    size: int
+    cc: str
+    direction: Literal["forward", "reverse", "background"]
+    rate_bps: int | None = None
+
+
+class Udp(_Frozen):
+    kind: Literal["udp"] = "udp"
+    id: str
+    at_us: int
+    src: str
+    dst: str
+    rate_bps: int
+    duration_us: int
+    size: int
+    arrivals: Literal["cbr", "poisson"]
+    seed: int
+
+
+class TcpBackground(_Frozen):
+    kind: Literal["tcp_background"] = "tcp_background"
+    id: str
+    at_us: int
+    src: tuple[str, ...]
+    dst: tuple[str, ...]
+    duration_us: int
+    mean_gap_us: int
+    distribution: str
+    mean_bytes: int
+    shape: float | None
+    cc: str
+
+
+class SetLink(_Frozen):
+    kind: Literal["set"] = "set"
+    id: str
+    at_us: int
+    link: str
+    direction: Literal["forward", "reverse", "both"]
+    rate_bps: int | None
+    rate_given: bool
+    delay_us: int | None
+    loss: Loss | None
+
+
+class Command(_Frozen):
+    kind: Literal["command"] = "command"
+    id: str
+    at_us: int
+    host: str
+    argv: tuple[str, ...]
+    check: bool
+    wait: bool
+
+
+Event = Annotated[Union[Transfer, Pingpong, Udp, TcpBackground, SetLink, Command],
+                  Field(discriminator="kind")]
+
+
+class Experiment(_Frozen):
+    name: str
+    repetitions: int
+    seed: int
+    duration_us: int
+    interval_us: int
+    events: tuple[Event, ...]
+
+    def canonical_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
+
+    def content_hash(self) -> str:
+        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+
+    def ccs(self) -> set[str]:
+        return {e.cc for e in self.events if hasattr(e, "cc")}
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """Every (source, destination) host pair that a transfer, ping-pong or UDP
+        stream of the timeline uses (background groups are expanded per repetition)."""
+        return sorted({(e.src, e.dst) for e in self.events
+                       if isinstance(e, (Transfer, Pingpong, Udp))})

@@ -1,0 +1,224 @@
+"""The experiment part of a scenario file as the user writes it: `[experiment]` and the
+arrays of events `[[transfer]]`, `[[pingpong]]`, `[[udp]]`, `[[tcp_background]]`,
+`[[set]]`, `[[command]]`.
+
+Dates are relative to the start of a repetition. This module validates each section on
+its own (types, units, ranges, known congestion controls) with the field path in every
+error; checking the events against the testbed is `itb.scenario.timeline.resolve`.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+
+from itb.scenario.algorithms import KNOWN_CCS  # whether usable here is a preflight question
+from itb.errors import ScenarioError
+from itb.scenario.schema import (
+    LossField,
+    OneWay,
+    Rate,
+    choice,
+    strict_int,
+    field_path,
+    first_error,
+)
+from itb.scenario.units import UnitError, parse_duration, parse_rate, parse_size
+
+MAX_STREAMS = 64
+MAX_REPETITIONS = 1000
+MAX_DURATION_US = 24 * 3600 * 1_000_000
+EVENT_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}"
+
+
+def _date(v: object) -> int:
+    return parse_duration(v)  # negative dates are refused by the unit parser
+
+
+def _positive_duration(v: object) -> int:
+    us = parse_duration(v)
+    if us <= 0:
+        raise UnitError(f"must be longer than 0 (got {v!r})")
+    return us
+
+
+def _volume(v: object) -> int:
+    n = parse_size(v)
+    if n <= 0:
+        raise UnitError(f"a volume must be larger than 0 (got {v!r})")
+    return n
+
+
+def _any_rate(v: object) -> int | None:
+    """Rates of traffic (not links): 1 kbit/s to 100 Gbit/s, or unlimited."""
+    return parse_rate(v, lo=1_000, hi=100_000_000_000)
+
+
+def _cc(v: object) -> str:
+    if not isinstance(v, str) or v not in KNOWN_CCS:
+        raise UnitError(f"unknown congestion control {v!r}; known: {', '.join(KNOWN_CCS)}")
+    return v
+
+
+def _hosts(v: object) -> tuple[str, ...]:
+    """One host name or a list of them (a group)."""
+    names = [v] if isinstance(v, str) else v
+    if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
+        raise UnitError(f'expected a host name or a list of host names, got {v!r}')
+    return tuple(names)
+
+
+def _argv(v: object) -> tuple[str, ...]:
+    if not isinstance(v, (list, tuple)) or not v or not all(isinstance(a, str) for a in v):
+        raise UnitError(f'expected a list of strings such as ["iperf3", "-s", "-1"], got {v!r}')
+    return tuple(v)
+
+
+def _event_id(v: object) -> str:
+    if not isinstance(v, str) or not re.fullmatch(EVENT_ID, v):
+        raise UnitError(f"{v!r} is not a valid id: up to 32 letters, digits, '.', '_' or '-'")
+    return v
+
+
+Date = Annotated[int, BeforeValidator(_date)]
+Span = Annotated[int, BeforeValidator(_positive_duration)]
+Volume = Annotated[int, BeforeValidator(_volume)]
+TrafficRate = Annotated[int | None, BeforeValidator(_any_rate)]
+CC = Annotated[str, BeforeValidator(_cc)]
+Hosts = Annotated[tuple[str, ...], BeforeValidator(_hosts)]
+Argv = Annotated[tuple[str, ...], BeforeValidator(_argv)]
+EventId = Annotated[str, BeforeValidator(_event_id)]
+Direction = Annotated[str, BeforeValidator(choice(("forward", "reverse", "background"), "direction"))]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ExperimentSection(_Section):
+    name: str | None = None
+    repetitions: Annotated[int, strict_int(1, MAX_REPETITIONS)] = 1
+    seed: Annotated[int, strict_int(0)] = 1
+    duration: Span = 300_000_000  # end of the timeline: every event lies before it
+    spacing: Date = 1_000_000  # default start spacing inside a group of transfers
+    interval: Span = 100_000  # goodput and tcp_info sampling interval
+
+
+class TransferSpec(_Section):
+    """One transfer, or a group when src/dst are lists (zipped; a single name repeats)."""
+
+    id: EventId | None = None
+    src: Hosts
+    dst: Hosts
+    at: Date = 0
+    spacing: Date | None = None  # between the starts of a group; default experiment.spacing
+    volume: Volume
+    cc: CC = "cubic"
+    streams: Annotated[int, strict_int(1, MAX_STREAMS)] = 1
+    rate: TrafficRate = None
+    direction: Direction | None = None  # default from the hosts' sides
+    source_file: str | None = None  # read the bytes from this file on the source
+    sink_file: str | None = None  # write them to this file on the destination
+    wait: bool = True  # False: adverse traffic, stopped once the awaited events are done
+
+
+class PingpongSpec(_Section):
+    id: EventId | None = None
+    src: str
+    dst: str
+    at: Date = 0
+    count: Annotated[int, strict_int(1, 1_000_000)] = 200
+    size: Volume = 1_000_000
+    cc: CC = "cubic"
+    rate: TrafficRate = None  # pacing cap of each direction (a source's access capacity)
+    direction: Direction | None = None
+
+
+class UdpSpec(_Section):
+    id: EventId | None = None
+    src: str
+    dst: str
+    at: Date = 0
+    rate: Annotated[int, BeforeValidator(lambda v: _require_rate(v))]
+    duration: Span
+    size: Annotated[int, BeforeValidator(lambda v: _datagram(v))] = 1472
+    arrivals: Annotated[str, BeforeValidator(choice(("cbr", "poisson"), "arrival process"))] = "cbr"
+
+
+class SizeDistribution(_Section):
+    distribution: Annotated[str, BeforeValidator(choice(("exponential", "pareto", "weibull", "fixed"),
+                                                         "size distribution"))]
+    mean: Volume
+    shape: float | None = None  # pareto alpha (> 1), weibull k (> 0)
+
+
+class TcpBackgroundSpec(_Section):
+    """Seeded flows: Poisson arrivals (mean gap), sizes drawn from a distribution."""
+
+    id: EventId | None = None
+    src: Hosts
+    dst: Hosts
+    at: Date = 0
+    duration: Span
+    mean_gap: Span
+    sizes: SizeDistribution
+    cc: CC = "cubic"
+
+
+class SetSpec(_Section):
+    id: EventId | None = None
+    at: Date
+    link: str
+    direction: Annotated[str, BeforeValidator(choice(("forward", "reverse", "both"), "direction"))] = "both"
+    rate: Rate = Field(default=None)
+    delay: OneWay | None = None
+    loss: LossField | None = None
+
+
+class CommandSpec(_Section):
+    id: EventId | None = None
+    host: str
+    at: Date = 0
+    argv: Argv
+    check: bool = True  # a non-zero exit fails the repetition
+    wait: bool = True  # the repetition waits for it (False: stopped at the end)
+
+
+class ScenarioSections(_Section):
+    """The experiment part of a scenario file (the testbed part is validated elsewhere)."""
+
+    experiment: ExperimentSection = ExperimentSection()
+    transfer: list[TransferSpec] = Field(default_factory=list)
+    pingpong: list[PingpongSpec] = Field(default_factory=list)
+    udp: list[UdpSpec] = Field(default_factory=list)
+    tcp_background: list[TcpBackgroundSpec] = Field(default_factory=list)
+    set: list[SetSpec] = Field(default_factory=list)
+    command: list[CommandSpec] = Field(default_factory=list)
+
+
+SECTIONS = tuple(ScenarioSections.model_fields)
+
+
+def _require_rate(v: object) -> int:
+    r = _any_rate(v)
+    if r is None:
+        raise UnitError("a UDP stream needs a finite rate")
+    return r
+
+
+def _datagram(v: object) -> int:
+    n = parse_size(v) if isinstance(v, str) else v
+    if isinstance(n, bool) or not isinstance(n, int) or not 16 <= n <= 65_000:
+        raise UnitError(f"datagram size must be 16 to 65000 bytes (got {v!r})")
+    return n
+
+
+def validate_sections(data: dict, source: str | None) -> ScenarioSections:
+    """The experiment sections of a scenario file, or a ScenarioError naming the field."""
+    try:
+        return ScenarioSections.model_validate(data)
+    except ValidationError as e:
+        loc, reason = first_error(e.errors()[0], root=ScenarioSections)
+        raise ScenarioError(source, field_path(loc), reason) from None
