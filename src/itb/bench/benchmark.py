@@ -10,7 +10,7 @@ from typing import Callable
 from itb.bench import apps, stats, windows
 from itb.bench.classes import ItbClass
 from itb.bench.scaling import Scale
-from itb.bench.sweep import Sweep, SweepCell, digest
+from itb.bench.sweep import Sweep, SweepCell, digest, drive
 from itb.engine import rundir
 
 Say = Callable[[str], None]
@@ -64,18 +64,16 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep:
 
 
 def run_bench(args: BenchArgs, out: Path, say: Say = print, tick: Say = lambda s: None) -> BenchResult:
+    from itb.report.bench import build_bench_report
+
     sweep = sweep_of(args, out)
     warnings = windows.warnings_of([c.info for c in sweep.cells])
     for w in warnings:
         say(f"warning: {w}")
-    sweep.open()
-    status = sweep.run(say, tick)
-    result = BenchResult(out, status, warnings=warnings)
-    result.rows, result.comparisons = summarise(sweep)
-    from itb.report.bench import build_bench_report
-
-    result.report = build_bench_report(out, sweep.state, result.rows, result.comparisons)
-    return result
+    done = drive(sweep, summarise,
+                 lambda sw, table: build_bench_report(out, sw.state, *table), say, tick)
+    rows, comparisons = done.results
+    return BenchResult(out, done.status, rows, comparisons, done.report, warnings)
 
 
 def summarise(sweep: Sweep) -> tuple[list[dict], list[dict]]:
