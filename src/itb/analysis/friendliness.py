@@ -11,15 +11,14 @@ every source runs the reference, says what the tested protocol costs a TCP workl
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+
+from typing import ClassVar
 
 import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from itb.analysis.compare import Comparison
-from itb.engine.rundir import write_json
-from itb.errors import ItbError
+from itb.analysis.results import VersionedResults
 
 FORMAT_VERSION = 1
 
@@ -66,23 +65,9 @@ class Point(BaseModel):
     reference_cost: Comparison | None  # reference next to tested vs reference alone
 
 
-class Results(BaseModel):
-    format_version: int = FORMAT_VERSION
+class Results(VersionedResults):
+    FORMAT: ClassVar[int] = FORMAT_VERSION
     points: list[Point]
-
-    def save(self, path: Path) -> None:
-        write_json(path, self.model_dump(mode="json"))
-
-    @classmethod
-    def load(cls, path: Path) -> "Results":
-        try:
-            doc = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise ItbError(f"{path}: cannot read the study's results: {e}") from e
-        if doc.get("format_version") != FORMAT_VERSION:
-            raise ItbError(f"{path}: results format {doc.get('format_version')!r}, this ITB "
-                           f"reads {FORMAT_VERSION}; run the study again to rebuild them")
-        return cls.model_validate(doc)
 
 
 def group_runs(transfers: pd.DataFrame) -> list[GroupRun]:

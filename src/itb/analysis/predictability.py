@@ -9,16 +9,13 @@ CoV = σ_T / T_mean. A point's figures are means over its repetitions.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from itb.analysis.regression import fit_poly
+from itb.analysis.results import VersionedResults
 from itb.analysis.statistics import fit_linear
-from itb.engine.rundir import write_json
-from itb.errors import ItbError
 
 FORMAT_VERSION = 2
 # where the report fits a quadratic model (RR-6256 §4.2.2: Scalable, R² 0.996)
@@ -91,25 +88,11 @@ class Spacing(BaseModel):
     ideal_sigma_t_spaced: float  # what the plan alone gives a perfectly fair protocol
 
 
-class Results(BaseModel):
-    format_version: int = FORMAT_VERSION
+class Results(VersionedResults):
+    FORMAT: ClassVar[int] = FORMAT_VERSION
     points: list[Point]
     fits: list[Fit]
     spacing: list[Spacing]
-
-    def save(self, path: Path) -> None:
-        write_json(path, self.model_dump(mode="json"))
-
-    @classmethod
-    def load(cls, path: Path) -> "Results":
-        try:
-            doc = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise ItbError(f"{path}: cannot read the study's results: {e}") from e
-        if doc.get("format_version") != FORMAT_VERSION:
-            raise ItbError(f"{path}: results format {doc.get('format_version')!r}, this ITB "
-                           f"reads {FORMAT_VERSION}; run the study again to rebuild them")
-        return cls.model_validate(doc)
 
 
 def _in(p: Point, lo: float, hi: float) -> bool:

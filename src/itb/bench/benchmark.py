@@ -10,7 +10,7 @@ from typing import Callable
 from itb.bench import apps, stats, windows
 from itb.bench.classes import ItbClass
 from itb.bench.scaling import Scale
-from itb.bench.sweep import Sweep, SweepCell, digest, drive
+from itb.bench.sweep import Sweep, SweepCell, drive
 from itb.engine import rundir
 
 Say = Callable[[str], None]
@@ -46,10 +46,6 @@ class BenchResult:
 def cells_of(args: BenchArgs) -> list[apps.Cell]:
     return [apps.Cell(a, c, cc, v) for a in args.apps for v in apps.variants(a)
             for c in args.classes for cc in args.ccs]
-
-
-def default_out(args: BenchArgs, root: Path = Path("runs")) -> Path:
-    return root / f"bench-{digest(args.key())}"
 
 
 def sweep_of(args: BenchArgs, out: Path) -> Sweep:

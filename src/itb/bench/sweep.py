@@ -47,6 +47,12 @@ def digest(key: dict) -> str:
     return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
 
 
+def default_dir(kind: str, key: dict, root: Path = Path("runs")) -> Path:
+    """Where a sweep goes when no --out is given: the same arguments, the same directory,
+    so running the same command again resumes it."""
+    return root / f"{kind}-{digest(key)}"
+
+
 def order(names: list[str], repeat: int, seed: int) -> list[tuple[str, int]]:
     out = []
     for r in range(1, repeat + 1):

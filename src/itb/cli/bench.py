@@ -65,7 +65,8 @@ def bench_cmd(
     from itb.bench.apps import check_app
     from itb.bench.classes import parse_classes
     from itb.bench.scaling import make_scale
-    from itb.bench.benchmark import BenchArgs, default_out, run_bench
+    from itb.bench.benchmark import BenchArgs, run_bench
+    from itb.bench.sweep import default_dir
 
     q = QUICK if quick else {}
     app_list = [check_app(a) for a in csv_option(apps or q.get("apps") or "BU,PA", "--app",
@@ -77,7 +78,7 @@ def bench_cmd(
                     mode=scaling.lower())
     args = BenchArgs(tuple(app_list), tuple(parse_classes(classes or q.get("classes") or "A-L")),
                      tuple(cc_list), repeat or q.get("repeat") or 3, seed, spacing, sc)
-    target = out_dir or default_out(args)
+    target = out_dir or default_dir("bench", args.key())
     err.print(f"benchmark directory: {target}")
     tick = ticker()
     result = run_bench(args, target, say=lambda m: err.print(m, highlight=False), tick=tick)

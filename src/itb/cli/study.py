@@ -8,7 +8,23 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from itb.cli.common import study_app, out, err, parse_ccs, parse_capacity, ticker, num
+from itb.cli.common import err, num, out, parse_capacity, parse_ccs, study_app, ticker
+
+# Options every BU-based study (predictability, friendliness) takes alike.
+RTT = typer.Option("20ms", "--rtt", help="RTT of every path.")
+REPEAT = typer.Option(3, "--repeat", min=1, max=100, help="Repetitions per point.")
+TRANSFER_TIME = typer.Option(15.0, "--transfer-time", help="Seconds one transfer takes alone "
+                             "at C_a (sets the volume).")
+MAX_SPAN = typer.Option(0.025, "--max-span", min=0.0, max=1.0, help="Every forward source "
+                        "starts within this share of one transfer's time (keeps a fair "
+                        "protocol's T_mean on the ideal line).")
+SCALE = typer.Option(None, "--scale", help="Scale factor: C = 10 Gbit/s ÷ factor. "
+                     "[default: from the calibration]")
+CAPACITY = typer.Option(None, "--capacity", help="Bottleneck C, e.g. 500Mbit, instead of "
+                        "the calibrated one.")
+OUT_DIR = typer.Option(None, "--out", help="Study directory (default: "
+                       "runs/STUDY-HASH, HASH from the arguments: the same command resumes).")
+SEED = typer.Option(1, "--seed", min=0, help="Seed of the run order.")
 
 
 @study_app.command("predictability")
@@ -21,24 +37,17 @@ def study_predictability(
         spacing: float = typer.Option(1.0, "--spacing", min=0, help="Start spacing of the "
                                       "spaced case (s), shrunk to fit --max-span; 0 s is "
                                       "always compared with it."),
-        max_span: float = typer.Option(0.025, "--max-span", min=0.0, max=1.0, help="Every "
-                                       "forward source starts within this share of one "
-                                       "transfer's time (keeps a fair protocol's T_mean on "
-                                       "the ideal line)."),
+        max_span: float = MAX_SPAN,
         sync_cg: float = typer.Option(2.0, "--sync-cg", help="C_g at which synchronised "
                                       "and spaced starts are compared."),
         fit: str = typer.Option("1,2", "--fit", help="C_g range of the linear fits: LO,HI."),
-        rtt: str = typer.Option("20ms", "--rtt", help="RTT of every path."),
-        repeat: int = typer.Option(3, "--repeat", min=1, max=100, help="Repetitions per point."),
-        transfer_time: float = typer.Option(15.0, "--transfer-time", help="Seconds one "
-                                            "transfer takes alone at C_a (sets the volume)."),
-        scale: Optional[float] = typer.Option(None, "--scale", help="Scale factor: C = 10 Gbit/s "
-                                              "÷ factor. [default: from the calibration]"),
-        capacity: Optional[str] = typer.Option(None, "--capacity", help="Bottleneck C, e.g. "
-                                               "500Mbit, instead of the calibrated one."),
-        out_dir: Optional[Path] = typer.Option(None, "--out", help="Study directory (default: "
-                                               "runs/predictability-<hash of the arguments>)."),
-        seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order.")) -> None:
+        rtt: str = RTT,
+        repeat: int = REPEAT,
+        transfer_time: float = TRANSFER_TIME,
+        scale: Optional[float] = SCALE,
+        capacity: Optional[str] = CAPACITY,
+        out_dir: Optional[Path] = OUT_DIR,
+        seed: int = SEED) -> None:
     """How predictable are transfer times? Sweep C_g, R and start spacing per protocol.
 
     Every point is a BU cell (K = 10: the report's 1 Gbit/s nodes on a 10 Gbit/s
@@ -50,7 +59,7 @@ def study_predictability(
     from itb.bench.scaling import make_scale
     from itb.errors import ScenarioError
     from itb.scenario.units import parse_duration
-    from itb.study.predictability import StudyArgs, default_out, parse_levels, run_study
+    from itb.study.predictability import StudyArgs, parse_levels, run_study
 
     cc_list = parse_ccs(ccs)
     lo_hi = parse_levels(fit, "--fit")
@@ -64,7 +73,7 @@ def study_predictability(
                   spacing, sync_cg, (lo_hi[0], lo_hi[1]), rtt_ms, repeat, seed,
                   make_scale(factor=scale, capacity_bps=parse_capacity(capacity),
                              transfer_time_s=transfer_time), max_span)
-    res = _run_study(run_study, a, out_dir or default_out(a))
+    res = _run_study(run_study, "predictability", a, out_dir)
     t = Table(title=f"T_mean against realised C_g ({res.status})")
     for col in ("protocol", "reverse", "model", "C_g range", "coefficients (s)", "r", "R²",
                 "ideal slope (s)", "slope / ideal", "points"):
@@ -88,19 +97,14 @@ def study_friendliness(
                                       "tested ones share the bottleneck with."),
         c_g: str = typer.Option("1.5,2", "--cg", help="Congestion levels C_g (forward "
                                 "sources' capacity over C; half of them on each protocol)."),
-        rtt: str = typer.Option("20ms", "--rtt", help="RTT of every path."),
-        repeat: int = typer.Option(3, "--repeat", min=1, max=100, help="Repetitions per point."),
-        transfer_time: float = typer.Option(15.0, "--transfer-time", help="Seconds one "
-                                            "transfer takes alone at C_a (sets the volume)."),
-        max_span: float = typer.Option(0.025, "--max-span", min=0.0, max=1.0, help="Every "
-                                       "source starts within this share of one transfer's time."),
-        scale: Optional[float] = typer.Option(None, "--scale", help="Scale factor: C = 10 Gbit/s "
-                                              "÷ factor. [default: from the calibration]"),
-        capacity: Optional[str] = typer.Option(None, "--capacity", help="Bottleneck C, e.g. "
-                                               "500Mbit, instead of the calibrated one."),
-        out_dir: Optional[Path] = typer.Option(None, "--out", help="Study directory (default: "
-                                               "runs/friendliness-<hash of the arguments>)."),
-        seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order.")) -> None:
+        rtt: str = RTT,
+        repeat: int = REPEAT,
+        transfer_time: float = TRANSFER_TIME,
+        max_span: float = MAX_SPAN,
+        scale: Optional[float] = SCALE,
+        capacity: Optional[str] = CAPACITY,
+        out_dir: Optional[Path] = OUT_DIR,
+        seed: int = SEED) -> None:
     """Inter-protocol fairness: each group's completion time when the tested protocol and
     a reference TCP share the bottleneck.
 
@@ -113,7 +117,7 @@ def study_friendliness(
     from itb.bench.scaling import make_scale
     from itb.errors import ScenarioError
     from itb.scenario.units import parse_duration
-    from itb.study.friendliness import FriendArgs, default_out, run_study
+    from itb.study.friendliness import FriendArgs, run_study
     from itb.study.predictability import parse_levels
 
     try:
@@ -126,7 +130,7 @@ def study_friendliness(
     a = FriendArgs(tuple(parse_ccs(ccs)), refs[0], parse_levels(c_g, "--cg"), rtt_ms, repeat, seed,
                    make_scale(factor=scale, capacity_bps=parse_capacity(capacity),
                               transfer_time_s=transfer_time), max_span)
-    res = _run_study(run_study, a, out_dir or default_out(a))
+    res = _run_study(run_study, "friendliness", a, out_dir)
     t = Table(title=f"inter-protocol fairness against {a.reference} ({res.status})")
     for col in ("tested", "C_g", "T tested (s)", "T reference (s)", "T reference alone (s)",
                 "T_ref / T_tested", "failed", "reference: next to tested vs alone"):
@@ -183,7 +187,7 @@ def study_response_function(
     """
     from itb.errors import ScenarioError
     from itb.scenario.units import parse_duration, parse_rate
-    from itb.study.response import ResponseArgs, default_out, run_study
+    from itb.study.response import ResponseArgs, run_study
 
     def rate_of(text: str, option: str) -> int:
         try:
@@ -220,7 +224,7 @@ def study_response_function(
                      rate_of(rate, "--rate") if rate is not None else None,
                      rate_of(max_rate, "--max-rate") if max_rate is not None else None,
                      repeat=repeat, seed=seed, windows=span, max_measure_s=measure_s)
-    res = _run_study(run_study, a, out_dir or default_out(a))
+    res = _run_study(run_study, "response-function", a, out_dir)
     t = Table(title=f"response functions w = c/p^d and decreases β ({res.status})")
     for col in ("algorithm", "points", "d", "d published", "c", "c published", "R²",
                 "β", "β nominal", "events"):
@@ -236,8 +240,12 @@ def study_response_function(
     _study_done(res)
 
 
-def _run_study(run_study, args, target: Path):
-    """A study's sweep with its progress on stderr; returns its result."""
+def _run_study(run_study, kind: str, args, out_dir: Optional[Path]):
+    """A study's sweep with its progress on stderr (default directory:
+    runs/<kind>-<hash of the arguments>); returns its outcome."""
+    from itb.bench.sweep import default_dir
+
+    target = out_dir or default_dir(kind, args.key())
     err.print(f"study directory: {target}")
     tick = ticker()
     res = run_study(args, target, say=lambda m: err.print(m, highlight=False), tick=tick)

@@ -22,7 +22,7 @@ from itb.bench import apps
 from itb.bench.classes import DATA_CENTRE_K, ItbClass
 from itb.bench.scaling import Scale
 from itb.bench.stats import mean_ci
-from itb.bench.sweep import Outcome, Sweep, SweepCell, digest, drive
+from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
 
 Say = Callable[[str], None]
@@ -81,10 +81,6 @@ def sweep_of(a: FriendArgs, out: Path) -> Sweep:
                 "c_g_realised": cls.c_g_realised,
                 "realisation": g.realisation | {"scale": cs.to_json()}}))
     return Sweep(out, "friendliness", a.key(), cells, a.repeat, a.seed)
-
-
-def default_out(a: FriendArgs, root: Path = Path("runs")) -> Path:
-    return root / f"friendliness-{digest(a.key())}"
 
 
 def run_study(a: FriendArgs, out: Path, say: Say = print,

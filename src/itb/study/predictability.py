@@ -37,7 +37,7 @@ from itb.analysis.statistics import margins
 from itb.bench import apps, stats
 from itb.bench.classes import DATA_CENTRE_K, ItbClass
 from itb.bench.scaling import Scale
-from itb.bench.sweep import Outcome, Sweep, SweepCell, digest, drive
+from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
 from itb.scenario.units import parse_duration, parse_rate, parse_size
 
@@ -153,10 +153,6 @@ def sweep_of(a: StudyArgs, out: Path) -> Sweep:
             "ideal_sigma_t_s": statistics.pstdev(ideal),
             "realisation": g.realisation | {"scale": cs.to_json()}}))
     return Sweep(out, "predictability", a.key(), cells, a.repeat, a.seed)
-
-
-def default_out(a: StudyArgs, root: Path = Path("runs")) -> Path:
-    return root / f"predictability-{digest(a.key())}"
 
 
 def run_study(a: StudyArgs, out: Path, say: Say = print,

@@ -27,7 +27,7 @@ import pandas as pd
 from scipy import stats as sps
 
 from itb.analysis.cells import cell_transfers, fit_loss
-from itb.bench.sweep import Outcome, Sweep, SweepCell, digest, drive
+from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.cc.published import PUBLISHED, nominal_beta, switch_beta
 from itb.engine import rundir
 from itb.engine.collect import bottleneck_frames
@@ -173,10 +173,6 @@ def sweep_of(a: ResponseArgs, out: Path) -> Sweep:
         "measure_s": pt.measure_s, "volume": pt.volume, "rtt_ms": pt.rtt_ms,
         "rate_bps": pt.rate_bps}) for pt in plan(a)]
     return Sweep(out, "response-function", a.key(), cells, a.repeat, a.seed)
-
-
-def default_out(a: ResponseArgs, root: Path = Path("runs")) -> Path:
-    return root / f"response-function-{digest(a.key())}"
 
 
 def run_study(a: ResponseArgs, out: Path, say: Say = print,
