@@ -174,19 +174,20 @@ def test_compare_holds_every_protocol_against_the_fastest_over_the_table():
     k = lambda cc: stats.CellKey("BU", None, "F", cc)  # noqa: E731
     cells = [(k("cubic"), _reps([10.0, 10.2, 9.9])), (k("reno"), _reps([14.0, 14.3, 13.8])),
              (k("bbr"), _reps([10.1, 9.7, 10.4]))]
-    verdicts = {(c["tested"], c["reference"]): c for c in stats.compare(cells)}
+    verdicts = {(c.tested, c.reference): c for c in stats.compare(cells)}
     reno = verdicts[("reno", "cubic")]
-    assert reno["verdict"] == "slower" and reno["p_holm"] == pytest.approx(2 * reno["p"])
-    assert reno["sentence"].startswith("reno (14 s) slower than cubic (10 s): +39.9 %")
-    assert verdicts[("bbr", "cubic")]["verdict"] == "inconclusive"
+    assert reno.verdict == "slower" and reno.p_holm == pytest.approx(2 * reno.p)
+    assert reno.sentence().startswith("reno (14 s) slower than cubic (10 s): +39.9 %")
+    assert (reno.app, reno.cls) == ("BU", "F")
+    assert verdicts[("bbr", "cubic")].verdict == "inconclusive"
     one = stats.compare([(k("cubic"), _reps([10.0])), (k("reno"), _reps([12.0]))])
-    assert one[0]["verdict"] == "inconclusive" and one[0]["p"] is None
+    assert one[0].verdict == "inconclusive" and one[0].p is None
     # a faster cell whose transfers failed does not set the bar: its T leaves them out
     bad = _reps([9.0, 9.1, 8.9])
     bad[0]["n_failed"] = 2
     [c] = stats.compare([(k("bbr"), bad), (k("cubic"), _reps([10.0, 10.1, 9.9]))])
-    assert (c["reference"], c["tested"], c["verdict"]) == ("cubic", "bbr", "faster")
-    assert c["failed_tested"] == 2 and "2 failed transfer(s) of bbr not in its T" in c["sentence"]
+    assert (c.reference, c.tested, c.verdict) == ("cubic", "bbr", "faster")
+    assert c.failed_tested == 2 and "2 failed transfer(s) of bbr not in its T" in c.sentence()
 
 
 def test_order_runs_every_cell_once_per_round_seeded():

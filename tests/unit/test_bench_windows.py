@@ -175,11 +175,17 @@ def test_bench_summary_and_report_show_the_window_table(tmp_path):
     assert windows.warnings_of(sweep.state["cells"]) == [
         f"BU: class A: 0.345 segments per flow on this testbed (under 20; 1727 in the "
         f"documents): {windows.CONSEQUENCE}"]
-    rows, _ = benchmark.summarise(sweep)
-    by_class = {r["class"]: r for r in rows}
-    assert by_class["A"]["window_warning"] and not by_class["F"]["window_warning"]
-    assert by_class["F"]["window_segments"] == pytest.approx(125_000 / 1448)
-    assert by_class["F"]["scaling"] == "rate" and by_class["F"]["testbed_rtt_ms"] == 20
+    table = benchmark.summarise(sweep)
+    rows = table.rows
+    by_class = {r.cls: r for r in rows}
+    assert by_class["A"].window_warning and not by_class["F"].window_warning
+    assert by_class["F"].window_segments == pytest.approx(125_000 / 1448)
+    assert by_class["F"].scaling == "rate" and by_class["F"].testbed_rtt_ms == 20
+    # table.json is the typed table, read back with its format checked; "class" on disk
+    from itb.analysis.benchmark import BenchTable
+
+    assert BenchTable.load(sweep.out / "table.json") == table
+    assert '"class": "F"' in (sweep.out / "table.json").read_text()
     from itb.report.bench import build_bench_report
 
     html = build_bench_report(sweep.out, sweep.state, rows, []).read_text()

@@ -23,7 +23,7 @@ class VersionedResults(BaseModel):
             self.format_version = self.FORMAT
 
     def save(self, path: Path) -> None:
-        write_json(path, self.model_dump(mode="json"))
+        write_json(path, self.model_dump(mode="json", by_alias=True))
 
     @classmethod
     def load(cls, path: Path):

@@ -7,6 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+import pandas as pd
+
+from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable
 from itb.bench import apps, stats, windows
 from itb.bench.classes import ItbClass
 from itb.bench.scaling import Scale
@@ -37,8 +40,8 @@ class BenchArgs:
 class BenchResult:
     out: Path
     status: str  # complete | incomplete
-    rows: list[dict] = field(default_factory=list)
-    comparisons: list[dict] = field(default_factory=list)
+    rows: list[BenchRow] = field(default_factory=list)
+    comparisons: list[BenchComparison] = field(default_factory=list)
     report: Path | None = None
     warnings: list[str] = field(default_factory=list)  # per-flow windows too small to compare
 
@@ -66,21 +69,21 @@ def run_bench(args: BenchArgs, out: Path, say: Say = print, tick: Say = lambda s
     warnings = windows.warnings_of([c.info for c in sweep.cells])
     for w in warnings:
         say(f"warning: {w}")
-    done = drive(sweep, summarise,
-                 lambda sw, table: build_bench_report(out, sw.state, *table), say, tick)
-    rows, comparisons = done.results
-    return BenchResult(out, done.status, rows, comparisons, done.report, warnings)
+    done = drive(sweep, summarise, lambda sw, table: build_bench_report(
+        out, sw.state, table.rows, table.comparisons), say, tick)
+    return BenchResult(out, done.status, done.results.rows, done.results.comparisons,
+                       done.report, warnings)
 
 
-def summarise(sweep: Sweep) -> tuple[list[dict], list[dict]]:
+def summarise(sweep: Sweep) -> BenchTable:
     """The table and comparisons from the cells' metrics.json (also for a partial sweep)."""
     cells = []
     for c in sweep.state["cells"]:
         m = sweep.metrics(c)
         cells.append((stats.CellKey(c["app"], c["variant"], c["class"], c["cc"]),
                       stats.per_repetition(m) if m else []))
-    rows, comps = stats.table_rows(cells), stats.compare(cells)
-    for row, c in zip(rows, sweep.state["cells"]):
+    rows = []
+    for row, c in zip(stats.table_rows(cells), sweep.state["cells"]):
         meta_path = sweep.out / c["run"] / "meta.json"
         statuses = rundir.read_json(meta_path).get("repetition_status", []) if meta_path.exists() else []
         row["failed_repetitions"] = sum(s not in ("ok", "not run", None) for s in statuses)
@@ -90,8 +93,9 @@ def summarise(sweep: Sweep) -> tuple[list[dict], list[dict]]:
                    scaling=sc.get("mode", "rate"), testbed_rtt_ms=sc.get("rtt_ms"),
                    window_segments=w.get("smallest_segments"),
                    window_warning=bool(w.get("warning")))
-    import pandas as pd
-
-    pd.DataFrame(rows).to_csv(sweep.out / "table.csv", index=False)
-    rundir.write_json(sweep.out / "table.json", {"rows": rows, "comparisons": comps})
-    return rows, comps
+        rows.append(BenchRow(**row))
+    table = BenchTable(rows=rows, comparisons=stats.compare(cells))
+    pd.DataFrame([r.model_dump(by_alias=True) for r in rows]).to_csv(sweep.out / "table.csv",
+                                                                      index=False)
+    table.save(sweep.out / "table.json")
+    return table

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as st
 
+from itb.analysis.benchmark import BenchComparison
 from itb.analysis.compare import MARGIN, compare_all
 
 METRICS = ("t_mean", "t_min", "t_max", "sigma_t", "cov", "jain", "efficiency", "utilisation")
@@ -67,7 +68,8 @@ def table_rows(cells: list[tuple[CellKey, list[dict]]]) -> list[dict]:
     return out
 
 
-def compare(cells: list[tuple[CellKey, list[dict]]], margin: float = MARGIN) -> list[dict]:
+def compare(cells: list[tuple[CellKey, list[dict]]],
+            margin: float = MARGIN) -> list[BenchComparison]:
     """Per application × class: every other protocol against the fastest (lowest mean
     T_mean among the cells where no transfer failed: a cell's T leaves its failures out,
     so it cannot set the bar), on the per-repetition T_mean (itb.analysis.compare: the
@@ -94,6 +96,6 @@ def compare(cells: list[tuple[CellKey, list[dict]]], margin: float = MARGIN) -> 
                  for n, who in ((nf, c.tested), (nf_ref, c.reference)) if n]
         if notes:
             c.reason = "; ".join([c.reason, *notes] if c.reason else notes)
-        out.append({"app": app, "variant": variant, "class": cls, **c.model_dump(),
-                    "failed_tested": nf, "failed_reference": nf_ref, "sentence": c.sentence()})
+        out.append(BenchComparison(app=app, variant=variant, cls=cls, **c.model_dump(),
+                                   failed_tested=nf, failed_reference=nf_ref))
     return out

@@ -89,7 +89,7 @@ def bench_cmd(
     if result.status != "complete":
         err.print("interrupted: run the same command again to resume")
         raise typer.Exit(130)
-    if any(r["failed"] or r["failed_repetitions"] for r in result.rows):
+    if any(r.failed or r.failed_repetitions for r in result.rows):
         raise typer.Exit(1)
 
 
@@ -102,22 +102,20 @@ def _print_bench(result) -> None:
                 "Jain", "effic.", "util.", "scale"):
         t.add_column(col, justify="left" if col in ("app", "class", "protocol") else "right")
     for r in result.rows:
-        t.add_row(r["app"] + (f"/{r['variant']}" if r["variant"] else ""), r["class"], r["cc"],
-                  str(r["repetitions"]), pm(r["t_mean"], r["t_mean_ci95"]),
-                  pm(r["t_min"], r["t_min_ci95"]), pm(r["t_max"], r["t_max_ci95"]),
-                  pm(r["sigma_t"], r["sigma_t_ci95"]), pm(r["cov"], r["cov_ci95"], 3),
-                  pm(r["jain"], None, 3), pm(r["efficiency"], None, 3),
-                  pm(r["utilisation"], None, 3), f"{r['scale_factor']:g}")
+        t.add_row(r.label, r.cls, r.cc, str(r.repetitions), pm(r.t_mean, r.t_mean_ci95),
+                  pm(r.t_min, r.t_min_ci95), pm(r.t_max, r.t_max_ci95),
+                  pm(r.sigma_t, r.sigma_t_ci95), pm(r.cov, r.cov_ci95, 3),
+                  pm(r.jain, None, 3), pm(r.efficiency, None, 3),
+                  pm(r.utilisation, None, 3), f"{r.scale_factor:g}")
     out.print(t)
     for r in result.rows:
-        if r["failed"] or r["failed_repetitions"]:
-            corrupt = (f", {r['corrupt']} of them with a corrupt window (not used)"
-                       if r.get("corrupt") else "")
-            out.print(f"[red]{r['app']} {r['class']} {r['cc']}: {r['failed_repetitions']} failed "
-                      f"repetition(s), {r['failed']} failed transfer(s){corrupt}[/red] (see the "
+        if r.failed or r.failed_repetitions:
+            corrupt = (f", {r.corrupt} of them with a corrupt window (not used)"
+                       if r.corrupt else "")
+            out.print(f"[red]{r.app} {r.cls} {r.cc}: {r.failed_repetitions} failed "
+                      f"repetition(s), {r.failed} failed transfer(s){corrupt}[/red] (see the "
                       "cell's run directory under cells/)")
     for c in result.comparisons:
-        out.print(f"{c['app']}{'/' + c['variant'] if c['variant'] else ''} {c['class']}: "
-                  f"{c['sentence']}")
+        out.print(f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}: {c.sentence()}")
     out.print(f"table: {result.out / 'table.csv'}")
     out.print(f"report: {result.report}")

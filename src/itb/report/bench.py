@@ -8,12 +8,13 @@ from pathlib import Path
 
 from itb.analysis.cells import forward_completions
 from itb.engine import rundir
+from itb.analysis.benchmark import BenchComparison, BenchRow
 from itb.report import figures
 from itb.report.html import figure, render
 
 
 def _completion_times(out: Path, state: dict) -> dict[tuple[str, str], list[float]]:
-    return {(figures._group_label(c["app"], c["variant"], c["class"]), c["cc"]):
+    return {(figures.group_label(c["app"], c["variant"], c["class"]), c["cc"]):
             forward_completions(out, c) for c in state["cells"]}
 
 
@@ -52,7 +53,8 @@ def _windows(state: dict) -> list[dict]:
     return sorted(rows.values(), key=lambda r: (r["cls"], r["apps"]))
 
 
-def build_bench_report(out: Path, state: dict, rows: list[dict], comps: list[dict]) -> Path:
+def build_bench_report(out: Path, state: dict, rows: list[BenchRow],
+                       comps: list[BenchComparison]) -> Path:
     rep = out / "report"
     figs = []
     f = figures.tmean_by_protocol(rows, rep / "tmean-by-protocol.png")

@@ -10,6 +10,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only: no display on test machines and servers
 import matplotlib.pyplot as plt  # noqa: E402
 
+from itb.analysis.benchmark import BenchRow  # noqa: E402
+
 from itb.analysis.series import aggregate_goodput, bottleneck_throughput  # noqa: E402
 
 
@@ -87,27 +89,27 @@ def save_figure(fig, path: Path) -> Path:
     return path
 
 
-def _group_label(app: str, variant, cls: str) -> str:
+def group_label(app: str, variant, cls: str) -> str:
     return f"{app}{'/' + variant if variant else ''} {cls}"
 
 
-def tmean_by_protocol(rows: list[dict], path: Path) -> Path | None:
+def tmean_by_protocol(rows: list[BenchRow], path: Path) -> Path | None:
     """Benchmark table as bars: T_mean per application × class, one bar per protocol,
     with the 95 % interval over repetitions."""
-    rows = [r for r in rows if r.get("t_mean") is not None]
+    rows = [r for r in rows if r.t_mean is not None]
     if not rows:
         return None
-    groups = list(dict.fromkeys(_group_label(r["app"], r["variant"], r["class"]) for r in rows))
-    ccs = list(dict.fromkeys(r["cc"] for r in rows))
+    groups = list(dict.fromkeys(group_label(r.app, r.variant, r.cls) for r in rows))
+    ccs = list(dict.fromkeys(r.cc for r in rows))
     width = 0.8 / len(ccs)
     fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(groups) * max(1, len(ccs) / 2)), 4.5))
     for j, cc in enumerate(ccs):
         xs, ys, es = [], [], []
         for r in rows:
-            if r["cc"] == cc:
-                xs.append(groups.index(_group_label(r["app"], r["variant"], r["class"])) + j * width)
-                ys.append(r["t_mean"])
-                es.append(r.get("t_mean_ci95") or 0)
+            if r.cc == cc:
+                xs.append(groups.index(group_label(r.app, r.variant, r.cls)) + j * width)
+                ys.append(r.t_mean)
+                es.append(r.t_mean_ci95 or 0)
         ax.bar(xs, ys, width, yerr=es, capsize=3, label=cc)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(groups))], groups, rotation=30, ha="right")
     ax.set_ylabel("mean completion time T_mean (s)")

@@ -1,0 +1,76 @@
+"""The benchmark table as typed results (`table.json`, checked format version): one row
+per application × class × protocol with the means over repetitions and their 95 %
+intervals, and the protocol comparisons (itb.analysis.compare)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from itb.analysis.compare import Comparison
+from itb.analysis.results import VersionedResults
+
+FORMAT_VERSION = 1
+
+
+class BenchRow(BaseModel):
+    """One cell: application (and variant) × class × protocol. Metrics are means over
+    the repetitions that ran, each with the half-width of its 95 % Student-t interval
+    (None from one repetition: no spread is claimed from one sample)."""
+
+    model_config = ConfigDict(populate_by_name=True)
+    app: str
+    variant: str | None
+    cls: str = Field(alias="class")
+    cc: str
+    repetitions: int  # that ran forward transfers
+    transfers: int  # completed forward transfers
+    failed: int  # failed or corrupt forward transfers (not in T)
+    corrupt: int = 0  # of them, with an impossible window in tcp_info
+    failed_repetitions: int = 0
+    t_mean: float | None = None  # s
+    t_mean_ci95: float | None = None
+    t_min: float | None = None
+    t_min_ci95: float | None = None
+    t_max: float | None = None
+    t_max_ci95: float | None = None
+    sigma_t: float | None = None  # s, population σ over one repetition's transfers
+    sigma_t_ci95: float | None = None
+    cov: float | None = None
+    cov_ci95: float | None = None
+    jain: float | None = None
+    jain_ci95: float | None = None
+    efficiency: float | None = None
+    efficiency_ci95: float | None = None
+    utilisation: float | None = None
+    utilisation_ci95: float | None = None
+    scale_factor: float | None = None  # C, C_a and volumes divided by this
+    volume_factor: float | None = None
+    capacity_bps: float | None = None  # C on this testbed
+    access_bps: float | None = None  # C_a on this testbed
+    scaling: str = "rate"  # rate or window
+    testbed_rtt_ms: float | None = None
+    window_segments: float | None = None  # smallest per-flow window on this testbed
+    window_warning: bool = False  # under ~20 segments
+
+    @property
+    def label(self) -> str:
+        return self.app + (f"/{self.variant}" if self.variant else "")
+
+
+class BenchComparison(Comparison):
+    """A protocol against the fastest of its application × class."""
+
+    model_config = ConfigDict(populate_by_name=True)
+    app: str
+    variant: str | None
+    cls: str = Field(alias="class")
+    failed_tested: int = 0
+    failed_reference: int = 0
+
+
+class BenchTable(VersionedResults):
+    FORMAT: ClassVar[int] = FORMAT_VERSION
+    rows: list[BenchRow]
+    comparisons: list[BenchComparison]
