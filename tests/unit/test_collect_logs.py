@@ -1,11 +1,13 @@
 """Raw logs cut short by a stopped process still make tables (the cut line is dropped)."""
 
 import json
+import math
 
 import pandas as pd
 import pytest
 
-from itb.engine.collect import row_intervals, sample_frames
+from itb.engine.collect import row_intervals, sample_frames, sent_columns, transfer_rows
+from itb.scenario import load_testbed
 
 HEADER = "t_ns,stream,cwnd,ssthresh,rtt_us,total_retrans,pacing_rate_bps,delivery_rate_bps"
 
@@ -30,3 +32,42 @@ def test_goodput_rows_are_divided_by_the_time_they_cover():
     # a 300 ms row; the last row ends 40 ms after the previous tick (the last byte)
     t = pd.Series([100, 203, 300, 600, 640], dtype="int64") * 1_000_000
     assert row_intervals(t, 0.1) == pytest.approx([0.1, 0.1, 0.1, 0.3, 0.04])
+
+
+def test_sent_columns_frame_every_segment():
+    # 1 000 000 B of payload once + 2 896 B retransmitted, in 700 segments whose IP + TCP
+    # headers make 700 × 52 B; each frame adds a 14-byte Ethernet header:
+    # 1 002 896 + 36 400 + 9 800 = 1 049 096 B on the wire
+    sent = {"bytes": 1_002_896, "retrans_bytes": 2_896, "segments": 700,
+            "data_segments": 693, "header_bytes": 36_400}
+    assert sent_columns({"sent": sent}) == {"bytes_sent": 1_002_896, "bytes_retrans": 2_896,
+                                           "segs_out": 700, "wire_bytes": 1_049_096}
+    for send in ({}, {"sent": None}, {"sent": sent | {"header_bytes": None}}):
+        assert all(math.isnan(v) for v in sent_columns(send).values())
+
+
+def test_transfer_rows_keep_the_link_and_the_pacing_cap_apart(tmp_path):
+    topo = load_testbed(None, {"rate": "1Gbit", "access_rate": "100Mbit"})
+    rd = tmp_path / "rep-001"
+    for node in ("l1", "r1", "l2", "r2"):
+        (rd / "nodes" / node).mkdir(parents=True)
+    (rd / "result.json").write_text(json.dumps({"zero_ns": 0}))
+    sent = {"bytes": 1_000_000, "retrans_bytes": 0, "segments": 700, "data_segments": 691,
+            "header_bytes": 36_400}
+    (rd / "nodes" / "l1" / "a.send.json").write_text(
+        json.dumps({"ok": True, "start_ns": 1_000, "sent": sent}))
+    (rd / "nodes" / "l2" / "b.send.json").write_text(json.dumps({"ok": True, "start_ns": 1_000}))
+    for node, tid in (("r1", "a"), ("r2", "b")):
+        (rd / "nodes" / node / f"{tid}.recv.json").write_text(
+            json.dumps({"ok": True, "bytes": 1_000_000, "last_byte_ns": 2_000}))
+    events = [{"kind": "transfer", "id": "a", "src": "l1", "dst": "r1", "volume": 1_000_000,
+               "direction": "forward", "at_us": 0, "rate_bps": 50_000_000},
+              {"kind": "transfer", "id": "b", "src": "l2", "dst": "r2", "volume": 1_000_000,
+               "direction": "forward", "at_us": 0}]
+    a, b = transfer_rows(tmp_path, 1, topo, events)
+    # a: 100 Mbit/s access link (a wire rate) and paced at 50 Mbit/s (a payload rate)
+    assert (a["access_link_bps"], a["pacing_cap_bps"], a["access_rate_bps"]) == (1e8, 5e7, 5e7)
+    assert a["wire_bytes"] == 1_000_000 + 36_400 + 14 * 700 and a["segs_out"] == 700
+    # b: no pacing; its sender left no counts (an older flow binary)
+    assert b["access_link_bps"] == 1e8 and math.isnan(b["pacing_cap_bps"])
+    assert math.isnan(b["wire_bytes"]) and b["ok"] and b["completion_s"] == 1e-6

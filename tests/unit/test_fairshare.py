@@ -8,6 +8,7 @@ from itb.analysis.fairshare import (
     fair_share_summary,
     ideal_completion_times,
     max_min_rates,
+    source_cap_bps,
     tcp_payload_share,
 )
 
@@ -140,3 +141,23 @@ def test_summary_leaves_failed_transfers_out_of_both_means():
     s = fair_share_summary([0.0], [10 * MB], [None], 100 * MBIT, measured_s=[math.nan])
     assert s["difference_pct"] is None and s["measured_mean_s"] is None
     assert "difference_pct" not in fair_share_summary([0.0], [10 * MB], [None], 100 * MBIT)
+
+
+def test_source_cap_pacing_is_payload_link_is_wire():
+    s = 1448 / 1514
+    # a link's rate is already on the wire; a pacing cap of 50 is 50 of payload, so
+    # 50 / s on the wire, which the model scales back to 50
+    assert source_cap_bps(100 * MBIT, None, s) == 100 * MBIT
+    assert source_cap_bps(None, 50 * MBIT, s) == pytest.approx(50 * MBIT / s)
+    assert source_cap_bps(math.nan, 0, s) is None  # NaN and 0: no limit of that kind
+    # both: the lower, compared on the wire: link 50 vs pacing 48 / s = 50.19 → the link
+    assert source_cap_bps(50 * MBIT, 48 * MBIT, s) == 50 * MBIT
+    assert source_cap_bps(60 * MBIT, 48 * MBIT, s) == pytest.approx(48 * MBIT / s)
+    # end to end: 50 MB paced at 50 Mbit/s alone on an unlimited link takes 8 s exactly
+    cap = source_cap_bps(None, 50 * MBIT, s)
+    assert ideal_completion_times([0.0], [50 * MB], [cap], None, payload_share=s) == \
+        [pytest.approx(8.0)]
+    with pytest.raises(ValueError):
+        source_cap_bps(None, -1.0, s)
+    with pytest.raises(ValueError):
+        source_cap_bps(None, 50 * MBIT, 0.0)

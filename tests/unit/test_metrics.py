@@ -14,6 +14,7 @@ from itb.analysis.series import (
     bottleneck_throughput,
     efficiency,
     goodput_distribution,
+    link_utilisation,
     queueing_delay,
     transfer_goodput,
     utilisation,
@@ -28,11 +29,14 @@ S = 1_000_000_000  # ns per second
 
 
 def transfers_df(*rows: dict) -> pd.DataFrame:
+    """The table's columns, plus any optional one a row names (wire_bytes, pacing_cap_bps…)."""
     base = {"repetition": 1, "transfer": "t", "kind": "transfer", "direction": "forward",
             "src": "a1", "dst": "b1", "cc": "cubic", "streams": 1, "bytes_expected": 0,
             "bytes": 0, "start_ns": 0, "end_ns": 0, "completion_s": NAN, "ok": True,
             "error": None, "access_rate_bps": NAN, "rtt_s": 0.02, "rep_start_ns": 0}
-    return pd.DataFrame([base | r for r in rows], columns=list(tables.TRANSFERS_COLUMNS))
+    extra = [c for r in rows for c in r if c not in base]
+    columns = list(tables.TRANSFERS_COLUMNS) + list(dict.fromkeys(extra))
+    return pd.DataFrame([base | r for r in rows], columns=columns)
 
 
 def goodput_row(rep: int, transfer: str, t_ns: int, interval_s: float, nbytes: float) -> dict:
@@ -312,29 +316,56 @@ def _series(t, nbytes, rate_col):
                          rate_col: [x * 8 / 0.1 for x in nbytes]})
 
 
-def test_efficiency_over_common_busy_interval():
-    t = [0.1, 0.2, 0.3, 0.4, 0.5]
-    G = _series(t, [0, 100, 200, 100, 0], "goodput_bps")   # busy 0.2 .. 0.4
-    X = _series(t, [50, 150, 220, 110, 30], "throughput_bps")  # busy 0.1 .. 0.5
-    # common busy interval 0.2 .. 0.4: (100 + 200 + 100) / (150 + 220 + 110) = 400/480
-    assert efficiency(G, X) == pytest.approx(400 / 480)
-    idle = _series([0.7], [10], "throughput_bps")
-    with pytest.raises(ValueError, match="common busy"):
-        efficiency(G, idle)
+def test_efficiency_of_the_measured_flows():
+    # a: 1000 B delivered for 1100 B on the wire; b: 3000 for 3300; c left no wire count
+    # (older sender) and is left out of both sums: 4000 / 4400
+    tr = transfers_df({"transfer": "a", "bytes": 1000, "wire_bytes": 1100},
+                      {"transfer": "b", "bytes": 3000, "wire_bytes": 3300},
+                      {"transfer": "c", "bytes": 5000, "wire_bytes": NAN})
+    assert efficiency(tr) == pytest.approx(4000 / 4400)
+    # one 1448-byte segment per 1514-byte frame and nothing else: 1448/1514
+    seg = transfers_df({"bytes": 1448 * 1000, "wire_bytes": 1514 * 1000})
+    assert efficiency(seg) == pytest.approx(1448 / 1514)
+    with pytest.raises(ValueError, match="wire bytes"):
+        efficiency(tr.drop(columns=["wire_bytes"]))
+    with pytest.raises(ValueError, match="wire bytes"):
+        efficiency(tr[tr["transfer"] == "c"])
 
 
-def test_utilisation():
+def test_utilisation_of_the_measured_flows():
+    ms = S // 1000
+    # rep 1: a sends 0–200 ms, b 100–400 ms: span 0.4 s; 2.5 MB + 2.5 MB on the wire
+    # = 40 Mbit / 0.4 s = 100 Mbit/s on C = 200 Mbit/s → 0.5
+    tr = transfers_df(
+        {"transfer": "a", "start_ns": 0, "end_ns": 200 * ms, "wire_bytes": 2_500_000},
+        {"transfer": "b", "start_ns": 100 * ms, "end_ns": 400 * ms, "wire_bytes": 2_500_000})
+    assert utilisation(tr, 200e6) == pytest.approx(0.5)
+    assert utilisation(tr, None) is None
+    # an idle gap between flows counts: b starting at 1.8 s makes the span 2 s → 0.1
+    gap = tr.assign(start_ns=[0, 1800 * ms], end_ns=[200 * ms, 2000 * ms])
+    assert utilisation(gap, 200e6) == pytest.approx(0.1)
+    # repetitions pooled: rep 2 moves 10 Mbit in 0.1 s; (40 + 10) Mbit / 0.5 s / 200 Mbit/s
+    rep2 = transfers_df({"repetition": 2, "transfer": "a", "start_ns": 5 * S,
+                         "end_ns": 5 * S + 100 * ms, "wire_bytes": 1_250_000})
+    assert utilisation(pd.concat([tr, rep2]), 200e6) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="every flow"):
+        utilisation(tr.assign(wire_bytes=[2_500_000, NAN]), 200e6)
+    with pytest.raises(ValueError, match="first start and last end"):
+        utilisation(tr.assign(end_ns=[NAN, NAN]), 200e6)
+
+
+def test_link_utilisation():
     X = _series([0.1, 0.2, 0.3, 0.4], [0, 625_000, 1_250_000, 0], "throughput_bps")
     # busy bins at 50 and 100 Mbit/s: mean 75 Mbit/s on C = 100 Mbit/s
-    assert utilisation(X, 100e6) == pytest.approx(0.75)
-    assert utilisation(X, None) is None
-    assert utilisation(_series([0.1], [0], "throughput_bps"), 100e6) == 0.0
+    assert link_utilisation(X, 100e6) == pytest.approx(0.75)
+    assert link_utilisation(X, None) is None
+    assert link_utilisation(_series([0.1], [0], "throughput_bps"), 100e6) == 0.0
     # an idle bin between busy ones counts (a stall is lost capacity); the edges do not:
     # (50 + 0 + 100) / 3 Mbit/s on C = 100 Mbit/s
     stall = _series([0.1, 0.2, 0.3, 0.4, 0.5], [0, 625_000, 0, 1_250_000, 0], "throughput_bps")
-    assert utilisation(stall, 100e6) == pytest.approx(0.5)
+    assert link_utilisation(stall, 100e6) == pytest.approx(0.5)
     with pytest.raises(ValueError):
-        utilisation(X, 0.0)
+        link_utilisation(X, 0.0)
 
 
 def test_queueing_delay():
@@ -365,15 +396,18 @@ def _run_tables():
     fwd = {"bytes_expected": 1_250_000, "access_rate_bps": 50e6}
     tr = transfers_df(
         fwd | {"repetition": 1, "transfer": "a", "bytes": 1_250_000, "end_ns": 250 * ms,
-               "completion_s": 0.25},
+               "completion_s": 0.25, "wire_bytes": 1_320_000},
         fwd | {"repetition": 1, "transfer": "b", "bytes": 1_250_000, "end_ns": 500 * ms,
-               "completion_s": 0.5, "cc": "bbr"},
+               "completion_s": 0.5, "cc": "bbr", "wire_bytes": 1_330_000},
         {"repetition": 1, "transfer": "r", "direction": "reverse", "bytes": 100_000,
-         "bytes_expected": 100_000, "completion_s": 0.3, "end_ns": 300 * ms},
+         "bytes_expected": 100_000, "completion_s": 0.3, "end_ns": 300 * ms,
+         "wire_bytes": 110_000},
         fwd | {"repetition": 2, "transfer": "a", "bytes": 1_250_000, "start_ns": r2,
-               "end_ns": r2 + 300 * ms, "completion_s": 0.3, "rep_start_ns": r2},
+               "end_ns": r2 + 300 * ms, "completion_s": 0.3, "rep_start_ns": r2,
+               "wire_bytes": 1_300_000},
         fwd | {"repetition": 2, "transfer": "b", "bytes": 600_000, "start_ns": r2,
-               "ok": False, "error": "timeout", "rep_start_ns": r2},
+               "end_ns": r2 + 200 * ms, "ok": False, "error": "timeout", "rep_start_ns": r2,
+               "wire_bytes": 700_000},
     )
     sm = samples_df(
         goodput_row(1, "a", 100 * ms, 0.1, 500_000),
@@ -416,12 +450,13 @@ def test_run_metrics_per_repetition():
     assert c["t_mean"] == 0.375 and c["sigma_t"] == pytest.approx(0.125)
     # ḡ: a = 10 Mbit / 0.25 s = 40 Mbit/s, b = 10 / 0.5 = 20 → J = 60² / (2·(40² + 20²)) = 0.9
     assert r1["jain"] == pytest.approx(0.9)
-    # G bins (0.1 s): 750k, 750k, 500k, 250k, 250k = 2.5 MB payload over 0.1 .. 0.5;
-    # X busy 0.1 .. 0.6, so the common interval is 0.1 .. 0.5: 800+800+520+260+260 = 2640 kB
+    # the forward flows a and b (r is reverse): 2.5 MB delivered for 1.32 + 1.33 MB sent
     assert r1["bin_s"] == 0.1
-    assert r1["efficiency"] == pytest.approx(2500 / 2640)
-    # busy X bins: (2 640 000 + 100) B · 8 / 0.1 s / 6 bins, over C = 1e8
-    assert r1["utilisation"] == pytest.approx(2_640_100 * 80 / 6 / 1e8)
+    assert r1["efficiency"] == pytest.approx(2500 / 2650)
+    # their 2.65 MB = 21.2 Mbit over their span 0 .. 0.5 s: 42.4 Mbit/s on C = 100 Mbit/s
+    assert r1["utilisation"] == pytest.approx(0.424)
+    # the link: busy X bins (2 640 000 + 100) B · 8 / 0.1 s / 6 bins, over C = 1e8
+    assert r1["link_utilisation"] == pytest.approx(2_640_100 * 80 / 6 / 1e8)
     # queue over the busy span (all 6 rows): mean 35 000 / 6 B; max from queue_max 25 000 B
     assert r1["queueing_delay"]["mean_s"] == pytest.approx(35_000 / 6 * 8 / 1e8)
     assert r1["queueing_delay"]["max_s"] == pytest.approx(25_000 * 8 / 1e8)
@@ -430,6 +465,7 @@ def test_run_metrics_per_repetition():
     fs = r1["fair_share"]
     assert fs["ideal_mean_s"] == pytest.approx(0.2)
     assert fs["measured_mean_s"] == 0.375 and fs["difference_pct"] == pytest.approx(87.5)
+    assert fs["ignores"] == ["reverse"]  # r shares the path, the model leaves it out
 
     per = {t["transfer"]: t for t in r1["transfers"]}
     assert set(per) == {"a", "b", "r"} and per["r"]["direction"] == "reverse"
@@ -440,16 +476,20 @@ def test_run_metrics_per_repetition():
     assert per["a"]["ideal_s"] == pytest.approx(0.2) and per["r"]["ideal_s"] is None
     assert per["b"]["cc"] == "bbr" and per["b"]["error"] is None
 
-    # rep 2: b failed → n 1: no σ, no Jain of one flow; payload 1850 kB / wire 1980 kB
+    # rep 2: b failed → n 1: no σ, no Jain of one flow; b's bytes still count for
+    # efficiency and utilisation: 1.85 MB delivered for 2 MB sent, 16 Mbit over 0.3 s
     c = r2["completion"]
     assert (c["n"], c["n_failed"], c["t_mean"], c["sigma_t"]) == (1, 1, 0.3, None)
     assert r2["jain"] is None
-    assert r2["efficiency"] == pytest.approx(1850 / 1980)
-    assert r2["utilisation"] == pytest.approx(1_980_000 * 80 / 3 / 1e8)
+    assert r2["efficiency"] == pytest.approx(0.925)
+    assert r2["utilisation"] == pytest.approx(16 / 30)
+    assert r2["link_utilisation"] == pytest.approx(1_980_000 * 80 / 3 / 1e8)
     assert r2["queueing_delay"] == {"mean_s": 0.0, "max_s": 0.0}
     # only a is compared with its ideal: 0.3 vs 0.2 → +50 %
     assert r2["fair_share"]["difference_pct"] == pytest.approx(50.0)
     assert r2["fair_share"]["ideal_mean_s"] == pytest.approx(0.2)  # b's ideal counts here
+    assert r2["fair_share"]["ignores"] == []
+    assert per["a"]["wire_bytes"] == 1_320_000 and per["a"]["bytes_retrans"] is None
     per2 = {t["transfer"]: t for t in r2["transfers"]}
     assert per2["b"]["completion_s"] is None and per2["b"]["mean_goodput_bps"] is None
     assert per2["b"]["error"] == "timeout" and per2["b"]["ok"] is False
@@ -474,12 +514,18 @@ def test_run_metrics_overall():
     assert mg["m68_s"] == pytest.approx(0.022) and mg["m68_pct"] == pytest.approx(2.2 / 0.35)
     assert mg["m95_s"] == pytest.approx(0.13) and mg["m95_pct"] == pytest.approx(13 / 0.35)
     assert o["jain_mean"] == pytest.approx(0.9)  # rep 2 had one flow: no Jain
-    assert o["efficiency_mean"] == pytest.approx((2500 / 2640 + 1850 / 1980) / 2)
-    # fair share pooled over the completed pairs: measured 0.25, 0.5, 0.3 vs ideal 0.2 each
+    assert o["efficiency_mean"] == pytest.approx((2500 / 2650 + 0.925) / 2)
+    assert o["utilisation_mean"] == pytest.approx((0.424 + 16 / 30) / 2)
+    assert o["link_utilisation_mean"] == pytest.approx(
+        (2_640_100 * 80 / 6 + 1_980_000 * 80 / 3) / 2 / 1e8)
+    # fair share pooled over the completed pairs: measured 0.25, 0.5, 0.3 vs ideal 0.2 each;
+    # the ideal over all four forward transfers (b of rep 2 failed) is 0.2 too
     fs = o["fair_share"]
     assert fs["n_compared"] == 3 and fs["measured_mean_s"] == pytest.approx(0.35)
     assert fs["compared_ideal_mean_s"] == pytest.approx(0.2)
     assert fs["difference_pct"] == pytest.approx(75.0)
+    assert fs["ideal_mean_s"] == pytest.approx(0.2) and fs["ideal_max_s"] == pytest.approx(0.2)
+    assert fs["payload_share"] == 1.0 and fs["ignores"] == ["reverse"]
 
 
 def test_run_metrics_unlimited_capacity_and_no_bottleneck_rows():
@@ -488,13 +534,36 @@ def test_run_metrics_unlimited_capacity_and_no_bottleneck_rows():
     m = run_metrics(tr, sm, bn.iloc[0:0], ctx)
     json.dumps(m, allow_nan=False)
     r1 = m["repetitions"][0]
-    assert r1["utilisation"] is None and r1["efficiency"] is None
+    assert r1["utilisation"] is None and r1["link_utilisation"] is None
+    assert r1["efficiency"] == pytest.approx(2500 / 2650)  # needs no C, nor the link's log
     assert r1["queueing_delay"] == {"mean_s": None, "max_s": None}
     # no shared limit: each flow at its cap scaled by 1448/1514 (TCP payload at MTU 1500)
     fs = r1["fair_share"]
     assert fs["payload_share"] == pytest.approx(1448 / 1514)
     assert fs["ideal_mean_s"] == pytest.approx(0.2 * 1514 / 1448)
     assert m["overall"]["utilisation_mean"] is None
+
+
+def test_fair_share_caps_pacing_on_payload_and_links_on_the_wire():
+    # Unlimited C, payload share s = 1448/1514 (MTU 1500). 10 Mbit per transfer.
+    # a is paced at 50 Mbit/s: Linux paces payload, so 10 / 50 = 0.2 s exactly;
+    # b sits behind a 50 Mbit/s access link: 50·s of payload, 0.2 / s s;
+    # c has both, the link at 40: min(40·s, 50) = 40·s → 0.25 / s s
+    tr, sm, bn = _run_tables()
+    tr = tr[tr["repetition"] == 1].copy()
+    tr["access_link_bps"] = [NAN, 50e6, 40e6]
+    tr["pacing_cap_bps"] = [50e6, NAN, 50e6]
+    tr.loc[tr["transfer"] == "r", "direction"] = "forward"
+    tr.loc[tr["transfer"] == "r", "bytes_expected"] = 1_250_000
+    m = run_metrics(tr, sm, bn, {"capacity_bps": None, "mtu": 1500})
+    s = 1448 / 1514
+    per = {t["transfer"]: t["ideal_s"] for t in m["repetitions"][0]["transfers"]}
+    assert per["a"] == pytest.approx(0.2)
+    assert per["b"] == pytest.approx(0.2 / s)
+    assert per["r"] == pytest.approx(0.25 / s)
+    fs = m["overall"]["fair_share"]
+    assert fs["payload_share"] == pytest.approx(s) and fs["ignores"] == []
+    assert fs["ideal_mean_s"] == pytest.approx((0.2 + 0.45 / s) / 3)
 
 
 def test_run_metrics_without_caps_or_capacity_has_no_ideal():
@@ -511,8 +580,14 @@ def test_run_metrics_accepts_tables_with_nothing_logged():
     m = run_metrics(tr, pd.DataFrame(), pd.DataFrame(), CONTEXT)
     r1 = m["repetitions"][0]
     assert r1["completion"]["t_mean"] == 0.375 and r1["jain"] == pytest.approx(0.9)
-    assert r1["efficiency"] is None and r1["utilisation"] is None and r1["bin_s"] == 0.1
+    assert r1["link_utilisation"] is None and r1["bin_s"] == 0.1
+    assert r1["efficiency"] == pytest.approx(2500 / 2650)  # from the senders' counts
+    assert r1["utilisation"] == pytest.approx(0.424)
     assert r1["transfers"][0]["n_samples"] == 0
+    # tables from before the senders' counts: no efficiency, no utilisation
+    old = run_metrics(tr.drop(columns=["wire_bytes"]), pd.DataFrame(), pd.DataFrame(), CONTEXT)
+    assert old["repetitions"][0]["efficiency"] is None
+    assert old["repetitions"][0]["utilisation"] is None
 
 
 def test_run_metrics_no_ideal_for_pingpong():

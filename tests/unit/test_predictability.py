@@ -8,6 +8,7 @@ import pytest
 
 from itb.analysis.fairshare import tcp_payload_share
 from itb.analysis.predictability import FORMAT_VERSION, Results
+from itb.analysis.statistics import fit_linear
 from itb.bench.scaling import make_scale
 from itb.bench.sweep import Sweep
 from itb.errors import ItbError, ScenarioError
@@ -81,8 +82,7 @@ def _ideal_study(tmp_path, **kw):
     a = _args(c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), repeat=1,
               scale=make_scale(factor=None, capacity_bps=1_000_000_000, transfer_time_s=15), **kw)
     sw = sweep_of(a, tmp_path / "s")
-    sw.state = {"cells": [{"name": c.name, **c.info, "run": f"cells/{c.name}"} for c in sw.cells],
-                "args": a.key()}
+    sw.open()  # writes the scenarios (the ideal is computed from them) and the index
     for c, cell in zip(sw.state["cells"], sw.cells):
         d = tmp_path / "s" / c["run"]
         d.mkdir(parents=True)
@@ -92,7 +92,10 @@ def _ideal_study(tmp_path, **kw):
 
 def test_an_ideal_protocol_on_the_planner_shows_no_manufactured_effect(tmp_path):
     res = _ideal_study(tmp_path)
-    ideal_slope = 15 / tcp_payload_share()  # T = C_g · (transfer time) on the payload rate
+    # synchronised ideal: each source moves its payload at its pacing rate until the link's
+    # payload rate C·1448/1514 is shared: T = max(15, C_g · 15 / share); its slope over 1–2
+    xs = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
+    ideal_slope = fit_linear(xs, [max(15, x * 15 / tcp_payload_share()) for x in xs])["a"]
     spaced = [p for p in res.points if p.spacing_s == 1.0]
     assert max(p.cov for p in spaced) < 0.001  # CoV ≈ 0
     for f in (f for f in res.fits if f.model == "linear"):
@@ -125,8 +128,7 @@ def _fake_metrics(t_means, sigma):
 def test_analysis_fits_and_compares_spacing(tmp_path):
     a = _args(c_g=(0.5, 1.0, 1.25, 1.5, 2.0))  # 1.25 at K = 10: 12 sources, C_g 1.2
     sw = sweep_of(a, tmp_path / "s")
-    sw.state = {"cells": [{"name": c.name, **c.info, "run": f"cells/{c.name}"} for c in sw.cells],
-                "args": a.key()}
+    sw.open()  # writes the scenarios (the ideal is computed from them) and the index
     for c in sw.state["cells"]:
         realised = round(c["c_g"] * 10) / 10
         t = 10 * realised + (5 if c["cc"] == "reno" else 0)  # linear in the realised C_g
@@ -151,8 +153,7 @@ def test_analysis_fits_and_compares_spacing(tmp_path):
 def test_scalable_also_gets_the_quadratic_model(tmp_path):
     a = _args(ccs=("scalable",), c_g=(1.0, 1.2, 1.5, 1.8, 2.0))
     sw = sweep_of(a, tmp_path / "s")
-    sw.state = {"cells": [{"name": c.name, **c.info, "run": f"cells/{c.name}"} for c in sw.cells],
-                "args": a.key()}
+    sw.open()  # writes the scenarios (the ideal is computed from them) and the index
     for c in sw.state["cells"]:
         x = c["c_g_realised"]
         d = tmp_path / "s" / c["run"]

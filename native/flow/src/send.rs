@@ -33,6 +33,9 @@ struct Summary {
     /// bytes·8 / (end_ns − start_ns).
     goodput_bps: Option<f64>,
     total_retrans: u64,
+    /// What the sockets put on the wire, from each stream's tcp_info at the end (also
+    /// after a failure); null if the kernel does not report it.
+    sent: Option<tcpinfo::SentTotals>,
     /// --rate-bps (total over streams); null = unlimited.
     rate_bps: Option<u64>,
     rate_changes: Vec<[u64; 2]>,
@@ -198,10 +201,22 @@ fn transfer(
     if a.control_stdin {
         spawn_control(o.streams, changes.clone())?;
     }
-    match &o.mode {
+    let res = match &o.mode {
         Mode::Pingpong { size, count } => pingpong(&socks[0], *size, *count, o.idle, csv, &a.log, sum),
         Mode::Bulk { shares, file } => bulk(o, socks, shares, file.as_ref(), connect_ns, csv, &a.log, sum),
+    };
+    sum.sent = sent_on_wire(socks, addr.is_ipv6());
+    res
+}
+
+/// Every stream's final counters, after a failure too (what was sent was on the wire);
+/// None when one stream's tcp_info cannot be read or lacks them.
+fn sent_on_wire(socks: &[Socket], ipv6: bool) -> Option<tcpinfo::SentTotals> {
+    let infos: Vec<TcpInfo> = socks.iter().filter_map(|s| TcpInfo::read(s.as_raw_fd()).ok()).collect();
+    if infos.len() != socks.len() {
+        return None;
     }
+    tcpinfo::sent_totals(&infos, ipv6)
 }
 
 /// Start line for the stream threads.

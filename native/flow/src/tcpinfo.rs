@@ -4,6 +4,7 @@
 //! we need are read at their uapi offsets from the bytes getsockopt returns.
 //! Older kernels return fewer bytes: a field past the end reads as None.
 
+use serde::Serialize;
 use std::io::{self, Write};
 use std::os::fd::RawFd;
 
@@ -13,6 +14,7 @@ const BUF: usize = 320;
 // Byte offsets in struct tcp_info.
 const STATE: usize = 0;
 const CA_STATE: usize = 1;
+const OPTIONS: usize = 5;
 const SND_MSS: usize = 16;
 const UNACKED: usize = 24;
 const RTT: usize = 68;
@@ -22,8 +24,14 @@ const SND_CWND: usize = 80;
 const TOTAL_RETRANS: usize = 100;
 const PACING_RATE: usize = 104;
 const BYTES_ACKED: usize = 120;
+const SEGS_OUT: usize = 136;
+const DATA_SEGS_OUT: usize = 156;
 const DELIVERY_RATE: usize = 160;
 const BYTES_SENT: usize = 200;
+const BYTES_RETRANS: usize = 208;
+
+/// tcpi_options bit: the connection uses TCP timestamps.
+pub const TCPI_OPT_TIMESTAMPS: u8 = 1;
 
 /// snd_ssthresh before the first loss (TCP_INFINITE_SSTHRESH).
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -46,7 +54,17 @@ pub struct TcpInfo {
     pub bytes_acked: Option<u64>,
     /// bytes/s.
     pub delivery_rate: Option<u64>,
+    /// Payload bytes sent, retransmissions included (tcpi_bytes_sent, Linux ≥ 4.19).
     pub bytes_sent: Option<u64>,
+    /// Payload bytes retransmitted (tcpi_bytes_retrans, Linux ≥ 4.19).
+    pub bytes_retrans: Option<u64>,
+    /// Negotiated options (tcpi_options): TCPI_OPT_TIMESTAMPS = 1, SACK = 2, …
+    pub options: u8,
+    /// Segments sent, SYN, pure ACKs, FIN and retransmissions included, counted as
+    /// they leave on the wire (after segmentation offload) (tcpi_segs_out).
+    pub segs_out: u32,
+    /// Of those, segments carrying data (tcpi_data_segs_out).
+    pub data_segs_out: u32,
 }
 
 fn u32_at(b: &[u8], off: usize) -> u32 {
@@ -74,7 +92,18 @@ impl TcpInfo {
             bytes_acked: u64_at(b, BYTES_ACKED),
             delivery_rate: u64_at(b, DELIVERY_RATE),
             bytes_sent: u64_at(b, BYTES_SENT),
+            bytes_retrans: u64_at(b, BYTES_RETRANS),
+            options: b.get(OPTIONS).copied().unwrap_or(0),
+            segs_out: u32_at(b, SEGS_OUT),
+            data_segs_out: u32_at(b, DATA_SEGS_OUT),
         }
+    }
+
+    /// IP and TCP header bytes of a data segment: 20 (IPv4) or 40 (IPv6), 20 of TCP and
+    /// 12 more with the timestamp option (NOP, NOP, 10-byte option), which every
+    /// segment then carries.
+    pub fn header_len(&self, ipv6: bool) -> u64 {
+        (if ipv6 { 40 } else { 20 }) + 20 + if self.options & TCPI_OPT_TIMESTAMPS != 0 { 12 } else { 0 }
     }
 
     pub fn read(fd: RawFd) -> io::Result<TcpInfo> {
@@ -92,6 +121,41 @@ impl TcpInfo {
         let bytes = unsafe { std::slice::from_raw_parts(buf.as_ptr() as *const u8, (len as usize).min(BUF)) };
         Ok(TcpInfo::parse(bytes))
     }
+}
+
+/// What a transfer's sockets put on the wire, summed over its streams from each one's
+/// last tcp_info: the send summary's `sent` block.
+#[derive(Serialize, Debug, Default, Clone, Copy, PartialEq)]
+pub struct SentTotals {
+    /// Payload bytes, retransmissions included (Σ tcpi_bytes_sent).
+    pub bytes: u64,
+    /// Payload bytes retransmitted (Σ tcpi_bytes_retrans).
+    pub retrans_bytes: u64,
+    /// Segments, SYN, pure ACKs, FIN and retransmissions included (Σ tcpi_segs_out).
+    pub segments: u64,
+    /// Segments carrying data (Σ tcpi_data_segs_out).
+    pub data_segments: u64,
+    /// IP and TCP headers of those segments: Σ tcpi_segs_out × header_len (IP, TCP and
+    /// timestamp option; a SYN's longer options and SACK blocks are not counted).
+    /// Link-layer framing is not included.
+    pub header_bytes: u64,
+}
+
+/// Totals over the streams' tcp_info; None without streams or when a stream's kernel
+/// does not report tcpi_bytes_sent / tcpi_bytes_retrans (before Linux 4.19).
+pub fn sent_totals(infos: &[TcpInfo], ipv6: bool) -> Option<SentTotals> {
+    if infos.is_empty() {
+        return None;
+    }
+    let mut t = SentTotals::default();
+    for i in infos {
+        t.bytes += i.bytes_sent?;
+        t.retrans_bytes += i.bytes_retrans?;
+        t.segments += i.segs_out as u64;
+        t.data_segments += i.data_segs_out as u64;
+        t.header_bytes += i.segs_out as u64 * i.header_len(ipv6);
+    }
+    Some(t)
 }
 
 /// Congestion-avoidance state names (enum tcp_ca_state, include/uapi/linux/tcp.h).
@@ -191,6 +255,10 @@ mod tests {
         put64(&mut b, BYTES_ACKED, 1_000_001);
         put64(&mut b, DELIVERY_RATE, 12_500_000);
         put64(&mut b, BYTES_SENT, 1_002_897);
+        put64(&mut b, BYTES_RETRANS, 2_896);
+        b[OPTIONS] = TCPI_OPT_TIMESTAMPS | 2;
+        put32(&mut b, SEGS_OUT, 700);
+        put32(&mut b, DATA_SEGS_OUT, 693);
         b
     }
 
@@ -206,6 +274,9 @@ mod tests {
         assert_eq!(i.bytes_acked, Some(1_000_001));
         assert_eq!(i.delivery_rate, Some(12_500_000));
         assert_eq!(i.bytes_sent, Some(1_002_897));
+        assert_eq!(i.bytes_retrans, Some(2_896));
+        assert_eq!((i.options, i.segs_out, i.data_segs_out), (3, 700, 693));
+        assert_eq!((i.header_len(false), i.header_len(true)), (52, 72));
     }
 
     #[test]
@@ -215,7 +286,10 @@ mod tests {
         let i = TcpInfo::parse(&b[..152]);
         assert_eq!(i.bytes_acked, Some(1_000_001));
         assert_eq!(i.delivery_rate, None);
-        assert_eq!(i.bytes_sent, None);
+        assert_eq!((i.bytes_sent, i.bytes_retrans), (None, None));
+        assert_eq!(i.segs_out, 700);
+        assert_eq!(i.data_segs_out, 0); // at 156, past the 152 bytes returned
+        assert_eq!(sent_totals(&[i], false), None);
         let i = TcpInfo::parse(&b[..50]);
         assert_eq!(i.snd_cwnd, 0);
         assert_eq!(i.pacing_rate, None);
@@ -239,12 +313,34 @@ mod tests {
     }
 
     #[test]
+    fn sent_totals_sum_streams() {
+        let a = TcpInfo::parse(&sample());
+        // a second stream without timestamps: 1000 segments of which 990 with data
+        let mut b = a;
+        (b.bytes_sent, b.bytes_retrans, b.options) = (Some(1_413_720), Some(0), 0);
+        (b.segs_out, b.data_segs_out) = (1000, 990);
+        let t = sent_totals(&[a, b], false).unwrap();
+        assert_eq!(t.bytes, 1_002_897 + 1_413_720);
+        assert_eq!(t.retrans_bytes, 2_896);
+        assert_eq!((t.segments, t.data_segments), (1700, 1683));
+        // 700 × (20 + 20 + 12) + 1000 × (20 + 20) = 36 400 + 40 000
+        assert_eq!(t.header_bytes, 76_400);
+        // over IPv6: 700 × 72 + 1000 × 60
+        assert_eq!(sent_totals(&[a, b], true).unwrap().header_bytes, 110_400);
+        assert_eq!(sent_totals(&[], false), None);
+        let json = serde_json::to_value(t).unwrap();
+        assert_eq!(json["header_bytes"], 76_400);
+        assert_eq!(json["retrans_bytes"], 2_896);
+    }
+
+    #[test]
     fn live_socket_info() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let c = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
         let i = TcpInfo::read(std::os::fd::AsRawFd::as_raw_fd(&c)).unwrap();
         assert_eq!(state_name(i.state), "ESTABLISHED");
         assert!(i.snd_mss > 0 && i.snd_cwnd > 0);
-        assert!(i.bytes_sent.is_some());
+        assert!(i.bytes_sent.is_some() && i.bytes_retrans.is_some());
+        assert!(i.segs_out >= 1); // at least the SYN
     }
 }

@@ -142,6 +142,14 @@ fn bulk(streams: usize) {
     assert_eq!(sj["cc"], "cubic");
     // Both sides read one clock: the sender ends after the receiver's last byte.
     assert!(sj["end_ns"].as_u64().unwrap() >= rj["last_byte_ns"].as_u64().unwrap());
+    // What went on the wire: every payload byte once plus the retransmitted ones, and
+    // each segment's IP + TCP headers (52 B over IPv4 with timestamps).
+    let sent = &sj["sent"];
+    let u = |k: &str| sent[k].as_u64().unwrap_or_else(|| panic!("sent.{k} in {sj}"));
+    assert_eq!(u("bytes"), V + u("retrans_bytes"), "{sent}");
+    assert!(u("data_segments") <= u("segments") && u("data_segments") >= streams as u64);
+    assert_eq!(u("header_bytes") % u("segments"), 0, "one header size per segment: {sent}");
+    assert_eq!(u("header_bytes") / u("segments"), 52, "{sent}");
     let (h, rows) = csv(&slog);
     assert!(h.starts_with("t_ns,stream,bytes_acked,bytes_sent,cwnd,ssthresh,rtt_us"));
     for i in 0..streams {
@@ -202,6 +210,11 @@ fn pingpong_twenty_messages() {
     }
     let pj = json(&psum);
     assert_eq!(pj["messages"], 20);
+    // the requests once (no loss here), and the sender's ACKs of the echoes besides
+    let sent = &pj["sent"];
+    assert_eq!(sent["bytes"].as_u64(), Some(2_000_000 + sent["retrans_bytes"].as_u64().unwrap()));
+    assert!(sent["segments"].as_u64().unwrap() > sent["data_segments"].as_u64().unwrap(), "{sent}");
+    assert_eq!(sent["header_bytes"].as_u64(), Some(52 * sent["segments"].as_u64().unwrap()));
     assert!(pj["rtt_ns"]["min"].as_u64().unwrap() <= pj["rtt_ns"]["max"].as_u64().unwrap());
     let rj = json(&rsum);
     assert_eq!(

@@ -1,7 +1,9 @@
 """Fair-share ideal: completion times under a fluid max-min fair model of one bottleneck.
 
 It answers "how long would these transfers take if the link were shared perfectly?",
-the yardstick against which a protocol's measured completion times are compared.
+the yardstick against which a protocol's measured completion times are compared. This is
+ITB's only fair-share computation: every fair share a run, a report or a study shows comes
+from `ideal_completion_times` on the payload rates the path can carry (docs/metrics.md).
 """
 
 from __future__ import annotations
@@ -145,6 +147,27 @@ def compare_to_ideal(measured_s: Sequence[float | None], ideal_s: Sequence[float
     return {"n_compared": len(pairs), "measured_mean_s": measured,
             "compared_ideal_mean_s": ideal,
             "difference_pct": (measured / ideal - 1) * 100 if ideal > 0 else None}
+
+
+def source_cap_bps(link_bps: float | None, pacing_bps: float | None,
+                   payload_share: float = 1.0) -> float | None:
+    """A source's cap for the model, as a wire rate: its access link's rate, or its pacing
+    cap divided by the payload share, whichever is lower; None = no cap.
+
+    The model scales caps by `payload_share` to get payload rates, which is right for a
+    link (it carries frames) but not for a pacing cap: Linux paces a TCP socket's payload
+    (tcp_update_skb_after_send charges the data skb's length against sk_pacing_rate), so
+    a source paced at R moves R of payload. Dividing by the share here gives it back R.
+    None, NaN or 0 mean no limit of that kind.
+    """
+    if not 0 < payload_share <= 1:  # also rejects NaN
+        raise ValueError(f"payload_share must be in (0, 1], got {payload_share!r}")
+    caps = []
+    if link_bps is not None and not math.isnan(float(link_bps)) and float(link_bps) != 0:
+        caps.append(_check_rate(link_bps, "link_bps"))
+    if pacing_bps is not None and not math.isnan(float(pacing_bps)) and float(pacing_bps) != 0:
+        caps.append(_check_rate(pacing_bps, "pacing_bps") / payload_share)
+    return min(caps) if caps else None
 
 
 def tcp_payload_share(mtu: int = 1500, ipv6: bool = False, timestamps: bool = True) -> float:

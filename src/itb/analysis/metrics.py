@@ -12,16 +12,21 @@ import numpy as np
 import pandas as pd
 
 from itb.analysis import tables
-from itb.analysis.fairshare import compare_to_ideal, fair_share_summary, tcp_payload_share
+from itb.analysis.fairshare import (
+    compare_to_ideal,
+    fair_share_summary,
+    source_cap_bps,
+    tcp_payload_share,
+)
 from itb.analysis.series import (
     DEFAULT_BIN_S,
-    aggregate_goodput,
     bottleneck_throughput,
-    busy_integrals,
     common_interval_s,
     completed_times,
+    efficiency,
     finite_rate,
     goodput_distribution,
+    link_utilisation,
     queueing_delay,
     select_link,
     transfer_goodput,
@@ -62,18 +67,49 @@ def _payload_share(context: Mapping) -> float:
     return 1.0
 
 
-def _fair_share(fwd: pd.DataFrame, rep_start_ns: int, times: np.ndarray,
+def _rate(value) -> float | None:
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def _model_caps(fwd: pd.DataFrame, payload_share: float) -> list[float | None]:
+    """Each forward transfer's cap for the model, as a wire rate (source_cap_bps: access
+    link, or pacing cap / payload share). Tables from before access_link_bps and
+    pacing_cap_bps have only access_rate_bps, taken as a wire rate."""
+    if {"access_link_bps", "pacing_cap_bps"} <= set(fwd.columns):
+        return [source_cap_bps(_rate(link), _rate(pacing), payload_share)
+                for link, pacing in zip(fwd["access_link_bps"], fwd["pacing_cap_bps"])]
+    return [_rate(c) for c in fwd["access_rate_bps"]]
+
+
+def _ignored(tr: pd.DataFrame) -> list[str]:
+    """The traffic on the path that the model leaves out: "reverse", "background", or
+    "<direction> <kind>" for ping-pongs and UDP."""
+    rest = tr[tr["direction"] != "forward"]
+    return sorted({d if k in ("transfer", "background") else f"{d} {k}"
+                   for d, k in zip(rest["direction"], rest["kind"])})
+
+
+def _fair_share(tr: pd.DataFrame, fwd: pd.DataFrame, rep_start_ns: int, times: np.ndarray,
                 capacity: float | None, payload_share: float) -> dict | None:
-    """Fair-share ideal of the forward transfers; None when it is unbounded (no C, no C_a)
+    """Fair-share ideal of the forward transfers; None when it is unbounded (no C, no cap)
     or when a forward flow is not a bulk transfer (ping-pong and UDP are not fluid flows)."""
-    caps = [None if pd.isna(c) else float(c) for c in fwd["access_rate_bps"]]
+    caps = _model_caps(fwd, payload_share)
     if fwd.empty or (capacity is None and any(c is None for c in caps)):
         return None
     if (fwd["kind"] != "transfer").any():
         return None
     starts = ((fwd["start_ns"] - rep_start_ns) / 1e9).tolist()
-    return fair_share_summary(starts, fwd["bytes_expected"].tolist(), caps, capacity,
-                              measured_s=times.tolist(), payload_share=payload_share)
+    out = fair_share_summary(starts, fwd["bytes_expected"].tolist(), caps, capacity,
+                             measured_s=times.tolist(), payload_share=payload_share)
+    return out | {"ignores": _ignored(tr)}
+
+
+def _maybe(f, *args):
+    """f(*args), or None where the data cannot give it (ValueError)."""
+    try:
+        return f(*args)
+    except ValueError:
+        return None
 
 
 def _transfer_rows(tr: pd.DataFrame, gput: pd.DataFrame, samples: pd.DataFrame,
@@ -101,6 +137,8 @@ def _transfer_rows(tr: pd.DataFrame, gput: pd.DataFrame, samples: pd.DataFrame,
             "mean_goodput_bps": g["mean_goodput_bps"],
             "sigma_goodput_bps": g["sigma_goodput_bps"], "n_samples": g["n_samples"],
             "goodput_distribution": dist, "ideal_s": ideal.get(r.transfer),
+            "wire_bytes": getattr(r, "wire_bytes", None),
+            "bytes_retrans": getattr(r, "bytes_retrans", None),
         })
     return rows
 
@@ -124,12 +162,10 @@ def _repetition(rep: int, tr: pd.DataFrame, samples: pd.DataFrame,
         bin_s = common_interval_s(fwd_samples["interval_s"])
     except ValueError:  # no goodput samples: bottleneck bins keep their default
         bin_s = DEFAULT_BIN_S
-    G = aggregate_goodput(samples, tr, "forward", bin_s)
     X = bottleneck_throughput(bottleneck, "forward", bin_s, {rep: rep_start}, link)
-    payload, wire = busy_integrals(G, X) if not (G.empty or X.empty) else (0.0, 0.0)
     has_fwd_link = not select_link(bottleneck, "forward", link).empty
 
-    fair = _fair_share(fwd, rep_start, times, capacity, _payload_share(context))
+    fair = _fair_share(tr, fwd, rep_start, times, capacity, _payload_share(context))
     ideal = dict(zip(fwd["transfer"], fair.pop("ideal_s"))) if fair else {}
     corrupt = fwd["corrupt_window"].notna() if "corrupt_window" in fwd else pd.Series(dtype=bool)
     return {
@@ -139,8 +175,11 @@ def _repetition(rep: int, tr: pd.DataFrame, samples: pd.DataFrame,
         "margins": margins(times) if np.isfinite(times).any() else None,
         "jain": jain,
         "bin_s": bin_s,
-        "efficiency": payload / wire if wire > 0 else None,
-        "utilisation": utilisation(X, capacity) if not X.empty else None,
+        # over the measured (forward) flows, from what their senders put on the wire
+        "efficiency": _maybe(efficiency, fwd),
+        "utilisation": _maybe(utilisation, fwd, capacity),
+        # everything on the forward bottleneck: the measured flows and the adverse traffic
+        "link_utilisation": link_utilisation(X, capacity) if not X.empty else None,
         "queueing_delay": (queueing_delay(bottleneck, capacity, "forward", link)
                            if has_fwd_link else {"mean_s": None, "max_s": None}),
         "fair_share": fair,
@@ -164,12 +203,18 @@ def _table(df: pd.DataFrame, name: str) -> pd.DataFrame:
 
 
 def _overall_fair_share(reps: list[dict]) -> dict | None:
-    """Measured vs ideal over the completed forward transfers of all repetitions (paired)."""
+    """The repetitions' fair-share blocks pooled: ideal over every forward transfer, measured
+    vs ideal over the completed ones (paired), the traffic the model left out."""
+    blocks = [r["fair_share"] for r in reps if r["fair_share"]]
     pairs = [(t["completion_s"], t["ideal_s"]) for r in reps for t in r["transfers"]
              if t["ideal_s"] is not None]
-    if not pairs:
+    if not blocks or not pairs:
         return None
-    return compare_to_ideal([m for m, _ in pairs], [i for _, i in pairs])
+    ideal = [i for _, i in pairs]
+    return ({"ideal_mean_s": sum(ideal) / len(ideal), "ideal_max_s": max(ideal),
+             "payload_share": blocks[0]["payload_share"]}
+            | compare_to_ideal([m for m, _ in pairs], ideal)
+            | {"ignores": sorted(set().union(*(b["ignores"] for b in blocks)))})
 
 
 def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.DataFrame,
@@ -215,6 +260,7 @@ def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.D
         "jain_mean": _mean(r["jain"] for r in reps),
         "efficiency_mean": _mean(r["efficiency"] for r in reps),
         "utilisation_mean": _mean(r["utilisation"] for r in reps),
+        "link_utilisation_mean": _mean(r["link_utilisation"] for r in reps),
         "fair_share": _overall_fair_share(reps),
     }
     return _jsonable({"repetitions": reps, "overall": overall})

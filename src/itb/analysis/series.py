@@ -1,6 +1,7 @@
-"""Time series of a run (docs/metrics.md): goodput per transfer and aggregate G(t), the
-bottleneck's throughput X(t), and what they give: efficiency, utilisation, queueing delay.
-Pure functions over the tidy tables (`itb.analysis.tables`)."""
+"""Time series and volumes of a run (docs/metrics.md): goodput per transfer and aggregate
+G(t); the measured flows' efficiency and utilisation (from what their senders put on the
+wire); the bottleneck link's throughput, load and queueing delay. Pure functions over the
+tidy tables (`itb.analysis.tables`)."""
 
 from __future__ import annotations
 
@@ -205,47 +206,71 @@ def bottleneck_throughput(bottleneck: pd.DataFrame, direction: str = "forward",
     return out[_THROUGHPUT_COLUMNS]
 
 
-def busy_integrals(G: pd.DataFrame, X: pd.DataFrame) -> tuple[float, float]:
-    """(payload bytes, wire bytes) summed over each repetition's common busy interval:
-    from the later of the two first non-empty bins to the earlier of the two last ones."""
-    payload = wire = 0.0
-    for rep in sorted(set(G["repetition"]) & set(X["repetition"])):
-        g, x = G[G["repetition"] == rep], X[X["repetition"] == rep]
-        gb, xb = g.loc[g["bytes"] > 0, "t_s"], x.loc[x["bytes"] > 0, "t_s"]
-        if gb.empty or xb.empty:
-            continue
-        lo, hi = max(gb.min(), xb.min()), min(gb.max(), xb.max())
-        if lo > hi:
-            continue
-        payload += float(g.loc[g["t_s"].between(lo, hi), "bytes"].sum())
-        wire += float(x.loc[x["t_s"].between(lo, hi), "bytes"].sum())
-    return payload, wire
+def _wire_rows(transfers: pd.DataFrame) -> pd.DataFrame:
+    """Rows whose sender reported what it put on the wire (`wire_bytes` > 0)."""
+    if "wire_bytes" not in transfers:
+        return transfers.iloc[0:0]
+    wire = pd.to_numeric(transfers["wire_bytes"], errors="coerce")
+    return transfers[wire.notna() & (wire > 0)]
 
 
-def efficiency(G: pd.DataFrame, X: pd.DataFrame) -> float:
-    """E = Σ payload bytes / Σ wire bytes over the common busy interval (ratio of integrals).
+def efficiency(transfers: pd.DataFrame) -> float:
+    """E = Σ payload delivered / Σ wire bytes sent, over the given flows (RR-6244's
+    E = G/X with X = Σ x_i over the measured flows, as a ratio of integrals).
 
-    G and X as returned by aggregate_goodput and bottleneck_throughput (with a `bytes`
-    column), ideally on the same bins; repetitions are pooled.
+    Payload is `bytes` (counted at the receiver); wire bytes are `wire_bytes` (the
+    sender's segments as framed on the link, retransmissions and headers included).
+    Flows without wire bytes are left out of both sums; none left: ValueError.
     """
-    payload, wire = busy_integrals(G, X)
-    if wire == 0:
-        raise ValueError("goodput and bottleneck have no common busy interval")
-    return payload / wire
+    rows = _wire_rows(transfers)
+    rows = rows[pd.to_numeric(rows["bytes"], errors="coerce").notna()]
+    if rows.empty:
+        raise ValueError("efficiency needs flows with both delivered and wire bytes")
+    return float(rows["bytes"].astype("float64").sum()) / float(
+        rows["wire_bytes"].astype("float64").sum())
 
 
-def utilisation(X: pd.DataFrame, capacity_bps: float | None) -> float | None:
-    """Mean X(t) over the busy span divided by C; None when C is unlimited.
+def utilisation(transfers: pd.DataFrame, capacity_bps: float | None) -> float | None:
+    """U = X̄ / C with X(t) = Σ x_i(t) over the given flows (RR-6244): their wire bits over
+    their busy span, divided by C. None when C is unlimited.
+
+    The busy span of a repetition runs from the flows' first start_ns to their last end_ns
+    (idle time between flows counts: capacity the application left unused); repetitions
+    are pooled (total wire bits / total span / C). Every flow needs its wire_bytes (a
+    missing one would make U look lower), and a span needs a finite end: ValueError.
+    """
+    cap = finite_rate(capacity_bps, "capacity_bps")
+    if cap is None:
+        return None
+    if transfers.empty:
+        raise ValueError("utilisation of no flows")
+    if len(_wire_rows(transfers)) != len(transfers):
+        raise ValueError("utilisation needs every flow's wire bytes")
+    bits = span_s = 0.0
+    for _, rep in transfers.groupby("repetition"):
+        start = pd.to_numeric(rep["start_ns"], errors="coerce").min()
+        end = pd.to_numeric(rep["end_ns"], errors="coerce").max()
+        if pd.isna(start) or pd.isna(end) or end <= start:
+            raise ValueError("utilisation needs each repetition's first start and last end")
+        bits += float(rep["wire_bytes"].astype("float64").sum()) * 8
+        span_s += (float(end) - float(start)) / 1e9
+    return bits / span_s / cap
+
+
+def link_utilisation(X: pd.DataFrame, capacity_bps: float | None) -> float | None:
+    """Load of the bottleneck link: mean X_link(t) over its busy span divided by C, with
+    every frame on the link counted (measured flows, adverse traffic, ACKs); None when C
+    is unlimited.
 
     The busy span runs from the first to the last bin that carried bytes (per repetition),
-    idle bins inside it included: time before the first and after the last transfer does
-    not count, a stall in mid-run does. A link that never carried anything has 0.
+    idle bins inside it included: time before the first and after the last frame does not
+    count, a stall in mid-run does. A link that never carried anything has 0.
     """
     cap = finite_rate(capacity_bps, "capacity_bps")
     if cap is None:
         return None
     if X.empty:
-        raise ValueError("utilisation of an empty throughput series")
+        raise ValueError("link utilisation of an empty throughput series")
     total, bins = 0.0, 0
     groups = X.groupby("repetition") if "repetition" in X else [(None, X)]
     for _, x in groups:

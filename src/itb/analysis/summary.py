@@ -1,11 +1,11 @@
-"""metrics.json of a run: run_metrics on the run's tables, in the testbed's context, plus
-the fair-share comparison stated against C itself and the engine's dispatch error."""
+"""metrics.json of a run: run_metrics on the run's tables, in the testbed's context (which
+link is the bottleneck, its capacity C, the MTU), plus the engine's dispatch error. The
+fair-share comparison is run_metrics' own (`overall.fair_share`, one per repetition)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from itb.analysis.fairshare import compare_to_ideal, ideal_completion_times, tcp_payload_share
 from itb.analysis.metrics import run_metrics
 from itb.calibration.path import path_spec
 from itb.scenario.model import Topology
@@ -28,42 +28,10 @@ def context_of(topo: Topology, transfers: pd.DataFrame) -> dict:
     return ctx
 
 
-def fair_share_vs_c(transfers: pd.DataFrame, capacity_bps: float | None, mtu: int) -> dict | None:
-    """Measured mean completion time of the forward bulk transfers against the fluid
-    max-min ideal computed from C on the wire (headers count against the transfers) and,
-    for reference, from C's TCP payload share."""
-    fwd = transfers[(transfers["direction"] == "forward")]
-    if fwd.empty or (fwd["kind"] != "transfer").any():
-        return None
-    measured, wire, payload = [], [], []
-    share = tcp_payload_share(mtu)
-    for _, rep in fwd.groupby("repetition"):
-        caps = [None if pd.isna(c) else float(c) for c in rep["access_rate_bps"]]
-        if capacity_bps is None and any(c is None for c in caps):
-            return None
-        starts = ((rep["start_ns"] - rep["rep_start_ns"]) / 1e9).tolist()
-        vols = rep["bytes_expected"].tolist()
-        wire += ideal_completion_times(starts, vols, caps, capacity_bps)
-        payload += ideal_completion_times(starts, vols, caps, capacity_bps, payload_share=share)
-        measured += [t if ok else None for t, ok in zip(rep["completion_s"], rep["ok"])]
-    on_wire, on_payload = compare_to_ideal(measured, wire), compare_to_ideal(measured, payload)
-    return {"n_compared": on_wire["n_compared"], "measured_mean_s": on_wire["measured_mean_s"],
-            "ideal_mean_s": on_wire["compared_ideal_mean_s"],
-            "difference_pct": on_wire["difference_pct"],
-            "payload_share": share,
-            "payload_ideal_mean_s": on_payload["compared_ideal_mean_s"],
-            "payload_difference_pct": on_payload["difference_pct"],
-            # the model knows only the forward bulk transfers: say what else shared the path
-            "ignores": sorted(set(transfers.loc[transfers["direction"] != "forward", "kind"]))}
-
-
 def scenario_metrics(tables: dict[str, pd.DataFrame], topo: Topology,
                      dispatch: dict | None = None) -> dict:
     ctx = context_of(topo, tables["transfers"])
     metrics = run_metrics(tables["transfers"], tables["samples"], tables["bottleneck"], ctx)
-    transfers = tables["transfers"]
-    metrics["fair_share"] = (fair_share_vs_c(transfers, ctx["capacity_bps"], topo.mtu)
-                             if len(transfers) else None)
     metrics["context"] = ctx
     metrics["dispatch"] = dispatch
     return metrics

@@ -22,6 +22,9 @@ from itb.scenario.model import Topology
 
 TCPINFO_COLUMNS = ("cwnd", "ssthresh", "rtt_us", "total_retrans", "pacing_rate_bps",
                    "delivery_rate_bps")
+# Bytes the link emulator counts per frame besides the IP packet: the Ethernet header
+# (no preamble, no FCS; docs/linkem.md).
+ETHERNET_HEADER_BYTES = 14
 
 
 def _json(path: Path) -> dict | None:
@@ -52,6 +55,23 @@ def _capped(link_bps: int | None, pacing_bps: int | None) -> int | None:
     if not pacing_bps or (link_bps and link_bps < pacing_bps):
         return link_bps
     return pacing_bps
+
+
+def sent_columns(send: dict) -> dict:
+    """What the sender put on the wire, from its summary's `sent` block (tcp_info totals
+    over its streams, docs/flow.md): payload bytes sent and retransmitted, segments, and
+    wire_bytes = payload + IP/TCP headers + an Ethernet header per segment, as the link
+    emulator counts frames. NaN when the summary has no such block (UDP, an older flow
+    binary, a kernel before 4.19, a sender that left no summary)."""
+    sent = send.get("sent")
+    keys = ("bytes", "retrans_bytes", "segments", "header_bytes")
+    if not isinstance(sent, dict) or any(not isinstance(sent.get(k), int) for k in keys):
+        return {"bytes_sent": np.nan, "bytes_retrans": np.nan, "segs_out": np.nan,
+                "wire_bytes": np.nan}
+    return {"bytes_sent": sent["bytes"], "bytes_retrans": sent["retrans_bytes"],
+            "segs_out": sent["segments"],
+            "wire_bytes": (sent["bytes"] + sent["header_bytes"]
+                           + ETHERNET_HEADER_BYTES * sent["segments"])}
 
 
 def _whole_lines(df: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -92,6 +112,7 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
         if e.get("wait") is False and not ok:
             error = "stopped once the awaited events were done (wait = false)"
         spec = path_spec(topo, e["src"], e["dst"])
+        link_bps = access_rate_bps(topo, e["src"], e["dst"])
         rows.append({
             "repetition": repetition, "transfer": e["id"],
             "kind": "background" if e.get("direction") == "background" and e["kind"] == "transfer"
@@ -103,9 +124,12 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
             "bytes_expected": expected, "bytes": got, "start_ns": start, "end_ns": end,
             "completion_s": (end - start) / 1e9 if complete else np.nan,
             "ok": ok, "error": error,
-            "access_rate_bps": _capped(access_rate_bps(topo, e["src"], e["dst"]), e.get("rate_bps")),
+            "access_rate_bps": _capped(link_bps, e.get("rate_bps")),
+            # the two limits apart: a link's rate is on the wire, a pacing cap on payload
+            "access_link_bps": link_bps if link_bps else np.nan,
+            "pacing_cap_bps": (e.get("rate_bps") or np.nan) if e["kind"] != "udp" else np.nan,
             "rtt_s": spec.rtt_us / 1e6, "rep_start_ns": result.get("zero_ns"),
-            "at_s": e["at_us"] / 1e6})
+            "at_s": e["at_us"] / 1e6} | sent_columns(send))
     return rows
 
 

@@ -23,6 +23,7 @@ T_mean that cover 68 % and 95 % of completions, and σ_T synchronised vs spaced.
 from __future__ import annotations
 
 import statistics
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -30,7 +31,7 @@ from typing import Callable
 import pandas as pd
 
 from itb.analysis.cells import forward_completions
-from itb.analysis.fairshare import ideal_completion_times, tcp_payload_share
+from itb.analysis.fairshare import ideal_completion_times, source_cap_bps, tcp_payload_share
 from itb.analysis.predictability import Point as PointResult
 from itb.analysis.predictability import Results, fits_of, spacing_of
 from itb.analysis.statistics import margins
@@ -127,11 +128,13 @@ def planned_ideal(doc: dict) -> list[float]:
     transfers' starts, volumes and access rates from the scenario, sharing the
     bottleneck's TCP payload rate max-min fairly (no slow start, no loss)."""
     fwd = [t for t in doc["transfer"] if t["id"].startswith("bu.")]
+    share = tcp_payload_share()
+    # a source's rate is a pacing cap, which Linux applies to the payload (fairshare)
     return ideal_completion_times([parse_duration(t["at"]) / 1e6 for t in fwd],
                                   [parse_size(t["volume"]) for t in fwd],
-                                  [parse_rate(t["rate"]) for t in fwd],
-                                  parse_rate(doc["bottleneck"]["rate"]),
-                                  payload_share=tcp_payload_share())
+                                  [source_cap_bps(None, parse_rate(t["rate"]), share)
+                                   for t in fwd],
+                                  parse_rate(doc["bottleneck"]["rate"]), payload_share=share)
 
 
 def sweep_of(a: StudyArgs, out: Path) -> Sweep:
@@ -145,12 +148,10 @@ def sweep_of(a: StudyArgs, out: Path) -> Sweep:
         g = apps.bulk(cell, cs, p.spacing_s, max_start_span=a.max_span, reverse_after=True)
         g.doc["experiment"].update(repetitions=a.repeat, seed=a.seed, name=f"pred-{p.name}")
         g.doc["testbed"]["name"] = f"pred-{p.name}"[:64]
-        ideal = planned_ideal(g.doc)
         cells.append(SweepCell(p.name, g.doc, {
             "cc": p.cc, "c_g": p.c_g, "reverse": p.reverse, "r_level": p.r_level,
             "spacing_s": p.spacing_s, "spacing_realised_s": g.realisation["spacing_s"],
-            "c_g_realised": cls.c_g_realised, "ideal_t_mean_s": statistics.fmean(ideal),
-            "ideal_sigma_t_s": statistics.pstdev(ideal),
+            "c_g_realised": cls.c_g_realised,
             "realisation": g.realisation | {"scale": cs.to_json()}}))
     return Sweep(out, "predictability", a.key(), cells, a.repeat, a.seed)
 
@@ -167,8 +168,10 @@ def _point(sweep: Sweep, c: dict) -> PointResult:
     m = sweep.metrics(c)
     reps = stats.per_repetition(m) if m else []
     row: dict = {k: c[k] for k in ("name", "cc", "c_g", "reverse", "r_level", "spacing_s",
-                                   "spacing_realised_s", "c_g_realised", "ideal_t_mean_s",
-                                   "ideal_sigma_t_s")}
+                                   "spacing_realised_s", "c_g_realised")}
+    with open(sweep.out / c["scenario"], "rb") as f:  # the plan that ran
+        ideal = planned_ideal(tomllib.load(f))
+    row["ideal_t_mean_s"], row["ideal_sigma_t_s"] = statistics.fmean(ideal), statistics.pstdev(ideal)
     row["repetitions"] = len(reps)
     row["failed"] = sum(r["n_failed"] for r in reps)
     for k in ("t_mean", "sigma_t", "cov", "t_min", "t_max"):
