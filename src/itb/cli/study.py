@@ -229,13 +229,12 @@ def study_response_function(
     for col in ("algorithm", "points", "d", "d published", "c", "c published", "R²",
                 "β", "β nominal", "events"):
         t.add_column(col)
+    mark = {True: " ✓", False: " ✗"}
     for f in res.results.fits:
-        d = num(f["d"]) + (f" ± {f['d_ci95']:.2g}" if f["d_ci95"] is not None else "")
-        mark = {True: " ✓", False: " ✗"}
-        t.add_row(f["cc"], str(f["n"]), d + mark.get(f["d_ok"], ""), num(f["d_published"]),
-                  num(f["c"]), num(f["c_published"]), num(f["r2"]),
-                  num(f["beta"]) + mark.get(f["beta_ok"], ""), num(f["beta_nominal"]),
-                  str(f["events"]))
+        d = num(f.d) + (f" ± {f.d_ci95:.2g}" if f.d_ci95 is not None else "")
+        t.add_row(f.cc, str(f.n), d + mark.get(f.d_ok, ""), num(f.d_published),
+                  num(f.c), num(f.c_published), num(f.r2),
+                  num(f.beta) + mark.get(f.beta_ok, ""), num(f.beta_nominal), str(f.events))
     out.print(t)
     _study_done(res)
 

@@ -7,35 +7,34 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.cc.published import PUBLISHED, nominal_beta
+from itb.analysis.response import Event, Fit, Point, Results
+from itb.cc.published import nominal_beta
 from itb.engine import rundir
 from itb.report.figures import save_figure, plt
 from itb.report.html import figure, render
-from itb.analysis.cells import fit_loss
 
 
-def loglog(points: list[dict], fits: list[dict], path: Path) -> Path | None:
+def loglog(points: list[Point], fits: list[Fit], path: Path) -> Path | None:
     """Window (rate in MSS per RTT) vs loss: measured points, fitted lines (solid) and
     the published response functions (dashed)."""
-    pts = [p for p in points if p.get("window")]
+    pts = [p for p in points if p.window]
     if not pts:
         return None
     fig, ax = plt.subplots(figsize=(8, 5.5))
     for f in fits:
-        mine = [p for p in pts if p["cc"] == f["cc"]]
+        mine = [p for p in pts if p.cc == f.cc]
         if not mine:
             continue
-        ps = np.array([fit_loss(p) for p in mine])
-        dots = ax.loglog(ps, [p["window"] for p in mine], "o", label=f["cc"])[0]
+        ps = np.array([p.p_fit for p in mine])
+        dots = ax.loglog(ps, [p.window for p in mine], "o", label=f.cc)[0]
         xs = np.geomspace(ps.min() / 1.5, ps.max() * 1.5, 30)
         colour = dots.get_color()
-        if f["d"] is not None:
-            ax.loglog(xs, f["c"] / xs ** f["d"], "-", color=colour, lw=1,
-                      label=f"fit {f['cc']}: {f['c']:.3g}/p^{f['d']:.3f}")
-        pub = PUBLISHED[f["cc"]]
-        if pub.c is not None:
-            ax.loglog(xs, pub.c / xs ** pub.d, "--", color=colour, lw=1,
-                      label=f"published {f['cc']}: {pub.c:g}/p^{pub.d:g}")
+        if f.c is not None and f.d is not None:
+            ax.loglog(xs, f.c / xs ** f.d, "-", color=colour, lw=1,
+                      label=f"fit {f.cc}: {f.c:.3g}/p^{f.d:.3f}")
+        if f.c_published is not None and f.d_published is not None:
+            ax.loglog(xs, f.c_published / xs ** f.d_published, "--", color=colour, lw=1,
+                      label=f"published {f.cc}: {f.c_published:g}/p^{f.d_published:g}")
     ax.set_xlabel("packet loss rate p (applied by the link over the measured span)")
     ax.set_ylabel("rate in MSS per RTT (average window, segments)")
     ax.set_title("response functions: measured (dots, solid fits) and published (dashed)")
@@ -44,17 +43,17 @@ def loglog(points: list[dict], fits: list[dict], path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def decreases(events: list[dict], ccs: list[str], path: Path) -> Path | None:
+def decreases(events: list[Event], ccs: list[str], path: Path) -> Path | None:
     """Each congestion event's β against the window it began at, with the nominal β."""
     if not events:
         return None
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for cc in ccs:
-        ev = [e for e in events if e["cc"] == cc]
+        ev = [e for e in events if e.cc == cc]
         if not ev:
             continue
-        w = np.array([e["cwnd_before"] for e in ev])
-        dots = ax.semilogx(w, [e["beta"] for e in ev], ".", alpha=0.35, label=f"{cc} (measured)")[0]
+        w = np.array([e.cwnd_before for e in ev])
+        dots = ax.semilogx(w, [e.beta for e in ev], ".", alpha=0.35, label=f"{cc} (measured)")[0]
         ws = np.geomspace(w.min(), w.max(), 40)
         nominal = [nominal_beta(cc, x) for x in ws]
         if all(v is not None for v in nominal):
@@ -68,19 +67,18 @@ def decreases(events: list[dict], ccs: list[str], path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build_response_report(out: Path, state: dict, points: list[dict], fits: list[dict],
-                          events: list[dict]) -> Path:
+def build_response_report(out: Path, state: dict, res: Results) -> Path:
     rep = out / "report"
     figs = []
     for make, name, caption in (
-            (lambda p: loglog(points, fits, p), "response-loglog",
+            (lambda p: loglog(res.points, res.fits, p), "response-loglog",
              "Response functions: rate in MSS/RTT against loss, log-log"),
-            (lambda p: decreases(events, state["args"]["ccs"], p), "decrease",
+            (lambda p: decreases(res.events, state["args"]["ccs"], p), "decrease",
              "Multiplicative decrease β of every congestion event after the warm-up")):
         f = make(rep / f"{name}.png")
         if f:
             figs.append(figure(f, caption))
     cal_path = out / "calibration.json"
-    return render("response.html.j2", rep / "report.html", state=state, points=points,
-                  fits=fits, figs=figs,
+    return render("response.html.j2", rep / "report.html", state=state, points=res.points,
+                  fits=res.fits, figs=figs,
                   calibration=rundir.read_json(cal_path) if cal_path.exists() else None)

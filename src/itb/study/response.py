@@ -13,7 +13,8 @@ span (the fit's p: a few dozen seeded draws can be 30 % off the configured p); e
 congestion event's decrease β = 1 − cwnd_after / cwnd_before from the sender's
 tcp_info samples (cwnd before entering Recovery, cwnd once back in Open). Per
 algorithm: the fit log w = log c − d·log p, compared with the published c and d, and
-the median β against the published decrease.
+the median β against the published decrease. The result models and the fit are in
+itb.analysis.response.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
-from itb.analysis.cells import cell_transfers, fit_loss
+from itb.analysis.cells import cell_transfers
+from itb.analysis.response import Event, Results, fit_algorithm
+from itb.analysis.response import Point as PointResult
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.cc.published import PUBLISHED, nominal_beta, switch_beta
 from itb.engine import rundir
@@ -35,8 +37,6 @@ from itb.errors import ScenarioError
 
 Say = Callable[[str], None]
 MSS = 1448                 # bytes: 1500-byte MTU with timestamps
-D_TOLERANCE = 0.08         # the acceptance band of the fitted exponent d
-BETA_TOLERANCE = 0.03      # ... and of the measured decrease β
 LINK_SHARE_LIMIT = 0.9     # above this share of C the link, not the loss, may set the rate
 MAX_LOSS = 0.05
 MEASURED_EVENTS = 40       # mean loss intervals a point measures (within 20–60 s)
@@ -95,13 +95,6 @@ class Point:
     @property
     def name(self) -> str:
         return f"{self.cc}-p{self.p:.3g}"
-
-
-@dataclass
-class ResponseResults:
-    points: list[dict]
-    fits: list[dict]
-    events: list[dict]
 
 
 def check_ccs(ccs: tuple[str, ...]) -> None:
@@ -176,12 +169,11 @@ def sweep_of(a: ResponseArgs, out: Path) -> Sweep:
 
 
 def run_study(a: ResponseArgs, out: Path, say: Say = print,
-              tick: Say = lambda s: None) -> Outcome[ResponseResults]:
+              tick: Say = lambda s: None) -> Outcome[Results]:
     from itb.report.response import build_response_report
 
-    return drive(sweep_of(a, out), lambda sw: ResponseResults(*analyse(sw, a)),
-                 lambda sw, r: build_response_report(out, sw.state, r.points, r.fits, r.events),
-                 say, tick)
+    return drive(sweep_of(a, out), lambda sw: analyse(sw, a),
+                 lambda sw, res: build_response_report(out, sw.state, res), say, tick)
 
 
 # ---- analysis of one flow's tcp_info log -------------------------------------------
@@ -274,8 +266,11 @@ def _corrupt_window(sweep: Sweep, cell: dict, r: int) -> str | None:
     return str(hit.iloc[0]) if len(hit) else None
 
 
-def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list[dict]]:
-    points, events = [], []
+def analyse(sweep: Sweep, a: ResponseArgs) -> Results:
+    """Every repetition of every point, the fit of each algorithm and the congestion
+    events; written to points.csv, events.csv and results.json."""
+    points: list[PointResult] = []
+    events: list[Event] = []
     for c in sweep.state["cells"]:
         for r in range(1, a.repeat + 1):
             row = {k: c[k] for k in ("name", "cc", "p", "plan_window", "warmup_s", "rtt_ms",
@@ -284,8 +279,8 @@ def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list
             path = _sender_log(sweep, c, r)
             res = rundir.rep_result(sweep.out / c["run"], r) or {}
             if not res or not path.exists():
-                row.update(status=res.get("status", "not run"), window=None)
-                points.append(row)
+                points.append(PointResult(**row, status=res.get("status", "not run"),
+                                          window=None))
                 continue
             # A flow slower than planned is stopped at the end of the timeline: its log
             # up to there is still a steady state to measure.
@@ -305,57 +300,14 @@ def analyse(sweep: Sweep, a: ResponseArgs) -> tuple[list[dict], list[dict], list
             row.update(m, status=status, events=len(ev),
                        beta=float(np.median([e["beta"] for e in ev])) if ev else None,
                        link_limited=link_limited)
-            row["published_window"] = PUBLISHED[c["cc"]].window(fit_loss(row))
-            events += [{"cc": c["cc"], "p": c["p"], **e} for e in ev]
-            points.append(row)
-    fits = [fit_algorithm(cc, points, events) for cc in a.ccs]
-    pd.DataFrame(points).to_csv(sweep.out / "points.csv", index=False)
-    pd.DataFrame(events).to_csv(sweep.out / "events.csv", index=False)
-    rundir.write_json(sweep.out / "results.json", {"points": points, "fits": fits})
-    return points, fits, events
-
-
-def event_nominal(event: dict) -> float:
-    """The decrease Linux applies at this event: its rule's value, or for H-TCP the nearer
-    of its RTT-ratio rule and the 1/2 its bandwidth switch applies."""
-    options = [n for n in (event["nominal"], event.get("nominal_switch")) if n is not None]
-    return min(options, key=lambda n: abs(event["beta"] - n))
-
-
-def fit_algorithm(cc: str, points: list[dict], events: list[dict]) -> dict:
-    pub = PUBLISHED[cc]
-    sel = [p for p in points if p["cc"] == cc and p.get("window") and p.get("status") == "ok"
-           and not p.get("link_limited")]
-    out = {"cc": cc, "n": len(sel), "c_published": pub.c, "d_published": pub.d,
-           "beta_published": pub.beta_text, "source": pub.source, "d_from": pub.d_from,
-           "c": None, "d": None, "d_ci95": None, "r2": None, "d_ok": None,
-           "w_min": min((p["window"] for p in sel), default=None),
-           "w_max": max((p["window"] for p in sel), default=None),
-           "rtt_ms": sel[0].get("rtt_ms") if sel else None}
-    if len(sel) >= 3:
-        x = np.log10([fit_loss(p) for p in sel])
-        y = np.log10([p["window"] for p in sel])
-        lr = sps.linregress(x, y)
-        half = float(sps.t.ppf(0.975, len(sel) - 2) * lr.stderr)
-        out.update(c=float(10 ** lr.intercept), d=float(-lr.slope), d_ci95=half,
-                   r2=float(lr.rvalue ** 2))
-        # judged only where Linux's implementation follows the published slope: the
-        # points' median window at or above d_from (itb.cc.published)
-        if pub.d is not None and float(np.median([p["window"] for p in sel])) >= pub.d_from:
-            out["d_ok"] = abs(out["d"] - pub.d) <= D_TOLERANCE
-    ev = [e for e in events if e["cc"] == cc and e["nominal"] is not None]
-    out["events"] = len(ev)
-    if ev:
-        out["beta"] = float(np.median([e["beta"] for e in ev]))
-        # HighSpeed's and H-TCP's nominal decrease varies per event: compare event by event,
-        # H-TCP's with the nearer of its two rules (RTT ratio, or 1/2 from its switch)
-        nominals = [event_nominal(e) for e in ev]
-        out["beta_nominal"] = float(np.median(nominals))
-        out["beta_error"] = float(np.median([e["beta"] - n for e, n in zip(ev, nominals)]))
-        out["beta_ok"] = abs(out["beta_error"]) <= BETA_TOLERANCE
-        if any(e.get("nominal_switch") is not None for e in ev):
-            out["switch_share"] = float(np.mean([n == e.get("nominal_switch") != e["nominal"]
-                                                 for e, n in zip(ev, nominals)]))
-    else:
-        out.update(beta=None, beta_nominal=None, beta_error=None, beta_ok=None)
-    return out
+            pt = PointResult(**row)
+            points.append(pt.model_copy(
+                update={"published_window": PUBLISHED[pt.cc].window(pt.p_fit)}))
+            events += [Event(cc=c["cc"], p=c["p"], **e) for e in ev]
+    results = Results(points=points, fits=[fit_algorithm(cc, points, events) for cc in a.ccs],
+                      events=events)
+    for name, rows, model in (("points", points, PointResult), ("events", events, Event)):
+        table = pd.DataFrame([x.model_dump() for x in rows], columns=list(model.model_fields))
+        table.to_csv(sweep.out / f"{name}.csv", index=False)
+    results.save(sweep.out / "results.json")
+    return results
