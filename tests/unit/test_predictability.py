@@ -36,10 +36,13 @@ def test_parse_levels():
 
 def test_points_cover_the_sweep_and_the_synchronised_case():
     pts = points_of(_args())
-    assert len(pts) == 2 * 4 + 2  # + spacing 0 at C_g 2 per protocol
+    assert len(pts) == 2 * 4 + 2 + 2 * 2  # + spacing 0 at C_g 2, + R 0.8 and 1.5 at C_g 2
+    r_sweep = {(p.cc, p.reverse) for p in pts if p.c_g == 2.0 and p.spacing_s == 1.0}
+    assert r_sweep == {(cc, r) for cc in ("cubic", "reno") for r in (0.0, 0.8, 1.5)}
+    assert len(points_of(_args(r_levels=()))) == 2 * 4 + 2
     sync = [p for p in pts if p.spacing_s == 0]
     assert {(p.cc, p.c_g) for p in sync} == {("cubic", 2.0), ("reno", 2.0)}
-    sym = points_of(_args(reverse=(SYMMETRIC,)))
+    sym = points_of(_args(reverse=(SYMMETRIC,), r_levels=()))
     assert all(p.r_level == p.c_g for p in sym)
 
 
@@ -180,3 +183,19 @@ def test_a_directory_of_other_arguments_is_refused(tmp_path):
     with pytest.raises(ScenarioError, match="other arguments"):
         other.open()
     assert isinstance(sw, Sweep)
+
+
+def test_the_report_has_the_ideal_line_t_vs_r_and_sync_vs_spaced(tmp_path):
+    from itb.report.study import build_study_report
+
+    res = _ideal_study(tmp_path)
+    state = json.loads((tmp_path / "s" / "predictability.json").read_text())
+    html = build_study_report(tmp_path / "s", state, res).read_text()
+    for name in ("tmean-vs-cg", "tmean-vs-r", "cov-vs-r", "spacing-sigma"):
+        assert (tmp_path / "s" / "report" / f"{name}.png").stat().st_size > 1000, name
+    assert "ideal slope" in html and "Synchronised vs spaced" in html
+    # T_mean against R at C_g 2: the ideal ignores the reverse direction, so the three
+    # levels give the same ideal T_mean
+    at2 = {p.reverse: p.ideal_t_mean_s for p in res.points
+           if p.cc == "reno" and p.c_g == 2.0 and p.spacing_s == 1.0}
+    assert set(at2) == {0.0, 0.8, 1.5} and max(at2.values()) == pytest.approx(min(at2.values()))

@@ -38,6 +38,8 @@ def study_predictability(
                                       "spaced case (s), shrunk to fit --max-span; 0 s is "
                                       "always compared with it."),
         max_span: float = MAX_SPAN,
+        r_levels: str = typer.Option("0,0.8,1.5", "--r-levels", help="Reverse levels run at "
+                                     "--sync-cg for T_mean and CoV against R (none: '')."),
         sync_cg: float = typer.Option(2.0, "--sync-cg", help="C_g at which synchronised "
                                       "and spaced starts are compared."),
         fit: str = typer.Option("1,2", "--fit", help="C_g range of the linear fits: LO,HI."),
@@ -72,7 +74,8 @@ def study_predictability(
     a = StudyArgs(tuple(cc_list), parse_levels(c_g, "--cg"), parse_levels(reverse, "--reverse", True),
                   spacing, sync_cg, (lo_hi[0], lo_hi[1]), rtt_ms, repeat, seed,
                   make_scale(factor=scale, capacity_bps=parse_capacity(capacity),
-                             transfer_time_s=transfer_time), max_span)
+                             transfer_time_s=transfer_time), max_span,
+                  parse_levels(r_levels, "--r-levels", True) if r_levels.strip() else ())
     res = _run_study(run_study, "predictability", a, out_dir)
     t = Table(title=f"T_mean against realised C_g ({res.status})")
     for col in ("protocol", "reverse", "model", "C_g range", "coefficients (s)", "r", "R²",

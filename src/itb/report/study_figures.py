@@ -86,6 +86,8 @@ def _vs_r(points: list[Point], spacing_s: float, value, ylabel: str, title: str,
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for cc, cg in sorted({(p.cc, p.c_g) for p in pts}):
         s = sorted((p for p in pts if p.cc == cc and p.c_g == cg), key=lambda p: p.r_level)
+        if len({p.r_level for p in s}) < 2:
+            continue  # a level swept over C_g only
         ax.plot([p.r_level for p in s], [value(p) for p in s], "o-", label=f"{cc}, C_g {cg:g}")
     ax.set_xlabel("reverse traffic level R")
     ax.set_ylabel(ylabel)

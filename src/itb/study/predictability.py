@@ -64,13 +64,16 @@ class StudyArgs:
     seed: int
     scale: Scale
     max_span: float | None = MAX_SPAN  # of one transfer's time (None: exactly spacing_s apart)
+    # T_mean against R: these reverse levels at sync_c_g too (RR-6244 §5: no, non-congesting
+    # and congesting reverse traffic are the cases that matter)
+    r_levels: tuple[float | str, ...] = (0.0, 0.8, 1.5)
 
     def key(self) -> dict:
         return {"ccs": list(self.ccs), "c_g": list(self.c_g), "reverse": list(self.reverse),
                 "spacing_s": self.spacing_s, "sync_c_g": self.sync_c_g,
                 "fit_range": list(self.fit_range), "rtt_ms": self.rtt_ms,
                 "repeat": self.repeat, "seed": self.seed, "scale": self.scale.to_json(),
-                "max_span": self.max_span}
+                "max_span": self.max_span, "r_levels": list(self.r_levels)}
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,9 @@ def points_of(a: StudyArgs) -> list[Point]:
         pts += [Point(cc, a.sync_c_g, first_r, 0.0) for cc in a.ccs]
         if a.sync_c_g not in a.c_g:  # its spaced counterpart
             pts += [Point(cc, a.sync_c_g, first_r, a.spacing_s) for cc in a.ccs]
+    have = {(p.cc, p.c_g, p.reverse, p.spacing_s) for p in pts}
+    pts += [Point(cc, a.sync_c_g, r, a.spacing_s) for cc in a.ccs for r in a.r_levels
+            if (cc, a.sync_c_g, r, a.spacing_s) not in have]
     return pts
 
 
