@@ -15,7 +15,7 @@ from .conftest import itb
 from .test_engine import engine_env, no_namespaces_left  # noqa: F401  (fixture)
 
 ARGS = ["bench", "--app", "BU,PA", "--class", "B", "--cc", "reno", "--repeat", "1",
-        "--capacity", "50Mbit", "--transfer-time", "2"]
+        "--capacity", "50Mbit", "--transfer-time", "2", "--pa-messages", "5"]
 
 
 def test_bench_resumes_after_ctrl_c_and_its_report_renders(engine_env, isolated):  # noqa: F811

@@ -131,6 +131,15 @@ def test_pa_is_one_measured_ping_pong_under_the_class_load(tmp_path, cls):
     assert all(e.src != "l1" for e in ev if e.kind == "transfer")
 
 
+def test_pa_messages_can_be_fewer_but_keep_their_size():
+    cell = apps.Cell("PA", CLASSES["B"], "reno")
+    cs = make_scale(factor=None, capacity_bps=10**9, transfer_time_s=10).of(CLASSES["B"])
+    full, short = apps.generate(cell, cs, 1, 1.0), apps.generate(cell, cs, 1, 1.0, 1, 5)
+    assert full.doc["pingpong"][0]["count"] == 200 and short.doc["pingpong"][0]["count"] == 5
+    assert short.doc["pingpong"][0]["size"] == "1000000B"
+    assert short.realisation["estimated_s"] == pytest.approx(full.realisation["estimated_s"] / 40)
+
+
 def test_tu_default_variant_restores_linux_buffers(tmp_path):
     _, sc = _generated(tmp_path, "TU", "D", variant="default")
     cmds = [e for e in sc.experiment.events if e.kind == "command"]

@@ -82,9 +82,11 @@ def check_app(app: str) -> str:
 
 
 def generate(cell: Cell, cs: ClassScale, seed: int, spacing_s: float,
-             repetitions: int = 1) -> Generated:
-    maker = {"TU": _tu, "WM": _wm, "PP": _pp, "BU": _bu, "PA": _pa}[check_app(cell.app)]
-    g = maker(cell, cs, seed, spacing_s)
+             repetitions: int = 1, pa_messages: int = PA_MESSAGES) -> Generated:
+    if check_app(cell.app) == "PA":
+        g = _pa(cell, cs, seed, spacing_s, pa_messages)
+    else:
+        g = {"TU": _tu, "WM": _wm, "PP": _pp, "BU": _bu}[cell.app](cell, cs, seed, spacing_s)
     g.doc["experiment"].update(repetitions=repetitions, seed=seed)
     window = g.window or windows.of_source(cell.cls, cs)
     g.realisation.update(scale=cs.to_json(), cls=_class_json(cell.cls), app=cell.app,
@@ -248,10 +250,12 @@ def pa_aggregation(c: ItbClass, cs: ClassScale) -> int:
     return min(c.k, DATA_CENTRE_K * max(1, tens))
 
 
-def _pa(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
-    """PA: 200 × 1 MB MPI-like ping-pong between two sites, under the class's load. The
-    messages keep the documents' size (their slow start is what PA exposes); a class
-    whose sources are too slow for them runs with fewer, faster ones (pa_aggregation)."""
+def _pa(cell: Cell, cs: ClassScale, seed: int, spacing_s: float,
+        messages: int = PA_MESSAGES) -> Generated:
+    """PA: `messages` (the documents': 200) × 1 MB MPI-like ping-pong between two sites,
+    under the class's load. The messages keep the documents' size (their slow start is
+    what PA exposes); a class whose sources are too slow for them runs with fewer, faster
+    ones (pa_aggregation)."""
     c0, size = cell.cls, PA_MESSAGE_BYTES
     k = pa_aggregation(c0, cs)
     c = replace(c0, k=k)
@@ -261,9 +265,9 @@ def _pa(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
     pairs = min(MAX_PAIRS, max(len(load), len(rev)) + 1)
     ramp = min(spacing_s, 5.0 / max(1, len(load)))  # adverse flows: up within 5 s
     start = (ramp * max(0, len(load) - 1) + SETTLE_S) if load or rev else 0.0
-    est = PA_MESSAGES * _round_trip_s(size, cs, c)
+    est = messages * _round_trip_s(size, cs, c)
     if est > PA_MAX_ESTIMATE_S:
-        raise ScenarioError(None, "--app", f"PA class {c.name}: {PA_MESSAGES} round trips of "
+        raise ScenarioError(None, "--app", f"PA class {c.name}: {messages} round trips of "
                             f"{size} B at {cs.rtt_ms:g} ms RTT and {_rate(cs.access_bps)}/s "
                             f"could take {est:.0f} s (slow start after every pause), over the "
                             f"{PA_MAX_ESTIMATE_S} s ITB allows a repetition"
@@ -280,7 +284,7 @@ def _pa(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
                               wait=False, first_pair=2)
     doc = _testbed(cell, cs, pairs) | {"experiment": _experiment(cell, dur)}
     doc["pingpong"] = [{"id": "pa", "src": "l1", "dst": "r1", "at": _secs(start),
-                        "count": PA_MESSAGES, "size": f"{size}B", "cc": cell.cc,
+                        "count": messages, "size": f"{size}B", "cc": cell.cc,
                         "rate": _rate(cs.access_bps)}]
     if transfers:
         doc["transfer"] = transfers
@@ -297,7 +301,7 @@ def _pa(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
                      f"ping-pong included, and {c.reverse_sources} reverse); its aggregation "
                      "level is not the class's")
     return Generated(doc, {
-        "forward": f"one ping-pong source ({PA_MESSAGES} × {size} B, paced at C_a = "
+        "forward": f"one ping-pong source ({messages} × {size} B, paced at C_a = "
                    f"{_rate(cs.access_bps)}/s) on pair 1; "
                    + _describe("adverse forward", c.forward_sources - 1, load, cs, pairs - 1),
         "reverse": _describe("reverse", c.reverse_sources, rev, cs, pairs - 1),

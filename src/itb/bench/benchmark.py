@@ -28,12 +28,14 @@ class BenchArgs:
     seed: int
     spacing_s: float
     scale: Scale
+    pa_messages: int = apps.PA_MESSAGES
 
     def key(self) -> dict:
         """What identifies a benchmark: the same key resumes the same directory."""
         return {"apps": list(self.apps), "classes": [c.name for c in self.classes],
                 "ccs": list(self.ccs), "repeat": self.repeat, "seed": self.seed,
-                "spacing_s": self.spacing_s, "scale": self.scale.to_json()}
+                "spacing_s": self.spacing_s, "scale": self.scale.to_json(),
+                "pa_messages": self.pa_messages}
 
 
 @dataclass
@@ -55,7 +57,8 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep:
     """Every cell generated (and so checked) before anything is written or run."""
     cells = []
     for cell in cells_of(args):
-        g = apps.generate(cell, args.scale.of(cell.cls), args.seed, args.spacing_s, args.repeat)
+        g = apps.generate(cell, args.scale.of(cell.cls), args.seed, args.spacing_s, args.repeat,
+                          args.pa_messages)
         cells.append(SweepCell(cell.name, g.doc, {
             "app": cell.app, "variant": cell.variant, "class": cell.cls.name, "cc": cell.cc,
             "realisation": g.realisation}))

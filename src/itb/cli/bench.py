@@ -47,6 +47,9 @@ def bench_cmd(
                                                       "[default: 240]"),
         spacing: float = typer.Option(1.0, "--spacing", min=0, help="Start spacing of bulk "
                                       "transfers in seconds (0 = synchronised)."),
+        pa_messages: int = typer.Option(200, "--pa-messages", min=1, max=10000,
+                                        help="PA: round trips of 1 MB messages (the "
+                                        "documents' 200; fewer for a short check)."),
         seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order and of "
                                  "every random draw.")) -> None:
     """Run the ITB benchmark: application × class × protocol, repeated, then print the
@@ -77,7 +80,8 @@ def bench_cmd(
                     transfer_time_s=transfer_time or q.get("transfer_time") or 240.0,
                     mode=scaling.lower())
     args = BenchArgs(tuple(app_list), tuple(parse_classes(classes or q.get("classes") or "A-L")),
-                     tuple(cc_list), repeat or q.get("repeat") or 3, seed, spacing, sc)
+                     tuple(cc_list), repeat or q.get("repeat") or 3, seed, spacing, sc,
+                     pa_messages)
     target = out_dir or default_dir("bench", args.key())
     err.print(f"benchmark directory: {target}")
     tick = ticker()
