@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from itb.analysis.run_results import RunMetrics
 from itb.backends import procs
 
 from .conftest import REPO, itb
@@ -88,17 +89,17 @@ def test_run_delivers_volumes_and_writes_the_run_directory(engine_env, isolated)
     bott = pd.read_parquet(run / "bottleneck.parquet")
     fwd = bott[bott["direction"] == "forward"].groupby("repetition")["bytes"].sum()
     assert (fwd > 10_000_000).all()  # both transfers' frames crossed the bottleneck
-    metrics = json.loads((run / "metrics.json").read_text())
-    assert metrics["overall"]["completion"]["n"] == 4
-    assert metrics["overall"]["fair_share"]["ideal_mean_s"] > 0
+    metrics = RunMetrics.load(run / "metrics.json")  # checks its format version too
+    assert metrics.overall.completion.n == 4
+    assert metrics.overall.fair_share.ideal_mean_s > 0
     assert (run / "report" / "report.html").exists()
     assert no_namespaces_left()
     # the report is rebuilt from the directory alone
     (run / "metrics.json").unlink()
     res = itb("report", str(run), env=engine_env)
     assert res.returncode == 0, res.stderr
-    again = json.loads((run / "metrics.json").read_text())
-    assert again["overall"]["completion"] == metrics["overall"]["completion"]
+    again = RunMetrics.load(run / "metrics.json")
+    assert again.overall.completion == metrics.overall.completion
 
 
 def _kill_first_sender(stop: threading.Event, killed: list) -> None:

@@ -440,108 +440,108 @@ CONTEXT = {"capacity_bps": 100e6, "reverse_capacity_bps": 100e6, "mtu": 1500,
 def test_run_metrics_per_repetition():
     tr, sm, bn = _run_tables()
     m = run_metrics(tr, sm, bn, CONTEXT)
-    json.dumps(m, allow_nan=False)  # plain JSON, no NaN
-    r1, r2 = m["repetitions"]
-    assert (r1["repetition"], r2["repetition"]) == (1, 2)
+    json.dumps(m.model_dump(mode="json"), allow_nan=False)  # plain JSON, no NaN
+    r1, r2 = m.repetitions
+    assert (r1.repetition, r2.repetition) == (1, 2)
 
     # rep 1: forward 0.25 and 0.5 s → mean 0.375, σ = sqrt(2 · 0.125² / 1) = 0.125·√2
-    c = r1["completion"]
-    assert (c["n"], c["n_failed"], c["t_min"], c["t_max"]) == (2, 0, 0.25, 0.5)
-    assert c["t_mean"] == 0.375 and c["sigma_t"] == pytest.approx(0.125)
+    c = r1.completion
+    assert (c.n, c.n_failed, c.t_min, c.t_max) == (2, 0, 0.25, 0.5)
+    assert c.t_mean == 0.375 and c.sigma_t == pytest.approx(0.125)
     # ḡ: a = 10 Mbit / 0.25 s = 40 Mbit/s, b = 10 / 0.5 = 20 → J = 60² / (2·(40² + 20²)) = 0.9
-    assert r1["jain"] == pytest.approx(0.9)
+    assert r1.jain == pytest.approx(0.9)
     # the forward flows a and b (r is reverse): 2.5 MB delivered for 1.32 + 1.33 MB sent
-    assert r1["bin_s"] == 0.1
-    assert r1["efficiency"] == pytest.approx(2500 / 2650)
+    assert r1.bin_s == 0.1
+    assert r1.efficiency == pytest.approx(2500 / 2650)
     # their 2.65 MB = 21.2 Mbit over their span 0 .. 0.5 s: 42.4 Mbit/s on C = 100 Mbit/s
-    assert r1["utilisation"] == pytest.approx(0.424)
+    assert r1.utilisation == pytest.approx(0.424)
     # the link: busy X bins (2 640 000 + 100) B · 8 / 0.1 s / 6 bins, over C = 1e8
-    assert r1["link_utilisation"] == pytest.approx(2_640_100 * 80 / 6 / 1e8)
+    assert r1.link_utilisation == pytest.approx(2_640_100 * 80 / 6 / 1e8)
     # queue over the busy span (all 6 rows): mean 35 000 / 6 B; max from queue_max 25 000 B
-    assert r1["queueing_delay"]["mean_s"] == pytest.approx(35_000 / 6 * 8 / 1e8)
-    assert r1["queueing_delay"]["max_s"] == pytest.approx(25_000 * 8 / 1e8)
+    assert r1.queueing_delay.mean_s == pytest.approx(35_000 / 6 * 8 / 1e8)
+    assert r1.queueing_delay.max_s == pytest.approx(25_000 * 8 / 1e8)
     # fair share: a and b start together, capped at 50 on 100 → 10 Mbit / 50 = 0.2 s each;
     # measured mean 0.375 vs 0.2: +87.5 %
-    fs = r1["fair_share"]
-    assert fs["ideal_mean_s"] == pytest.approx(0.2)
-    assert fs["measured_mean_s"] == 0.375 and fs["difference_pct"] == pytest.approx(87.5)
-    assert fs["ignores"] == ["reverse"]  # r shares the path, the model leaves it out
+    fs = r1.fair_share
+    assert fs.ideal_mean_s == pytest.approx(0.2)
+    assert fs.measured_mean_s == 0.375 and fs.difference_pct == pytest.approx(87.5)
+    assert fs.ignores == ["reverse"]  # r shares the path, the model leaves it out
 
-    per = {t["transfer"]: t for t in r1["transfers"]}
-    assert set(per) == {"a", "b", "r"} and per["r"]["direction"] == "reverse"
-    assert per["a"]["mean_goodput_bps"] == pytest.approx(40e6)
-    assert per["a"]["sigma_goodput_bps"] == pytest.approx(0.0)  # 40, 40, 40 Mbit/s
-    assert per["a"]["goodput_distribution"][80] == 1.0  # 40 of C_a = 50 → 80 %
-    assert per["r"]["goodput_distribution"] is None  # unlimited C_a
-    assert per["a"]["ideal_s"] == pytest.approx(0.2) and per["r"]["ideal_s"] is None
-    assert per["b"]["cc"] == "bbr" and per["b"]["error"] is None
+    per = {t.transfer: t for t in r1.transfers}
+    assert set(per) == {"a", "b", "r"} and per["r"].direction == "reverse"
+    assert per["a"].mean_goodput_bps == pytest.approx(40e6)
+    assert per["a"].sigma_goodput_bps == pytest.approx(0.0)  # 40, 40, 40 Mbit/s
+    assert per["a"].goodput_distribution[80] == 1.0  # 40 of C_a = 50 → 80 %
+    assert per["r"].goodput_distribution is None  # unlimited C_a
+    assert per["a"].ideal_s == pytest.approx(0.2) and per["r"].ideal_s is None
+    assert per["b"].cc == "bbr" and per["b"].error is None
 
     # rep 2: b failed → n 1: no σ, no Jain of one flow; b's bytes still count for
     # efficiency and utilisation: 1.85 MB delivered for 2 MB sent, 16 Mbit over 0.3 s
-    c = r2["completion"]
-    assert (c["n"], c["n_failed"], c["t_mean"], c["sigma_t"]) == (1, 1, 0.3, None)
-    assert r2["jain"] is None
-    assert r2["efficiency"] == pytest.approx(0.925)
-    assert r2["utilisation"] == pytest.approx(16 / 30)
-    assert r2["link_utilisation"] == pytest.approx(1_980_000 * 80 / 3 / 1e8)
-    assert r2["queueing_delay"] == {"mean_s": 0.0, "max_s": 0.0}
+    c = r2.completion
+    assert (c.n, c.n_failed, c.t_mean, c.sigma_t) == (1, 1, 0.3, None)
+    assert r2.jain is None
+    assert r2.efficiency == pytest.approx(0.925)
+    assert r2.utilisation == pytest.approx(16 / 30)
+    assert r2.link_utilisation == pytest.approx(1_980_000 * 80 / 3 / 1e8)
+    assert r2.queueing_delay.model_dump() == {"mean_s": 0.0, "max_s": 0.0}
     # only a is compared with its ideal: 0.3 vs 0.2 → +50 %
-    assert r2["fair_share"]["difference_pct"] == pytest.approx(50.0)
-    assert r2["fair_share"]["ideal_mean_s"] == pytest.approx(0.2)  # b's ideal counts here
-    assert r2["fair_share"]["ignores"] == []
-    assert per["a"]["wire_bytes"] == 1_320_000 and per["a"]["bytes_retrans"] is None
-    per2 = {t["transfer"]: t for t in r2["transfers"]}
-    assert per2["b"]["completion_s"] is None and per2["b"]["mean_goodput_bps"] is None
-    assert per2["b"]["error"] == "timeout" and per2["b"]["ok"] is False
+    assert r2.fair_share.difference_pct == pytest.approx(50.0)
+    assert r2.fair_share.ideal_mean_s == pytest.approx(0.2)  # b's ideal counts here
+    assert r2.fair_share.ignores == []
+    assert per["a"].wire_bytes == 1_320_000 and per["a"].bytes_retrans is None
+    per2 = {t.transfer: t for t in r2.transfers}
+    assert per2["b"].completion_s is None and per2["b"].mean_goodput_bps is None
+    assert per2["b"].error == "timeout" and per2["b"].ok is False
 
 
 def test_run_metrics_overall():
     tr, sm, bn = _run_tables()
-    o = run_metrics(tr, sm, bn, CONTEXT)["overall"]
-    assert o["n_repetitions"] == 2
+    o = run_metrics(tr, sm, bn, CONTEXT).overall
+    assert o.n_repetitions == 2
     # all forward completions 0.25, 0.5, 0.3 (one failure): mean 0.35,
     # σ = sqrt((0.1² + 0.15² + 0.05²) / 2) = sqrt(0.0175)
-    c = o["completion"]
-    assert (c["n"], c["n_failed"]) == (3, 1)
-    assert c["t_mean"] == pytest.approx(0.35) and c["sigma_t"] == pytest.approx((0.0175 * 2 / 3) ** 0.5)
+    c = o.completion
+    assert (c.n, c.n_failed) == (3, 1)
+    assert c.t_mean == pytest.approx(0.35) and c.sigma_t == pytest.approx((0.0175 * 2 / 3) ** 0.5)
     # per-repetition T_mean 0.375 and 0.3: mean 0.3375, σ = 0.0375·√2, CoV = σ / 0.3375
-    assert o["t_mean_mean"] == pytest.approx(0.3375)
-    assert o["t_mean_sigma"] == pytest.approx(0.0375 * math.sqrt(2))
-    assert o["t_mean_cov"] == pytest.approx(0.0375 * math.sqrt(2) / 0.3375)
+    assert o.t_mean_mean == pytest.approx(0.3375)
+    assert o.t_mean_sigma == pytest.approx(0.0375 * math.sqrt(2))
+    assert o.t_mean_cov == pytest.approx(0.0375 * math.sqrt(2) / 0.3375)
     # sorted 0.25, 0.3, 0.5: q68 at 1.36 → 0.3 + 0.36·0.2 = 0.372 → m68 = 0.022
     #                        q95 at 1.9  → 0.3 + 0.9·0.2  = 0.48  → m95 = 0.13
-    mg = o["margins"]
-    assert mg["m68_s"] == pytest.approx(0.022) and mg["m68_pct"] == pytest.approx(2.2 / 0.35)
-    assert mg["m95_s"] == pytest.approx(0.13) and mg["m95_pct"] == pytest.approx(13 / 0.35)
-    assert o["jain_mean"] == pytest.approx(0.9)  # rep 2 had one flow: no Jain
-    assert o["efficiency_mean"] == pytest.approx((2500 / 2650 + 0.925) / 2)
-    assert o["utilisation_mean"] == pytest.approx((0.424 + 16 / 30) / 2)
-    assert o["link_utilisation_mean"] == pytest.approx(
+    mg = o.margins
+    assert mg.m68_s == pytest.approx(0.022) and mg.m68_pct == pytest.approx(2.2 / 0.35)
+    assert mg.m95_s == pytest.approx(0.13) and mg.m95_pct == pytest.approx(13 / 0.35)
+    assert o.jain_mean == pytest.approx(0.9)  # rep 2 had one flow: no Jain
+    assert o.efficiency_mean == pytest.approx((2500 / 2650 + 0.925) / 2)
+    assert o.utilisation_mean == pytest.approx((0.424 + 16 / 30) / 2)
+    assert o.link_utilisation_mean == pytest.approx(
         (2_640_100 * 80 / 6 + 1_980_000 * 80 / 3) / 2 / 1e8)
     # fair share pooled over the completed pairs: measured 0.25, 0.5, 0.3 vs ideal 0.2 each;
     # the ideal over all four forward transfers (b of rep 2 failed) is 0.2 too
-    fs = o["fair_share"]
-    assert fs["n_compared"] == 3 and fs["measured_mean_s"] == pytest.approx(0.35)
-    assert fs["compared_ideal_mean_s"] == pytest.approx(0.2)
-    assert fs["difference_pct"] == pytest.approx(75.0)
-    assert fs["ideal_mean_s"] == pytest.approx(0.2) and fs["ideal_max_s"] == pytest.approx(0.2)
-    assert fs["payload_share"] == 1.0 and fs["ignores"] == ["reverse"]
+    fs = o.fair_share
+    assert fs.n_compared == 3 and fs.measured_mean_s == pytest.approx(0.35)
+    assert fs.compared_ideal_mean_s == pytest.approx(0.2)
+    assert fs.difference_pct == pytest.approx(75.0)
+    assert fs.ideal_mean_s == pytest.approx(0.2) and fs.ideal_max_s == pytest.approx(0.2)
+    assert fs.payload_share == 1.0 and fs.ignores == ["reverse"]
 
 
 def test_run_metrics_unlimited_capacity_and_no_bottleneck_rows():
     tr, sm, bn = _run_tables()
     ctx = {"capacity_bps": None, "reverse_capacity_bps": None, "mtu": 1500}
     m = run_metrics(tr, sm, bn.iloc[0:0], ctx)
-    json.dumps(m, allow_nan=False)
-    r1 = m["repetitions"][0]
-    assert r1["utilisation"] is None and r1["link_utilisation"] is None
-    assert r1["efficiency"] == pytest.approx(2500 / 2650)  # needs no C, nor the link's log
-    assert r1["queueing_delay"] == {"mean_s": None, "max_s": None}
+    json.dumps(m.model_dump(mode="json"), allow_nan=False)
+    r1 = m.repetitions[0]
+    assert r1.utilisation is None and r1.link_utilisation is None
+    assert r1.efficiency == pytest.approx(2500 / 2650)  # needs no C, nor the link's log
+    assert r1.queueing_delay.model_dump() == {"mean_s": None, "max_s": None}
     # no shared limit: each flow at its cap scaled by 1448/1514 (TCP payload at MTU 1500)
-    fs = r1["fair_share"]
-    assert fs["payload_share"] == pytest.approx(1448 / 1514)
-    assert fs["ideal_mean_s"] == pytest.approx(0.2 * 1514 / 1448)
-    assert m["overall"]["utilisation_mean"] is None
+    fs = r1.fair_share
+    assert fs.payload_share == pytest.approx(1448 / 1514)
+    assert fs.ideal_mean_s == pytest.approx(0.2 * 1514 / 1448)
+    assert m.overall.utilisation_mean is None
 
 
 def test_fair_share_caps_pacing_on_payload_and_links_on_the_wire():
@@ -557,45 +557,45 @@ def test_fair_share_caps_pacing_on_payload_and_links_on_the_wire():
     tr.loc[tr["transfer"] == "r", "bytes_expected"] = 1_250_000
     m = run_metrics(tr, sm, bn, {"capacity_bps": None, "mtu": 1500})
     s = 1448 / 1514
-    per = {t["transfer"]: t["ideal_s"] for t in m["repetitions"][0]["transfers"]}
+    per = {t.transfer: t.ideal_s for t in m.repetitions[0].transfers}
     assert per["a"] == pytest.approx(0.2)
     assert per["b"] == pytest.approx(0.2 / s)
     assert per["r"] == pytest.approx(0.25 / s)
-    fs = m["overall"]["fair_share"]
-    assert fs["payload_share"] == pytest.approx(s) and fs["ignores"] == []
-    assert fs["ideal_mean_s"] == pytest.approx((0.2 + 0.45 / s) / 3)
+    fs = m.overall.fair_share
+    assert fs.payload_share == pytest.approx(s) and fs.ignores == []
+    assert fs.ideal_mean_s == pytest.approx((0.2 + 0.45 / s) / 3)
 
 
 def test_run_metrics_without_caps_or_capacity_has_no_ideal():
     tr, sm, bn = _run_tables()
     tr = tr.assign(access_rate_bps=np.nan)
     m = run_metrics(tr, sm, bn, {"capacity_bps": None, "mtu": 1500})
-    assert m["repetitions"][0]["fair_share"] is None
-    assert m["overall"]["fair_share"] is None
+    assert m.repetitions[0].fair_share is None
+    assert m.overall.fair_share is None
 
 
 def test_run_metrics_accepts_tables_with_nothing_logged():
     # the engine writes pd.DataFrame() when no sample or emulator log exists
     tr, _, _ = _run_tables()
     m = run_metrics(tr, pd.DataFrame(), pd.DataFrame(), CONTEXT)
-    r1 = m["repetitions"][0]
-    assert r1["completion"]["t_mean"] == 0.375 and r1["jain"] == pytest.approx(0.9)
-    assert r1["link_utilisation"] is None and r1["bin_s"] == 0.1
-    assert r1["efficiency"] == pytest.approx(2500 / 2650)  # from the senders' counts
-    assert r1["utilisation"] == pytest.approx(0.424)
-    assert r1["transfers"][0]["n_samples"] == 0
+    r1 = m.repetitions[0]
+    assert r1.completion.t_mean == 0.375 and r1.jain == pytest.approx(0.9)
+    assert r1.link_utilisation is None and r1.bin_s == 0.1
+    assert r1.efficiency == pytest.approx(2500 / 2650)  # from the senders' counts
+    assert r1.utilisation == pytest.approx(0.424)
+    assert r1.transfers[0].n_samples == 0
     # tables from before the senders' counts: no efficiency, no utilisation
     old = run_metrics(tr.drop(columns=["wire_bytes"]), pd.DataFrame(), pd.DataFrame(), CONTEXT)
-    assert old["repetitions"][0]["efficiency"] is None
-    assert old["repetitions"][0]["utilisation"] is None
+    assert old.repetitions[0].efficiency is None
+    assert old.repetitions[0].utilisation is None
 
 
 def test_run_metrics_no_ideal_for_pingpong():
     tr, sm, bn = _run_tables()
     tr.loc[(tr.repetition == 1) & (tr.transfer == "b"), "kind"] = "pingpong"
     m = run_metrics(tr, sm, bn, CONTEXT)
-    assert m["repetitions"][0]["fair_share"] is None
-    assert m["repetitions"][1]["fair_share"] is not None
+    assert m.repetitions[0].fair_share is None
+    assert m.repetitions[1].fair_share is not None
 
 
 def test_run_metrics_rejects_missing_columns():

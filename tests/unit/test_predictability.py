@@ -8,6 +8,7 @@ import pytest
 
 from itb.analysis.fairshare import tcp_payload_share
 from itb.analysis.predictability import FORMAT_VERSION, Results
+from itb.analysis.run_results import Completion, Context, Overall, Repetition, RunMetrics
 from itb.analysis.statistics import fit_linear
 from itb.bench.scaling import make_scale
 from itb.bench.sweep import Sweep
@@ -69,14 +70,22 @@ def test_starts_stay_within_the_span_cap_and_reverse_starts_after(tmp_path):
     assert _starts(next(c for c in uncapped.cells if c.name == "reno-cg2-r0.0-s1"))[:3] == [0, 1, 2]
 
 
+def _metrics_json(reps: list[dict]) -> dict:
+    """metrics.json of a run with these repetitions (completion stats and Jain, efficiency,
+    utilisation), as the run would write it."""
+    rows = [Repetition(repetition=i + 1, bin_s=0.1, completion=Completion(**r["completion"]),
+                       **{k: v for k, v in r.items() if k != "completion"})
+            for i, r in enumerate(reps)]
+    overall = Overall(n_repetitions=len(rows), completion=Completion(n=0, n_failed=0))
+    return RunMetrics(repetitions=rows, overall=overall, context=Context()).model_dump(mode="json")
+
+
 def _ideal_metrics(times):
     t = statistics.fmean(times)
     s = statistics.pstdev(times)
-    return {"repetitions": [{"repetition": 1, "jain": None, "efficiency": None,
-                             "utilisation": None,
-                             "completion": {"n": len(times), "n_failed": 0, "t_mean": t,
-                                            "t_min": min(times), "t_max": max(times),
-                                            "sigma_t": s, "cov": s / t}}]}
+    return _metrics_json([{"completion": {"n": len(times), "n_failed": 0, "t_mean": t,
+                                          "t_min": min(times), "t_max": max(times),
+                                          "sigma_t": s, "cov": s / t}}])
 
 
 def _ideal_study(tmp_path, **kw):
@@ -122,10 +131,10 @@ def test_the_old_uncapped_plan_fails_the_same_check(tmp_path):
 
 
 def _fake_metrics(t_means, sigma):
-    return {"repetitions": [{"repetition": i + 1, "jain": 1, "efficiency": 1, "utilisation": 1,
-                             "completion": {"n": 10, "n_failed": 0, "t_mean": t, "t_min": t - 1,
-                                            "t_max": t + 1, "sigma_t": sigma, "cov": sigma / t}}
-                            for i, t in enumerate(t_means)]}
+    return _metrics_json([{"jain": 1, "efficiency": 1, "utilisation": 1,
+                           "completion": {"n": 10, "n_failed": 0, "t_mean": t, "t_min": t - 1,
+                                          "t_max": t + 1, "sigma_t": sigma, "cov": sigma / t}}
+                          for t in t_means])
 
 
 def test_analysis_fits_and_compares_spacing(tmp_path):

@@ -58,12 +58,12 @@ def test_the_corrupt_transfer_is_not_used_and_is_counted():
     assert bad["error"].startswith("corrupt window: ") and bad["corrupt_window"] == bad["error"]
 
     m = run_metrics(mark_corrupt(tr, sm), sm, pd.DataFrame(), CONTEXT)
-    rep = m["repetitions"][0]
-    assert rep["completion"]["n"] == 1 and rep["completion"]["n_failed"] == 1
-    assert rep["n_corrupt"] == 1 and m["overall"]["n_corrupt"] == 1
-    assert rep["completion"]["t_mean"] == 2.0  # only the good transfer's time
-    row = {r["transfer"]: r for r in rep["transfers"]}["bad"]
-    assert row["corrupt_window"].startswith("corrupt window")
+    rep = m.repetitions[0]
+    assert rep.completion.n == 1 and rep.completion.n_failed == 1
+    assert rep.n_corrupt == 1 and m.overall.n_corrupt == 1
+    assert rep.completion.t_mean == 2.0  # only the good transfer's time
+    row = {r.transfer: r for r in rep.transfers}["bad"]
+    assert row.corrupt_window.startswith("corrupt window")
 
     # the benchmark table counts it, among the failed, for its cell
     [table] = stats.table_rows([(stats.CellKey("BU", None, "B", "bic"), stats.per_repetition(m))])

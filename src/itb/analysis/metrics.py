@@ -1,6 +1,6 @@
 """Per-run metrics of ITB (docs/metrics.md): `run_metrics` combines the statistics
 (`itb.analysis.statistics`) and the time series (`itb.analysis.series`) per repetition and
-over repetitions into one JSON-serialisable dict.
+over repetitions into a `RunMetrics` (`itb.analysis.run_results`: metrics.json's model).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from itb.analysis.fairshare import (
     source_cap_bps,
     tcp_payload_share,
 )
+from itb.analysis.run_results import RunMetrics
 from itb.analysis.series import (
     DEFAULT_BIN_S,
     bottleneck_throughput,
@@ -218,15 +219,15 @@ def _overall_fair_share(reps: list[dict]) -> dict | None:
 
 
 def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.DataFrame,
-                context: Mapping) -> dict:
+                context: Mapping) -> RunMetrics:
     """All metrics of one run: per repetition and aggregated over repetitions.
 
     context: {"capacity_bps": forward C or None, "reverse_capacity_bps", "mtu", and
     optionally "link" (which bottleneck link) and "payload_share" (for the fair-share
     ideal; default TCP/IPv4 with timestamps at mtu)}. Forward transfers are those with
     direction "forward"; a transfer counts as completed when ok and completion_s is
-    finite. A table with no rows and no columns counts as empty. Returns plain JSON
-    values (NaN becomes None).
+    finite. A table with no rows and no columns counts as empty. Returns the typed
+    metrics with the context they used (NaN becomes None; no dispatch error).
     """
     transfers = _table(transfers, "transfers")
     samples = _table(samples, "samples")
@@ -263,4 +264,5 @@ def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.D
         "link_utilisation_mean": _mean(r["link_utilisation"] for r in reps),
         "fair_share": _overall_fair_share(reps),
     }
-    return _jsonable({"repetitions": reps, "overall": overall})
+    return RunMetrics.model_validate(_jsonable(
+        {"repetitions": reps, "overall": overall, "context": dict(context)}))

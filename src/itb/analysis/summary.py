@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from itb.analysis.metrics import run_metrics
+from itb.analysis.run_results import Dispatch, RunMetrics
 from itb.calibration.path import path_spec
 from itb.scenario.model import Topology
 
@@ -29,9 +30,9 @@ def context_of(topo: Topology, transfers: pd.DataFrame) -> dict:
 
 
 def scenario_metrics(tables: dict[str, pd.DataFrame], topo: Topology,
-                     dispatch: dict | None = None) -> dict:
+                     dispatch: dict | None = None) -> RunMetrics:
+    """What metrics.json holds: `dispatch` is meta.json's (the engine's summary)."""
     ctx = context_of(topo, tables["transfers"])
     metrics = run_metrics(tables["transfers"], tables["samples"], tables["bottleneck"], ctx)
-    metrics["context"] = ctx
-    metrics["dispatch"] = dispatch
+    metrics.dispatch = Dispatch.model_validate(dispatch) if dispatch is not None else None
     return metrics

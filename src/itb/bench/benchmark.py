@@ -84,7 +84,7 @@ def summarise(sweep: Sweep) -> BenchTable:
     for c in sweep.state["cells"]:
         m = sweep.metrics(c)
         cells.append((stats.CellKey(c["app"], c["variant"], c["class"], c["cc"]),
-                      stats.per_repetition(m) if m else []))
+                      stats.per_repetition(m) if m is not None else []))
     rows = []
     for row, c in zip(stats.table_rows(cells), sweep.state["cells"]):
         meta_path = sweep.out / c["run"] / "meta.json"

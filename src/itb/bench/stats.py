@@ -12,23 +12,23 @@ from scipy import stats as st
 
 from itb.analysis.benchmark import BenchComparison
 from itb.analysis.compare import MARGIN, compare_all
+from itb.analysis.run_results import RunMetrics
 
 METRICS = ("t_mean", "t_min", "t_max", "sigma_t", "cov", "jain", "efficiency", "utilisation")
 
 
-def per_repetition(metrics: dict) -> list[dict]:
-    """One row per repetition that ran forward transfers, from a run's metrics.json; one
-    whose transfers all failed (or were corrupt) keeps its counts, with no statistics."""
+def per_repetition(metrics: RunMetrics) -> list[dict]:
+    """One row per repetition that ran forward transfers, from a run's metrics; one whose
+    transfers all failed (or were corrupt) keeps its counts, with no statistics."""
     rows = []
-    for r in metrics.get("repetitions", []):
-        c = r.get("completion") or {}
-        if not c.get("n") and not c.get("n_failed"):
+    for r in metrics.repetitions:
+        c = r.completion
+        if not c.n and not c.n_failed:
             continue
-        rows.append({"repetition": r["repetition"], "n": c.get("n", 0),
-                     "n_failed": c.get("n_failed", 0), "n_corrupt": r.get("n_corrupt", 0),
-                     "t_mean": c.get("t_mean"), "t_min": c.get("t_min"), "t_max": c.get("t_max"),
-                     "sigma_t": c.get("sigma_t"), "cov": c.get("cov"), "jain": r.get("jain"),
-                     "efficiency": r.get("efficiency"), "utilisation": r.get("utilisation")})
+        rows.append({"repetition": r.repetition, "n": c.n, "n_failed": c.n_failed,
+                     "n_corrupt": r.n_corrupt, "t_mean": c.t_mean, "t_min": c.t_min,
+                     "t_max": c.t_max, "sigma_t": c.sigma_t, "cov": c.cov, "jain": r.jain,
+                     "efficiency": r.efficiency, "utilisation": r.utilisation})
     return rows
 
 

@@ -25,9 +25,10 @@ from typing import Callable, Generic, TypeVar
 import numpy as np
 import tomli_w
 
+from itb.analysis.run_results import OtherFormat, RunMetrics
 from itb.bench.scaling import DEFAULT_CALIBRATION
 from itb.engine import rundir, runner
-from itb.errors import ScenarioError
+from itb.errors import ItbError, ScenarioError
 from itb.report.build import analyse_run
 from itb.scenario.scenario import load_scenario
 
@@ -141,9 +142,20 @@ class Sweep:
         rundir.write_json(self.index, self.state)
         return status
 
-    def metrics(self, cell: dict) -> dict | None:
-        path = self.out / cell["run"] / "metrics.json"
-        return rundir.read_json(path) if path.exists() else None
+    def metrics(self, cell: dict) -> RunMetrics | None:
+        """A cell's metrics.json, None before its run made one. One of another format
+        (written by an older ITB) is rebuilt from the cell's raw logs, as `itb report`
+        does, so that a sweep begun by an older ITB can be resumed and analysed."""
+        run = self.out / cell["run"]
+        if not (run / "metrics.json").exists():
+            return None
+        try:
+            return RunMetrics.load(run / "metrics.json")
+        except OtherFormat as stale:
+            try:
+                return analyse_run(run)
+            except ItbError as e:
+                raise ItbError(f"{stale}; rebuilding it failed: {e}") from e
 
 
 @dataclass
@@ -168,9 +180,8 @@ def drive(sweep: Sweep, analyse: Callable[[Sweep], R], report: Callable[[Sweep, 
     return Outcome(sweep.out, status, results, report(sweep, results))
 
 
-def _t_line(metrics: dict | None, r: int) -> str:
-    for rep in (metrics or {}).get("repetitions", []):
-        if rep.get("repetition") == r and (rep.get("completion") or {}).get("t_mean") is not None:
-            c = rep["completion"]
-            return f", T_mean {c['t_mean']:.2f} s over {c['n']} transfers"
-    return ""
+def _t_line(metrics: RunMetrics | None, r: int) -> str:
+    rep = metrics.repetition(r) if metrics is not None else None
+    if rep is None or rep.completion.t_mean is None:
+        return ""
+    return f", T_mean {rep.completion.t_mean:.2f} s over {rep.completion.n} transfers"

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 from rich.table import Table
 
 from itb.cli.common import app, out, err, PAIRS, RATE, ACCESS, RTT, LOSS, BUFFER, MTU, overrides, progress, ticker
+
+
+if TYPE_CHECKING:
+    from itb.analysis.run_results import RunMetrics
 
 
 @app.command("run")
@@ -77,27 +81,30 @@ def _print_run(result) -> None:
         style = "green" if r.get("status") == "ok" else "red"
         t.add_row(str(i), f"[{style}]{r.get('status')}[/{style}]", r.get("reason") or "")
     out.print(t)
-    m = result.metrics or {}
-    overall = m.get("overall") or {}
-    ct = overall.get("completion") or {}
-    if ct.get("n"):
-        out.print(f"forward transfers: {ct['n']} completed; completion time mean "
-                  f"{ct['t_mean']:.2f} s (min {ct['t_min']:.2f}, max {ct['t_max']:.2f}, "
-                  f"CoV {'–' if ct['cov'] is None else format(ct['cov'], '.3f')})")
-    if ct.get("n_failed"):
-        bad = overall.get("n_corrupt") or 0
-        out.print(f"[red]forward transfers not completed: {ct['n_failed']}"
+    m = result.metrics  # RunMetrics, None when the analysis failed or did not run
+    if m is not None:
+        _print_metrics(m)
+    out.print(f"results in {result.run_dir}")
+
+
+def _print_metrics(m: RunMetrics) -> None:
+    ct, bad = m.overall.completion, m.overall.n_corrupt
+    if ct.n:
+        out.print(f"forward transfers: {ct.n} completed; completion time mean "
+                  f"{ct.t_mean:.2f} s (min {ct.t_min:.2f}, max {ct.t_max:.2f}, "
+                  f"CoV {'–' if ct.cov is None else format(ct.cov, '.3f')})")
+    if ct.n_failed:
+        out.print(f"[red]forward transfers not completed: {ct.n_failed}"
                   + (f", {bad} of them with a corrupt window (impossible cwnd or ssthresh in "
                      "the sender's tcp_info; see transfers.parquet, corrupt_window)" if bad else "")
                   + "[/red]")
-    fair = overall.get("fair_share")
-    if fair and fair.get("difference_pct") is not None:
-        out.print(f"fair-share ideal: mean {fair['compared_ideal_mean_s']:.2f} s; measured "
-                  f"{fair['measured_mean_s']:.2f} s ({fair['difference_pct']:+.1f} %)"
-                  + (f"; the model ignores the {', '.join(fair['ignores'])} traffic"
-                     if fair.get("ignores") else ""))
-    disp = m.get("dispatch") or {}
-    if disp.get("events"):
-        out.print(f"dispatch error over {disp['events']} events: p50 {disp['p50_ms']:.3f} ms, "
-                  f"p99 {disp['p99_ms']:.3f} ms, max {disp['max_ms']:.3f} ms")
-    out.print(f"results in {result.run_dir}")
+    fair = m.overall.fair_share
+    if fair is not None and fair.difference_pct is not None:
+        out.print(f"fair-share ideal: mean {fair.compared_ideal_mean_s:.2f} s; measured "
+                  f"{fair.measured_mean_s:.2f} s ({fair.difference_pct:+.1f} %)"
+                  + (f"; the model ignores the {', '.join(fair.ignores)} traffic"
+                     if fair.ignores else ""))
+    disp = m.dispatch
+    if disp is not None and disp.events:
+        out.print(f"dispatch error over {disp.events} events: p50 {disp.p50_ms:.3f} ms, "
+                  f"p99 {disp.p99_ms:.3f} ms, max {disp.max_ms:.3f} ms")

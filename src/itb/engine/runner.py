@@ -23,7 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from itb import cc
 from itb.backends import local
@@ -44,7 +44,7 @@ class RunOptions:
     resume: bool = False
     # tables, metrics and report from the run directory, given by the caller (a higher
     # layer: itb.report.build.analyse_run); None: the raw logs only
-    analyse: Callable[[Path], dict] | None = None
+    analyse: Callable[[Path], Any] | None = None  # the caller's analysis: its typed metrics
 
 
 @dataclass
@@ -52,7 +52,7 @@ class RunResult:
     run_dir: Path
     status: str  # complete | incomplete
     repetitions: list[dict] = field(default_factory=list)
-    metrics: dict | None = None
+    metrics: Any = None  # what RunOptions.analyse returned (itb.analysis.run_results.RunMetrics)
 
 
 class Stages:

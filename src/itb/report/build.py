@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
+from itb.analysis.run_results import RunMetrics
 from itb.analysis.summary import scenario_metrics
 from itb.engine import collect, rundir
 from itb.report import figures
@@ -13,6 +13,8 @@ from itb.scenario.model import Topology
 
 
 def build_report(run: Path) -> Path:
+    """Tables, metrics.json and the report from the raw logs alone: whatever metrics.json
+    held before (another format included) is rebuilt, never read."""
     meta_path = run / "meta.json"
     resolved = run / "scenario.resolved.json"
     if not meta_path.exists() or not resolved.exists():
@@ -25,26 +27,26 @@ def build_report(run: Path) -> Path:
     tables = collect.build_tables(run, topo, interval_s)
     collect.write_tables(run, tables)
     metrics = scenario_metrics(tables, topo, meta.get("dispatch"))
-    rundir.write_json(run / "metrics.json", metrics)
+    metrics.save(run / "metrics.json")
     out = run / "report"
     figs = []
     if len(tables["transfers"]):
         for r in sorted(tables["transfers"]["repetition"].unique()):
             figs.append(figures.goodput_over_time(tables, int(r), out / f"goodput-rep{r:03d}.png"))
-            figs.append(figures.bottleneck_over_time(tables, int(r), metrics["context"]["link"],
+            figs.append(figures.bottleneck_over_time(tables, int(r), metrics.context.link,
                                                      out / f"bottleneck-rep{r:03d}.png"))
         figs.append(figures.completion_times(tables, out / "completion-times.png"))
     return write_html(out / "report.html", meta, metrics, [f for f in figs if f])
 
 
-def analyse_run(run: Path) -> dict:
+def analyse_run(run: Path) -> RunMetrics:
     """What a run ends with (`RunOptions.analyse`): tables, metrics.json and the report;
-    returns the metrics."""
+    returns the metrics as written."""
     build_report(run)
-    return rundir.read_json(run / "metrics.json")
+    return RunMetrics.load(run / "metrics.json")
 
 
-def write_html(path: Path, meta: dict, metrics: dict, figs: list[Path]) -> Path:
+def write_html(path: Path, meta: dict, metrics: RunMetrics, figs: list[Path]) -> Path:
     """One self-contained file: the figures are embedded (and kept as PNG and SVG)."""
     captions = {"goodput": "goodput per transfer and aggregate G(t)",
                 "bottleneck": "bottleneck throughput X(t) and queue",
@@ -52,4 +54,4 @@ def write_html(path: Path, meta: dict, metrics: dict, figs: list[Path]) -> Path:
     embedded = [figure(f, next((v for k, v in captions.items() if f.name.startswith(k)), f.stem)
                        + f" ({f.stem})") for f in figs]
     return render("run.html.j2", path, meta=meta, metrics=metrics, figs=embedded,
-                  overall_json=json.dumps(metrics.get("overall"), indent=1))
+                  overall_json=metrics.overall.model_dump_json(indent=1))

@@ -172,7 +172,7 @@ def run_study(a: StudyArgs, out: Path, say: Say = print,
 
 def _point(sweep: Sweep, c: dict) -> PointResult:
     m = sweep.metrics(c)
-    reps = stats.per_repetition(m) if m else []
+    reps = stats.per_repetition(m) if m is not None else []
     row: dict = {k: c[k] for k in ("name", "cc", "c_g", "reverse", "r_level", "spacing_s",
                                    "spacing_realised_s", "c_g_realised")}
     with open(sweep.out / c["scenario"], "rb") as f:  # the plan that ran

@@ -1,0 +1,139 @@
+"""metrics.json as a typed model: written and read back with its format version, refused
+in another format, and read by attribute by the benchmark, the sweep, the CLI and the run
+report."""
+
+import json
+
+import pytest
+
+from itb.analysis.metrics import run_metrics
+from itb.analysis.run_results import FORMAT_VERSION, Dispatch, OtherFormat, RunMetrics
+from itb.bench import stats
+from itb.bench.sweep import Sweep, _t_line
+from itb.engine.rundir import RunDirError
+from itb.errors import ItbError
+from itb.report.build import write_html
+
+from .test_metrics import CONTEXT, _run_tables
+
+DISPATCH = {"events": 4, "p50_ms": 0.01, "p99_ms": 0.05, "max_ms": 0.06,
+            "per_repetition": [{"repetition": 1, "events": 2, "p99_ms": 0.05, "max_ms": 0.06},
+                               {"repetition": 2, "events": 2, "p99_ms": 0.02, "max_ms": 0.02}]}
+
+
+def _metrics() -> RunMetrics:
+    m = run_metrics(*_run_tables(), CONTEXT)
+    m.dispatch = Dispatch.model_validate(DISPATCH)
+    return m
+
+
+def test_round_trip_keeps_the_documented_layout(tmp_path):
+    m = _metrics()
+    m.save(tmp_path / "metrics.json")
+    doc = json.loads((tmp_path / "metrics.json").read_text())
+    assert doc["format_version"] == FORMAT_VERSION == 1
+    assert set(doc) == {"format_version", "repetitions", "overall", "context", "dispatch"}
+    assert doc["overall"]["completion"]["n"] == 3 and doc["dispatch"] == DISPATCH
+    assert doc["context"] == {"capacity_bps": 100e6, "reverse_capacity_bps": 100e6,
+                              "mtu": 1500, "link": None, "payload_share": 1.0}
+    assert set(doc["repetitions"][0]) == {
+        "repetition", "completion", "n_corrupt", "margins", "jain", "bin_s", "efficiency",
+        "utilisation", "link_utilisation", "queueing_delay", "fair_share", "transfers"}
+    again = RunMetrics.load(tmp_path / "metrics.json")
+    assert again == m
+    assert again.repetition(2).completion.t_mean == 0.3 and again.repetition(3) is None
+
+
+@pytest.mark.parametrize("version", [None, 0, FORMAT_VERSION + 1])
+def test_another_format_is_refused_naming_the_file(tmp_path, version):
+    doc = _metrics().model_dump(mode="json")
+    if version is None:
+        del doc["format_version"]  # a run from before formats were recorded
+    else:
+        doc["format_version"] = version
+    path = tmp_path / "metrics.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(OtherFormat) as e:
+        RunMetrics.load(path)
+    assert str(path) in str(e.value) and f"format {version!r}" in str(e.value)
+    assert f"itb report {tmp_path}" in str(e.value)
+
+
+def test_unreadable_or_wrong_content_is_an_itb_error(tmp_path):
+    path = tmp_path / "metrics.json"
+    path.write_text("{")
+    with pytest.raises(ItbError, match="cannot read the metrics"):
+        RunMetrics.load(path)
+    doc = _metrics().model_dump(mode="json")
+    del doc["overall"]["completion"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(ItbError, match=r"not a run's metrics .*overall\.completion") as e:
+        RunMetrics.load(path)
+    assert not isinstance(e.value, OtherFormat) and str(path) in str(e.value)
+
+
+def test_benchmark_rows_and_the_sweep_line_read_the_model():
+    m = _metrics()
+    rows = stats.per_repetition(m)
+    # rep 1: a 0.25 s, b 0.5 s, J 0.9; rep 2: a 0.3 s, b failed
+    assert [(r["repetition"], r["n"], r["n_failed"], r["t_mean"]) for r in rows] == [
+        (1, 2, 0, 0.375), (2, 1, 1, 0.3)]
+    assert rows[0]["jain"] == pytest.approx(0.9) and rows[1]["sigma_t"] is None
+    assert _t_line(m, 1) == ", T_mean 0.38 s over 2 transfers"
+    assert _t_line(m, 3) == "" and _t_line(None, 1) == ""
+
+
+def test_sweep_rebuilds_metrics_of_an_older_format(tmp_path, monkeypatch):
+    sweep = Sweep(tmp_path, "bench", {}, [], 1, 1)
+    cell = {"run": "cells/x"}
+    run = tmp_path / "cells" / "x"
+    run.mkdir(parents=True)
+    assert sweep.metrics(cell) is None  # not run yet
+
+    rebuilt = []
+
+    def analyse(d):
+        rebuilt.append(d)
+        _metrics().save(d / "metrics.json")
+        return RunMetrics.load(d / "metrics.json")
+
+    monkeypatch.setattr("itb.bench.sweep.analyse_run", analyse)
+    old = _metrics().model_dump(mode="json")
+    del old["format_version"]
+    (run / "metrics.json").write_text(json.dumps(old))
+    assert sweep.metrics(cell).overall.completion.n == 3 and rebuilt == [run]
+    assert sweep.metrics(cell) == _metrics() and rebuilt == [run]  # current: read as is
+
+    def no_logs(d):
+        raise RunDirError(f"{d}: rep-001 is missing")
+
+    monkeypatch.setattr("itb.bench.sweep.analyse_run", no_logs)
+    (run / "metrics.json").write_text(json.dumps(old))
+    with pytest.raises(ItbError, match=r"metrics format None.*rebuilding it failed: .*rep-001 is "
+                                       "missing") as e:
+        sweep.metrics(cell)
+    assert str(run / "metrics.json") in str(e.value)
+
+
+def test_run_report_and_cli_summary(tmp_path, capsys):
+    from itb.cli.run import _print_metrics
+
+    m = _metrics()
+    meta = {"scenario": "demo", "status": "complete", "repetitions": 2, "seed": 1,
+            "scenario_hash": "0123456789abcdef"}
+    html = write_html(tmp_path / "report.html", meta, m, []).read_text()
+    # all forward completions 0.25, 0.5, 0.3 (b of rep 2 failed): mean 0.35, fair share
+    # 0.2 s each: +75 %
+    assert "n = 3, mean 0.35 s, min 0.25 s,\nmax 0.50 s" in html
+    assert "; 1 not completed" in html
+    assert "+75.0 % over 3 completed transfers" in html and "reverse" in html
+    assert "Dispatch error over 4 events: p50 0.010 ms" in html
+    assert "&#34;t_mean_mean&#34;: 0.3375" in html  # the overall block, as JSON
+    _print_metrics(m)
+    text = capsys.readouterr().out
+    # σ_T of 0.25, 0.5, 0.3 (1/N) = √((0.1² + 0.15² + 0.05²) / 3) = 0.1080; CoV = σ_T / 0.35
+    assert "completion time mean 0.35 s (min 0.25, max 0.50, CoV 0.309)" in text
+    assert "forward transfers not completed: 1" in text
+    assert "fair-share ideal: mean 0.20 s; measured 0.35 s (+75.0 %); the model ignores " \
+           "the reverse traffic" in text
+    assert "dispatch error over 4 events: p50 0.010 ms, p99 0.050 ms, max 0.060 ms" in text
