@@ -20,9 +20,3 @@ def forward_completions(out: Path, cell: dict) -> list[float]:
         return []
     tr = tr[(tr["direction"] == "forward") & tr["ok"]]
     return [float(x) for x in tr["completion_s"].dropna()]
-
-
-def fit_loss(point: dict) -> float:
-    """The loss rate a response-function point is fitted at: what the link applied, else
-    the configured p."""
-    return point.get("p_link") or point["p"]
