@@ -1,4 +1,5 @@
-"""Shared by the `itb` commands: the Typer apps, the consoles, option definitions and parsers of comma lists, rates and congestion-control names."""
+"""Shared by the `itb` commands: the Typer apps, the consoles, option definitions and
+parsers of comma lists, rates and congestion-control names."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from typing import Optional
 
 import typer
 from rich.console import Console
-
 
 app = typer.Typer(
     help="ITB: benchmark transport protocols by how long transfers take, how predictable "
