@@ -25,11 +25,18 @@ def pm(x, half, digits: int = 2) -> str:
     return num(x, digits) if half is None or x is None else f"{num(x, digits)} ± {num(half, digits)}"
 
 
+def pval(p) -> str:
+    """A p-value: 4 decimals, or 2 significant digits below 0.001 (never "0.0000")."""
+    if p is None:
+        return "–"
+    return f"{p:.2g}" if p < 0.001 else f"{p:.4f}"
+
+
 def mbit(bps) -> str:
     return "–" if bps is None else f"{bps / 1e6:g} Mbit/s"
 
 
-_env.filters.update(num=num, mbit=mbit)
+_env.filters.update(num=num, mbit=mbit, pval=pval)
 _env.globals.update(pm=pm)
 
 
