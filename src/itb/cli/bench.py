@@ -25,7 +25,7 @@ def bench_cmd(
                                           "comma-separated. [default: cubic,reno,bbr]"),
         repeat: Optional[int] = typer.Option(None, "--repeat", min=1, max=100,
                                              help="Repetitions of every cell. [default: 3]"),
-        quick: bool = typer.Option(False, "--quick", help="A few minutes: BU and PA on "
+        quick: bool = typer.Option(False, "--quick", help="About 15 minutes: BU and PA on "
                                    "classes B and F, cubic/reno/bbr, 2 repetitions, 6 s "
                                    "transfers. Options given explicitly win."),
         out_dir: Optional[Path] = typer.Option(None, "--out", help="Benchmark directory "
