@@ -7,7 +7,8 @@ import json
 import pytest
 
 from itb.analysis.metrics import run_metrics
-from itb.analysis.run_results import FORMAT_VERSION, Dispatch, OtherFormat, RunMetrics
+from itb.analysis.results import OtherFormat
+from itb.analysis.run_results import FORMAT_VERSION, Dispatch, RunMetrics
 from itb.bench import stats
 from itb.bench.sweep import Sweep, _t_line
 from itb.engine.rundir import RunDirError

@@ -7,20 +7,14 @@ with `OtherFormat`; `itb report RUN_DIR` rebuilds it from the run's raw logs.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import ClassVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from itb.analysis.results import VersionedResults
-from itb.errors import ItbError
 
 FORMAT_VERSION = 1
-
-
-class OtherFormat(ItbError):
-    """A metrics.json written by another version of ITB (or before formats were recorded)."""
 
 
 class Completion(BaseModel):
@@ -161,6 +155,8 @@ class RunMetrics(VersionedResults):
     """metrics.json of a run."""
 
     FORMAT: ClassVar[int] = FORMAT_VERSION
+    WHAT: ClassVar[str] = "metrics"
+    DESCRIPTION: ClassVar[str] = "a run's metrics"
     repetitions: list[Repetition]
     overall: Overall
     context: Context
@@ -170,21 +166,5 @@ class RunMetrics(VersionedResults):
         return next((x for x in self.repetitions if x.repetition == r), None)
 
     @classmethod
-    def load(cls, path: Path) -> RunMetrics:
-        """The metrics in `path`; ItbError naming the file when it cannot be read or does
-        not hold them, OtherFormat when another version of ITB wrote it."""
-        try:
-            doc = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise ItbError(f"{path}: cannot read the metrics: {e}") from e
-        got = doc.get("format_version") if isinstance(doc, dict) else None
-        if got != cls.FORMAT:
-            raise OtherFormat(f"{path}: metrics format {got!r}, this ITB reads {cls.FORMAT}; "
-                              f"`itb report {path.parent}` rebuilds it from the run's logs")
-        try:
-            return cls.model_validate(doc)
-        except ValidationError as e:
-            first = e.errors()[0]
-            where = ".".join(str(x) for x in first["loc"])
-            raise ItbError(f"{path}: not a run's metrics ({e.error_count()} error(s); "
-                           f"{where}: {first['msg']})") from e
+    def rebuild_hint(cls, path: Path) -> str:
+        return f"`itb report {path.parent}` rebuilds it from the run's logs"

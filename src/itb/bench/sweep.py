@@ -25,7 +25,8 @@ from typing import Callable, Generic, TypeVar
 import numpy as np
 import tomli_w
 
-from itb.analysis.run_results import OtherFormat, RunMetrics
+from itb.analysis.results import OtherFormat
+from itb.analysis.run_results import RunMetrics
 from itb.bench.scaling import DEFAULT_CALIBRATION
 from itb.engine import rundir, runner
 from itb.errors import ItbError, ScenarioError
