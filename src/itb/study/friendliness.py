@@ -119,8 +119,9 @@ def analyse(sweep: Sweep) -> Results:
         runs, ref = _runs(sweep, c), c["reference"]
         base = alone.get(c["c_g"])
         base_runs = _runs(sweep, base) if base else []
-        r, r_ci = mean_ci(ratios(runs, c["tested"], ref))
-        pending.append((c, runs, base_runs, r, r_ci, len(ratios(runs, c["tested"], ref))))
+        rs = ratios(runs, c["tested"], ref)
+        r, r_ci = mean_ci(rs)
+        pending.append((c, runs, base_runs, r, r_ci, len(rs)))
     # one table: Holm over every point's "reference next to the tested vs alone"
     cost = compare_all([(f"{c['reference']} next to {c['tested']}",
                          [x.t_mean for x in runs if x.cc == c["reference"]],
