@@ -60,17 +60,13 @@ def study_predictability(
     """
     from itb.bench.scaling import make_scale
     from itb.errors import ScenarioError
-    from itb.scenario.units import parse_duration
     from itb.study.predictability import StudyArgs, parse_levels, run_study
 
     cc_list = parse_ccs(ccs)
     lo_hi = parse_levels(fit, "--fit")
     if len(lo_hi) != 2 or lo_hi[0] >= lo_hi[1]:
         raise ScenarioError(None, "--fit", "give two increasing levels, e.g. 1,2")
-    try:
-        rtt_ms = parse_duration(rtt) / 1000
-    except ValueError as e:
-        raise ScenarioError(None, "--rtt", str(e))
+    rtt_ms = _rtt_ms(rtt)
     a = StudyArgs(tuple(cc_list), parse_levels(c_g, "--cg"), parse_levels(reverse, "--reverse", True),
                   spacing, sync_cg, (lo_hi[0], lo_hi[1]), rtt_ms, repeat, seed,
                   make_scale(factor=scale, capacity_bps=parse_capacity(capacity),
@@ -119,14 +115,10 @@ def study_friendliness(
     """
     from itb.bench.scaling import make_scale
     from itb.errors import ScenarioError
-    from itb.scenario.units import parse_duration
     from itb.study.friendliness import FriendArgs, run_study
     from itb.study.predictability import parse_levels
 
-    try:
-        rtt_ms = parse_duration(rtt) / 1000
-    except ValueError as e:
-        raise ScenarioError(None, "--rtt", str(e))
+    rtt_ms = _rtt_ms(rtt)
     refs = parse_ccs(reference)
     if len(refs) != 1:
         raise ScenarioError(None, "--reference", f"{reference!r}: give one congestion control")
@@ -240,6 +232,17 @@ def study_response_function(
                   num(f.beta) + mark.get(f.beta_ok, ""), num(f.beta_nominal), str(f.events))
     out.print(t)
     _study_done(res)
+
+
+def _rtt_ms(text: str) -> float:
+    """--rtt of the BU studies, in ms."""
+    from itb.errors import ScenarioError
+    from itb.scenario.units import parse_duration
+
+    try:
+        return parse_duration(text) / 1000
+    except ValueError as e:
+        raise ScenarioError(None, "--rtt", str(e))
 
 
 def _run_study(run_study, kind: str, args, out_dir: Optional[Path]):
