@@ -45,3 +45,22 @@ class NotRunning(ItbError):
     """No testbed is up where one is needed."""
 
     exit_code = 5
+
+
+class OutputError(ItbError):
+    """The run directory cannot be written (disk full, read-only, missing): the run
+    stopped cleanly; what was not whole is not marked done."""
+
+    exit_code = 3
+
+    def __init__(self, path, reason: str):
+        self.path, self.reason = str(path), reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+def os_reason(e: OSError) -> str:
+    """One line for an OSError, without the path (the caller names it)."""
+    import errno
+
+    name = errno.errorcode.get(e.errno or 0, "")
+    return f"{e.strerror or e}" + (f" ({name})" if name else "")

@@ -5,6 +5,8 @@ the host is a fake that answers like bpftool and modprobe."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import re
 from pathlib import Path
 
@@ -68,6 +70,7 @@ def fake(monkeypatch, tmp_path):
         if alg.ours:
             (objs / f"{name}.bpf.o").write_bytes(b"\x7fELF")
     monkeypatch.setenv("ITB_BPF_DIR", str(objs))
+    monkeypatch.setenv("ITB_CC_DIR", str(tmp_path / "holders"))
     monkeypatch.setattr(ebpf, "KERNEL_BTF", tmp_path)  # exists
     return k
 
@@ -139,11 +142,36 @@ def test_unknown_names_and_kernel_ones_are_refused_by_unload(fake):
         cc.unload(["cubic"], host=fake)
 
 
-def test_clean_unregisters_only_ours(fake):
-    cc.ensure(["bic", "highspeed"], host=fake)
+def _held_by_a_dead_process(tmp_path, kernel_name):
+    """What a SIGKILLed run leaves: a holder record whose process is gone."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / "holders" / f"{kernel_name}.json").write_text(json.dumps(
+        {"registered_by_run": True, "holders": [{"pid": dead.pid, "start": 1, "count": 1,
+                                                  "prefix": "x"}]}))
+
+
+def test_clean_unregisters_only_ours_that_nobody_holds(fake, tmp_path):
+    held = cc.ensure(["bic", "highspeed"], host=fake)
     fake.registered["someone_elses"] = 99
-    assert cc.clean(host=fake) == ["itb_bic", "itb_highspeed"]
+    kept = cc.clean(host=fake)  # this process, alive, holds both: another prefix's run
+    assert kept.unregistered == [] and set(kept.kept) == {"itb_bic", "itb_highspeed"}
+    assert f"PID {os.getpid()}" in kept.kept["itb_bic"]
+    _held_by_a_dead_process(tmp_path, "itb_bic")
+    _held_by_a_dead_process(tmp_path, "itb_highspeed")
+    assert cc.clean(host=fake).unregistered == ["itb_bic", "itb_highspeed"]
     assert list(fake.registered) == ["someone_elses"]
+    assert cc.release(held, host=fake) == []  # already gone: nothing to do
+
+
+def test_the_last_run_to_let_go_unregisters(fake):
+    first = cc.ensure(["scalable"], host=fake)  # registers it
+    second = cc.ensure(["scalable"], host=fake)  # another run (same process here) uses it
+    assert cc.release(first, host=fake) == [] and "itb_scalable" in fake.registered
+    with pytest.raises(PreflightError, match="in use by PID"):
+        cc.unload(["scalable"], host=fake)
+    assert cc.release(second, host=fake) == ["itb_scalable"]
+    assert fake.registered == {}
 
 
 def test_status_says_where_each_comes_from_and_whether_usable(fake):

@@ -109,16 +109,38 @@ def test_file_transfers_are_single_stream(tmp_path):
 def test_file_transfer_arguments(tmp_path, monkeypatch):
     monkeypatch.setenv("ITB_FLOW", "flow")
     path = tmp_path / "s.toml"
-    path.write_text(textwrap.dedent("""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "in.bin").write_bytes(b"x" * 1000)
+    text = textwrap.dedent("""
+        [experiment]
+        files_dir = "data"
         [[transfer]]
         src = "l1"
         dst = "r1"
-        volume = "1MB"
-        source_file = "/data/in.bin"
-        sink_file = "/data/out.bin"
-    """))
+        volume = "1kB"
+        source_file = "{src}"
+        sink_file = "{sink}"
+        {extra}
+    """)
+    path.write_text(text.format(src="in.bin", sink="out.bin", extra=""))
     sc = load_scenario(path)
     p = procplan.build(list(sc.experiment.events), sc.topology, tmp_path / "rep", 100_000)
     by_id = {x.id: x for x in p.procs}
     s, r = by_id["t1.send"].argv, by_id["t1.recv"].argv
-    assert s[s.index("--file") + 1] == "/data/in.bin" and r[r.index("--file") + 1] == "/data/out.bin"
+    assert s[s.index("--file") + 1] == str(data / "in.bin")
+    assert r[r.index("--file") + 1] == str(data / "out.bin")
+    # confined to files_dir, never overwriting unless asked
+    for src, sink, extra, field, why in [
+            ("/etc/shadow", "o", "", "source_file", "inside files_dir"),
+            ("../s.toml", "o", "", "source_file", "inside files_dir"),
+            ("in.bin", "in.bin", "", "sink_file", "overwrite = true")]:
+        path.write_text(text.format(src=src, sink=sink, extra=extra))
+        with pytest.raises(ScenarioError, match=f"transfer\\[0\\].{field}: .*{why}"):
+            load_scenario(path)
+    path.write_text(text.format(src="in.bin", sink="in.bin", extra="overwrite = true"))
+    load_scenario(path)
+    path.write_text(text.replace('files_dir = "data"', "").format(src="in.bin", sink="o",
+                                                                   extra=""))
+    with pytest.raises(ScenarioError, match="needs \\[experiment\\] files_dir"):
+        load_scenario(path)

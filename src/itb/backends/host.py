@@ -6,6 +6,7 @@ An SSH host will implement the same two methods.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from typing import IO, Protocol, Sequence
@@ -32,6 +33,7 @@ class Host(Protocol):
     def spawn(
         self, argv: Sequence[str], *, stdin: IO | int | None = None,
         stdout: IO | int | None = None, stderr: IO | int | None = None,
+        env: dict[str, str] | None = None,
     ) -> subprocess.Popen: ...
 
 
@@ -40,6 +42,11 @@ def _check_argv(argv: Sequence[str]) -> list[str]:
     if not out:
         raise ValueError("empty argv")
     return out
+
+
+def _with_parent(argv: list[str]) -> list[str]:
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv
 
 
 @dataclass
@@ -56,7 +63,10 @@ class NetnsHost:
     def run(self, argv, *, check=True, timeout=60, input=None) -> Completed:
         full = self.wrap(argv)
         try:
-            p = subprocess.run(full, capture_output=True, text=True, timeout=timeout, input=input)
+            # A command this process waits for dies with it (util-linux's setpriv asks the
+            # kernel for SIGKILL when its parent dies): a killed engine leaves no ping.
+            p = subprocess.run(_with_parent(full), capture_output=True, text=True,
+                               timeout=timeout, input=input)
         except subprocess.TimeoutExpired as e:
             raise CommandFailed(self.name, full, -1, f"timed out after {timeout}s") from e
         except FileNotFoundError as e:
@@ -66,11 +76,12 @@ class NetnsHost:
             raise CommandFailed(self.name, full, p.returncode, p.stderr or p.stdout)
         return res
 
-    def spawn(self, argv, *, stdin=None, stdout=None, stderr=None) -> subprocess.Popen:
-        # New session: the process outlives the CLI that started it (a testbed stays up)
-        # and a Ctrl-C at the terminal does not reach it.
+    def spawn(self, argv, *, stdin=None, stdout=None, stderr=None, env=None) -> subprocess.Popen:
+        # New session: a Ctrl-C at the terminal does not reach it (the engine stops it).
+        # Whether it outlives this process is the caller's choice (ITB_DIE_WITH_PARENT).
         return subprocess.Popen(
-            self.wrap(argv), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True
+            self.wrap(argv), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
+            env=env,
         )
 
 
@@ -85,6 +96,6 @@ class RecordingHost:
         self.log.append(_check_argv(argv))
         return Completed(list(argv), 0, "", "")
 
-    def spawn(self, argv, *, stdin=None, stdout=None, stderr=None):
+    def spawn(self, argv, *, stdin=None, stdout=None, stderr=None, env=None):
         self.log.append(_check_argv(argv))
         return None

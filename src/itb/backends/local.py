@@ -1,8 +1,11 @@
 """Local backend: every node is a network namespace on this machine, emulated links run
 through the user-space link emulator in a namespace of their own.
 
-State lives in `naming.state_dir()`; it is written before anything is created so that
-`clean` can always find what a killed `up` left behind.
+What a testbed consists of is recorded in `naming.state_dir()/state.json` *before* it is
+created: the namespaces (each checked absent first, under the prefix's lock, so every
+recorded name is one ITB created) and the emulators (PID and start time). `clean` and
+`down` remove exactly that, nothing else with a similar name, and only under the lock
+(`itb.backends.owner`): a live run's testbed is not torn down by another command.
 """
 
 from __future__ import annotations
@@ -11,13 +14,14 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from pyroute2 import netns as pr_netns
 
-from itb.backends import procs
+from itb.backends import emulators as E
+from itb.backends import owner, procs
+from itb.backends.emulators import EmulatorHandle
 from itb.backends.host import NetnsHost
 from itb.emulation import actions as A
 from itb.emulation import naming
@@ -25,8 +29,10 @@ from itb.emulation.plan import Plan, build_plan
 from itb.errors import BackendError, NotRunning, PreflightError
 from itb.scenario.model import Topology
 
-READY_TIMEOUT_S = 10.0
 Progress = Callable[[str], None]
+STATE_FILES = ("state.json", "state.tmp")  # owner.json and lock: itb.backends.owner
+
+__all__ = ["EmulatorHandle", "up", "down", "clean", "status", "read_state", "require_state"]
 
 
 def _noop(_msg: str) -> None:
@@ -42,6 +48,9 @@ def read_state() -> dict | None:
         return json.loads(state_file().read_text())
     except FileNotFoundError:
         return None
+    except json.JSONDecodeError as e:
+        raise BackendError(f"{state_file()}: not valid JSON ({e}); `itb clean --force` "
+                           "removes what it can identify") from None
 
 
 def _write_state(state: dict) -> None:
@@ -53,7 +62,21 @@ def _write_state(state: dict) -> None:
 
 
 def owned_namespaces() -> list[str]:
+    """Namespaces whose name carries the prefix (ITB's or not: see `recorded`)."""
     return sorted(n for n in pr_netns.listnetns() if naming.owns_ns(n))
+
+
+def recorded_namespaces() -> list[str]:
+    """The namespaces the current testbed's state says ITB created and that exist."""
+    state = _read_state_quiet() or {}
+    return [n for n in state.get("namespaces", []) if procs.ns_inode(n) is not None]
+
+
+def _read_state_quiet() -> dict | None:
+    try:
+        return read_state()
+    except BackendError:
+        return None
 
 
 def preflight() -> None:
@@ -67,62 +90,30 @@ def preflight() -> None:
     linkem.binary()
 
 
-@dataclass
-class EmulatorHandle:
-    link: str
-    ns: str
-    pid: int
-    log_dir: str
-    control: str
-
-    def send(self, command: dict) -> None:
-        """Runtime change (rate, delay, loss, queue) through the emulator's control FIFO."""
-        fd = os.open(self.control, os.O_WRONLY | os.O_NONBLOCK)
-        try:
-            os.write(fd, (json.dumps(command) + "\n").encode())
-        finally:
-            os.close(fd)
-
-
-def _start_emulator(step: A.StartEmulator) -> EmulatorHandle:
-    log_dir = Path(step.config["log_dir"])
-    log_dir.mkdir(parents=True, exist_ok=True)
-    step.config_path.write_text(json.dumps(step.config, indent=1))
-    control = log_dir / "control"
-    if not control.exists():
-        os.mkfifo(control)
-    # Opened read-write: the emulator never sees EOF, later writers never block.
-    ctl_fd = os.open(control, os.O_RDWR)
-    out_path, err_path = log_dir / "stdout.log", log_dir / "stderr.log"
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = NetnsHost(step.node, step.ns).spawn(step.command(), stdin=ctl_fd, stdout=out, stderr=err)
-    os.close(ctl_fd)
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if b'"ready"' in out_path.read_bytes():
-            return EmulatorHandle(step.node.removeprefix("em-"), step.ns, proc.pid,
-                                  str(log_dir), str(control))
-        if proc.poll() is not None:
-            raise BackendError(f"link emulator for {step.node} exited ({proc.returncode}): "
-                               f"{err_path.read_text().strip()[-500:]}")
-        time.sleep(0.01)
-    proc.kill()
-    raise BackendError(f"link emulator for {step.node} not ready after {READY_TIMEOUT_S}s")
-
-
-def up(topo: Topology, progress: Progress = _noop, seed: int = 1) -> dict:
+def up(topo: Topology, progress: Progress = _noop, seed: int = 1, bound: bool = True) -> dict:
+    """Builds the testbed. `bound`: its emulators die with this process (a run's); else
+    they stay up after it (`itb testbed up`)."""
     preflight()
-    existing = owned_namespaces()
-    if read_state() or existing:
-        raise BackendError(
-            f"a testbed is already up (namespaces: {', '.join(existing) or 'none'}): "
-            "run `itb testbed down` or `itb clean` first")
+    with owner.exclusive("building a testbed"):
+        return _up(topo, progress, seed, bound)
+
+
+def _up(topo: Topology, progress: Progress, seed: int, bound: bool) -> dict:
+    if read_state():
+        raise BackendError("a testbed is already up: run `itb testbed down` or `itb clean` "
+                           "first")
     emu_root = naming.state_dir() / "emulators"
-    shutil.rmtree(emu_root, ignore_errors=True)
     plan = build_plan(topo, emu_root, seed)
+    foreign = [n for n in plan.namespaces() if procs.ns_inode(n) is not None]
+    if foreign:
+        raise BackendError(
+            f"namespace(s) {', '.join(foreign)} exist but are not ITB's (not in its state): "
+            "they are left alone; remove them or choose another ITB_PREFIX")
+    me = owner.ProcessId.me()
     state = {
         "phase": "building", "created": time.time(), "hash": topo.content_hash(),
         "topology": json.loads(topo.canonical_json()), "source": topo.source,
+        "owner": {**me.to_json(), "persistent": not bound},
         "namespaces": plan.namespaces(), "emulators": [],
     }
     _write_state(state)
@@ -130,11 +121,11 @@ def up(topo: Topology, progress: Progress = _noop, seed: int = 1) -> dict:
         _apply(plan, progress)
         for step in plan.emulators():
             progress(f"starting link emulator {step.node}")
-            state["emulators"].append(_start_emulator(step).__dict__)
+            state["emulators"].append(E.start(step, bound).to_json())
             _write_state(state)
     except BaseException:
         progress("build failed: removing what was created")
-        clean(progress=_noop)
+        _remove(state, progress)
         raise
     state["phase"] = "up"
     _write_state(state)
@@ -173,7 +164,7 @@ def topology_of(state: dict) -> Topology:
 
 
 def emulators_of(state: dict) -> list[EmulatorHandle]:
-    return [EmulatorHandle(**e) for e in state.get("emulators", [])]
+    return E.of_state(state)
 
 
 def host(state: dict, node: str) -> NetnsHost:
@@ -181,43 +172,57 @@ def host(state: dict, node: str) -> NetnsHost:
     return NetnsHost(node, naming.node_ns(node))
 
 
-def stop_emulators(state: dict) -> dict[str, dict]:
-    """Stops the emulators gracefully; returns each one's final statistics."""
-    stats = {}
-    for em in emulators_of(state):
-        procs.stop([em.pid], grace_s=5.0)
-        path = Path(em.log_dir) / "linkem-stats.json"
-        if path.exists():
-            stats[em.link] = json.loads(path.read_text())
-    return stats
-
-
 def down(progress: Progress = _noop) -> dict[str, dict]:
-    state = require_state()
-    stats = stop_emulators(state)
-    _remove_namespaces(state.get("namespaces", []), progress)
-    state_file().unlink(missing_ok=True)
-    return stats
+    """Stops the emulators gracefully (their final statistics are returned) and removes
+    the testbed. Refused (`Busy`) while another live command owns the prefix."""
+    with owner.exclusive("taking the testbed down"):
+        state = require_state()
+        stats = E.stop(E.of_state(state), grace_s=5.0)
+        _remove(state, progress)
+        return stats
 
 
-def _remove_namespaces(names: list[str], progress: Progress) -> None:
+def _remove(state: dict, progress: Progress) -> list[str]:
+    ems = E.of_state(state)
+    E.stop(ems, grace_s=1.0)
+    names = [n for n in state.get("namespaces", []) if procs.ns_inode(n) is not None]
     for ns in names:
         procs.stop(procs.pids_in(ns), grace_s=1.0)
     for ns in names:
-        if procs.ns_inode(ns) is not None:
-            progress(f"removing namespace {ns}")
-            pr_netns.remove(ns)
-
-
-def clean(progress: Progress = _noop) -> list[str]:
-    """Removes everything the local backend created: idempotent, works without state."""
-    state = read_state() or {}
-    for em in state.get("emulators", []):
-        procs.stop([em["pid"]], grace_s=1.0)
-    names = sorted(set(owned_namespaces()) | set(state.get("namespaces", [])))
-    _remove_namespaces(names, progress)
-    shutil.rmtree(naming.state_dir(), ignore_errors=True)
+        # Closed sockets still sending (orphans) would live on for minutes in the dying
+        # namespace, holding their congestion control: destroy every socket first.
+        NetnsHost(ns, ns).run(["ss", "-K", "-t", "-a"], check=False, timeout=10)
+        progress(f"removing namespace {ns}")
+        pr_netns.remove(ns)
+    E.remove_logs(ems)
+    _remove_state_files()
     return names
+
+
+def _remove_state_files() -> None:
+    """Only the files ITB writes there; the directories only if then empty."""
+    d = naming.state_dir()
+    for name in STATE_FILES:
+        (d / name).unlink(missing_ok=True)
+    for sub in (d / "emulators",):
+        try:
+            sub.rmdir()
+        except OSError:
+            pass
+
+
+def clean(progress: Progress = _noop, force: bool = False) -> list[str]:
+    """Removes the testbed ITB recorded (namespaces, emulators checked by PID and start
+    time, its logs and state files) and nothing else. Refused while the prefix's owner
+    is alive unless `force`. Idempotent."""
+    try:
+        with owner.exclusive("itb clean"):
+            return _remove(_read_state_quiet() or {}, progress)
+    except owner.Busy as busy:
+        if not force:
+            raise owner.Busy(f"{busy} (`itb clean --force` removes it anyway)") from None
+        progress(f"--force: {busy}")
+        return _remove(_read_state_quiet() or {}, progress)
 
 
 def status(state: dict) -> dict:
@@ -243,7 +248,7 @@ def status(state: dict) -> dict:
         if lk.emulated:
             em = ems.get(lk.name)
             item["emulator"] = None if em is None else {
-                "netns": em.ns, "pid": em.pid, "alive": procs.alive(em.pid),
+                "netns": em.ns, "pid": em.pid, "alive": em.identity().alive(),
                 "log_dir": em.log_dir}
         links.append(item)
     return {"name": topo.name, "kind": topo.kind, "hash": state["hash"], "phase": state["phase"],

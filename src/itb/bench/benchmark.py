@@ -46,6 +46,7 @@ class BenchResult:
     comparisons: list[BenchComparison] = field(default_factory=list)
     report: Path | None = None
     warnings: list[str] = field(default_factory=list)  # per-flow windows too small to compare
+    signal: int | None = None  # the signal that stopped it
 
 
 def cells_of(args: BenchArgs) -> list[apps.Cell]:
@@ -75,7 +76,7 @@ def run_bench(args: BenchArgs, out: Path, say: Say = print, tick: Say = lambda s
     done = drive(sweep, summarise, lambda sw, table: build_bench_report(
         out, sw.state, table.rows, table.comparisons), say, tick)
     return BenchResult(out, done.status, done.results.rows, done.results.comparisons,
-                       done.report, warnings)
+                       done.report, warnings, done.signal)
 
 
 def summarise(sweep: Sweep) -> BenchTable:

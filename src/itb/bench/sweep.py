@@ -27,6 +27,7 @@ import tomli_w
 
 from itb.analysis.results import OtherFormat
 from itb.analysis.run_results import RunMetrics
+from itb.backends import owner
 from itb.bench.scaling import DEFAULT_CALIBRATION
 from itb.engine import rundir, runner
 from itb.errors import ItbError, ScenarioError
@@ -70,6 +71,7 @@ class Sweep:
         self.repeat, self.seed = repeat, seed
         self.index = out / f"{kind}.json"
         self.state: dict = {}
+        self.signal: int | None = None  # set when a run was stopped by a signal
 
     def scenario(self, name: str) -> Path:
         return self.out / "scenarios" / f"{name}.toml"
@@ -133,7 +135,8 @@ class Sweep:
             except KeyboardInterrupt:
                 status = "incomplete"
                 break
-            if r not in rundir.repetitions_done(run_dir, r):
+            self.signal = res.signal
+            if res.signal is not None or r not in rundir.repetitions_done(run_dir, r):
                 status = "incomplete"  # interrupted: the runner tore everything down
                 break
             rep = res.repetitions[r - 1]
@@ -168,6 +171,13 @@ class Outcome(Generic[R]):
     status: str  # "complete" or "incomplete"
     results: R
     report: Path
+    signal: int | None = None  # the signal that stopped it (SIGINT, SIGTERM, SIGHUP)
+
+    def exit_code(self) -> int:
+        """0 complete, 128 + the signal when stopped by one, 1 when runs did not end."""
+        if self.signal is not None:
+            return 128 + self.signal
+        return 0 if self.status == "complete" else 1
 
 
 def drive(sweep: Sweep, analyse: Callable[[Sweep], R], report: Callable[[Sweep, R], Path],
@@ -175,10 +185,11 @@ def drive(sweep: Sweep, analyse: Callable[[Sweep], R], report: Callable[[Sweep, 
     """The one life of every sweep (`itb bench`, `itb study ...`): open it (or resume the
     directory made with the same arguments), run what has not ended, analyse what has
     (also when interrupted), and build the report from the analysis."""
-    sweep.open()
-    status = sweep.run(say, tick)
-    results = analyse(sweep)
-    return Outcome(sweep.out, status, results, report(sweep, results))
+    with owner.exclusive(f"itb {sweep.kind}"):  # across all its runs, not only during each
+        sweep.open()
+        status = sweep.run(say, tick)
+        results = analyse(sweep)
+        return Outcome(sweep.out, status, results, report(sweep, results), sweep.signal)
 
 
 def _t_line(metrics: RunMetrics | None, r: int) -> str:

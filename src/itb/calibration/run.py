@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from itb import cc
-from itb.backends import local, procs
+from itb.backends import local, owner, procs
 from itb.backends.host import NetnsHost
 from itb.calibration import inventory as inv
 from itb.calibration import probes, udprate
@@ -69,11 +69,12 @@ class Calibration:
 
 def calibrate(topo: Topology, opts: Options = Options(),
               progress: Callable[[str], None] = lambda m: None) -> Calibration:
-    kernel_cc = cc.ensure([opts.cc], progress=progress)
-    try:
-        return _calibrate(topo, opts, kernel_cc[0].kernel_name, progress)
-    finally:
-        cc.release(kernel_cc, progress=progress)
+    with owner.exclusive("itb calibrate"):
+        kernel_cc = cc.ensure([opts.cc], progress=progress)
+        try:
+            return _calibrate(topo, opts, kernel_cc[0].kernel_name, progress)
+        finally:
+            cc.release(kernel_cc, progress=progress)
 
 
 def _calibrate(topo: Topology, opts: Options, kernel_cc: str, progress) -> Calibration:

@@ -7,11 +7,12 @@ end; `itb clean` unregisters every struct_ops of ours, so a killed run leaves no
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass
 from typing import Callable, Iterable, Literal
 
 from itb.backends.host import Host, NetnsHost
-from itb.cc import ebpf, kernel
+from itb.cc import ebpf, holders, kernel
 from itb.scenario.algorithms import ALGORITHMS, OURS_PREFIX, Algorithm
 from itb.errors import CommandFailed, PreflightError
 
@@ -127,7 +128,11 @@ def ensure(names: Iterable[str], host: Host | None = None, prefer: Prefer = "ker
     done: list[Resolved] = []
     try:
         for name in dict.fromkeys(names):
-            done.append(resolve_one(name, host, prefer, progress))
+            with holders.locked():
+                r = resolve_one(name, host, prefer, progress)
+                if r.source == "ours":
+                    holders.add(r.kernel_name, r.loaded_now)
+            done.append(r)
     except BaseException:
         release(done, host)
         raise
@@ -136,19 +141,23 @@ def ensure(names: Iterable[str], host: Host | None = None, prefer: Prefer = "ker
 
 def release(resolved: Iterable[Resolved], host: Host | None = None,
             progress: Progress = _noop) -> list[str]:
-    """Unregisters the eBPF algorithms these calls registered; returns their names.
-    Kernel modules stay loaded: other users of the machine may rely on them."""
+    """Lets go of what `ensure` returned; unregisters an eBPF algorithm a run registered
+    once nobody holds it any more; returns the names unregistered. Kernel modules stay
+    loaded: other users of the machine may rely on them."""
     host = host or local_host()
     gone = []
     for r in resolved:
-        if r.source == "ours" and r.loaded_now:
+        if r.source != "ours":
+            continue
+        with holders.locked():
+            if not holders.remove(r.kernel_name):
+                continue
             progress(f"unregistering {r.kernel_name}")
-            try:
-                ebpf.unregister(host, r.kernel_name)
+            why = _unregister(host, r.kernel_name)
+            if why is None:
                 gone.append(r.kernel_name)
-            except CommandFailed:
-                if r.kernel_name in ebpf.registered(host):
-                    raise
+            else:
+                progress(f"left {r.kernel_name}: {why}")
     return gone
 
 
@@ -162,23 +171,68 @@ def unload(names: Iterable[str], host: Host | None = None) -> list[str]:
         if not alg.ours:
             raise PreflightError(f"{name!r} is the kernel's, not ITB's; `itb cc unload` "
                                  "only unregisters ITB's eBPF congestion controls")
-        if alg.ours_name in regs:
-            ebpf.unregister(host, alg.ours_name)
-            gone.append(alg.ours_name)
+        with holders.locked():
+            if users := holders.users(alg.ours_name):
+                raise PreflightError(f"{alg.ours_name} is in use by {_who(users)}: "
+                                     "not unregistered")
+            if alg.ours_name in regs:
+                ebpf.unregister(host, alg.ours_name)
+                holders.forget(alg.ours_name)
+                gone.append(alg.ours_name)
     return gone
 
 
-def clean(host: Host | None = None, progress: Progress = _noop) -> list[str]:
-    """Unregisters every struct_ops congestion control of ours (name `itb_*`)."""
+UNREGISTER_WAIT_S = 5.0
+
+
+def _unregister(host: Host, name: str) -> str | None:
+    """Unregisters; None when done, else why not. Sockets being closed still hold the
+    program for a moment (EINPROGRESS): retried for a few seconds."""
+    deadline = time.monotonic() + UNREGISTER_WAIT_S
+    while True:
+        try:
+            ebpf.unregister(host, name)
+            return None
+        except CommandFailed as e:
+            if name not in ebpf.registered(host):
+                return None
+            if "in progress" not in e.stderr or time.monotonic() > deadline:
+                return f"still referenced by sockets ({e.stderr.strip()[-120:]}); run " \
+                       "`itb clean` again later"
+            time.sleep(0.2)
+
+
+def _who(users: list[dict]) -> str:
+    return ", ".join(f"PID {u['pid']} (prefix {u.get('prefix', '?')})" for u in users)
+
+
+@dataclass
+class Cleaned:
+    unregistered: list[str]
+    kept: dict[str, str]  # name -> why it was left
+
+
+def clean(host: Host | None = None, progress: Progress = _noop) -> Cleaned:
+    """Unregisters the struct_ops congestion controls of ours (name `itb_*`) that no live
+    process holds; says which it kept and for whom."""
     host = host or local_host()
+    out = Cleaned([], {})
     try:
         regs = ebpf.registered(host)
     except PreflightError:  # no bpftool: nothing of ours can be registered
-        return []
-    gone = []
+        return out
     for name in sorted(regs):
-        if name.startswith(OURS_PREFIX):
+        if not name.startswith(OURS_PREFIX):
+            continue
+        with holders.locked():
+            if users := holders.users(name):
+                out.kept[name] = f"in use by {_who(users)}"
+                continue
             progress(f"unregistering {name}")
-            ebpf.unregister(host, name)
-            gone.append(name)
-    return gone
+            why = _unregister(host, name)
+            if why is not None:
+                out.kept[name] = why
+                continue
+            holders.forget(name)
+            out.unregistered.append(name)
+    return out

@@ -4,16 +4,24 @@ Each command lives in the module of its group; importing them registers them on 
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
+import traceback
 
 from itb.cli import bench, cc, run, study, testbed
 from itb.cli.common import app, err
 from itb.errors import ItbError
 
 COMMANDS = (bench, cc, run, study, testbed)  # imported for their registrations on `app`
+INTERNAL_ERROR = 70  # sysexits' EX_SOFTWARE: a bug of ITB, not of the input or machine
 
 
 def main() -> None:
+    """Exit codes (docs/experiment.md): 0 success, 1 the experiment failed (a repetition
+    or a check), 2 bad input, 3 environment (testbed, commands, busy prefix, output
+    directory), 4 missing prerequisite, 5 no testbed up, 70 internal error, 128 + N
+    stopped by signal N (130 Ctrl-C, 143 SIGTERM)."""
     try:
         app()
     except ItbError as e:
@@ -22,3 +30,10 @@ def main() -> None:
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
+    except Exception as e:  # a bug: one line here, the traceback in a file
+        fd, path = tempfile.mkstemp(prefix="itb-crash-", suffix=".txt")
+        with os.fdopen(fd, "w") as f:
+            traceback.print_exc(file=f)
+        err.print(f"[red]internal error:[/red] {type(e).__name__}: {e} (traceback in {path}; "
+                  "please report it)", highlight=False, soft_wrap=True)
+        sys.exit(INTERNAL_ERROR)

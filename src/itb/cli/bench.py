@@ -92,7 +92,7 @@ def bench_cmd(
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     if result.status != "complete":
         err.print("interrupted: run the same command again to resume")
-        raise typer.Exit(130)
+        raise typer.Exit(128 + (result.signal or 2))
     if any(r.failed or r.failed_repetitions for r in result.rows):
         raise typer.Exit(1)
 

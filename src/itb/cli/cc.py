@@ -47,11 +47,18 @@ def cc_load(names: list[str] = typer.Argument(..., help="Canonical names, e.g. b
 @cc_app.command("unload")
 def cc_unload(names: Optional[list[str]] = typer.Argument(None, help="Canonical names; "
                                                           "none: every one of ITB's.")) -> None:
-    """Unregister ITB's eBPF congestion controls (the kernel's own are left alone)."""
+    """Unregister ITB's eBPF congestion controls (the kernel's own are left alone). One
+    that a live run (any prefix) uses is left registered, and said so."""
     from itb import cc
 
-    gone = cc.unload(names) if names else cc.clean(progress=progress)
-    out.print(f"unregistered {', '.join(gone)}" if gone else "nothing of ITB's was registered")
+    if names:
+        gone, kept = cc.unload(names), {}
+    else:
+        cleaned = cc.clean(progress=progress)
+        gone, kept = cleaned.unregistered, cleaned.kept
+    out.print(f"unregistered {', '.join(gone)}" if gone else "nothing of ITB's was unregistered")
+    for name, why in kept.items():
+        out.print(f"left {name}: {why}")
 
 
 @cc_app.command("verify")

@@ -36,9 +36,12 @@ def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus
     deployment (socket buffers vs BDP), configuration (emulator, one worker per node),
     calibration (idle RTT per pair), execution × N, gathering, analysis (Parquet tables,
     metrics.json), archiving, cleaning. A repetition whose process fails is recorded with
-    the reason and the testbed is rebuilt for the next. Ctrl-C stops cleanly and keeps
-    partial results (meta.json status "incomplete"); --resume finishes them. Exit code 0
-    when every repetition succeeded, 1 when some failed, 130 when interrupted.
+    the reason and the testbed is rebuilt for the next. Ctrl-C, SIGTERM and SIGHUP stop
+    cleanly and keep partial results (meta.json status "incomplete"); --resume finishes
+    them, redoing any repetition whose files no longer match its commit marker. Exit
+    codes (docs/experiment.md): 0 every repetition ok, 1 some failed, 2 bad input,
+    3 environment (testbed in use, disk full, ...), 4 missing prerequisite, 70 internal
+    error, 128 + signal when stopped (130 Ctrl-C, 143 SIGTERM).
     """
     from itb.engine import rundir
     from itb.engine.runner import RunOptions, run
@@ -55,9 +58,9 @@ def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus
     result = run(sc, RunOptions(target, repeat, seed, resume, analyse=analyse_run), progress, tick)
     tick("")
     _print_run(result)
-    if result.status != "complete":
-        raise typer.Exit(130)
-    if any(r.get("status") != "ok" for r in result.repetitions):
+    if result.signal is not None:
+        raise typer.Exit(128 + result.signal)  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP
+    if result.status != "complete" or any(r.get("status") != "ok" for r in result.repetitions):
         raise typer.Exit(1)
 
 

@@ -263,4 +263,4 @@ def _study_done(res) -> None:
     out.print(f"report: {res.report}")
     if res.status != "complete":
         err.print("interrupted: run the same command again to resume")
-        raise typer.Exit(130)
+        raise typer.Exit(res.exit_code() if res.signal is not None else 130)

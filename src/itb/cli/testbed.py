@@ -21,7 +21,7 @@ def testbed_up(file: Optional[Path] = FILE_ARG, pairs: Optional[int] = PAIRS,
     from itb.backends import local
 
     topo = load_testbed_file(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
-    state = local.up(topo, progress)
+    state = local.up(topo, progress, bound=False)  # stays up after this command
     st = local.status(state)
     out.print(f"testbed [bold]{topo.name}[/bold] up: {len(st['hosts'])} hosts, "
               f"{len(st['links'])} links, hash {topo.content_hash()[:12]}")
@@ -82,18 +82,30 @@ def _quote(arg: str) -> str:
 
 
 @app.command("clean")
-def clean() -> None:
-    """Remove everything ITB created on this machine (namespaces, emulators, state).
-    Safe to run any time, also after the tool was killed."""
+def clean(force: bool = typer.Option(False, "--force", help="Remove the testbed even while "
+                                     "the command that owns it (a run) is alive: that run "
+                                     "then fails.")) -> None:
+    """Remove what ITB recorded as created under this ITB_PREFIX: the testbed's
+    namespaces, its emulators (checked by PID and start time), their logs and the state
+    files; and ITB's eBPF congestion controls that no live run (of any prefix) uses.
+    Nothing else is touched: a namespace that merely looks like ITB's, a process whose
+    PID was reused, other files in the state directory. Refused while a live command
+    owns the prefix, unless --force. Safe to run any time, also after a crash."""
     from itb.backends import local
 
     from itb import cc
 
-    removed = local.clean(progress)
-    unregistered = cc.clean(progress=progress)
+    removed = local.clean(progress, force=force)
+    cleaned = cc.clean(progress=progress)
     parts = ([f"removed {len(removed)} namespace(s)"] if removed else []) + \
-        ([f"unregistered {', '.join(unregistered)}"] if unregistered else [])
+        ([f"unregistered {', '.join(cleaned.unregistered)}"] if cleaned.unregistered else [])
     out.print(f"clean: {'; '.join(parts)}" if parts else "clean: nothing to remove")
+    for name, why in cleaned.kept.items():
+        out.print(f"clean: left {name}: {why}")
+    foreign = sorted(set(local.owned_namespaces()) - set(removed))
+    if foreign:
+        out.print(f"clean: left namespace(s) {', '.join(foreign)}: not created by ITB "
+                  "(not in its state)")
 
 
 @app.command("calibrate")

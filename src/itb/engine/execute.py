@@ -27,24 +27,31 @@ READY_MARGIN_S = 0.2  # the last receiver must be ready this long before zero
 SEND_AHEAD_S = 0.3  # timed spawns go to the workers at least this long before zero
 DRAIN_S = 5.0  # after a stop, how long to wait for the exits to be reported
 TICK_S = 1.0
+LATE_WARN_NS = 10_000_000  # a dispatch this late is a warning of the run and the report
+LATE_FAIL_NS = 1_000_000_000  # this late, the repetition is not the planned experiment
 
 
 @dataclass
 class Outcome:
     status: str = "ok"  # ok | failed | interrupted
     reason: str | None = None
+    environment: bool = False  # failed because the testbed broke, not the experiment
+    failed_ns: int | None = None  # when the failure was noticed
+    warnings: list[str] = field(default_factory=list)
     start_ns: int = 0  # the prelude (receivers) started
     zero_ns: int = 0  # the timeline's zero (CLOCK_MONOTONIC)
     end_ns: int = 0
     dispatch: list[dict] = field(default_factory=list)  # one per dispatched event
     procs: dict[str, dict] = field(default_factory=dict)  # id → what happened to it
 
-    def fail(self, reason: str, status: str = "failed") -> None:
+    def fail(self, reason: str, status: str = "failed", environment: bool = False) -> None:
         if self.status == "ok":  # the first cause is the one worth reporting
-            self.status, self.reason = status, reason
+            self.status, self.reason, self.environment = status, reason, environment
+            self.failed_ns = time.monotonic_ns()
 
     def to_json(self) -> dict:
-        return {"status": self.status, "reason": self.reason, "start_ns": self.start_ns,
+        return {"status": self.status, "reason": self.reason, "environment": self.environment,
+                "failed_ns": self.failed_ns, "warnings": self.warnings, "start_ns": self.start_ns,
                 "zero_ns": self.zero_ns,
                 "end_ns": self.end_ns, "dispatch": self.dispatch, "procs": self.procs}
 
@@ -103,7 +110,9 @@ class Repetition:
             self.workers[p.node].send(**_spawn_cmd(p, 0, self.prefix))
         waiting = {p.id for p in listeners}
         awaited = {p.id for p in self.plan.procs if p.wait}
-        self._collect(until_ns=zero - int(READY_MARGIN_S * 1e9), ready=waiting, awaited=awaited)
+        if waiting:  # (without receivers nothing is awaited before zero)
+            self._collect(until_ns=zero - int(READY_MARGIN_S * 1e9), ready=waiting,
+                          awaited=awaited)
         if waiting and out.status == "ok":
             out.fail(f"receivers not ready {self.plan.prelude_s - READY_MARGIN_S:.1f} s after "
                      f"their start: {', '.join(sorted(waiting)[:5])}")
@@ -148,9 +157,27 @@ class Repetition:
                 ne = None
             if ne is not None:
                 self._handle(ne.node, ne.event, ready, awaited)
+            self._watch_emulators()
             if time.monotonic() >= next_tick:
                 next_tick += TICK_S
                 self.tick(self.progress.line(self.out.zero_ns))
+
+    def _watch_emulators(self) -> None:
+        """An emulator that died fails the repetition at once, named (checked at least
+        every 0.2 s): its transfers would only time out much later."""
+        for link, em in self.emulators.items():
+            how = em.death()
+            if how is not None:
+                self.out.fail(f"link emulator {link} died ({how})", environment=True)
+                return
+
+    def _late(self, ident: str, error_ns: int) -> None:
+        if error_ns > LATE_FAIL_NS:
+            self.out.fail(f"{ident} was dispatched {error_ns / 1e9:.2f} s late (more than "
+                          f"{LATE_FAIL_NS / 1e9:g} s): the engine could not keep the timeline",
+                          environment=True)
+        elif error_ns > LATE_WARN_NS:
+            self.out.warnings.append(f"{ident} dispatched {error_ns / 1e6:.1f} ms late")
 
     def _own(self, ev: dict) -> str | None:
         """The event's process id in this repetition; None for another repetition's."""
@@ -172,6 +199,7 @@ class Repetition:
                                           "at_ns": ev["at_ns"], "t_ns": ev["t_ns"],
                                           "error_ns": ev["t_ns"] - ev["at_ns"],
                                           "spawn_ns": ev["spawned_ns"] - ev["t_ns"]})
+                self._late(ident, ev["t_ns"] - ev["at_ns"])
         elif kind == "ready":
             rec["ready_ns"] = ev["t_ns"]
             ready.discard(ident)
@@ -192,7 +220,7 @@ class Repetition:
             rec["cancelled_ns"] = ev["t_ns"]
             awaited.discard(ident)
         elif kind == "worker_gone":
-            self.out.fail(f"the worker of node {node} died")
+            self.out.fail(f"the worker of node {node} died", environment=True)
 
     def _dispatch_sets(self, zero: int) -> None:
         for s in sorted(self.plan.sets, key=lambda s: s.at_us):
@@ -211,6 +239,7 @@ class Repetition:
             self.out.dispatch.append({"id": s.id, "node": f"emulator:{s.link}", "kind": "set",
                                       "at_ns": at, "t_ns": t, "error_ns": t - at,
                                       "spawn_ns": time.monotonic_ns() - t})
+            self._late(s.id, t - at)
 
     def _shutdown(self, awaited: set[str]) -> None:
         """Stop what still runs and wait (bounded) for the exits to be recorded."""

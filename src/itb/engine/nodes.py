@@ -8,6 +8,7 @@ the order they happen, tagged with the node.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import sys
@@ -31,9 +32,12 @@ class WorkerHandle:
     def __init__(self, host: Host, events: queue.Queue):
         self.node = host.name
         self.events = events
+        # It dies with this process (and kills what it started): nothing of a run
+        # outlives a killed engine.
+        env = {**os.environ, "ITB_DIE_WITH_PARENT": str(os.getpid())}
         self.proc = host.spawn([sys.executable, "-m", "itb.engine.worker"],
                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE)
+                               stderr=subprocess.PIPE, env=env)
         self.lock = threading.Lock()
         self.hello = threading.Event()
         self.pid: int | None = None

@@ -15,14 +15,16 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
 from pathlib import Path
 
-from itb.errors import ItbError
+from itb.errors import ItbError, OutputError, os_reason
 
 FORMAT_VERSION = 1
+MIN_FREE_BYTES = 1 << 20  # less free space than this after a repetition: it may be cut
 
 
 class RunDirError(ItbError):
@@ -30,14 +32,106 @@ class RunDirError(ItbError):
 
 
 def write_json(path: Path, data) -> None:
-    """Atomic: a reader never sees half a file (also after a kill)."""
+    """Atomic and durable: a reader never sees half a file, also after a kill or a power
+    cut (written to a temporary file, synced, renamed, directory synced). A write error
+    leaves the previous file and no temporary one, and raises `OutputError`."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=1, default=str))
-    os.replace(tmp, path)
+    text = json.dumps(data, indent=1, default=str).encode()
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            view = memoryview(text)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        sync_dir(path.parent)
+    except OSError as e:
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise OutputError(path, f"cannot write: {os_reason(e)}") from None
+
+
+def sync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def read_json(path: Path):
-    return json.loads(path.read_text())
+    """A JSON file of the run; `RunDirError` naming the file when it is not valid."""
+    try:
+        return json.loads(path.read_text())
+    except json.JSONDecodeError as e:
+        raise RunDirError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: "
+                          f"{e.msg}); the file is damaged") from None
+    except UnicodeDecodeError:
+        raise RunDirError(f"{path}: not text; the file is damaged") from None
+
+
+def _digest_and_sync(path: Path) -> tuple[int, str]:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+        os.fsync(f.fileno())
+    return path.stat().st_size, h.hexdigest()
+
+
+def commit(rd: Path, result: dict) -> None:
+    """The repetition's commit marker, written last: every file of the repetition is
+    synced, then result.json lists them (size, SHA-256) and is itself synced. Without
+    it, or when a file no longer matches it, the repetition is not done."""
+    files = []
+    try:
+        for p in sorted(rd.rglob("*")):
+            if p.is_file() and p.name != "result.json":
+                size, digest = _digest_and_sync(p)
+                files.append({"path": str(p.relative_to(rd)), "bytes": size, "sha256": digest})
+        for d in sorted({p.parent for p in rd.rglob("*")} | {rd}):
+            sync_dir(d)
+    except OSError as e:
+        raise OutputError(rd, f"cannot sync the repetition's files: {os_reason(e)}") from None
+    write_json(rd / "result.json", {**result, "files": files})
+
+
+def verify(rd: Path) -> str | None:
+    """None when the repetition's files are those its commit marker lists, else what
+    differs (first problem only)."""
+    try:
+        res = read_json(rd / "result.json")
+    except FileNotFoundError:
+        return "no commit marker (result.json)"
+    except RunDirError as e:
+        return str(e)
+    for f in res.get("files", []):  # runs before markers listed files: nothing to check
+        p = rd / f["path"]
+        if not p.is_file():
+            return f"{f['path']} is missing"
+        size, digest = _digest_and_sync(p)
+        if size != f["bytes"]:
+            return f"{f['path']} has {size} bytes, {f['bytes']} when committed"
+        if digest != f["sha256"]:
+            return f"{f['path']} changed since it was committed (SHA-256 differs)"
+    return None
+
+
+def check_space(run: Path) -> None:
+    """`OutputError` when the run directory's filesystem is (nearly) full: what the
+    programs of the last repetition wrote may be cut."""
+    try:
+        st = os.statvfs(run)
+    except OSError as e:
+        raise OutputError(run, f"cannot be read: {os_reason(e)}") from None
+    if st.f_bavail * st.f_frsize < MIN_FREE_BYTES:
+        raise OutputError(run, f"its filesystem is full ({st.f_bavail * st.f_frsize} bytes "
+                               "free): the run stopped; free space and resume it (--resume)")
 
 
 def rep_dir(run: Path, repetition: int) -> Path:
@@ -49,13 +143,24 @@ def rep_result(run: Path, repetition: int) -> dict | None:
     return read_json(path) if path.exists() else None
 
 
-def repetitions_done(run: Path, total: int) -> set[int]:
-    """Repetitions that finished (ok or failed): --resume does not redo them."""
+def repetitions_done(run: Path, total: int, say=None) -> set[int]:
+    """Repetitions that finished (ok, or failed for a reason of the experiment) and whose
+    files match their commit marker: --resume does not redo them. One that failed
+    because its environment broke (an emulator or worker died, the disk filled) is
+    redone; so is one whose files changed, and `say` is told why."""
     done = set()
     for r in range(1, total + 1):
-        res = rep_result(run, r)
-        if res and res.get("status") in ("ok", "failed"):
-            done.add(r)
+        rd = rep_dir(run, r)
+        if not (rd / "result.json").exists():
+            continue
+        problem = verify(rd)
+        if problem is None:
+            res = read_json(rd / "result.json")
+            if res.get("status") == "ok" or (res.get("status") == "failed"
+                                             and not res.get("environment")):
+                done.add(r)
+        elif say is not None:
+            say(f"repetition {r}: {problem}: it is redone")
     return done
 
 

@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from itb import cc
-from itb.backends import local
+from itb.backends import local, owner
 from itb.engine import checks, procplan, records, rundir
 from itb.engine.execute import Outcome, Repetition
 from itb.engine.nodes import Workers
 from itb.scenario.scenario import Scenario
+from itb.errors import BackendError, OutputError, os_reason
 from itb.scenario.timeline import events_for_repetition
 
 Say = Callable[[str], None]
@@ -53,6 +54,7 @@ class RunResult:
     status: str  # complete | incomplete
     repetitions: list[dict] = field(default_factory=list)
     metrics: Any = None  # what RunOptions.analyse returned (itb.analysis.run_results.RunMetrics)
+    signal: int | None = None  # the signal that stopped it (SIGINT, SIGTERM, SIGHUP)
 
 
 class Stages:
@@ -78,8 +80,18 @@ class Stages:
         return _Stage()
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
 def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
         tick: Say = lambda s: None) -> RunResult:
+    """Runs the scenario under the prefix's lock (`Busy`, nothing touched, when another
+    command holds it)."""
+    with owner.exclusive(f"itb run into {opts.out}"):
+        return _run(sc, opts, say, tick)
+
+
+def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
     exp = sc.experiment
     reps = opts.repetitions or exp.repetitions
     seed = exp.seed if opts.seed is None else opts.seed
@@ -87,9 +99,13 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
         exp = exp.model_copy(update={"seed": seed})
         sc = Scenario(sc.topology, exp, sc.source)
     run_dir = opts.out
+    if local.read_state():
+        raise BackendError("a testbed is already up under this prefix (`itb testbed up`): "
+                           "a run builds its own; take it down with `itb testbed down` "
+                           "first, or use another ITB_PREFIX")
     if opts.resume:
         meta = rundir.open_for_resume(run_dir, sc.content_hash())
-        done = rundir.repetitions_done(run_dir, reps)
+        done = rundir.repetitions_done(run_dir, reps, say)
         meta.setdefault("resumed", []).append(time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         meta["repetitions"] = reps
     else:
@@ -99,18 +115,22 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
         meta, done = records.run_meta(sc, reps, seed), set()
     stage = Stages(meta, say)
     stop = threading.Event()
-    previous = signal.getsignal(signal.SIGINT)
-
-    def on_sigint(signum, frame):  # first Ctrl-C: stop cleanly; second: the default
-        stop.set()
-        say("interrupt: stopping the repetition and tearing the testbed down "
-            "(Ctrl-C again to abort at once)")
-        signal.signal(signal.SIGINT, previous)
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, on_sigint)
     result = RunResult(run_dir, "incomplete")
+    main = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS} if main else {}
+
+    def on_signal(signum, frame):  # first signal: stop cleanly; a second: the default
+        stop.set()
+        result.signal = result.signal or signum
+        say(f"{signal.Signals(signum).name}: stopping the repetition and tearing the "
+            "testbed down (Ctrl-C again to abort at once)")
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    for sig in previous:
+        signal.signal(sig, on_signal)
     loaded: list[cc.Resolved] = []
+    failure: BaseException | None = None
     try:
         with stage("preflight"):
             meta["warnings"] = checks.preflight(sc)
@@ -120,41 +140,73 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
             # unregistered at the end); a program the verifier refuses stops the run here.
             loaded = cc.ensure(sorted(exp.ccs()), progress=say)
             meta["congestion_controls"] = [r.to_json() for r in loaded]
-        run_dir.mkdir(parents=True, exist_ok=True)
-        if not opts.resume and sc.source:
-            shutil.copyfile(sc.source, run_dir / "scenario.toml")
-        rundir.write_json(run_dir / "scenario.resolved.json",
-                          {"topology": json.loads(sc.topology.canonical_json()),
-                           "experiment": json.loads(exp.canonical_json())})
-        rundir.write_json(run_dir / "meta.json", meta)
+        _create(run_dir, sc, exp, meta, opts.resume)
         _execute_all(sc, run_dir, reps, done, meta, stage, stop, say, tick)
+    except BaseException as e:
+        failure = e
+        raise
     finally:
-        if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, previous)
-        if local.read_state():
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if local.read_state():  # ours: the check above refused to run next to another
             with stage("cleaning"):
                 local.down()
         cc.release(loaded, progress=say)
-        finished = rundir.repetitions_done(run_dir, reps) if run_dir.exists() else set()
-        result.status = "complete" if len(finished) == reps and not stop.is_set() else "incomplete"
-        meta["status"] = result.status
-        if run_dir.exists():
-            meta["dispatch"] = records.dispatch_summary(run_dir, reps)
-            if opts.analyse is not None:
-                # the analysis reads meta.json (the dispatch error): written first
-                rundir.write_json(run_dir / "meta.json", meta)
-                try:
-                    with stage("analysis"):
-                        result.metrics = opts.analyse(run_dir)
-                except Exception as e:  # a broken analysis must not lose the raw results
-                    meta.setdefault("warnings", []).append(f"analysis failed: {e!r}")
-            result.repetitions = [rundir.rep_result(run_dir, r) or {"status": "not run"}
-                                  for r in range(1, reps + 1)]
-            meta["repetition_status"] = [r.get("status") for r in result.repetitions]
-            with stage("archiving"):
-                meta["files"] = records.manifest(run_dir)
-            rundir.write_json(run_dir / "meta.json", meta)
+        _finish(result, run_dir, reps, meta, stage, stop, opts, failure)
     return result
+
+
+def _create(run_dir: Path, sc: Scenario, exp, meta: dict, resume: bool) -> None:
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        if not resume and sc.source:
+            shutil.copyfile(sc.source, run_dir / "scenario.toml")
+    except OSError as e:
+        raise OutputError(run_dir, f"cannot be written: {os_reason(e)}") from None
+    rundir.write_json(run_dir / "scenario.resolved.json",
+                      {"topology": json.loads(sc.topology.canonical_json()),
+                       "experiment": json.loads(exp.canonical_json())})
+    rundir.write_json(run_dir / "meta.json", meta)
+
+
+def _finish(result: RunResult, run_dir: Path, reps: int, meta: dict, stage, stop,
+            opts: RunOptions, failure: BaseException | None) -> None:
+    """Status, analysis and manifest of the run. When the output cannot be written, only
+    what can be is: the repetitions' commit markers already say what is whole."""
+    if not run_dir.exists():
+        return
+    try:
+        finished = rundir.repetitions_done(run_dir, reps)
+    except OSError:
+        finished = set()
+    complete = len(finished) == reps and not stop.is_set() and failure is None
+    result.status = meta["status"] = "complete" if complete else "incomplete"
+    if isinstance(failure, OutputError):
+        meta.setdefault("warnings", []).append(f"stopped: {failure}")
+        with contextlib.suppress(OutputError):
+            rundir.write_json(run_dir / "meta.json", meta)
+        return
+    try:
+        meta["dispatch"] = records.dispatch_summary(run_dir, reps)
+        if opts.analyse is not None and failure is None:
+            # the analysis reads meta.json (the dispatch error): written first
+            rundir.write_json(run_dir / "meta.json", meta)
+            try:
+                with stage("analysis"):
+                    result.metrics = opts.analyse(run_dir)
+            except OutputError:
+                raise
+            except Exception as e:  # a broken analysis must not lose the raw results
+                meta.setdefault("warnings", []).append(f"analysis failed: {e!r}")
+        result.repetitions = [rundir.rep_result(run_dir, r) or {"status": "not run"}
+                              for r in range(1, reps + 1)]
+        meta["repetition_status"] = [r.get("status") for r in result.repetitions]
+        with stage("archiving"):
+            meta["files"] = records.manifest(run_dir)
+        rundir.write_json(run_dir / "meta.json", meta)
+    except OutputError:
+        if failure is None:
+            raise
 
 
 ENGINE_RT_PRIORITY = 5  # below the workers' (10): they date the spawns
@@ -210,9 +262,17 @@ def _execute_reps(sc, run_dir, reps, done, meta, stage, stop, say, tick) -> None
                 outcome = run_repetition(sc, run_dir, r, workers, emulators, stop, tick,
                                          kernel_ccs(meta))
             with stage(f"gathering {r}/{reps}"):
-                records.gather_emulator_logs(run_dir, r, emulators, outcome)
+                try:
+                    records.gather_emulator_logs(run_dir, r, emulators, outcome)
+                except OSError as e:
+                    raise OutputError(rundir.rep_dir(run_dir, r) / "emulator",
+                                      f"cannot be written: {os_reason(e)}") from None
+                rundir.check_space(run_dir)  # a full disk may have cut the programs' logs
+                rundir.commit(rundir.rep_dir(run_dir, r), {"repetition": r, **outcome.to_json()})
             say(f"repetition {r}/{reps}: {outcome.status}"
                 + (f" — {outcome.reason}" if outcome.reason else ""))
+            for w in outcome.warnings[:3]:
+                say(f"warning: {w}")
             if outcome.status != "ok":
                 workers.close()
                 workers = None
@@ -232,14 +292,16 @@ def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulat
                    stop: threading.Event, tick: Say, cc_names: dict[str, str]) -> Outcome:
     exp = sc.experiment
     rd = rundir.rep_dir(run_dir, r)
-    if rd.exists():
-        shutil.rmtree(rd)  # an interrupted attempt: start it again
-    rd.mkdir(parents=True)
+    try:
+        if rd.exists():
+            shutil.rmtree(rd)  # an attempt that did not commit: start it again
+        rd.mkdir(parents=True)
+    except OSError as e:
+        raise OutputError(rd, f"cannot be written: {os_reason(e)}") from None
     events = events_for_repetition(exp, r)
     rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
     plan = procplan.build(events, sc.topology, rd, exp.interval_us, cc_names)
     rundir.write_json(rd / "plan.json", [p.__dict__ for p in plan.procs])
-    outcome = Repetition(plan, workers, emulators, exp.duration_us, tick, stop, tag=r).run()
-    rundir.write_json(rd / "result.json", {"repetition": r, **outcome.to_json()})
-    return outcome
+    # The commit marker (result.json) is written by the caller, after the gathering.
+    return Repetition(plan, workers, emulators, exp.duration_us, tick, stop, tag=r).run()
 

@@ -115,11 +115,11 @@ class Worker:
                     out.flush()
                     self.emit(ev="ready", id=cmd["id"], t_ns=time.monotonic_ns())
 
-    def stop_all(self) -> None:
+    def stop_all(self, grace_s: float = STOP_GRACE_S) -> None:
         pids = list(self.children.values())
         for pid in pids:
-            _kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + STOP_GRACE_S
+            _kill(pid, signal.SIGTERM if grace_s > 0 else signal.SIGKILL)
+        deadline = time.monotonic() + grace_s
         while time.monotonic() < deadline and self.children:
             time.sleep(0.02)
         for pid in list(self.children.values()):
@@ -148,13 +148,34 @@ def _spawn(cmd: dict) -> tuple[int, int | None, int]:
     else:
         actions.insert(0, (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0))
     try:
-        pid = os.posix_spawn(path, argv, os.environ, file_actions=actions, setsid=True,
+        pid = os.posix_spawn(path, argv, _CHILD_ENV, file_actions=actions, setsid=True,
                              scheduler=(os.SCHED_OTHER, os.sched_param(0)))
     finally:
         os.close(out_w)
         if cmd.get("stdin"):
             os.close(in_r)
     return pid, stdin_w, out_r
+
+
+# ITB's programs (flow) ask the kernel to kill them when their parent, this worker, dies.
+_CHILD_ENV = {**os.environ, "ITB_DIE_WITH_PARENT": str(os.getpid())}
+
+
+def _die_with_parent() -> None:
+    """SIGTERM when the engine dies (its pipe's EOF tells the same, this also covers a
+    worker blocked elsewhere); exit at once if it is already gone."""
+    want = os.environ.get("ITB_DIE_WITH_PARENT")
+    if not want:
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if str(os.getppid()) != want:
+        sys.exit(1)
 
 
 def _kill(pid: int, sig: int) -> None:
@@ -182,19 +203,25 @@ def _tail(path: str | None, limit: int = 400) -> str:
 
 
 def main() -> int:
+    _die_with_parent()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
     except (PermissionError, OSError):
         pass  # best effort: dates are still met on an idle machine
     w = Worker()
     w.emit(ev="hello", pid=os.getpid(), t_ns=time.monotonic_ns())
+    quit_asked = False
     try:
         for line in sys.stdin:
             if line.strip() and not w.handle(json.loads(line)):
+                quit_asked = True
                 break
     finally:
         w.stopping = True
-        w.stop_all()
+        # Asked to quit: the children get their grace. EOF or SIGTERM: the engine is
+        # gone, nobody will read their results; they die now.
+        w.stop_all(grace_s=STOP_GRACE_S if quit_asked else 0.0)
     return 0
 
 

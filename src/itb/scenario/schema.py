@@ -206,7 +206,7 @@ class PairRttSpec(_Section):
     modes: list[Rtt] | None = None  # multimodal
     weights: list[float] | None = None  # multimodal, optional
     mean: Rtt | None = None  # exponential, poisson
-    seed: Annotated[int, strict_int(0)] = 1
+    seed: Annotated[int, strict_int(0, 2**63 - 1)] = 1  # 64-bit seeds
 
 
 class ChainHost(_Section):

@@ -29,6 +29,7 @@ from itb.scenario.units import UnitError, parse_duration, parse_rate, parse_size
 
 MAX_STREAMS = 64
 MAX_REPETITIONS = 1000
+MAX_SEED = 2**63 - 1  # the emulator's and numpy's seeds are 64-bit
 MAX_DURATION_US = 24 * 3600 * 1_000_000
 EVENT_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}"
 
@@ -100,10 +101,11 @@ class _Section(BaseModel):
 class ExperimentSection(_Section):
     name: str | None = None
     repetitions: Annotated[int, strict_int(1, MAX_REPETITIONS)] = 1
-    seed: Annotated[int, strict_int(0)] = 1
+    seed: Annotated[int, strict_int(0, MAX_SEED)] = 1
     duration: Span = 300_000_000  # end of the timeline: every event lies before it
     spacing: Date = 1_000_000  # default start spacing inside a group of transfers
     interval: Span = 100_000  # goodput and tcp_info sampling interval
+    files_dir: str | None = None  # the only directory source_file/sink_file may name
 
 
 class TransferSpec(_Section):
@@ -121,6 +123,7 @@ class TransferSpec(_Section):
     direction: Direction | None = None  # default from the hosts' sides
     source_file: str | None = None  # read the bytes from this file on the source
     sink_file: str | None = None  # write them to this file on the destination
+    overwrite: bool = False  # sink_file may replace an existing file
     wait: bool = True  # False: adverse traffic, stopped once the awaited events are done
 
 

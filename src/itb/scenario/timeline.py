@@ -20,10 +20,13 @@ from itb.scenario.events import (
     Transfer,
     Udp,
 )
+from itb.scenario import files
 from itb.scenario.model import Topology
 from itb.scenario.sections import ScenarioSections
 
 MAX_BACKGROUND_FLOWS = 10_000
+MAX_EVENTS = 1_000  # timeline events after groups are expanded: the engine dates each one
+FASTEST_BPS = 100_000_000_000  # no path of a testbed here carries more (an unlimited one)
 
 
 def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> Experiment:
@@ -33,6 +36,8 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
     links = {lk.name: lk for lk in topo.links}
     events: list = []
     ids: set[str] = set()
+    rates = [d.rate_bps for lk in topo.links for d in (lk.forward, lk.reverse)]
+    top_rate = max(rates) if rates and all(rates) else FASTEST_BPS
 
     def fail(field: str, reason: str):
         raise ScenarioError(source, field, reason)
@@ -71,6 +76,10 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
         base = t.id or f"t{i + 1}"
         if (t.source_file or t.sink_file) and (t.streams != 1 or n != 1):
             fail(f"{where}.streams", "a transfer from or to a file is one transfer of one stream")
+        src_file = files.confine(t.source_file, exp.files_dir, source, f"{where}.source_file",
+                                 sink=False, overwrite=False)
+        sink_file = files.confine(t.sink_file, exp.files_dir, source, f"{where}.sink_file",
+                                  sink=True, overwrite=t.overwrite)
         for k in range(n):
             src = host(srcs[k % len(srcs)], f"{where}.src")
             dst = host(dsts[k % len(dsts)], f"{where}.dst")
@@ -81,7 +90,13 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                 id=new_id(None, base if n == 1 else f"{base}.{k + 1}", f"{where}.id"),
                 at_us=at, src=src, dst=dst, volume=t.volume, cc=t.cc, streams=t.streams,
                 rate_bps=t.rate, direction=t.direction or direction(src, dst),
-                source_file=t.source_file, sink_file=t.sink_file, wait=t.wait))
+                source_file=src_file, sink_file=sink_file, wait=t.wait))
+        fastest = min(r for r in (t.rate, top_rate) if r)
+        last = t.at + (n - 1) * spacing
+        if t.wait and last + t.volume * 8e6 / fastest > exp.duration:  # (adverse: stopped)
+            fail(f"{where}.volume", f"{t.volume} bytes cannot arrive before the end of the "
+                                    f"timeline ({exp.duration / 1e6:g} s) even at "
+                                    f"{fastest / 1e6:g} Mbit/s, the fastest this path allows")
     for i, p in enumerate(sections.pingpong):
         where = f"pingpong[{i}]"
         src, dst = host(p.src, f"{where}.src"), host(p.dst, f"{where}.dst")
@@ -143,6 +158,9 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                               at_us=date(c.at, f"{where}.at"),
                               host=host(c.host, f"{where}.host"), argv=c.argv, check=c.check,
                               wait=c.wait))
+    if len(events) > MAX_EVENTS:
+        fail("(file)", f"{len(events)} timeline events (groups expanded): at most "
+                       f"{MAX_EVENTS}; use [[tcp_background]] for many short flows")
     if not events:
         fail("(file)", "the timeline is empty: add at least one [[transfer]], [[pingpong]], "
                        "[[udp]], [[tcp_background]] or [[command]]")

@@ -196,7 +196,8 @@ def parse_loss(value: object) -> float:
     m = _NUMBER.fullmatch(text)
     if m is None or m["unit"] != "%":
         raise UnitError(
-            f"{value!r} is not a percentage; write e.g. '1%' or '0.5%' (or a bare probability 0.01)"
+            f"{value!r} is not a percentage; write e.g. '1%' or '0.5%' (a file may also give a "
+            "bare probability, loss = 0.01)"
         )
     pct = Decimal(m["num"])
     if pct > 100:

@@ -1,0 +1,298 @@
+"""Fault injection: a second command, SIGKILL and SIGTERM of the engine, a full disk,
+foreign things next to ITB's, a killed emulator. Each fault is real (signals, a 3 MB
+tmpfs, another process); every test cleans up, pass or fail."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from itb.backends import procs
+
+from .conftest import itb
+from .test_engine import FLOW, SCENARIO, no_namespaces_left
+
+BIC = """
+[[transfer]]
+id = "bic"
+src = ["l1"]
+dst = ["r1"]
+at = "0s"
+volume = "40MB"
+cc = "bic"
+"""
+
+
+@pytest.fixture
+def env(isolated, monkeypatch):
+    if not FLOW.exists():
+        pytest.skip("flow not built (make native)")
+    monkeypatch.setenv("ITB_FLOW", str(FLOW))
+    e = os.environ.copy()
+    e.update({"ITB_PREFIX": "itbt", "ITB_STATE_DIR": str(isolated / "state"),
+              "ITB_FLOW": str(FLOW)})
+    return e
+
+
+def scenario(tmp: Path, reps=2, volume="4MB", extra="", name="scenario.toml") -> Path:
+    path = tmp / name
+    path.write_text(SCENARIO.format(reps=reps, volume=volume, duration="30s") + extra)
+    return path
+
+
+class Engine:
+    """`itb run` in the background; its stderr lines are collected as they come."""
+
+    def __init__(self, args: list[str], env: dict):
+        self.proc = subprocess.Popen([sys.executable, "-m", "itb.cli", *args], env=env,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                     text=True)
+        self.lines: list[str] = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            self.lines.append(line)
+
+    def wait_for(self, test, timeout=120.0) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if test():
+                return
+            if self.proc.poll() is not None:
+                raise AssertionError("the run ended first:\n" + "".join(self.lines[-20:]))
+            time.sleep(0.02)
+        raise AssertionError("timed out waiting:\n" + "".join(self.lines[-20:]))
+
+    def said(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
+
+    def finish(self, timeout=300) -> int:
+        try:
+            self.proc.wait(timeout=timeout)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+        self.reader.join(timeout=5)
+        return self.proc.returncode
+
+
+def itb_processes(state_dir: Path) -> list[str]:
+    """Processes a run of this test started: its emulators (their config is under the
+    test's state dir), node workers and flow endpoints, and anything in its namespaces."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if (str(state_dir) in cmd and "linkem" in cmd) or "itb.engine.worker" in cmd \
+                or (str(FLOW) in cmd):
+            found.append(f"{entry.name}: {cmd[:120]}")
+    for line in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                               text=True).stdout.splitlines():
+        ns = line.split()[0] if line.strip() else ""
+        if ns.startswith("itbt-"):
+            for p in procs.pids_in(ns):
+                try:
+                    cmd = Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")
+                except OSError:
+                    continue
+                found.append(f"{p} in {ns}: {cmd.decode(errors='replace')[:120]}")
+    return found
+
+
+def committed_digests(run: Path) -> dict[str, str]:
+    """SHA-256 of every file of the repetitions that have a commit marker."""
+    out = {}
+    for rd in sorted(run.glob("rep-*")):
+        if (rd / "result.json").exists():
+            for p in sorted(rd.rglob("*")):
+                if p.is_file():
+                    out[str(p.relative_to(run))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    return out
+
+
+def statuses(run: Path) -> list[str]:
+    return json.loads((run / "meta.json").read_text())["repetition_status"]
+
+
+def test_a_second_command_during_a_run_changes_nothing(env, isolated):
+    sc = scenario(isolated, reps=3, volume="6MB", extra=BIC)  # ~7 s per repetition
+    run = isolated / "run"
+    first = Engine(["run", str(sc), "--out", str(run)], env)
+    try:
+        first.wait_for(lambda: (run / "rep-001" / "events.json").exists())
+        other = scenario(isolated, reps=1, name="other.toml")
+        for args in (["run", str(other), "--out", str(isolated / "run2")],
+                     ["testbed", "up", "--pairs", "1"], ["clean"]):
+            res = itb(*args, env=env)
+            assert res.returncode == 3, (args, res.stderr)
+            assert "in use by" in res.stderr and "nothing was changed" in res.stderr, res.stderr
+        assert not (isolated / "run2").exists()
+        res = itb("clean", env={**env, "ITB_PREFIX": "itbtother"})
+        assert res.returncode == 0, res.stderr
+        assert "left itb_bic: in use by PID" in res.stdout, res.stdout
+        assert first.proc.poll() is None, "the run ended before the commands were tried"
+    finally:
+        rc = first.finish()
+    assert rc == 0, "".join(first.lines[-30:])
+    assert statuses(run) == ["ok", "ok", "ok"]
+    assert no_namespaces_left() and itb_processes(isolated / "state") == []
+
+
+KILL_POINTS = {
+    "configuration": lambda e, run: e.said("stage: configuration"),
+    "mid-repetition": lambda e, run: (run / "rep-002" / "events.json").exists(),
+    "gathering": lambda e, run: e.said("stage: gathering 1/2"),
+    "analysis": lambda e, run: e.said("stage: analysis"),
+    "report": lambda e, run: (run / "report").exists(),
+}
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_sigkill_of_the_engine_leaves_nothing_and_resume_completes(env, isolated, point):
+    sc = scenario(isolated, reps=2, volume="3MB")
+    run = isolated / "run"
+    e = Engine(["run", str(sc), "--out", str(run)], env)
+    try:
+        e.wait_for(lambda: KILL_POINTS[point](e, run), timeout=180)
+        e.proc.kill()
+        killed = time.monotonic()
+        e.proc.wait()
+        left = itb_processes(isolated / "state")
+        while left and time.monotonic() - killed < 1.0:
+            time.sleep(0.05)
+            left = itb_processes(isolated / "state")
+        assert left == [], f"alive 1 s after SIGKILL at {point}: {left}"
+    finally:
+        e.finish()
+    before = committed_digests(run)
+    res = itb("clean", env=env)
+    assert res.returncode == 0, res.stderr
+    assert no_namespaces_left() and itb_processes(isolated / "state") == []
+    res = itb("run", str(sc), "--out", str(run), "--resume", env=env, timeout=300)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert statuses(run) == ["ok", "ok"]
+    after = committed_digests(run)
+    assert {k: after.get(k) for k in before} == before  # committed data untouched
+    assert no_namespaces_left()
+
+
+def test_sigterm_stops_cleanly_and_the_run_resumes(env, isolated):
+    sc = scenario(isolated, reps=2, volume="4MB")
+    run = isolated / "run"
+    e = Engine(["run", str(sc), "--out", str(run)], env)
+    try:
+        e.wait_for(lambda: (run / "rep-001" / "events.json").exists())
+        time.sleep(0.5)
+        e.proc.send_signal(signal.SIGTERM)
+    finally:
+        rc = e.finish()
+    assert rc == 143, "".join(e.lines[-20:])
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["status"] == "incomplete"
+    assert no_namespaces_left() and itb_processes(isolated / "state") == []
+    res = itb("run", str(sc), "--out", str(run), "--resume", env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert statuses(run) == ["ok", "ok"]
+
+
+def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(env, isolated):
+    sc = scenario(isolated, reps=3, volume="40MB")
+    small = isolated / "small"
+    small.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(small)], check=True)
+    try:
+        run = small / "run"
+        res = itb("run", str(sc), "--out", str(run), "--seed", "7", env=env, timeout=300)
+        assert res.returncode == 3, res.stderr + res.stdout
+        errors = [ln for ln in res.stderr.splitlines() if "error:" in ln]
+        assert len(errors) == 1 and ("full" in errors[0] or "No space" in errors[0]), res.stderr
+        assert "Traceback" not in res.stderr
+        assert no_namespaces_left() and itb_processes(isolated / "state") == []
+        for rd in run.glob("rep-*"):  # whatever is marked done is whole
+            if (rd / "result.json").exists():
+                from itb.engine import rundir
+
+                assert rundir.verify(rd) is None, rd
+        assert not list(run.rglob("*.tmp"))
+        subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
+        res = itb("run", str(sc), "--out", str(run), "--seed", "7", "--resume", env=env,
+                  timeout=400)
+        assert res.returncode == 0, res.stderr
+        assert statuses(run) == ["ok", "ok", "ok"]
+        ref = isolated / "ref"
+        res = itb("run", str(sc), "--out", str(ref), "--seed", "7", env=env, timeout=400)
+        assert res.returncode == 0, res.stderr
+        for table in ("transfers.parquet", "bottleneck.parquet"):
+            got, want = pd.read_parquet(run / table), pd.read_parquet(ref / table)
+            assert abs(len(got) - len(want)) <= 0.02 * len(want), table
+        got, want = pd.read_parquet(run / "transfers.parquet"), pd.read_parquet(ref / "transfers.parquet")
+        assert len(got) == len(want)
+        key = ["repetition", "id"] if "id" in got else ["repetition"]
+        vol = [c for c in ("bytes", "volume_bytes", "received_bytes") if c in got][0]
+        assert got.sort_values(key)[vol].tolist() == want.sort_values(key)[vol].tolist()
+    finally:
+        subprocess.run(["umount", "-l", str(small)], check=False)
+
+
+def test_clean_leaves_what_is_not_itbs(env, isolated):
+    state = isolated / "state" / "itbt"
+    state.mkdir(parents=True)
+    foreign_file = state / "notes.txt"
+    foreign_file.write_text("mine")
+    sleeper = subprocess.Popen(["sleep", "60"])
+    subprocess.run(["ip", "netns", "add", "itbt-userns"], check=True)
+    try:
+        # A stale state: the emulator's PID is now the foreign `sleep` (another start time).
+        (state / "state.json").write_text(json.dumps({
+            "phase": "up", "namespaces": [], "emulators": [{
+                "link": "rl-rr", "ns": "itbt-em-rl-rr", "pid": sleeper.pid, "start": 1,
+                "log_dir": str(state / "emulators" / "rl-rr"), "control": "x"}]}))
+        res = itb("clean", env=env)
+        assert res.returncode == 0, res.stderr
+        assert "itbt-userns" in res.stdout and "not created by ITB" in res.stdout
+        assert sleeper.poll() is None, "a foreign process was killed"
+        assert procs.ns_inode("itbt-userns") is not None, "a foreign namespace was removed"
+        assert foreign_file.read_text() == "mine"
+        assert not (state / "state.json").exists()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+        subprocess.run(["ip", "netns", "del", "itbt-userns"], check=False)
+
+
+def test_a_killed_emulator_fails_the_repetition_within_a_second(env, isolated):
+    sc = scenario(isolated, reps=1, volume="20MB")
+    run = isolated / "run"
+    e = Engine(["run", str(sc), "--out", str(run)], env)
+    try:
+        e.wait_for(lambda: (run / "rep-001" / "events.json").exists())
+        time.sleep(1.5)
+        state = json.loads((isolated / "state" / "itbt" / "state.json").read_text())
+        pid = state["emulators"][0]["pid"]
+        killed_ns = time.monotonic_ns()
+        os.kill(pid, signal.SIGKILL)
+    finally:
+        rc = e.finish()
+    assert rc == 1, "".join(e.lines[-20:])
+    res = json.loads((run / "rep-001" / "result.json").read_text())
+    assert res["status"] == "failed" and res["environment"] is True
+    assert "link emulator" in res["reason"] and "SIGKILL" in res["reason"], res["reason"]
+    assert (res["failed_ns"] - killed_ns) / 1e9 < 1.0
+    assert no_namespaces_left()
