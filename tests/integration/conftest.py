@@ -15,6 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 LINKEM = REPO / "native" / "target" / "release" / "linkem"
+FLOW = REPO / "native" / "target" / "release" / "flow"
 
 
 def pytest_collection_modifyitems(config, items):
@@ -45,6 +46,18 @@ def isolated(tmp_path, monkeypatch):
     finally:
         local.clean()
         cc.clean()  # struct_ops congestion controls a test (or a killed run) registered
+
+
+@pytest.fixture
+def engine_env(isolated, monkeypatch):
+    """`isolated`, plus the flow binary: the environment of an `itb run` subprocess."""
+    if not FLOW.exists():
+        pytest.skip("flow not built (make native)")
+    monkeypatch.setenv("ITB_FLOW", str(FLOW))
+    env = os.environ.copy()
+    env.update({"ITB_PREFIX": "itbt", "ITB_STATE_DIR": str(isolated / "state"),
+                "ITB_FLOW": str(FLOW)})
+    return env
 
 
 def itb(*args, env=None, timeout=120) -> subprocess.CompletedProcess:

@@ -12,13 +12,13 @@ import time
 from itb.report.browser import check_page
 
 from .conftest import itb
-from .test_engine import engine_env, no_namespaces_left  # noqa: F401  (fixture)
+from .test_engine import no_namespaces_left
 
 ARGS = ["bench", "--app", "BU,PA", "--class", "B", "--cc", "reno", "--repeat", "1",
         "--capacity", "50Mbit", "--transfer-time", "2", "--pa-messages", "5"]
 
 
-def test_bench_resumes_after_ctrl_c_and_its_report_renders(engine_env, isolated):  # noqa: F811
+def test_bench_resumes_after_ctrl_c_and_its_report_renders(engine_env, isolated):
     out = isolated / "bench"
     args = [*ARGS, "--out", str(out)]
     proc = subprocess.Popen([sys.executable, "-m", "itb.cli", *args], env=engine_env,

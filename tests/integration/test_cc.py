@@ -21,8 +21,6 @@ import pytest
 from itb.cc import ALGORITHMS
 
 from .conftest import REPO, itb
-
-FLOW = REPO / "native" / "target" / "release" / "flow"
 BPF_BUILT = REPO / "build" / "bpf" / platform.release()
 NAMES = list(ALGORITHMS)  # reno cubic bbr bic highspeed htcp scalable vegas nocc
 
@@ -50,15 +48,10 @@ volume = "{volume}"
 
 
 @pytest.fixture
-def cc_env(isolated, monkeypatch):
-    if not FLOW.exists():
-        pytest.skip("flow not built (make native)")
+def cc_env(engine_env):
     if shutil.which("bpftool") is None or not (BPF_BUILT / "nocc.bpf.o").exists():
         pytest.skip("ITB's eBPF congestion controls are not built (make bpf)")
-    env = os.environ.copy()
-    env.update({"ITB_PREFIX": "itbt", "ITB_STATE_DIR": str(isolated / "state"),
-                "ITB_FLOW": str(FLOW)})
-    return env
+    return engine_env
 
 
 def scenario(tmp: Path, ccs, volume="5MB", spacing_s=2, duration=None) -> Path:

@@ -13,14 +13,11 @@ import time
 from pathlib import Path
 
 import pandas as pd
-import pytest
 
 from itb.analysis.run_results import RunMetrics
 from itb.backends import procs
 
-from .conftest import REPO, itb
-
-FLOW = REPO / "native" / "target" / "release" / "flow"
+from .conftest import itb
 
 SCENARIO = """
 [testbed]
@@ -43,17 +40,6 @@ dst = ["r1", "r2"]
 spacing = "500ms"
 volume = "{volume}"
 """
-
-
-@pytest.fixture
-def engine_env(isolated, monkeypatch):
-    if not FLOW.exists():
-        pytest.skip("flow not built (make native)")
-    monkeypatch.setenv("ITB_FLOW", str(FLOW))
-    env = os.environ.copy()
-    env.update({"ITB_PREFIX": "itbt", "ITB_STATE_DIR": str(isolated / "state"),
-                "ITB_FLOW": str(FLOW)})
-    return env
 
 
 def write(tmp: Path, reps=1, volume="5MB", duration="30s") -> Path:

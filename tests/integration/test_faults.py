@@ -19,8 +19,8 @@ import pytest
 
 from itb.backends import procs
 
-from .conftest import itb
-from .test_engine import FLOW, SCENARIO, no_namespaces_left
+from .conftest import FLOW, itb
+from .test_engine import SCENARIO, no_namespaces_left
 
 BIC = """
 [[transfer]]
@@ -31,17 +31,6 @@ at = "0s"
 volume = "40MB"
 cc = "bic"
 """
-
-
-@pytest.fixture
-def env(isolated, monkeypatch):
-    if not FLOW.exists():
-        pytest.skip("flow not built (make native)")
-    monkeypatch.setenv("ITB_FLOW", str(FLOW))
-    e = os.environ.copy()
-    e.update({"ITB_PREFIX": "itbt", "ITB_STATE_DIR": str(isolated / "state"),
-              "ITB_FLOW": str(FLOW)})
-    return e
 
 
 def scenario(tmp: Path, reps=2, volume="4MB", extra="", name="scenario.toml") -> Path:
@@ -131,20 +120,20 @@ def statuses(run: Path) -> list[str]:
     return json.loads((run / "meta.json").read_text())["repetition_status"]
 
 
-def test_a_second_command_during_a_run_changes_nothing(env, isolated):
+def test_a_second_command_during_a_run_changes_nothing(engine_env, isolated):
     sc = scenario(isolated, reps=3, volume="6MB", extra=BIC)  # ~7 s per repetition
     run = isolated / "run"
-    first = Engine(["run", str(sc), "--out", str(run)], env)
+    first = Engine(["run", str(sc), "--out", str(run)], engine_env)
     try:
         first.wait_for(lambda: (run / "rep-001" / "events.json").exists())
         other = scenario(isolated, reps=1, name="other.toml")
         for args in (["run", str(other), "--out", str(isolated / "run2")],
                      ["testbed", "up", "--pairs", "1"], ["clean"]):
-            res = itb(*args, env=env)
+            res = itb(*args, env=engine_env)
             assert res.returncode == 3, (args, res.stderr)
             assert "in use by" in res.stderr and "nothing was changed" in res.stderr, res.stderr
         assert not (isolated / "run2").exists()
-        res = itb("clean", env={**env, "ITB_PREFIX": "itbtother"})
+        res = itb("clean", env={**engine_env, "ITB_PREFIX": "itbtother"})
         assert res.returncode == 0, res.stderr
         assert "left itb_bic: in use by PID" in res.stdout, res.stdout
         assert first.proc.poll() is None, "the run ended before the commands were tried"
@@ -165,10 +154,10 @@ KILL_POINTS = {
 
 
 @pytest.mark.parametrize("point", list(KILL_POINTS))
-def test_sigkill_of_the_engine_leaves_nothing_and_resume_completes(env, isolated, point):
+def test_sigkill_of_the_engine_leaves_nothing_and_resume_completes(engine_env, isolated, point):
     sc = scenario(isolated, reps=2, volume="3MB")
     run = isolated / "run"
-    e = Engine(["run", str(sc), "--out", str(run)], env)
+    e = Engine(["run", str(sc), "--out", str(run)], engine_env)
     try:
         e.wait_for(lambda: KILL_POINTS[point](e, run), timeout=180)
         e.proc.kill()
@@ -182,10 +171,10 @@ def test_sigkill_of_the_engine_leaves_nothing_and_resume_completes(env, isolated
     finally:
         e.finish()
     before = committed_digests(run)
-    res = itb("clean", env=env)
+    res = itb("clean", env=engine_env)
     assert res.returncode == 0, res.stderr
     assert no_namespaces_left() and itb_processes(isolated / "state") == []
-    res = itb("run", str(sc), "--out", str(run), "--resume", env=env, timeout=300)
+    res = itb("run", str(sc), "--out", str(run), "--resume", env=engine_env, timeout=300)
     assert res.returncode == 0, res.stderr + res.stdout
     assert statuses(run) == ["ok", "ok"]
     after = committed_digests(run)
@@ -193,10 +182,10 @@ def test_sigkill_of_the_engine_leaves_nothing_and_resume_completes(env, isolated
     assert no_namespaces_left()
 
 
-def test_sigterm_stops_cleanly_and_the_run_resumes(env, isolated):
+def test_sigterm_stops_cleanly_and_the_run_resumes(engine_env, isolated):
     sc = scenario(isolated, reps=2, volume="4MB")
     run = isolated / "run"
-    e = Engine(["run", str(sc), "--out", str(run)], env)
+    e = Engine(["run", str(sc), "--out", str(run)], engine_env)
     try:
         e.wait_for(lambda: (run / "rep-001" / "events.json").exists())
         time.sleep(0.5)
@@ -207,19 +196,19 @@ def test_sigterm_stops_cleanly_and_the_run_resumes(env, isolated):
     meta = json.loads((run / "meta.json").read_text())
     assert meta["status"] == "incomplete"
     assert no_namespaces_left() and itb_processes(isolated / "state") == []
-    res = itb("run", str(sc), "--out", str(run), "--resume", env=env, timeout=300)
+    res = itb("run", str(sc), "--out", str(run), "--resume", env=engine_env, timeout=300)
     assert res.returncode == 0, res.stderr
     assert statuses(run) == ["ok", "ok"]
 
 
-def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(env, isolated):
+def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(engine_env, isolated):
     sc = scenario(isolated, reps=3, volume="40MB")
     small = isolated / "small"
     small.mkdir()
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(small)], check=True)
     try:
         run = small / "run"
-        res = itb("run", str(sc), "--out", str(run), "--seed", "7", env=env, timeout=300)
+        res = itb("run", str(sc), "--out", str(run), "--seed", "7", env=engine_env, timeout=300)
         assert res.returncode == 3, res.stderr + res.stdout
         errors = [ln for ln in res.stderr.splitlines() if "error:" in ln]
         assert len(errors) == 1 and ("full" in errors[0] or "No space" in errors[0]), res.stderr
@@ -232,12 +221,12 @@ def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(env, isolated)
                 assert rundir.verify(rd) is None, rd
         assert not list(run.rglob("*.tmp"))
         subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
-        res = itb("run", str(sc), "--out", str(run), "--seed", "7", "--resume", env=env,
+        res = itb("run", str(sc), "--out", str(run), "--seed", "7", "--resume", env=engine_env,
                   timeout=400)
         assert res.returncode == 0, res.stderr
         assert statuses(run) == ["ok", "ok", "ok"]
         ref = isolated / "ref"
-        res = itb("run", str(sc), "--out", str(ref), "--seed", "7", env=env, timeout=400)
+        res = itb("run", str(sc), "--out", str(ref), "--seed", "7", env=engine_env, timeout=400)
         assert res.returncode == 0, res.stderr
         for table in ("transfers.parquet", "bottleneck.parquet"):
             got, want = pd.read_parquet(run / table), pd.read_parquet(ref / table)
@@ -251,7 +240,7 @@ def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(env, isolated)
         subprocess.run(["umount", "-l", str(small)], check=False)
 
 
-def test_clean_leaves_what_is_not_itbs(env, isolated):
+def test_clean_leaves_what_is_not_itbs(engine_env, isolated):
     state = isolated / "state" / "itbt"
     state.mkdir(parents=True)
     foreign_file = state / "notes.txt"
@@ -264,7 +253,7 @@ def test_clean_leaves_what_is_not_itbs(env, isolated):
             "phase": "up", "namespaces": [], "emulators": [{
                 "link": "rl-rr", "ns": "itbt-em-rl-rr", "pid": sleeper.pid, "start": 1,
                 "log_dir": str(state / "emulators" / "rl-rr"), "control": "x"}]}))
-        res = itb("clean", env=env)
+        res = itb("clean", env=engine_env)
         assert res.returncode == 0, res.stderr
         assert "itbt-userns" in res.stdout and "not created by ITB" in res.stdout
         assert sleeper.poll() is None, "a foreign process was killed"
@@ -277,10 +266,10 @@ def test_clean_leaves_what_is_not_itbs(env, isolated):
         subprocess.run(["ip", "netns", "del", "itbt-userns"], check=False)
 
 
-def test_a_killed_emulator_fails_the_repetition_within_a_second(env, isolated):
+def test_a_killed_emulator_fails_the_repetition_within_a_second(engine_env, isolated):
     sc = scenario(isolated, reps=1, volume="20MB")
     run = isolated / "run"
-    e = Engine(["run", str(sc), "--out", str(run)], env)
+    e = Engine(["run", str(sc), "--out", str(run)], engine_env)
     try:
         e.wait_for(lambda: (run / "rep-001" / "events.json").exists())
         time.sleep(1.5)

@@ -62,14 +62,8 @@ def _write_state(state: dict) -> None:
 
 
 def owned_namespaces() -> list[str]:
-    """Namespaces whose name carries the prefix (ITB's or not: see `recorded`)."""
+    """Namespaces whose name carries the prefix, whether ITB created them or not."""
     return sorted(n for n in pr_netns.listnetns() if naming.owns_ns(n))
-
-
-def recorded_namespaces() -> list[str]:
-    """The namespaces the current testbed's state says ITB created and that exist."""
-    state = _read_state_quiet() or {}
-    return [n for n in state.get("namespaces", []) if procs.ns_inode(n) is not None]
 
 
 def _read_state_quiet() -> dict | None:
@@ -222,7 +216,7 @@ def clean(progress: Progress = _noop, force: bool = False) -> list[str]:
         if not force:
             raise owner.Busy(f"{busy} (`itb clean --force` removes it anyway)") from None
         progress(f"--force: {busy}")
-        return _remove(_read_state_quiet() or {}, progress)
+    return _remove(_read_state_quiet() or {}, progress)
 
 
 def status(state: dict) -> dict:
