@@ -245,18 +245,19 @@ def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(engine_env, is
 
 
 def assert_bottleneck_whole(bottleneck: pd.DataFrame, transfers: pd.DataFrame) -> None:
-    """Per repetition, the forward bottleneck series has strictly increasing times with
-    no gap over twice its interval, and forwarded at least the payload received."""
+    """Per repetition, the forward bottleneck series is one row per sampling interval
+    (none missing, none stray), covers every transfer and forwarded every payload byte;
+    so its row count is that repetition's length in intervals."""
     fwd = bottleneck[(bottleneck["link"] == "rl-rr") & (bottleneck["direction"] == "forward")]
     assert sorted(fwd["repetition"].unique()) == sorted(transfers["repetition"].unique())
     for rep, rows in fwd.groupby("repetition"):
         t = rows["t_ns"].to_numpy()
-        steps = t[1:] - t[:-1]
-        assert (steps > 0).all(), f"repetition {rep}: times not increasing"
-        interval_ns = rows["interval_s"].median() * 1e9
-        assert steps.max() <= 2 * interval_ns, f"repetition {rep}: a gap of {steps.max()} ns"
-        payload = transfers.loc[transfers["repetition"] == rep, "bytes"].sum()
-        assert rows["bytes"].sum() >= payload, f"repetition {rep}: bytes missing"
+        interval_ns = round(rows["interval_s"].median() * 1e9)
+        steps = set((t[1:] - t[:-1]).tolist())
+        assert steps == {interval_ns}, f"repetition {rep}: steps {sorted(steps)[:5]} ns"
+        mine = transfers[transfers["repetition"] == rep]
+        assert t[0] <= mine["start_ns"].min() and t[-1] >= mine["end_ns"].max(), rep
+        assert rows["bytes"].sum() >= mine["bytes"].sum(), f"repetition {rep}: bytes missing"
 
 
 def test_clean_leaves_what_is_not_itbs(engine_env, isolated):
