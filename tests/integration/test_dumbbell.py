@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import json
 import statistics
+import time
+from pathlib import Path
+
+import pytest
 
 from itb.backends import local, procs
 from itb.calibration import probes
+from itb.emulation import monitor
 from itb.scenario import load_testbed
 
 from .conftest import itb
@@ -59,3 +64,32 @@ def test_status_json_and_down_via_cli(isolated):
     assert res.returncode == 0, res.stderr
     assert not local.owned_namespaces()
     assert itb("testbed", "status").returncode != 0
+
+
+def test_an_idle_testbeds_emulator_log_rotates_and_stays_bounded(isolated, monkeypatch):
+    """With small segments (64 KiB, ~2 s of an idle link's rows), linkem rotates and
+    drops the oldest; what is kept reads back as one unbroken series; `down` removes it."""
+    monkeypatch.setattr(monitor, "LOG_SEGMENT_BYTES", 64 << 10)
+    monkeypatch.setattr(monitor, "LOG_KEEP_BYTES", 192 << 10)
+    topo = load_testbed(None, {"pairs": 1, "rate": "100Mbit", "rtt": "10ms"})
+    state = local.up(topo)
+    try:
+        em = local.emulators_of(state)[0]
+        t0 = time.monotonic_ns()
+        time.sleep(12)
+        files = monitor.log_files(em.log_dir, "ab")
+        closed = files[:-1]
+        assert files[-1].name == "linkem-ab.csv" and len(closed) >= 2, files
+        assert sum(p.stat().st_size for p in closed) <= 192 << 10
+        assert int(closed[0].name.split(".")[1]) > 1, "the oldest segments were not dropped"
+        lo = monitor._first_t(closed[0])
+        df = monitor.read_window(em.log_dir, "ab", lo, time.monotonic_ns())
+        steps = set(df["t_ns"].diff().dropna().astype(int))
+        assert steps == {1_000_000} and df["t_ns"].iloc[-1] - lo > 4e9, steps
+        with pytest.raises(monitor.LogGone):
+            monitor.read_window(em.log_dir, "ab", t0, time.monotonic_ns())
+        monitor.drop_consumed(em.log_dir, "ab", time.monotonic_ns())
+        assert [p.name for p in monitor.log_files(em.log_dir, "ab")] == ["linkem-ab.csv"]
+    finally:
+        local.down()
+    assert not Path(em.log_dir).exists()

@@ -260,6 +260,91 @@ def assert_bottleneck_whole(bottleneck: pd.DataFrame, transfers: pd.DataFrame) -
         assert rows["bytes"].sum() >= mine["bytes"].sum(), f"repetition {rep}: bytes missing"
 
 
+
+def test_report_names_a_damaged_file_and_resume_redoes_its_repetition(engine_env, isolated):
+    sc = scenario(isolated, reps=2, volume="2MB")
+    run = isolated / "run"
+    res = itb("run", str(sc), "--out", str(run), "--seed", "3", env=engine_env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    recv = sorted((run / "rep-002" / "nodes").rglob("*.recv.csv"))[0]
+    with open(recv, "a") as f:
+        f.write("not,a,row\n")
+    res = itb("report", str(run), env=engine_env)
+    assert res.returncode == 2 and "Traceback" not in res.stderr, res.stderr
+    rel = recv.relative_to(run / "rep-002")
+    assert f"rep-002: {rel} has" in res.stderr and "--resume" in res.stderr, res.stderr
+    before = committed_digests(run)
+    res = itb("run", str(sc), "--out", str(run), "--seed", "3", "--resume", env=engine_env,
+              timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert "repetition 2:" in res.stderr and "it is redone" in res.stderr, res.stderr
+    after = committed_digests(run)
+    assert {k: v for k, v in after.items() if k.startswith("rep-001")} == \
+        {k: v for k, v in before.items() if k.startswith("rep-001")}  # the whole one kept
+    assert itb("report", str(run), env=engine_env).returncode == 0
+    (run / "transfers.parquet").write_bytes(b"PAR1 cut short")
+    from itb.engine import rundir
+
+    with pytest.raises(rundir.RunDirError, match="transfers.parquet: not a readable Parquet"):
+        rundir.read_table(run / "transfers.parquet")
+
+
+
+ESCAPEE = """
+[[command]]
+id = "escapee"
+host = "l1"
+at = "0s"
+argv = ["nsenter", "--net=/proc/{pid}/ns/net", "setsid", "-f", "sleep", "{secs}"]
+"""
+
+
+def sleepers(secs: int) -> list[int]:
+    """PIDs of `sleep SECS`: a process that left its namespace and its parent."""
+    want = f"sleep\0{secs}\0".encode()
+    out = []
+    for entry in os.scandir("/proc"):
+        try:
+            if entry.name.isdigit() and Path(entry.path, "cmdline").read_bytes() == want:
+                out.append(int(entry.name))
+        except OSError:
+            continue
+    return out
+
+
+def test_a_daemonised_command_dies_with_the_testbed_cgroup(engine_env, isolated):
+    """A command that forks into this test's namespace and a new session escapes both
+    PR_SET_PDEATHSIG and the namespaces' process lists; the testbed's cgroup catches it,
+    at the end of a run and at `itb clean` after the engine was SIGKILLed."""
+    from itb.backends import cgroup
+
+    group = cgroup.for_testbed()
+    if group is None:
+        pytest.skip("no cgroup v2 hierarchy")
+    sc = scenario(isolated, reps=1, volume="2MB", extra=ESCAPEE.format(secs=3171, pid=os.getpid()))
+    try:
+        res = itb("run", str(sc), "--out", str(isolated / "run"), env=engine_env, timeout=300)
+        assert res.returncode == 0, res.stderr
+        assert sleepers(3171) == [] and not group.exists()
+
+        sc = scenario(isolated, reps=2, volume="3MB", extra=ESCAPEE.format(secs=3172, pid=os.getpid()),
+                      name="again.toml")
+        e = Engine(["run", str(sc), "--out", str(isolated / "again")], engine_env)
+        try:
+            e.wait_for(lambda: sleepers(3172) != [])
+            assert set(sleepers(3172)) <= set(cgroup.members(group))
+            e.proc.kill()
+        finally:
+            e.finish()
+        assert sleepers(3172), "nothing escaped: the test shows nothing"
+        res = itb("clean", env=engine_env)
+        assert res.returncode == 0, res.stderr
+        assert sleepers(3172) == [] and not group.exists()
+    finally:
+        for pid in sleepers(3171) + sleepers(3172):
+            os.kill(pid, signal.SIGKILL)
+
+
 def test_clean_leaves_what_is_not_itbs(engine_env, isolated):
     state = isolated / "state" / "itbt"
     state.mkdir(parents=True)

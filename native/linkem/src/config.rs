@@ -78,6 +78,12 @@ pub struct Config {
     #[serde(default)]
     pub spin_us: u64,
     pub log_dir: PathBuf,
+    /// Start a new log segment once the live one holds this many bytes (0: never).
+    #[serde(default)]
+    pub log_segment_bytes: u64,
+    /// Delete the oldest closed segments while they hold more than this (0: keep all).
+    #[serde(default)]
+    pub log_keep_bytes: u64,
     pub directions: Directions,
     #[serde(default)]
     pub pair_delays: Vec<PairDelay>,
@@ -98,6 +104,9 @@ fn d_chunk() -> u64 {
 fn d_late() -> u64 {
     200
 }
+
+/// One writer buffer: a segment holds at least one shipment of rows.
+pub const MIN_SEGMENT_BYTES: u64 = 1 << 16;
 
 /// Delays above this are surely a unit mistake (1000 s).
 const MAX_DELAY_US: u64 = 1_000_000_000;
@@ -154,6 +163,12 @@ impl Config {
         }
         if self.chunk_us == 0 {
             return Err("chunk_us must be > 0".into());
+        }
+        if self.log_segment_bytes != 0 && self.log_segment_bytes < MIN_SEGMENT_BYTES {
+            return Err(format!("log_segment_bytes must be 0 (one file) or at least {MIN_SEGMENT_BYTES}"));
+        }
+        if self.log_keep_bytes != 0 && self.log_segment_bytes == 0 {
+            return Err("log_keep_bytes needs log_segment_bytes (only closed segments are deleted)".into());
         }
         validate_dir(&self.directions.ab, "directions.ab")?;
         validate_dir(&self.directions.ba, "directions.ba")?;
@@ -282,6 +297,10 @@ mod tests {
         assert!(Config::parse(&bad).unwrap_err().contains("loss.p"));
         let bad = EXAMPLE.replace("\"b0\"", "\"a0\"");
         assert!(Config::parse(&bad).is_err());
+        let tiny = EXAMPLE.replace("\"spin_us\": 0", "\"spin_us\": 0, \"log_segment_bytes\": 1000");
+        assert!(Config::parse(&tiny).unwrap_err().contains("log_segment_bytes"));
+        let keep = EXAMPLE.replace("\"spin_us\": 0", "\"spin_us\": 0, \"log_keep_bytes\": 9000000");
+        assert!(Config::parse(&keep).unwrap_err().contains("log_keep_bytes needs"));
         let bad = EXAMPLE.replace("bernoulli", "weird");
         assert!(Config::parse(&bad).is_err());
         let bad = EXAMPLE.replace("\"seed\"", "\"sead\"");

@@ -21,7 +21,6 @@ use pairs::PairTable;
 use pipeline::Pipeline;
 use pool::Pool;
 use sock::{eventfd, eventfd_signal, now_ns, PacketSocket};
-use std::fs::File;
 use std::io::{BufRead, Write};
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
@@ -125,12 +124,17 @@ fn run(cfg: Config) -> Result<(), String> {
         let pool = Pool::new(pool_bytes(d, cfg.max_extra_us()) as usize)
             .map_err(|e| format!("cannot map packet pool: {e}"))?;
         total_pool += pool.bytes() as u64;
-        let path = cfg.log_dir.join(format!("linkem-{}.csv", DIRS[i]));
-        let f = File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-        let (mut csv, wh) =
-            logfile::LogSink::spawn(f, format!("linkem-log-{}", DIRS[i])).map_err(|e| e.to_string())?;
+        let files = logfile::LogFiles {
+            dir: cfg.log_dir.clone(),
+            stem: format!("linkem-{}", DIRS[i]),
+            header: monitor::CSV_HEADER,
+            segment_bytes: cfg.log_segment_bytes,
+            keep_bytes: cfg.log_keep_bytes,
+        };
+        let live = files.live();
+        let (csv, wh) = logfile::LogSink::spawn(files, format!("linkem-log-{}", DIRS[i]))
+            .map_err(|e| format!("cannot create {}: {e}", live.display()))?;
         writers.push(wh);
-        csv.write_all(monitor::CSV_HEADER.as_bytes()).map_err(|e| e.to_string())?;
         let ctl = Arc::new(Ctl {
             flag: AtomicBool::new(false),
             pending: Mutex::new(Vec::new()),

@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from itb.engine import rundir
+
 
 def cell_transfers(out: Path, cell: dict) -> pd.DataFrame | None:
     """A cell's transfers table (all repetitions), None before its run made one."""
     path = out / cell["run"] / "transfers.parquet"
-    return pd.read_parquet(path) if path.exists() else None
+    return rundir.read_table(path) if path.exists() else None
 
 
 def forward_completions(out: Path, cell: dict) -> list[float]:

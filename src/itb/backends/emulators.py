@@ -72,7 +72,8 @@ class EmulatorHandle:
         return None if self.identity().alive() else "gone"
 
 
-def start(step: A.StartEmulator, bound: bool) -> EmulatorHandle:
+def start(step: A.StartEmulator, bound: bool, group: str | None = None) -> EmulatorHandle:
+    """Starts one emulator (in cgroup `group`, if any) and waits until it is ready."""
     log_dir = Path(step.config["log_dir"])
     log_dir.mkdir(parents=True, exist_ok=True)
     step.config_path.write_text(json.dumps(step.config, indent=1))
@@ -88,8 +89,8 @@ def start(step: A.StartEmulator, bound: bool) -> EmulatorHandle:
     else:
         env.pop(DIE_WITH_PARENT, None)
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = NetnsHost(step.node, step.ns).spawn(step.command(), stdin=ctl_fd, stdout=out,
-                                                   stderr=err, env=env)
+        proc = NetnsHost(step.node, step.ns, cgroup=group).spawn(
+            step.command(), stdin=ctl_fd, stdout=out, stderr=err, env=env)
     os.close(ctl_fd)
     _children[proc.pid] = proc
     ident = ProcessId.of(proc.pid)

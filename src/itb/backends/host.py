@@ -11,6 +11,7 @@ import subprocess
 from dataclasses import dataclass, field
 from typing import IO, Protocol, Sequence
 
+from itb.backends import cgroup
 from itb.errors import CommandFailed
 
 
@@ -55,6 +56,7 @@ class NetnsHost:
 
     name: str
     netns: str | None
+    cgroup: str | None = None  # what it spawns goes there (itb.backends.cgroup)
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         argv = _check_argv(argv)
@@ -79,10 +81,17 @@ class NetnsHost:
     def spawn(self, argv, *, stdin=None, stdout=None, stderr=None, env=None) -> subprocess.Popen:
         # New session: a Ctrl-C at the terminal does not reach it (the engine stops it).
         # Whether it outlives this process is the caller's choice (ITB_DIE_WITH_PARENT).
-        return subprocess.Popen(
+        proc = subprocess.Popen(
             self.wrap(argv), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
             env=env,
         )
+        try:
+            cgroup.enter(self.cgroup, proc.pid)  # before it can start anything itself
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        return proc
 
 
 @dataclass

@@ -19,8 +19,8 @@ from typing import Callable
 
 from pyroute2 import netns as pr_netns
 
+from itb.backends import cgroup, owner, procs
 from itb.backends import emulators as E
-from itb.backends import owner, procs
 from itb.backends.emulators import EmulatorHandle
 from itb.backends.host import NetnsHost
 from itb.emulation import actions as A
@@ -103,19 +103,25 @@ def _up(topo: Topology, progress: Progress, seed: int, bound: bool) -> dict:
         raise BackendError(
             f"namespace(s) {', '.join(foreign)} exist but are not ITB's (not in its state): "
             "they are left alone; remove them or choose another ITB_PREFIX")
+    group = cgroup.for_testbed()
+    if group is not None and group.exists():
+        cgroup.create(group)  # refused: not ITB's
     me = owner.ProcessId.me()
     state = {
         "phase": "building", "created": time.time(), "hash": topo.content_hash(),
         "topology": json.loads(topo.canonical_json()), "source": topo.source,
         "owner": {**me.to_json(), "persistent": not bound},
         "namespaces": plan.namespaces(), "emulators": [],
+        "cgroup": None if group is None else str(group),
     }
     _write_state(state)
     try:
+        if group is not None:
+            cgroup.create(group)
         _apply(plan, progress)
         for step in plan.emulators():
             progress(f"starting link emulator {step.node}")
-            state["emulators"].append(E.start(step, bound).to_json())
+            state["emulators"].append(E.start(step, bound, state["cgroup"]).to_json())
             _write_state(state)
     except BaseException:
         progress("build failed: removing what was created")
@@ -163,7 +169,7 @@ def emulators_of(state: dict) -> list[EmulatorHandle]:
 
 def host(state: dict, node: str) -> NetnsHost:
     topology_of(state).node(node)  # KeyError for an unknown node
-    return NetnsHost(node, naming.node_ns(node))
+    return NetnsHost(node, naming.node_ns(node), cgroup=state.get("cgroup"))
 
 
 def down(progress: Progress = _noop) -> dict[str, dict]:
@@ -182,6 +188,7 @@ def _remove(state: dict, progress: Progress) -> list[str]:
     names = [n for n in state.get("namespaces", []) if procs.ns_inode(n) is not None]
     for ns in names:
         procs.stop(procs.pids_in(ns), grace_s=1.0)
+    cgroup.kill(state.get("cgroup"))  # what left its namespace or daemonised, too
     for ns in names:
         # Closed sockets still sending (orphans) would live on for minutes in the dying
         # namespace, holding their congestion control: destroy every socket first.

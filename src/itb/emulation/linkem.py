@@ -8,6 +8,7 @@ from pathlib import Path
 from itb import native
 from itb.errors import PreflightError
 from itb.scenario.model import Direction, Link, Topology
+from itb.emulation import monitor
 from itb.emulation.routing import path_links
 
 EMULATOR_IFNAMES = ("a0", "b0")  # inside the emulator namespace: a0 faces link.a, b0 link.b
@@ -73,6 +74,8 @@ def config_for(topo: Topology, link: Link, log_dir: Path, seed: int = 1) -> dict
         "late_threshold_us": 200,
         "spin_us": 0,
         "log_dir": str(log_dir),
+        "log_segment_bytes": monitor.LOG_SEGMENT_BYTES,
+        "log_keep_bytes": monitor.LOG_KEEP_BYTES,
         "directions": {"ab": _direction(link.forward), "ba": _direction(link.reverse)},
         "pair_delays": pair_delays_for(topo, link),
     }

@@ -1,10 +1,24 @@
-"""Reads the link emulator's per-interval log (linkem-<dir>.csv)."""
+"""Reads the link emulator's per-interval log: `linkem-<dir>.csv`, the live file, and
+the closed segments `linkem-<dir>.<seq>.csv` linkem rotates it into (docs/linkem.md).
+
+ITB's emulators rotate every LOG_SEGMENT_BYTES and keep at most LOG_KEEP_BYTES of closed
+segments, so an idle testbed's logs stay bounded; the engine deletes the segments a
+repetition has consumed once its rows are copied into the run directory.
+"""
 
 from __future__ import annotations
 
 import csv
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
+
+import pandas as pd
+
+LOG_SEGMENT_BYTES = 8 << 20  # ~2.5 min of a busy link's rows at 1 ms, ~5 min idle
+LOG_KEEP_BYTES = 128 << 20  # per direction: >= 35 min of a busy link's rows
+READ_ATTEMPTS = 5
 
 FIELDS = ("t_ns", "bytes", "packets", "drops_queue", "drops_loss", "queue_bytes",
           "queue_max_bytes", "late_packets", "max_lag_us")
@@ -31,7 +45,68 @@ def read_log(path: Path) -> list[Interval]:
 
 
 def direction_log(log_dir: str | Path, direction: str) -> list[Interval]:
-    return read_log(Path(log_dir) / f"linkem-{direction}.csv")
+    """Every row the emulator still holds for one direction, oldest first."""
+    return [row for path in log_files(log_dir, direction) for row in read_log(path)]
+
+
+class LogGone(Exception):
+    """The rows asked for were rotated away before they were read."""
+
+
+def log_files(log_dir: str | Path, direction: str) -> list[Path]:
+    """The closed segments in order, then the live file (those that exist)."""
+    d = Path(log_dir)
+    seq = re.compile(rf"linkem-{re.escape(direction)}\.(\d+)\.csv")
+    closed = sorted((int(m.group(1)), d / m.group(0))
+                    for m in map(seq.fullmatch, os.listdir(d) if d.is_dir() else []) if m)
+    live = d / f"linkem-{direction}.csv"
+    return [p for _, p in closed] + ([live] if live.exists() else [])
+
+
+def _first_t(path: Path) -> int | None:
+    with open(path) as f:
+        f.readline()
+        row = f.readline()
+    return int(row.split(",", 1)[0]) if row.endswith("\n") else None
+
+
+def read_window(log_dir: str | Path, direction: str, lo_ns: int, hi_ns: int) -> pd.DataFrame:
+    """The rows from lo_ns on, read from only the files that can hold rows up to hi_ns
+    (a later file's rows are included too); read again if linkem rotated meanwhile. Raises LogGone if rows from before
+    lo_ns are no longer there (the oldest kept row is later than lo_ns)."""
+    for _ in range(READ_ATTEMPTS):
+        files = log_files(log_dir, direction)
+        try:
+            firsts = [_first_t(p) for p in files]
+            wanted = [p for i, p in enumerate(files)
+                      if (firsts[i] is None or firsts[i] <= hi_ns)
+                      and (i + 1 == len(files) or firsts[i + 1] is None or firsts[i + 1] > lo_ns)]
+            frames = [pd.read_csv(p) for p in wanted]
+        except FileNotFoundError:
+            continue
+        if log_files(log_dir, direction) != files:
+            continue
+        if not files:
+            raise FileNotFoundError(Path(log_dir) / f"linkem-{direction}.csv")
+        if firsts[0] is not None and firsts[0] > lo_ns:
+            raise LogGone(f"{log_dir}: rows of {direction} before {firsts[0]} ns were rotated away")
+        df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=FIELDS)
+        return df[df["t_ns"] >= lo_ns]
+    raise LogGone(f"{log_dir}: {direction} kept rotating while being read")
+
+
+def drop_consumed(log_dir: str | Path, direction: str, t_ns: int) -> None:
+    """Deletes the closed segments whose rows all precede t_ns (the next file starts
+    at or before it). The live file is never deleted."""
+    files = log_files(log_dir, direction)
+    for path, after in zip(files[:-1], files[1:]):
+        try:
+            first = _first_t(after)
+            if first is None or first > t_ns:
+                return
+            path.unlink(missing_ok=True)
+        except FileNotFoundError:
+            continue
 
 
 def between(rows: list[Interval], t0_ns: int, t1_ns: int) -> list[Interval]:

@@ -9,12 +9,14 @@ Column meanings: docs/run-directory.md (and itb.analysis.tables).
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from itb.calibration.path import path_spec
+from itb.emulation import monitor
 from itb.emulation.routing import path_links
 from itb.engine import rundir
 from itb.engine.window import mark_corrupt
@@ -36,10 +38,21 @@ def _json(path: Path) -> dict | None:
 
 def _csv(path: Path) -> pd.DataFrame | None:
     try:
-        df = pd.read_csv(path)
+        return pd.read_csv(path)
     except (FileNotFoundError, pd.errors.EmptyDataError):
         return None
-    return df
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        raise rundir.RunDirError(f"{path}: not a readable CSV log ({str(e)[:200]})") from None
+
+
+@contextmanager
+def _reading(path: Path):
+    """A log whose columns do not hold what its program writes: `RunDirError` naming it."""
+    try:
+        yield
+    except (KeyError, ValueError, TypeError) as e:
+        raise rundir.RunDirError(f"{path}: its columns are not those its program writes "
+                                 f"({type(e).__name__}: {str(e)[:200]})") from None
 
 
 def access_rate_bps(topo: Topology, src: str, dst: str) -> int | None:
@@ -145,6 +158,28 @@ def row_intervals(t_ns: pd.Series, interval_s: float) -> np.ndarray:
     return np.where(off, gaps, interval_s)
 
 
+def _goodput_frame(g: pd.DataFrame, repetition: int, transfer: str,
+                   interval_s: float) -> pd.DataFrame:
+    t_ns = g["t_ns"].astype("int64")
+    span = row_intervals(t_ns, interval_s)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(span > 0, g["bytes"].astype(float) * 8 / span, np.nan)
+    return pd.DataFrame({
+        "repetition": repetition, "transfer": transfer, "series": "goodput", "stream": -1,
+        "t_ns": t_ns, "interval_s": span, "bytes": g["bytes"].astype(float),
+        "goodput_bps": rate})
+
+
+def _tcpinfo_frame(t: pd.DataFrame, repetition: int, transfer: str) -> pd.DataFrame:
+    frame = pd.DataFrame({
+        "repetition": repetition, "transfer": transfer, "series": "tcp_info",
+        "stream": t["stream"].astype(int), "t_ns": t["t_ns"].astype("int64"),
+        "interval_s": np.nan, "bytes": np.nan, "goodput_bps": np.nan})
+    for col in TCPINFO_COLUMNS:
+        frame[col] = pd.to_numeric(t[col], errors="coerce") if col in t else np.nan
+    return frame
+
+
 def sample_frames(run: Path, repetition: int, interval_s: float,
                   events: list[dict]) -> list[pd.DataFrame]:
     rd = rundir.rep_dir(run, repetition)
@@ -153,28 +188,16 @@ def sample_frames(run: Path, repetition: int, interval_s: float,
         if e["kind"] not in ("transfer", "pingpong", "udp"):
             continue
         role_r = "udp-recv" if e["kind"] == "udp" else "recv"
-        g = _csv(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv")
-        g = _whole_lines(g)
-        if g is not None and len(g) and "t_ns" in g:
-            t_ns = g["t_ns"].astype("int64")
-            span = row_intervals(t_ns, interval_s)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rate = np.where(span > 0, g["bytes"].astype(float) * 8 / span, np.nan)
-            out.append(pd.DataFrame({
-                "repetition": repetition, "transfer": e["id"], "series": "goodput", "stream": -1,
-                "t_ns": t_ns, "interval_s": span, "bytes": g["bytes"].astype(float),
-                "goodput_bps": rate}))
+        logs = [(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv",
+                 lambda df: _goodput_frame(df, repetition, e["id"], interval_s))]
         if e["kind"] == "transfer":
-            t = _csv(rd / "nodes" / e["src"] / f"{e['id']}.send.csv")
-            t = _whole_lines(t)
-            if t is not None and len(t) and "t_ns" in t:
-                frame = pd.DataFrame({
-                    "repetition": repetition, "transfer": e["id"], "series": "tcp_info",
-                    "stream": t["stream"].astype(int), "t_ns": t["t_ns"].astype("int64"),
-                    "interval_s": np.nan, "bytes": np.nan, "goodput_bps": np.nan})
-                for col in TCPINFO_COLUMNS:
-                    frame[col] = pd.to_numeric(t[col], errors="coerce") if col in t else np.nan
-                out.append(frame)
+            logs.append((rd / "nodes" / e["src"] / f"{e['id']}.send.csv",
+                         lambda df: _tcpinfo_frame(df, repetition, e["id"])))
+        for path, frame in logs:
+            df = _whole_lines(_csv(path))
+            if df is not None and len(df) and "t_ns" in df:
+                with _reading(path):
+                    out.append(frame(df))
     return out
 
 
@@ -187,9 +210,14 @@ def bottleneck_frames(run: Path, repetition: int) -> list[pd.DataFrame]:
         conf = _json(link_dir / "linkem.json") or {}
         interval_s = conf.get("interval_us", 1000) / 1e6
         for d, name in (("ab", "forward"), ("ba", "reverse")):
-            df = _csv(link_dir / f"linkem-{d}.csv")
+            path = link_dir / f"linkem-{d}.csv"
+            df = _csv(path)
             if df is None or not len(df):
                 continue
+            if ("t_ns" not in df or not set(df.columns) <= set(monitor.FIELDS)
+                    or not all(pd.api.types.is_numeric_dtype(t) for t in df.dtypes)):
+                raise rundir.RunDirError(f"{path}: not the numeric columns linkem writes "
+                                         f"({', '.join(f'{c}: {t}' for c, t in df.dtypes.items())})")
             df.insert(0, "direction", name)
             df.insert(0, "link", link_dir.name)
             df.insert(0, "repetition", repetition)
@@ -220,14 +248,4 @@ def build_tables(run: Path, topo: Topology, interval_s: float) -> dict[str, pd.D
 
 def write_tables(run: Path, tables: dict[str, pd.DataFrame]) -> None:
     for name, df in tables.items():
-        df.to_parquet(run / f"{name}.parquet", index=False)
-
-
-def read_tables(run: Path) -> dict[str, pd.DataFrame]:
-    out = {}
-    for name in ("transfers", "samples", "bottleneck"):
-        path = run / f"{name}.parquet"
-        if not path.exists():
-            raise rundir.RunDirError(f"{run}: {path.name} is missing; was the run analysed?")
-        out[name] = pd.read_parquet(path)
-    return out
+        rundir.write_table(run / f"{name}.parquet", df)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from itb import native
 from itb.calibration import inventory as inv
+from itb.emulation import monitor
 from itb.engine import rundir
 from itb.engine.execute import Outcome
 from itb.errors import PreflightError
@@ -58,7 +59,9 @@ def run_meta(sc: Scenario, repetitions: int, seed: int) -> dict:
 
 def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcome) -> None:
     """The emulator logs continuously; keep this repetition's rows next to its results,
-    from the start of its receivers until just after its end."""
+    from the start of its receivers until just after its end, then delete the log
+    segments that hold only rows up to there. Rows rotated away before they were read
+    fail the repetition (its bottleneck series would not be whole)."""
     lo, hi = outcome.start_ns, outcome.end_ns + EMULATOR_LOG_MARGIN_NS
     for link, em in emulators.items():
         dst = rundir.rep_dir(run_dir, r) / "emulator" / link
@@ -68,19 +71,26 @@ def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcom
         if conf.exists():
             shutil.copyfile(conf, dst / "linkem.json")
         for d in ("ab", "ba"):
-            path = src / f"linkem-{d}.csv"
-            if not path.exists():
+            if not monitor.log_files(src, d):
                 continue
-            df = _log_until(path, hi)
-            df[(df["t_ns"] >= lo) & (df["t_ns"] <= hi)].to_csv(dst / path.name, index=False)
+            try:
+                df = _log_until(src, d, lo, hi)
+            except monitor.LogGone as e:
+                outcome.fail(f"link emulator {link}: its log lost rows of this repetition ({e}); "
+                             "a repetition this long needs a larger log_keep_bytes",
+                             environment=True)
+                continue
+            df[df["t_ns"] <= hi].to_csv(dst / f"linkem-{d}.csv", index=False)
+            monitor.drop_consumed(src, d, hi)
 
 
-def _log_until(path: Path, t_ns: int) -> pd.DataFrame:
-    """The emulator's log once it has rows up to t_ns (it writes them with a delay)."""
-    deadline = time.monotonic() + EMULATOR_LOG_WAIT_S + max(0, t_ns - time.monotonic_ns()) / 1e9
+def _log_until(src: Path, direction: str, lo_ns: int, hi_ns: int) -> pd.DataFrame:
+    """The emulator's rows from lo_ns on, once it has written them up to hi_ns (it
+    writes them with a delay)."""
+    deadline = time.monotonic() + EMULATOR_LOG_WAIT_S + max(0, hi_ns - time.monotonic_ns()) / 1e9
     while True:
-        df = pd.read_csv(path)
-        if (len(df) and df["t_ns"].iloc[-1] >= t_ns) or time.monotonic() > deadline:
+        df = monitor.read_window(src, direction, lo_ns, hi_ns)
+        if (len(df) and df["t_ns"].iloc[-1] >= hi_ns) or time.monotonic() > deadline:
             return df
         time.sleep(0.1)
 

@@ -35,12 +35,24 @@ def write_json(path: Path, data) -> None:
     """Atomic and durable: a reader never sees half a file, also after a kill or a power
     cut (written to a temporary file, synced, renamed, directory synced). A write error
     leaves the previous file and no temporary one, and raises `OutputError`."""
+    write_bytes(path, json.dumps(data, indent=1, default=str).encode())
+
+
+def write_table(path: Path, df) -> None:
+    """A Parquet table, as atomically and durably as `write_json`."""
+    import io
+
+    buf = io.BytesIO()
+    df.to_parquet(buf, index=False)
+    write_bytes(path, buf.getvalue())
+
+
+def write_bytes(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    text = json.dumps(data, indent=1, default=str).encode()
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
         try:
-            view = memoryview(text)
+            view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
             os.fsync(fd)
@@ -73,6 +85,26 @@ def read_json(path: Path):
                           f"{e.msg}); the file is damaged") from None
     except UnicodeDecodeError:
         raise RunDirError(f"{path}: not text; the file is damaged") from None
+
+
+def read_table(path: Path):
+    """A Parquet table of the run; `RunDirError` naming the file when it cannot be read."""
+    import pandas as pd
+
+    try:
+        return pd.read_parquet(path)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+        raise RunDirError(f"{path}: not a readable Parquet table ({str(e)[:200]}); the file "
+                          "is damaged: `itb report RUN` rebuilds it from the raw logs") from None
+
+
+def damaged(run: Path) -> list[str]:
+    """Every committed repetition whose files differ from its commit marker, as
+    "rep-NNN: what differs"."""
+    return [f"{rd.name}: {problem}" for rd in sorted(run.glob("rep-[0-9][0-9][0-9]"))
+            if (rd / "result.json").exists() and (problem := verify(rd)) is not None]
 
 
 def _digest_and_sync(path: Path) -> tuple[int, str]:

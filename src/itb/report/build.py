@@ -22,6 +22,11 @@ def build_report(run: Path) -> Path:
                                  "scenario.resolved.json are needed)")
     meta = rundir.read_json(meta_path)
     sc = rundir.read_json(resolved)
+    bad = rundir.damaged(run)
+    if bad:
+        raise rundir.RunDirError(
+            f"{run}: {len(bad)} committed repetition(s) changed since they were written:\n  "
+            + "\n  ".join(bad) + "\n`itb run SCENARIO --out RUN --resume` redoes exactly these")
     topo = Topology.model_validate(sc["topology"])
     interval_s = sc["experiment"]["interval_us"] / 1e6
     tables = collect.build_tables(run, topo, interval_s)
