@@ -84,3 +84,10 @@ def test_consumed_segments_are_deleted_the_live_file_never(tmp_path):
 def test_calibration_reads_every_row_kept(tmp_path):
     write_log(tmp_path, [(0, 3), (3, 3)], (6, 2))
     assert [r.t_ns for r in monitor.direction_log(tmp_path, "ab")] == list(range(8))
+
+
+def test_calibration_reads_only_the_files_of_its_window(tmp_path):
+    write_log(tmp_path, [(0, 100), (100, 100)], (200, 100))
+    (tmp_path / "linkem-ab.000001.csv").write_text("damaged: must not be read")
+    rows = monitor.between(monitor.direction_log(tmp_path, "ab", 150, 250), 150, 250)
+    assert [r.t_ns for r in rows] == list(range(150, 250))

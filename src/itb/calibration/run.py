@@ -143,7 +143,7 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
         cal.checks.append(Check("TCP goodput, 1 flow (unlimited path)", None, goodput / 1e6,
                                 "Mbit/s", None, f"{opts.cc}, {retrans} retransmissions"))
     if em and spec.rate_bps:
-        rows = monitor.between(monitor.direction_log(em.log_dir, direction),
+        rows = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1),
                                t0 + int(omit * 1e9), t1)
         peak = max(monitor.windowed_rates_bps(rows, 100_000_000), default=0.0)
         cal.checks.append(at_most("peak wire rate (100 ms windows)",
@@ -195,8 +195,8 @@ def _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress) -> None:
             f"offered {offered_bps * (UDP_PAYLOAD + FRAME_OVERHEAD) / UDP_PAYLOAD / 1e6:.1f} "
             "Mbit/s of frames"))
     if em:
-        rows = monitor.busy_span(monitor.between(monitor.direction_log(em.log_dir, direction),
-                                                 t0, t1))
+        rows = monitor.busy_span(monitor.between(
+            monitor.direction_log(em.log_dir, direction, t0, t1), t0, t1))
         if rows:
             cal.checks.append(relative("UDP at 1.2 × rate: emulator departures",
                                        spec.rate_bps / 1e6, monitor.mean_rate_bps(rows) / 1e6,

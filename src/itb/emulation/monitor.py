@@ -44,9 +44,14 @@ def read_log(path: Path) -> list[Interval]:
                            for k in FIELDS)) for r in rows if r.get("t_ns")]
 
 
-def direction_log(log_dir: str | Path, direction: str) -> list[Interval]:
-    """Every row the emulator still holds for one direction, oldest first."""
-    return [row for path in log_files(log_dir, direction) for row in read_log(path)]
+def direction_log(log_dir: str | Path, direction: str, lo_ns: int = 0,
+                  hi_ns: int | None = None) -> list[Interval]:
+    """The rows the emulator still holds for one direction, oldest first; with a window,
+    only those of the files that can hold rows from lo_ns to hi_ns (filter with `between`)."""
+    files = log_files(log_dir, direction)
+    if hi_ns is not None:
+        files = _covering(files, lo_ns, hi_ns)
+    return [row for path in files for row in read_log(path)]
 
 
 class LogGone(Exception):
@@ -70,6 +75,15 @@ def _first_t(path: Path) -> int | None:
     return int(row.split(",", 1)[0]) if row.endswith("\n") else None
 
 
+def _covering(files: list[Path], lo_ns: int, hi_ns: int) -> list[Path]:
+    """The files (in order, each starting where the previous ends) that can hold rows
+    from lo_ns to hi_ns: a file's rows end where the next file's first row is."""
+    firsts = [_first_t(p) for p in files]
+    return [p for i, p in enumerate(files)
+            if (firsts[i] is None or firsts[i] <= hi_ns)
+            and (i + 1 == len(files) or firsts[i + 1] is None or firsts[i + 1] > lo_ns)]
+
+
 def read_window(log_dir: str | Path, direction: str, lo_ns: int, hi_ns: int) -> pd.DataFrame:
     """The rows from lo_ns on, read from only the files that can hold rows up to hi_ns
     (a later file's rows are included too); read again if linkem rotated meanwhile. Raises LogGone if rows from before
@@ -77,19 +91,16 @@ def read_window(log_dir: str | Path, direction: str, lo_ns: int, hi_ns: int) -> 
     for _ in range(READ_ATTEMPTS):
         files = log_files(log_dir, direction)
         try:
-            firsts = [_first_t(p) for p in files]
-            wanted = [p for i, p in enumerate(files)
-                      if (firsts[i] is None or firsts[i] <= hi_ns)
-                      and (i + 1 == len(files) or firsts[i + 1] is None or firsts[i + 1] > lo_ns)]
-            frames = [pd.read_csv(p) for p in wanted]
+            first = _first_t(files[0]) if files else None
+            frames = [pd.read_csv(p) for p in _covering(files, lo_ns, hi_ns)]
         except FileNotFoundError:
             continue
         if log_files(log_dir, direction) != files:
             continue
         if not files:
             raise FileNotFoundError(Path(log_dir) / f"linkem-{direction}.csv")
-        if firsts[0] is not None and firsts[0] > lo_ns:
-            raise LogGone(f"{log_dir}: rows of {direction} before {firsts[0]} ns were rotated away")
+        if first is not None and first > lo_ns:
+            raise LogGone(f"{log_dir}: rows of {direction} before {first} ns were rotated away")
         df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=FIELDS)
         return df[df["t_ns"] >= lo_ns]
     raise LogGone(f"{log_dir}: {direction} kept rotating while being read")
