@@ -22,7 +22,7 @@ setup: system-deps python native bpf
 system-deps:
 	@missing=""; for t in ip:iproute2 ping:iputils-ping iperf3:iperf3 ethtool:ethtool sysctl:procps chromium:chromium \
 	  clang:clang bpftool:bpftool /usr/include/bpf/bpf_helpers.h:libbpf-dev gcc:gcc \
-	  /usr/src/linux-source-6.12.tar.xz:linux-source-6.12; do \
+	  /usr/src/linux-source-6.12.tar.xz:linux-source-6.12 g++:g++ /usr/include/udt/udt.h:libudt-dev; do \
 	  { command -v $${t%%:*} || test -e $${t%%:*}; } >/dev/null || missing="$$missing $${t##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
@@ -36,7 +36,14 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[test]'
 	touch $@
 
-native: $(NATIVE_STAMP)
+# The UDT endpoint (C++ on Debian's libudt, UDT4): profile pursuit with UDT.
+UDT_BIN := build/native/itb-udt
+
+native: $(NATIVE_STAMP) $(UDT_BIN)
+$(UDT_BIN): native/udt/itb_udt.cpp
+	mkdir -p $(dir $@)
+	g++ -std=c++17 -O2 -Wall -o $@ $< -ludt -lpthread
+
 $(NATIVE_STAMP): $(shell find native -path native/target -prune -o \( -name '*.rs' -o -name Cargo.toml -o -name Cargo.lock \) -print)
 	cd native && cargo build --release --quiet
 	touch $@

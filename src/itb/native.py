@@ -1,5 +1,6 @@
-"""Where ITB's native programs (native/: linkem, flow) are: an environment variable,
-else the workspace build next to the sources, else PATH."""
+"""Where ITB's native programs (native/: linkem, flow, itb-udt) are: an environment
+variable (ITB_LINKEM, ITB_FLOW, ITB_ITB_UDT), else the build next to the sources
+(cargo's native/target/release, make's build/native), else PATH."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def binary(name: str) -> str:
-    env = os.environ.get(f"ITB_{name.upper()}")
+    var = f"ITB_{name.upper().replace('-', '_')}"
+    env = os.environ.get(var)
     if env:
         return env
-    built = REPO / "native" / "target" / "release" / name
-    if built.exists():
-        return str(built)
+    for built in (REPO / "native" / "target" / "release" / name, REPO / "build" / "native" / name):
+        if built.exists():
+            return str(built)
     found = shutil.which(name)
     if found:
         return found
     raise PreflightError(f"the native program {name!r} is not built: run `make setup` "
-                         f"(cargo build --release in native/) or set ITB_{name.upper()}")
+                         f"(`make native`) or set {var}")

@@ -123,6 +123,15 @@ pub struct SendArgs {
     /// Read rate changes as JSON lines on stdin: {"rate_bps": R} (0 or null: unlimited).
     #[arg(long)]
     pub control_stdin: bool,
+    /// Rate profile T_US:BPS,...: payload bit/s from each date (µs after the transfer
+    /// starts sending, the first 0) on, over all streams; kept by pacing, or with
+    /// --app-cap by the writes.
+    #[arg(long, value_name = "T_US:BPS,...", conflicts_with_all = ["rate_bps", "pingpong"])]
+    pub profile: Option<String>,
+    /// Keep --rate-bps or --profile by the application's writes (each stream writes no
+    /// more than its share of what the rate has allowed so far) instead of pacing.
+    #[arg(long, conflicts_with = "pingpong")]
+    pub app_cap: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -7,6 +7,7 @@ mod clock;
 mod fail;
 mod net;
 mod output;
+mod profile;
 mod recv;
 mod send;
 mod signals;

@@ -7,6 +7,7 @@ use crate::clock::{now_ns, run_sampler, Ticker};
 use crate::fail::{self, Fail, FirstFail};
 use crate::net;
 use crate::output::{self, Csv, PINGPONG_HEADER};
+use crate::profile::{self, AppCap, Profile};
 use itb_rng::splitmix64;
 use crate::signals;
 use crate::tcpinfo::{self, TcpInfo};
@@ -39,6 +40,12 @@ struct Summary {
     /// --rate-bps (total over streams); null = unlimited.
     rate_bps: Option<u64>,
     rate_changes: Vec<[u64; 2]>,
+    /// --profile as [µs after the start, bit/s] steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    profile: Option<Vec<[u64; 2]>>,
+    /// How the rate or profile is kept: "pacing" or "application".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    enforce: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,6 +73,8 @@ struct Opts {
     connect_timeout: Duration,
     idle: Duration,
     mode: Mode,
+    /// A rate profile and whether the writes (true) or the pacing keep it.
+    limit: Option<(Profile, bool)>,
 }
 
 /// V split over N streams: V/N each, the remainder one byte each to the first.
@@ -128,6 +137,18 @@ fn validate(a: &SendArgs, sum: &mut Summary) -> Result<Opts, Fail> {
     if a.write_size == 0 || a.write_size > 1 << 30 {
         return Err(Fail::usage("--write-size must be between 1 and 1073741824"));
     }
+    let limit = match (&a.profile, a.rate_bps.filter(|&r| r > 0), a.app_cap) {
+        (Some(spec), _, app) => Some((Profile::parse(spec).map_err(Fail::usage)?, app)),
+        (None, Some(r), true) => Some((Profile::constant(r), true)),
+        (None, None, true) => return Err(Fail::usage("--app-cap needs --rate-bps or --profile")),
+        (None, _, false) => None,
+    };
+    if let Some((p, app)) = &limit {
+        sum.profile = a.profile.as_ref().map(|_| p.as_us());
+        sum.enforce = Some(if *app { "application" } else { "pacing" });
+    } else if sum.rate_bps.is_some() {
+        sum.enforce = Some("pacing");
+    }
     let mode = if a.pingpong {
         match (a.msg_size, a.count) {
             (Some(s), Some(k)) if s > 0 => {
@@ -158,6 +179,7 @@ fn validate(a: &SendArgs, sum: &mut Summary) -> Result<Opts, Fail> {
         connect_timeout: net::secs(a.connect_timeout_s, "--connect-timeout-s")?,
         idle: net::secs(a.idle_timeout_s, "--idle-timeout-s")?,
         mode,
+        limit,
     })
 }
 
@@ -169,7 +191,11 @@ fn run_inner(a: &SendArgs, sum: &mut Summary, changes: &Arc<Mutex<Vec<[u64; 2]>>
         Mode::Bulk { .. } => tcpinfo::CSV_HEADER,
     };
     let csv = output::create_csv(&a.log, header)?;
-    let pacing = a.rate_bps.map(|r| pacing_per_socket(r, o.streams));
+    let pacing = match &o.limit {
+        Some((_, true)) => None,
+        Some((p, false)) => Some(pacing_per_socket(p.first_rate(), o.streams)),
+        None => a.rate_bps.map(|r| pacing_per_socket(r, o.streams)),
+    };
     let mut socks = Vec::with_capacity(o.streams);
     for _ in 0..o.streams {
         let s = net::tcp_socket(addr, &a.cc, pacing)?;
@@ -203,7 +229,7 @@ fn transfer(
     }
     let res = match &o.mode {
         Mode::Pingpong { size, count } => pingpong(&socks[0], *size, *count, o.idle, csv, &a.log, sum),
-        Mode::Bulk { shares, file } => bulk(o, socks, shares, file.as_ref(), connect_ns, csv, &a.log, sum),
+        Mode::Bulk { shares, file } => bulk(o, socks, shares, file.as_ref(), connect_ns, csv, &a.log, sum, changes),
     };
     sum.sent = sent_on_wire(socks, addr.is_ipv6());
     res
@@ -259,9 +285,12 @@ fn bulk(
     csv: Csv,
     log: &std::path::Path,
     sum: &mut Summary,
+    changes: &Arc<Mutex<Vec<[u64; 2]>>>,
 ) -> Result<(), Fail> {
     let n = socks.len();
     let start = AtomicU64::new(u64::MAX);
+    // The profile's date 0: when the streams are let go.
+    let t0 = AtomicU64::new(0);
     let gate = Gate::default();
     let done: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
     let stop = AtomicBool::new(false);
@@ -275,6 +304,7 @@ fn bulk(
             .spawn_scoped(sc, || sample(csv, &fds, &done, connect_ns, o.interval_ns, &stop))
             .map_err(|e| Fail::other(format!("spawn: {e}")))?;
         let mut hs = Vec::with_capacity(n);
+        let t0 = &t0;
         for i in 0..n {
             let (s, share, start, gate, done, abort) = (&socks[i], shares[i], &start, &gate, &done[i], &abort);
             let h = std::thread::Builder::new().name(format!("flow-tx{i}")).spawn_scoped(sc, move || {
@@ -283,7 +313,11 @@ fn bulk(
                     return None;
                 }
                 start.fetch_min(now_ns(), Ordering::AcqRel);
-                let r = stream(i, s, share, buf, file, o.idle);
+                let cap = match &o.limit {
+                    Some((p, true)) => Some(AppCap { profile: p, start_ns: t0.load(Ordering::Acquire), streams: n }),
+                    _ => None,
+                };
+                let r = stream(i, s, share, buf, file, o.idle, cap);
                 done.store(true, Ordering::Release);
                 r.map_err(abort).ok()
             });
@@ -296,7 +330,19 @@ fn bulk(
             }
         }
         // All streams start together, or none does.
-        gate.open(hs.len() == n);
+        t0.store(now_ns(), Ordering::Release);
+        let mut go = hs.len() == n;
+        if let (Some((p, false)), true) = (&o.limit, go) {
+            let (stop, t) = (&stop, t0.load(Ordering::Acquire));
+            let pacer = std::thread::Builder::new()
+                .name("flow-profile".into())
+                .spawn_scoped(sc, move || profile::pace(p, t, n, stop, changes));
+            if let Err(e) = pacer {
+                abort(Fail::other(format!("spawn: {e}")));
+                go = false;
+            }
+        }
+        gate.open(go);
         let ends: Vec<Option<StreamEnd>> = hs
             .into_iter()
             .map(|h| {
@@ -336,22 +382,32 @@ fn stream(
     mut buf: Vec<u8>,
     file: Option<&File>,
     idle: Duration,
+    cap: Option<AppCap>,
 ) -> Result<StreamEnd, Fail> {
     let what = format!("stream {i}");
     let err = |e: io::Error| Fail::net(&what, &e, idle.as_secs_f64());
     let fd = s.as_raw_fd();
     let mut left = share;
+    // The next write's size: a buffer's worth, or under an application cap what the
+    // profile allows once this stream's turn has come.
+    let next = |left: u64| -> Result<usize, Fail> {
+        let n = left.min(buf.len() as u64) as usize;
+        match cap {
+            None => Ok(n),
+            Some(c) => c.next_chunk(share - left, n).ok_or_else(Fail::interrupted),
+        }
+    };
     match file {
         None => {
             while left > 0 {
-                let n = left.min(buf.len() as u64) as usize;
+                let n = next(left)?;
                 left -= net::send(fd, &buf[..n]).map_err(err)? as u64;
             }
         }
         Some(f) => {
             let mut off: libc::off_t = 0;
             while left > 0 {
-                let n = left.min(buf.len() as u64) as usize;
+                let n = next(left)?;
                 // SAFETY: both descriptors are open; off is a valid offset pointer.
                 let r = unsafe { libc::sendfile(fd, f.as_raw_fd(), &mut off, n) };
                 match r {

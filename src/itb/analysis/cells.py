@@ -9,10 +9,16 @@ import pandas as pd
 from itb.engine import rundir
 
 
+def cell_table(out: Path, cell: dict, name: str) -> pd.DataFrame | None:
+    """One of a cell's tables (`transfers`, `bottleneck`, `samples`; all repetitions),
+    None before its run made it."""
+    path = out / cell["run"] / f"{name}.parquet"
+    return rundir.read_table(path) if path.exists() else None
+
+
 def cell_transfers(out: Path, cell: dict) -> pd.DataFrame | None:
     """A cell's transfers table (all repetitions), None before its run made one."""
-    path = out / cell["run"] / "transfers.parquet"
-    return rundir.read_table(path) if path.exists() else None
+    return cell_table(out, cell, "transfers")
 
 
 def forward_completions(out: Path, cell: dict) -> list[float]:

@@ -140,6 +140,7 @@ def _transfer_rows(tr: pd.DataFrame, gput: pd.DataFrame, samples: pd.DataFrame,
             "goodput_distribution": dist, "ideal_s": ideal.get(r.transfer),
             "wire_bytes": getattr(r, "wire_bytes", None),
             "bytes_retrans": getattr(r, "bytes_retrans", None),
+            "profile_s": getattr(r, "profile_s", None), "lateness_s": getattr(r, "lateness_s", None),
         })
     return rows
 
@@ -218,6 +219,19 @@ def _overall_fair_share(reps: list[dict]) -> dict | None:
             | {"ignores": sorted(set().union(*(b["ignores"] for b in blocks)))})
 
 
+def lateness_stats(values: list[float | None]) -> dict | None:
+    """Lateness of the transfers with a profile (None: failed); None without any."""
+    if not values:
+        return None
+    v = floats(values)
+    done = v[~np.isnan(v)]
+    out = {"n": int(done.size), "n_failed": int(v.size - done.size)}
+    if done.size:
+        out |= {"mean_s": float(done.mean()), "min_s": float(done.min()), "max_s": float(done.max()),
+                "sigma_s": float(done.std(ddof=1)) if done.size > 1 else None}
+    return out
+
+
 def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.DataFrame,
                 context: Mapping) -> RunMetrics:
     """All metrics of one run: per repetition and aggregated over repetitions.
@@ -263,6 +277,8 @@ def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.D
         "utilisation_mean": _mean(r["utilisation"] for r in reps),
         "link_utilisation_mean": _mean(r["link_utilisation"] for r in reps),
         "fair_share": _overall_fair_share(reps),
+        "lateness": lateness_stats([t["lateness_s"] for r in reps for t in r["transfers"]
+                                    if t["profile_s"] is not None and np.isfinite(t["profile_s"])]),
     }
     return RunMetrics.model_validate(_jsonable(
         {"repetitions": reps, "overall": overall, "context": dict(context)}))

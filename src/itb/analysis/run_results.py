@@ -86,6 +86,8 @@ class TransferResult(BaseModel):
     ideal_s: float | None
     wire_bytes: int | None
     bytes_retrans: int | None
+    profile_s: float | None = None  # a transfer with a rate profile: keeping it exactly
+    lateness_s: float | None = None  # completion_s − profile_s
 
 
 class Repetition(BaseModel):
@@ -120,6 +122,19 @@ class Overall(BaseModel):
     utilisation_mean: float | None = None
     link_utilisation_mean: float | None = None
     fair_share: FairShare | None = None
+    lateness: Lateness | None = None  # of the transfers with a rate profile
+
+
+class Lateness(BaseModel):
+    """Lateness (s: completion_s − profile_s, negative when early) of the transfers with
+    a rate profile, all repetitions pooled; σ the sample σ (1/(n − 1)), None from one."""
+
+    n: int  # completed
+    n_failed: int
+    mean_s: float | None = None
+    min_s: float | None = None
+    max_s: float | None = None
+    sigma_s: float | None = None
 
 
 class Context(BaseModel):

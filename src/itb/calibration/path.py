@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from itb.emulation.routing import path_links
+from itb.scenario.paths import path_links
 from itb.scenario.model import Direction, Link, Topology
 
 

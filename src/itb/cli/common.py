@@ -30,6 +30,12 @@ cc_app = typer.Typer(
     "Runs load what they need themselves; see docs/cc.md.", no_args_is_help=True,
     rich_markup_mode="markdown")
 app.add_typer(cc_app, name="cc")
+profile_app = typer.Typer(
+    help="Profile pursuit: transfers that follow a rate profile (steps of rate over time). "
+    "Calibrate a mechanism's input → goodput/throughput model, then predict the input "
+    "profile and the completion time of a volume; see docs/profile.md.", no_args_is_help=True,
+    rich_markup_mode="markdown")
+app.add_typer(profile_app, name="profile")
 
 # Wide when not a terminal (logs, CI): tables stay readable instead of wrapping at 80.
 out = Console(width=None if sys.stdout.isatty() else 160)

@@ -107,6 +107,11 @@ def _print_metrics(m: RunMetrics) -> None:
                   f"{fair.measured_mean_s:.2f} s ({fair.difference_pct:+.1f} %)"
                   + (f"; the model ignores the {', '.join(fair.ignores)} traffic"
                      if fair.ignores else ""))
+    late = m.overall.lateness
+    if late is not None and late.n:
+        out.print(f"transfers with a rate profile: {late.n} completed, lateness (completion − "
+                  f"the profile's) mean {late.mean_s:+.3f} s, min {late.min_s:+.3f}, max {late.max_s:+.3f}"
+                  + (f"; {late.n_failed} not completed" if late.n_failed else ""))
     disp = m.dispatch
     if disp is not None and disp.events:
         out.print(f"dispatch error over {disp.events} events: p50 {disp.p50_ms:.3f} ms, "

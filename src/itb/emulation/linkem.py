@@ -9,7 +9,7 @@ from itb import native
 from itb.errors import PreflightError
 from itb.scenario.model import Direction, Link, Topology
 from itb.emulation import monitor
-from itb.emulation.routing import path_links
+from itb.scenario.paths import path_links
 
 EMULATOR_IFNAMES = ("a0", "b0")  # inside the emulator namespace: a0 faces link.a, b0 link.b
 

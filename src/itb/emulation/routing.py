@@ -6,15 +6,7 @@ import ipaddress
 from collections import deque
 
 from itb.scenario.model import Endpoint, Link, Topology
-
-
-def neighbours(topo: Topology) -> dict[str, list[tuple[str, Link, Endpoint, Endpoint]]]:
-    """node → [(peer node, link, own endpoint, peer endpoint)]"""
-    adj: dict[str, list] = {n.name: [] for n in topo.nodes}
-    for link in topo.links:
-        adj[link.a.node].append((link.b.node, link, link.a, link.b))
-        adj[link.b.node].append((link.a.node, link, link.b, link.a))
-    return adj
+from itb.scenario.paths import neighbours
 
 
 def first_hops(topo: Topology, src: str) -> dict[str, tuple[Link, Endpoint, Endpoint]]:
@@ -36,31 +28,6 @@ def first_hops(topo: Topology, src: str) -> dict[str, tuple[Link, Endpoint, Endp
                 first[peer] = first[node]
                 queue.append(peer)
     return first
-
-
-def path_links(topo: Topology, src: str, dst: str) -> list[Link]:
-    """Links crossed from src to dst (shortest path)."""
-    adj = neighbours(topo)
-    prev: dict[str, tuple[str, Link]] = {}
-    seen = {src}
-    queue = deque([src])
-    while queue:
-        node = queue.popleft()
-        if node == dst:
-            break
-        for peer, link, _own, _other in adj[node]:
-            if peer not in seen:
-                seen.add(peer)
-                prev[peer] = (node, link)
-                queue.append(peer)
-    if dst not in seen:
-        return []
-    out: list[Link] = []
-    node = dst
-    while node != src:
-        node, link = prev[node]
-        out.append(link)
-    return list(reversed(out))
 
 
 def routes_for(topo: Topology, node: str) -> list[tuple[str, str, int]]:

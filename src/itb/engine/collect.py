@@ -17,7 +17,8 @@ import pandas as pd
 
 from itb.calibration.path import path_spec
 from itb.emulation import monitor
-from itb.emulation.routing import path_links
+from itb.scenario import profile as profiles
+from itb.scenario.paths import path_links
 from itb.engine import rundir
 from itb.engine.window import mark_corrupt
 from itb.scenario.model import Topology
@@ -142,8 +143,20 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
             "access_link_bps": link_bps if link_bps else np.nan,
             "pacing_cap_bps": (e.get("rate_bps") or np.nan) if e["kind"] != "udp" else np.nan,
             "rtt_s": spec.rtt_us / 1e6, "rep_start_ns": result.get("zero_ns"),
-            "at_s": e["at_us"] / 1e6} | sent_columns(send))
+            "at_s": e["at_us"] / 1e6} | sent_columns(send) | profile_columns(e, complete, end, start))
     return rows
+
+
+def profile_columns(e: dict, complete: bool, end, start) -> dict:
+    """For a transfer that follows a rate profile: the completion time of a sender that
+    keeps it exactly (`profile_s`, payload at each step's rate from the transfer's start)
+    and the lateness, measured minus that (RR-6874's lateness, here against the profile
+    itself; `itb profile predict` gives the calibrated model's)."""
+    steps = e.get("profile")
+    if e["kind"] != "transfer" or not steps:
+        return {"profile_s": np.nan, "lateness_s": np.nan}
+    ideal = profiles.time_to_send_us(tuple(map(tuple, steps)), e["volume"]) / 1e6
+    return {"profile_s": ideal, "lateness_s": (end - start) / 1e9 - ideal if complete else np.nan}
 
 
 def row_intervals(t_ns: pd.Series, interval_s: float) -> np.ndarray:

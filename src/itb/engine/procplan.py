@@ -132,6 +132,10 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
             send += ["--streams", e.streams, "--bytes", e.volume]
             if e.rate_bps:
                 send += ["--rate-bps", e.rate_bps]
+            if e.profile:
+                send += ["--profile", ",".join(f"{t}:{r}" for t, r in e.profile)]
+            if e.enforce == "application":
+                send += ["--app-cap"]
             if e.source_file:
                 send += ["--file", e.source_file]
             if e.sink_file:

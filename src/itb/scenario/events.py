@@ -32,6 +32,11 @@ class Transfer(_Frozen):
     source_file: str | None = None
     sink_file: str | None = None
     wait: bool = True
+    # (µs after the transfer's start, payload bit/s) steps (itb.scenario.profile). Left
+    # out of the canonical form while unset, so older scenarios keep their hash.
+    profile: tuple[tuple[int, int], ...] | None = Field(default=None, exclude_if=lambda v: v is None)
+    enforce: Literal["pacing", "application"] = Field(default="pacing",
+                                                      exclude_if=lambda v: v == "pacing")
 
 
 class Pingpong(_Frozen):

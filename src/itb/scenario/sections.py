@@ -25,6 +25,7 @@ from itb.scenario.schema import (
     field_path,
     first_error,
 )
+from itb.scenario import profile as profiles
 from itb.scenario.units import UnitError, parse_duration, parse_rate, parse_size
 
 MAX_STREAMS = 64
@@ -55,6 +56,15 @@ def _volume(v: object) -> int:
 def _any_rate(v: object) -> int | None:
     """Rates of traffic (not links): 1 kbit/s to 100 Gbit/s, or unlimited."""
     return parse_rate(v, lo=1_000, hi=100_000_000_000)
+
+
+def _profile(v: object) -> tuple[profiles.Step, ...] | str | None:
+    """Inline steps, or the name of a profile file (read when the timeline is resolved)."""
+    if v is None or isinstance(v, str):
+        if isinstance(v, str) and not v.strip():
+            raise UnitError("a profile file name must not be empty")
+        return v
+    return profiles.parse_steps(v)
 
 
 def _cc(v: object) -> str:
@@ -88,6 +98,8 @@ Span = Annotated[int, BeforeValidator(_positive_duration)]
 Volume = Annotated[int, BeforeValidator(_volume)]
 TrafficRate = Annotated[int | None, BeforeValidator(_any_rate)]
 CC = Annotated[str, BeforeValidator(_cc)]
+ProfileField = Annotated[tuple[tuple[int, int], ...] | str | None, BeforeValidator(_profile)]
+Enforce = Annotated[str, BeforeValidator(choice(("pacing", "application"), "enforcement"))]
 Hosts = Annotated[tuple[str, ...], BeforeValidator(_hosts)]
 Argv = Annotated[tuple[str, ...], BeforeValidator(_argv)]
 EventId = Annotated[str, BeforeValidator(_event_id)]
@@ -120,6 +132,8 @@ class TransferSpec(_Section):
     cc: CC = "cubic"
     streams: Annotated[int, strict_int(1, MAX_STREAMS)] = 1
     rate: TrafficRate = None
+    profile: ProfileField = None  # rate steps over time (itb.scenario.profile), or a file
+    enforce: Enforce = "pacing"  # how the sender keeps rate/profile: pacing or its writes
     direction: Direction | None = None  # default from the hosts' sides
     source_file: str | None = None  # read the bytes from this file on the source
     sink_file: str | None = None  # write them to this file on the destination

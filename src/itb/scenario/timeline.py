@@ -10,6 +10,8 @@ repetition from their seeded distributions.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from itb.errors import ScenarioError
 from itb.scenario.events import (
     Command,
@@ -21,12 +23,46 @@ from itb.scenario.events import (
     Udp,
 )
 from itb.scenario import files
+from itb.scenario import profile as profiles
 from itb.scenario.model import Topology
+from itb.scenario.paths import path_rate_bps
+from itb.scenario.units import UnitError, format_rate
 from itb.scenario.sections import ScenarioSections
 
 MAX_BACKGROUND_FLOWS = 10_000
 MAX_EVENTS = 1_000  # timeline events after groups are expanded: the engine dates each one
 FASTEST_BPS = 100_000_000_000  # no path of a testbed here carries more (an unlimited one)
+
+
+def transfer_profile(t, where: str, source: str | None) -> tuple[profiles.Step, ...] | None:
+    """A transfer's profile steps: inline, or read from the file it names (relative to
+    the scenario file)."""
+    if t.profile is None:
+        return None
+    if t.rate is not None:
+        raise ScenarioError(source, f"{where}.profile", "a transfer has a rate or a profile, "
+                                                        "not both")
+    if not isinstance(t.profile, str):
+        return t.profile
+    path = Path(t.profile)
+    if not path.is_absolute() and source and source != "<command line>":
+        path = Path(source).resolve().parent / path
+    try:
+        return profiles.read_file(path)
+    except UnitError as e:
+        raise ScenarioError(source, f"{where}.profile", str(e)) from None
+
+
+def within_path(steps, path_bps: int | None, src: str, dst: str, field: str, fail) -> None:
+    """Every step's rate at most the slowest rate on the path. (A step's rate counts
+    payload and the path's counts frames: a step at the path's rate is still more than
+    the path carries; the profile model says what to ask for, `itb profile predict`.)"""
+    if path_bps is None:
+        return
+    for k, (_at, rate) in enumerate(steps):
+        if rate > path_bps:
+            fail(f"{field}[{k}]", f"{format_rate(rate)} exceeds the path's {format_rate(path_bps)} "
+                                  f"({src} → {dst})")
 
 
 def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> Experiment:
@@ -80,19 +116,33 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                                  sink=False, overwrite=False)
         sink_file = files.confine(t.sink_file, exp.files_dir, source, f"{where}.sink_file",
                                   sink=True, overwrite=t.overwrite)
+        steps = transfer_profile(t, where, source)
+        if t.enforce == "application" and t.rate is None and steps is None:
+            fail(f"{where}.enforce", "enforce = \"application\" caps a rate or a profile; "
+                                     "this transfer has neither")
         for k in range(n):
             src = host(srcs[k % len(srcs)], f"{where}.src")
             dst = host(dsts[k % len(dsts)], f"{where}.dst")
             if src == dst:
                 fail(f"{where}.dst", f"source and destination are the same host {src!r}")
+            if steps is not None:
+                within_path(steps, path_rate_bps(topo, src, dst), src, dst, f"{where}.profile", fail)
             at = date(t.at + k * spacing, f"{where}.at" if k == 0 else f"{where}.spacing")
             events.append(Transfer(
                 id=new_id(None, base if n == 1 else f"{base}.{k + 1}", f"{where}.id"),
                 at_us=at, src=src, dst=dst, volume=t.volume, cc=t.cc, streams=t.streams,
                 rate_bps=t.rate, direction=t.direction or direction(src, dst),
-                source_file=src_file, sink_file=sink_file, wait=t.wait))
-        fastest = min(r for r in (t.rate, top_rate) if r)
+                source_file=src_file, sink_file=sink_file, wait=t.wait, profile=steps,
+                enforce=t.enforce))
         last = t.at + (n - 1) * spacing
+        if steps is not None:
+            needs_us = profiles.time_to_send_us(steps, t.volume)
+            if t.wait and last + needs_us > exp.duration:
+                fail(f"{where}.volume", f"{t.volume} bytes need {needs_us / 1e6:.3g} s at the "
+                                        f"profile's rates: past the end of the timeline "
+                                        f"({exp.duration / 1e6:g} s)")
+            continue
+        fastest = min(r for r in (t.rate, top_rate) if r)
         if t.wait and last + t.volume * 8e6 / fastest > exp.duration:  # (adverse: stopped)
             fail(f"{where}.volume", f"{t.volume} bytes cannot arrive before the end of the "
                                     f"timeline ({exp.duration / 1e6:g} s) even at "

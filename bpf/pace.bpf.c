@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Holds an unmodified program's TCP sockets to a rate: a cgroup sock_ops program that
+ * sets SO_MAX_PACING_RATE (and, when asked, the congestion control) of every TCP
+ * socket of the processes in its cgroup, from a one-entry map that ITB updates at each
+ * date of a rate profile (docs/profile.md).
+ *
+ * The rate is the total over the group's data sockets: each paces at rate / n, where n
+ * is the number of established sockets the program has seen and not yet seen close
+ * (the streams of a parallel transfer share the profile as flow's streams do). A
+ * control connection (e.g. GridFTP's port 2811) is named by `skip_port` and left alone.
+ * A socket picks a new rate up at its next RTT sample (the RTT callback is enabled on
+ * every socket), so a step takes effect within about one RTT.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+char _license[] SEC("license") = "GPL";
+
+#define SOL_SOCKET 1
+#define SO_MAX_PACING_RATE 47
+#define SOL_TCP 6
+#define TCP_CONGESTION 13
+#define ITB_CC_NAME 16
+
+struct pace_config {
+	__u64 rate_bps;          /* total payload bit/s; 0: leave the sockets unpaced */
+	__u32 generation;        /* bumped by ITB at each step */
+	__u32 set_cc;            /* 1: also set the congestion control below */
+	char cc[ITB_CC_NAME];
+	__u32 skip_port;         /* a socket with this local or remote port is not counted */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pace_config);
+} itb_pace_config SEC(".maps");
+
+/* Established data sockets of the group now. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __s64);
+} itb_pace_sockets SEC(".maps");
+
+struct sock_state {
+	__u64 applied;  /* generation << 32 | the socket count it was divided by */
+	__u32 counted;  /* this socket is in itb_pace_sockets */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sock_state);
+} itb_pace_applied SEC(".maps");
+
+static __always_inline __s64 *sockets(void)
+{
+	__u32 zero = 0;
+	return bpf_map_lookup_elem(&itb_pace_sockets, &zero);
+}
+
+static __always_inline void apply(struct bpf_sock_ops *skops, int force)
+{
+	__u32 zero = 0;
+	struct pace_config *cfg = bpf_map_lookup_elem(&itb_pace_config, &zero);
+	__s64 *n = sockets();
+	struct sock_state *st;
+	__u64 want, per64;
+	__u32 per;
+	struct bpf_sock *sk = skops->sk;
+
+	if (!cfg || !n || !sk)
+		return;
+	st = bpf_sk_storage_get(&itb_pace_applied, sk, 0, 0);
+	if (!st || !st->counted)
+		return;
+	want = ((__u64)cfg->generation << 32) | (__u32)(*n > 0 ? *n : 1);
+	if (!force && st->applied == want)
+		return;
+	st->applied = want;
+	/* The kernel takes an int here: bytes/s, ~0U for unpaced, so at most ~34 Gbit/s. */
+	if (cfg->rate_bps == 0) {
+		per = ~0U;
+	} else {
+		per64 = cfg->rate_bps / 8 / (*n > 0 ? *n : 1);
+		per = per64 == 0 ? 1 : per64 >= ~0U ? ~0U - 1 : (__u32)per64;
+	}
+	bpf_setsockopt(skops, SOL_SOCKET, SO_MAX_PACING_RATE, &per, sizeof(per));
+}
+
+SEC("sockops")
+int itb_pace(struct bpf_sock_ops *skops)
+{
+	__u32 zero = 0;
+	struct pace_config *cfg;
+	__s64 *n;
+
+	switch (skops->op) {
+	case BPF_SOCK_OPS_TCP_CONNECT_CB:
+		/* before the SYN: the congestion control can still be chosen */
+		cfg = bpf_map_lookup_elem(&itb_pace_config, &zero);
+		if (cfg && cfg->set_cc) {
+			char name[ITB_CC_NAME];
+			__builtin_memcpy(name, cfg->cc, ITB_CC_NAME);
+			name[ITB_CC_NAME - 1] = 0;
+			bpf_setsockopt(skops, SOL_TCP, TCP_CONGESTION, name, sizeof(name));
+		}
+		break;
+	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB: {
+		struct bpf_sock *sk = skops->sk;
+		struct sock_state *st;
+
+		cfg = bpf_map_lookup_elem(&itb_pace_config, &zero);
+		n = sockets();
+		if (!cfg || !n || !sk)
+			break;
+		if (cfg->skip_port && (skops->local_port == cfg->skip_port ||
+				       bpf_ntohl(skops->remote_port) == cfg->skip_port))
+			break;
+		st = bpf_sk_storage_get(&itb_pace_applied, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (!st)
+			break;
+		st->counted = 1;
+		__sync_fetch_and_add(n, 1);
+		bpf_sock_ops_cb_flags_set(skops, BPF_SOCK_OPS_RTT_CB_FLAG | BPF_SOCK_OPS_STATE_CB_FLAG);
+		apply(skops, 1);
+		break;
+	}
+	case BPF_SOCK_OPS_RTT_CB:
+		apply(skops, 0);
+		break;
+	case BPF_SOCK_OPS_STATE_CB:
+		/* args[1] is the new state: a counted socket that closes leaves the count */
+		if (skops->args[1] == BPF_TCP_CLOSE) {
+			struct bpf_sock *sk = skops->sk;
+			struct sock_state *st = sk ? bpf_sk_storage_get(&itb_pace_applied, sk, 0, 0) : 0;
+
+			n = sockets();
+			if (st && st->counted && n) {
+				st->counted = 0;
+				__sync_fetch_and_add(n, -1);
+			}
+		}
+		break;
+	}
+	return 1;
+}

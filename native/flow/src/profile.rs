@@ -1,0 +1,199 @@
+//! Rate profiles of a bulk sender: steps of (date after the transfer's start, payload
+//! bit/s), kept either by the kernel's pacing (SO_MAX_PACING_RATE changed at each
+//! date by a timer thread) or by the application (each stream writes no more than the
+//! profile has allowed so far). See docs/flow.md.
+
+use crate::clock::now_ns;
+use crate::net;
+use crate::send::pacing_per_socket;
+use crate::signals;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub const MAX_STEPS: usize = 10_000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Profile {
+    /// (ns after the start, payload bit/s), the first at 0, dates increasing.
+    steps: Vec<(u64, u64)>,
+}
+
+impl Profile {
+    /// `T_US:BPS,T_US:BPS,...` (µs after the start, payload bit/s).
+    pub fn parse(spec: &str) -> Result<Profile, String> {
+        let mut steps = Vec::new();
+        for (k, part) in spec.split(',').enumerate() {
+            let (t, r) = part
+                .split_once(':')
+                .ok_or_else(|| format!("--profile step {k}: expected T_US:BPS, got {part:?}"))?;
+            let t: u64 = t.trim().parse().map_err(|_| format!("--profile step {k}: bad date {t:?}"))?;
+            let r: u64 = r.trim().parse().map_err(|_| format!("--profile step {k}: bad rate {r:?}"))?;
+            if r == 0 {
+                return Err(format!("--profile step {k}: the rate must be above 0"));
+            }
+            let t_ns = t.checked_mul(1000).ok_or_else(|| format!("--profile step {k}: date too large"))?;
+            if let Some(&(prev, _)) = steps.last() {
+                if t_ns <= prev {
+                    return Err(format!("--profile step {k}: dates must increase"));
+                }
+            } else if t_ns != 0 {
+                return Err("--profile: the first step is at date 0".into());
+            }
+            steps.push((t_ns, r));
+        }
+        if steps.len() > MAX_STEPS {
+            return Err(format!("--profile: at most {MAX_STEPS} steps"));
+        }
+        Ok(Profile { steps })
+    }
+
+    pub fn constant(rate_bps: u64) -> Profile {
+        Profile { steps: vec![(0, rate_bps)] }
+    }
+
+    pub fn first_rate(&self) -> u64 {
+        self.steps[0].1
+    }
+
+    /// The steps as [µs, bit/s] (for the summary).
+    pub fn as_us(&self) -> Vec<[u64; 2]> {
+        self.steps.iter().map(|&(t, r)| [t / 1000, r]).collect()
+    }
+
+    /// The rate in force `elapsed` ns after the start.
+    pub fn rate_at(&self, elapsed: u64) -> u64 {
+        let k = self.steps.partition_point(|&(t, _)| t <= elapsed);
+        self.steps[k.max(1) - 1].1
+    }
+
+    /// Payload bytes the profile allows in the first `elapsed` ns (the inverse of
+    /// `when_allowed`, which the tests check it against).
+    #[cfg(test)]
+    pub fn bytes_by(&self, elapsed: u64) -> u64 {
+        let mut bits: u128 = 0;
+        for (k, &(t, r)) in self.steps.iter().enumerate() {
+            if elapsed <= t {
+                break;
+            }
+            let end = self.steps.get(k + 1).map_or(elapsed, |s| s.0.min(elapsed));
+            bits += r as u128 * (end - t) as u128;
+        }
+        (bits / 8_000_000_000) as u64
+    }
+
+    /// The first date (ns after the start) at which `bytes` are allowed.
+    pub fn when_allowed(&self, bytes: u64) -> u64 {
+        let mut need = bytes as u128 * 8_000_000_000; // bit·ns
+        for (k, &(t, r)) in self.steps.iter().enumerate() {
+            let room = self.steps.get(k + 1).map(|s| r as u128 * (s.0 - t) as u128);
+            match room {
+                Some(room) if need > room => need -= room,
+                _ => return t + need.div_ceil(r as u128).min(u64::MAX as u128) as u64,
+            }
+        }
+        unreachable!("the last step lasts forever")
+    }
+
+    /// Dates (ns after the start) and rates of the steps after the first.
+    fn changes(&self) -> &[(u64, u64)] {
+        &self.steps[1..]
+    }
+}
+
+/// Sleep until CLOCK_MONOTONIC reaches `t_ns`, waking every 100 ms to check
+/// `stopped`; false if stopped first.
+pub fn sleep_until(t_ns: u64, stopped: impl Fn() -> bool) -> bool {
+    loop {
+        if stopped() {
+            return false;
+        }
+        let now = now_ns();
+        if now >= t_ns {
+            return true;
+        }
+        std::thread::sleep(Duration::from_nanos((t_ns - now).min(100_000_000)));
+    }
+}
+
+/// Apply the profile's later steps to every live socket at their dates (the first is
+/// set before connect), recording each as [t_ns, bit/s] in `changes`.
+pub fn pace(profile: &Profile, start_ns: u64, streams: usize, stop: &AtomicBool, changes: &Arc<Mutex<Vec<[u64; 2]>>>) {
+    for &(at, rate) in profile.changes() {
+        if !sleep_until(start_ns + at, || stop.load(Ordering::Acquire) || signals::interrupted()) {
+            return;
+        }
+        let per = pacing_per_socket(rate, streams);
+        signals::for_each(|fd| {
+            let _ = net::set_pacing(fd, per);
+        });
+        changes.lock().unwrap().push([now_ns(), rate]);
+    }
+}
+
+/// What a stream needs to keep an application cap: the profile, its start, and how
+/// many streams share it (each takes an equal part).
+#[derive(Clone, Copy)]
+pub struct AppCap<'a> {
+    pub profile: &'a Profile,
+    pub start_ns: u64,
+    pub streams: usize,
+}
+
+impl AppCap<'_> {
+    /// Wait until this stream, having written `sent` bytes, may write its next chunk,
+    /// and return the chunk's size (at most `want`); None when interrupted.
+    pub fn next_chunk(&self, sent: u64, want: usize) -> Option<usize> {
+        let rate = self.profile.rate_at(now_ns().saturating_sub(self.start_ns));
+        let n = want.min(app_chunk(rate, self.streams, want.max(1)));
+        let total = (sent + n as u64).saturating_mul(self.streams as u64);
+        let at = self.start_ns + self.profile.when_allowed(total);
+        sleep_until(at, signals::interrupted).then_some(n)
+    }
+}
+
+/// Bytes per write under an application cap: about 1 ms at the current rate of one
+/// stream, at least one segment, at most `write_size`.
+pub fn app_chunk(rate_bps: u64, streams: usize, write_size: usize) -> usize {
+    let per_ms = rate_bps / 8 / 1000 / streams as u64;
+    (per_ms as usize).clamp(1448.min(write_size), write_size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_refuse() {
+        let p = Profile::parse("0:100000000,10000000:600000000").unwrap();
+        assert_eq!(p.as_us(), vec![[0, 100_000_000], [10_000_000, 600_000_000]]);
+        assert!(Profile::parse("5:1").unwrap_err().contains("date 0"));
+        assert!(Profile::parse("0:1,0:2").unwrap_err().contains("increase"));
+        assert!(Profile::parse("0:0").unwrap_err().contains("above 0"));
+        assert!(Profile::parse("0-1").unwrap_err().contains("T_US:BPS"));
+    }
+
+    #[test]
+    fn rate_and_allowance_by_hand() {
+        // 80 Mbit/s for 1 s (10 MB), then 8 Mbit/s (1 MB/s).
+        let p = Profile::parse("0:80000000,1000000:8000000").unwrap();
+        assert_eq!(p.rate_at(0), 80_000_000);
+        assert_eq!(p.rate_at(999_999_999), 80_000_000);
+        assert_eq!(p.rate_at(1_000_000_000), 8_000_000);
+        assert_eq!(p.bytes_by(500_000_000), 5_000_000);
+        assert_eq!(p.bytes_by(3_000_000_000), 12_000_000);
+        assert_eq!(p.when_allowed(5_000_000), 500_000_000);
+        assert_eq!(p.when_allowed(12_000_000), 3_000_000_000);
+        for b in [1u64, 9_999_999, 10_000_001, 11_500_000] {
+            let t = p.when_allowed(b);
+            assert!(p.bytes_by(t) >= b && p.bytes_by(t - 1) < b, "{b}");
+        }
+    }
+
+    #[test]
+    fn chunks() {
+        assert_eq!(app_chunk(600_000_000, 1, 262_144), 75_000);
+        assert_eq!(app_chunk(1_000_000, 1, 262_144), 1448);
+        assert_eq!(app_chunk(10_000_000_000, 1, 262_144), 262_144);
+    }
+}

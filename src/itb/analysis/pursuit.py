@@ -1,0 +1,76 @@
+"""Profile pursuit measured: per transfer, what its sender was asked for and what it
+achieved, from the transfers table and the bottleneck's 1 ms log (RR-6874 §3.3.2: mean
+goodput = file size / duration; mean and maximum instantaneous throughput on the wire)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from itb.analysis.profile_model import Model, Sample
+from itb.analysis.results import VersionedResults
+
+BOTTLENECK = "rl-rr"
+
+
+@dataclass(frozen=True)
+class Measured:
+    samples: list[Sample]
+    failed: int  # transfers that did not complete
+    overlapped: int  # transfers that were still running when the next one began
+
+
+class CalibrationResults(VersionedResults):
+    """`itb profile calibrate`'s results.json: every sample and the model fitted on them."""
+
+    FORMAT = 1
+    WHAT = "profile calibration results"
+    DESCRIPTION = "profile calibration results"
+
+    mechanism: str
+    capacity_bps: int
+    samples: list[Sample]
+    failed: int
+    overlapped: int
+    model: Model | None  # None until two inputs of one RTT were measured
+
+
+def wire_rates(bottleneck: pd.DataFrame, repetition: int, lo_ns: int, hi_ns: int
+               ) -> tuple[float, float]:
+    """Mean and largest wire rate (bit/s) of the forward bottleneck log in (lo, hi]."""
+    b = bottleneck[(bottleneck["repetition"] == repetition) & (bottleneck["link"] == BOTTLENECK)
+                   & (bottleneck["direction"] == "forward")]
+    rows = b[(b["t_ns"] > lo_ns) & (b["t_ns"] <= hi_ns)]
+    span = float(rows["interval_s"].sum())
+    if rows.empty or span <= 0:
+        return float("nan"), float("nan")
+    bits = rows["bytes"].to_numpy(dtype=float) * 8
+    return float(bits.sum() / span), float(np.max(bits / rows["interval_s"].to_numpy(dtype=float)))
+
+
+def calibration_samples(transfers: pd.DataFrame, bottleneck: pd.DataFrame, rtt_ms: float,
+                        inputs: Mapping[str, float]) -> Measured:
+    """One sample per completed transfer named in `inputs` (transfer id → its input
+    rate); transfers of one repetition run one after another, and one that overlaps the
+    next is left out (counted): the bottleneck then carried both."""
+    samples, failed, overlapped = [], 0, 0
+    for rep, tr in transfers[transfers["transfer"].isin(list(inputs))].groupby("repetition"):
+        tr = tr.sort_values("start_ns")
+        starts = tr["start_ns"].to_numpy(dtype=float)
+        ends = tr["end_ns"].to_numpy(dtype=float)
+        for k, row in enumerate(tr.itertuples()):
+            if not row.ok or not np.isfinite(row.completion_s):
+                failed += 1
+                continue
+            clash = (k + 1 < len(tr) and ends[k] > starts[k + 1]) or (k > 0 and ends[k - 1] > starts[k])
+            if clash:
+                overlapped += 1
+                continue
+            mean, peak = wire_rates(bottleneck, int(rep), int(row.start_ns), int(row.end_ns))
+            samples.append(Sample(rtt_ms=rtt_ms, input_bps=float(inputs[row.transfer]),
+                                  goodput_bps=row.bytes * 8 / row.completion_s,
+                                  throughput_bps=mean, throughput_max_bps=peak))
+    return Measured(samples, failed, overlapped)

@@ -1,0 +1,157 @@
+"""Bandwidth profiles: the rate a transfer may send at, as steps over time.
+
+A profile is a list of (date, rate) steps, dates relative to the transfer's start (the
+moment its connections are up and it begins to send), the first at 0, strictly
+increasing; each rate holds until the next date, the last one until the transfer ends
+(Guillier, Soudan, Primet, "UDT and TCP without congestion control for profile
+pursuit", INRIA RR-6874, 2009, §2). Rates are payload bit/s, what the sender's pacing
+or its application-level cap counts.
+
+Written inline in a scenario, `profile = [[0, "100Mbit"], [10, "600Mbit"]]` (a date is
+seconds as a number or a duration with its unit, a rate has its unit), or in a file the
+scenario names: CSV with the header `t_s,rate_bps` and plain numbers (what a planner
+writes), or TOML holding the same `profile = [...]` array.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import re
+import tomllib
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from itb.scenario.units import UnitError, format_rate, parse_duration, parse_rate
+
+MAX_STEPS = 10_000
+RATE_LO = 1_000  # 1 kbit/s, as any traffic rate
+RATE_HI = 100_000_000_000
+CSV_HEADER = ["t_s", "rate_bps"]
+
+Step = tuple[int, int]  # (µs after the transfer's start, payload bit/s)
+
+
+def _date_us(v: object) -> int:
+    """Seconds as a bare number (or a string of one: a command line's), or a duration
+    with its unit."""
+    if isinstance(v, bool):
+        raise UnitError(f"a date is seconds or a duration such as \"1.5s\" (got {v!r})")
+    if isinstance(v, str) and re.fullmatch(r"\s*[0-9]+(\.[0-9]+)?\s*", v):
+        v = float(v)
+    if isinstance(v, (int, float)):
+        if not math.isfinite(v) or v < 0:
+            raise UnitError(f"a date must be 0 or more seconds (got {v!r})")
+        return round(Decimal(str(v)) * 1_000_000)
+    return parse_duration(v)
+
+
+def _rate(v: object) -> int:
+    r = parse_rate(v, lo=RATE_LO, hi=RATE_HI)
+    if r is None:
+        raise UnitError("a profile's rate must be finite")
+    return r
+
+
+def parse_steps(value: object) -> tuple[Step, ...]:
+    """An inline profile: [[date, rate], ...]. UnitError names the step."""
+    if not isinstance(value, (list, tuple)) or not value:
+        raise UnitError('a profile is a list of [date, rate] steps such as '
+                        '[[0, "100Mbit"], [10, "600Mbit"]]')
+    steps = []
+    for k, step in enumerate(value):
+        if not isinstance(step, (list, tuple)) or len(step) != 2:
+            raise UnitError(f"step {k}: expected [date, rate], got {step!r}")
+        try:
+            steps.append((_date_us(step[0]), _rate(step[1])))
+        except UnitError as e:
+            raise UnitError(f"step {k}: {e}") from None
+    return check(tuple(steps))
+
+
+def check(steps: tuple[Step, ...]) -> tuple[Step, ...]:
+    """Steps that start at 0, with strictly increasing dates, at most MAX_STEPS."""
+    if not steps:
+        raise UnitError("a profile needs at least one step")
+    if len(steps) > MAX_STEPS:
+        raise UnitError(f"{len(steps)} steps: at most {MAX_STEPS}")
+    if steps[0][0] != 0:
+        raise UnitError(f"step 0: a profile starts at date 0 (got {steps[0][0] / 1e6:g} s)")
+    for k in range(1, len(steps)):
+        if steps[k][0] <= steps[k - 1][0]:
+            raise UnitError(f"step {k}: date {steps[k][0] / 1e6:g} s is not after the "
+                            f"previous step's {steps[k - 1][0] / 1e6:g} s")
+    return steps
+
+
+def read_file(path: Path) -> tuple[Step, ...]:
+    """A profile file (.csv or .toml); UnitError names the file and the line or step."""
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise UnitError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+    if path.suffix == ".toml":
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as e:
+            raise UnitError(f"{path}: not valid TOML: {e}") from None
+        if set(data) != {"profile"}:
+            raise UnitError(f"{path}: expected exactly one key, profile = [[date, rate], ...]")
+        try:
+            return parse_steps(data["profile"])
+        except UnitError as e:
+            raise UnitError(f"{path}: {e}") from None
+    if path.suffix != ".csv":
+        raise UnitError(f"{path}: a profile file is .csv (t_s,rate_bps) or .toml")
+    rows = list(csv.reader(text.splitlines()))
+    if not rows or [c.strip() for c in rows[0]] != CSV_HEADER:
+        raise UnitError(f"{path}: line 1 must be the header {','.join(CSV_HEADER)}")
+    steps = []
+    for line, row in enumerate(rows[1:], start=2):
+        if not row or not "".join(row).strip():
+            continue
+        try:
+            if len(row) != 2:
+                raise UnitError(f"expected 2 fields, got {len(row)}")
+            t, r = (Decimal(c.strip()) for c in row)
+            if not t.is_finite() or t < 0 or not r.is_finite() or r != r.to_integral_value():
+                raise UnitError("t_s must be 0 or more seconds and rate_bps a whole number")
+            rate = int(r)
+            if not RATE_LO <= rate <= RATE_HI:
+                raise UnitError(f"rate_bps must be {RATE_LO} to {RATE_HI} (got {rate})")
+            steps.append((round(t * 1_000_000), rate))
+        except (InvalidOperation, UnitError) as e:
+            raise UnitError(f"{path}, line {line}: {e if isinstance(e, UnitError) else 'not a number'}") \
+                from None
+    try:
+        return check(tuple(steps))
+    except UnitError as e:
+        raise UnitError(f"{path}: {e}") from None
+
+
+def bits_by(steps: tuple[Step, ...], t_us: int) -> float:
+    """Payload bits the profile allows from its start to t_us."""
+    total = 0.0
+    for k, (at, rate) in enumerate(steps):
+        if t_us <= at:
+            break
+        end = steps[k + 1][0] if k + 1 < len(steps) else t_us
+        total += rate * (min(end, t_us) - at) / 1e6
+    return total
+
+
+def time_to_send_us(steps: tuple[Step, ...], volume_bytes: int) -> float:
+    """When the profile has allowed `volume_bytes` of payload: the completion time of a
+    transfer that follows it exactly (µs after its start)."""
+    bits = volume_bytes * 8
+    for k, (at, rate) in enumerate(steps):
+        end = steps[k + 1][0] if k + 1 < len(steps) else math.inf
+        room = rate * (end - at) / 1e6
+        if bits <= room:
+            return at + bits / rate * 1e6
+        bits -= room
+    raise AssertionError("the last step lasts forever")
+
+
+def describe(steps: tuple[Step, ...]) -> str:
+    return ", ".join(f"{at / 1e6:g} s: {format_rate(r)}" for at, r in steps)

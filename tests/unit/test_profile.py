@@ -1,0 +1,190 @@
+"""Rate profiles: the steps a scenario writes (inline or in a file), what is refused and
+where, the completion time a transfer that keeps a profile has, and flow's arguments."""
+
+from __future__ import annotations
+
+import textwrap
+
+import numpy as np
+import pytest
+
+from itb.engine import procplan
+from itb.engine.collect import profile_columns
+from itb.errors import ScenarioError
+from itb.scenario import profile as profiles
+from itb.scenario.paths import path_rate_bps
+from itb.scenario.scenario import load_scenario
+from itb.scenario.timeline import events_for_repetition
+from itb.scenario.units import UnitError
+
+TESTBED = """
+[testbed]
+name = "t"
+[dumbbell]
+pairs = 2
+access_rate = "1Gbit"
+[bottleneck]
+rate = "800Mbit"
+rtt = "20ms"
+[experiment]
+duration = "60s"
+"""
+
+
+def scenario(tmp_path, body: str):
+    path = tmp_path / "s.toml"
+    path.write_text(TESTBED + textwrap.dedent(body))
+    return load_scenario(path)
+
+
+def refused(tmp_path, body: str) -> ScenarioError:
+    with pytest.raises(ScenarioError) as e:
+        scenario(tmp_path, body)
+    assert e.value.exit_code == 2 and e.value.file.endswith("s.toml")
+    return e.value
+
+
+def test_inline_steps_in_base_units():
+    assert profiles.parse_steps([[0, "100Mbit"], [10, "600Mbit"], ["12.5s", "1Gbit"]]) == (
+        (0, 100_000_000), (10_000_000, 600_000_000), (12_500_000, 1_000_000_000))
+    with pytest.raises(UnitError, match="step 0: a profile starts at date 0"):
+        profiles.parse_steps([[0.25, "1Mbit"]])
+
+
+@pytest.mark.parametrize("steps, words", [
+    ([], "list of [date, rate]"),
+    ([[1, "10Mbit"]], "step 0: a profile starts at date 0"),
+    ([[0, "10Mbit"], [5, "20Mbit"], [5, "30Mbit"]], "step 2: date 5 s is not after"),
+    ([[0, "10Mbit"], [-1, "20Mbit"]], "step 1"),
+    ([[0, 100]], "step 0: 100 has no unit"),
+    ([[0, "10MB"]], "step 0"),
+    ([[0, "10Mbit", 3]], "step 0: expected [date, rate]"),
+    ([[True, "10Mbit"]], "step 0"),
+])
+def test_bad_inline_steps_name_the_step(steps, words):
+    with pytest.raises(UnitError, match=None) as e:
+        profiles.parse_steps(steps)
+    assert words in str(e.value), str(e.value)
+
+
+def test_completion_time_of_a_transfer_that_keeps_its_profile():
+    # 80 Mbit/s for 1 s (10 MB), then 8 Mbit/s (1 MB/s): 12 MB take 3 s, 5 MB 0.5 s.
+    steps = ((0, 80_000_000), (1_000_000, 8_000_000))
+    assert profiles.time_to_send_us(steps, 5_000_000) == pytest.approx(500_000)
+    assert profiles.time_to_send_us(steps, 10_000_000) == pytest.approx(1_000_000)
+    assert profiles.time_to_send_us(steps, 12_000_000) == pytest.approx(3_000_000)
+    for v in (1, 2_500_000, 10_000_001, 11_999_999):  # the two are each other's inverse
+        assert profiles.bits_by(steps, profiles.time_to_send_us(steps, v)) == pytest.approx(8 * v)
+    assert profiles.bits_by(steps, 3_000_000) == 12_000_000 * 8
+
+
+def test_a_scenario_profile_reaches_flow(tmp_path, monkeypatch):
+    sc = scenario(tmp_path, """
+        [[transfer]]
+        id = "p"
+        src = "l1"
+        dst = "r1"
+        volume = "100MB"
+        cc = "nocc"
+        profile = [[0, "100Mbit"], ["2s", "600Mbit"]]
+        [[transfer]]
+        id = "a"
+        src = "l2"
+        dst = "r2"
+        volume = "10MB"
+        cc = "reno"
+        rate = "100Mbit"
+        enforce = "application"
+    """)
+    by_id = {e.id: e for e in sc.experiment.events}
+    p, a = by_id["p"], by_id["a"]
+    assert p.profile == ((0, 100_000_000), (2_000_000, 600_000_000)) and p.enforce == "pacing"
+    assert a.profile is None and a.enforce == "application"
+    monkeypatch.setenv("ITB_FLOW", "/usr/local/bin/flow")
+    plan = procplan.build(events_for_repetition(sc.experiment, 1), sc.topology,
+                          tmp_path / "rep-001", sc.experiment.interval_us)
+    send = {s.id: list(s.argv) for s in plan.procs}
+    assert send["p.send"][send["p.send"].index("--profile") + 1] == "0:100000000,2000000:600000000"
+    assert "--app-cap" not in send["p.send"]
+    assert "--app-cap" in send["a.send"] and "--profile" not in send["a.send"]
+
+
+def test_a_scenario_without_profiles_keeps_its_hash(tmp_path):
+    sc = scenario(tmp_path, """
+        [[transfer]]
+        src = "l1"
+        dst = "r1"
+        volume = "1MB"
+    """)
+    assert "profile" not in sc.experiment.canonical_json()
+    assert "enforce" not in sc.experiment.canonical_json()
+
+
+@pytest.mark.parametrize("body, field, words", [
+    ('rate = "10Mbit"\nprofile = [[0, "10Mbit"]]', "transfer[0].profile", "a rate or a profile"),
+    ('profile = [[0, "10Mbit"], [1, "900Mbit"]]', "transfer[0].profile[1]",
+     "900Mbit exceeds the path's 800Mbit (l1 → r1)"),
+    ('volume = "1GB"\nprofile = [[0, "10Mbit"]]', "transfer[0].volume", "need 800 s"),
+    ('enforce = "application"', "transfer[0].enforce", "has neither"),
+    ('enforce = "tbf"', "transfer[0].enforce", "unsupported enforcement"),
+    ('profile = [[2, "10Mbit"]]', "transfer[0].profile", "starts at date 0"),
+    ('profile = "missing.csv"', "transfer[0].profile", "cannot read"),
+])
+def test_bad_profiles_are_refused_before_anything_runs(tmp_path, body, field, words):
+    base = 'src = "l1"\ndst = "r1"\n'
+    if "volume" not in body:
+        base += 'volume = "1MB"\n'
+    e = refused(tmp_path, "[[transfer]]\n" + base + body + "\n")
+    assert e.field == field and words in e.reason, (e.field, e.reason)
+
+
+def test_profile_files_csv_and_toml(tmp_path):
+    (tmp_path / "p.csv").write_text("t_s,rate_bps\n0,100000000\n2.5,600000000\n")
+    (tmp_path / "p.toml").write_text('profile = [[0, "100Mbit"], ["2.5s", "600Mbit"]]\n')
+    want = ((0, 100_000_000), (2_500_000, 600_000_000))
+    for name in ("p.csv", "p.toml"):
+        sc = scenario(tmp_path, f'[[transfer]]\nsrc = "l1"\ndst = "r1"\nvolume = "10MB"\n'
+                                f'profile = "{name}"\n')
+        assert sc.experiment.events[0].profile == want
+
+
+@pytest.mark.parametrize("name, text, words", [
+    ("p.csv", "t,rate\n0,1\n", "line 1 must be the header t_s,rate_bps"),
+    ("p.csv", "t_s,rate_bps\n0,100000000\n1,abc\n", "p.csv, line 3: not a number"),
+    ("p.csv", "t_s,rate_bps\n0,100000000\n1,1.5\n", "line 3: t_s must be"),
+    ("p.csv", "t_s,rate_bps\n0,100000000\n0,100000000\n", "step 1: date 0 s is not after"),
+    ("p.csv", "t_s,rate_bps\n0,100000000,7\n", "line 2: expected 2 fields"),
+    ("p.toml", "profile = [[0, 5]]\n", "p.toml: step 0: 5 has no unit"),
+    ("p.toml", "steps = []\n", "expected exactly one key"),
+    ("p.txt", "0 1\n", "a profile file is .csv"),
+])
+def test_bad_profile_files_name_file_line_and_reason(tmp_path, name, text, words):
+    (tmp_path / name).write_text(text)
+    e = refused(tmp_path, f'[[transfer]]\nsrc = "l1"\ndst = "r1"\nvolume = "1MB"\nprofile = "{name}"\n')
+    assert e.field == "transfer[0].profile" and words in e.reason, e.reason
+
+
+def test_path_rate_is_the_slowest_hop(tmp_path):
+    sc = scenario(tmp_path, '[[transfer]]\nsrc = "l1"\ndst = "r1"\nvolume = "1MB"\n')
+    assert path_rate_bps(sc.topology, "l1", "r1") == 800_000_000
+    assert path_rate_bps(sc.topology, "r2", "l1") == 800_000_000
+    assert path_rate_bps(sc.topology, "l1", "l2") == 1_000_000_000  # access links only
+
+
+def test_lateness_against_the_profile():
+    e = {"kind": "transfer", "volume": 12_000_000, "profile": [[0, 80_000_000], [1_000_000, 8_000_000]]}
+    cols = profile_columns(e, True, 3_400_000_000, 100_000_000)
+    assert cols["profile_s"] == pytest.approx(3.0) and cols["lateness_s"] == pytest.approx(0.3)
+    assert np.isnan(profile_columns(e, False, None, None)["lateness_s"])
+    assert np.isnan(profile_columns({"kind": "transfer", "volume": 1}, True, 2, 1)["profile_s"])
+
+
+def test_run_metrics_pool_the_lateness_of_profiled_transfers():
+    from itb.analysis.metrics import lateness_stats
+
+    assert lateness_stats([]) is None
+    got = lateness_stats([0.1, -0.1, 0.3, None])
+    assert got["n"] == 3 and got["n_failed"] == 1
+    assert got["mean_s"] == pytest.approx(0.1) and got["min_s"] == -0.1 and got["max_s"] == 0.3
+    assert got["sigma_s"] == pytest.approx(0.2)
+    assert lateness_stats([0.2])["sigma_s"] is None
