@@ -327,7 +327,7 @@ int send_main(const Args& a) {
     std::mutex changes_m;
     std::vector<std::pair<uint64_t, uint64_t>> changes;
     std::atomic<bool> done{false};
-    Sampler log(a.get("log"), "t_ns,pkt_sent,pkt_retrans,pkt_snd_loss,rtt_ms,send_rate_mbps,pkt_snd_period_us,flight", interval);
+    Sampler log(a.get("log"), "t_ns,stream,rtt_us,total_retrans,pacing_rate_bps,delivery_rate_bps,pkt_sent,pkt_snd_loss,flight", interval);
     const uint64_t start = now_ns();
     cc->rate(steps[0].second);
     std::thread timer([&] {
@@ -340,11 +340,18 @@ int send_main(const Args& a) {
             changes.emplace_back(now_ns(), steps[k].second);
         }
     });
+    // one row per interval, named as flow's tcp_info columns where they mean the same:
+    // pacing_rate_bps the controller's payload rate, delivery_rate_bps UDT's send rate
+    auto row = [](FILE* f, uint64_t t, const UDT::TRACEINFO& p) {
+        double pace = p.usPktSndPeriod > 0 ? PAYLOAD * 8.0 * 1e6 / p.usPktSndPeriod : 0;
+        std::fprintf(f, "%llu,0,%.0f,%d,%.0f,%.0f,%lld,%d,%d\n", (unsigned long long)t, p.msRTT * 1000,
+                     p.pktRetransTotal, pace, p.mbpsSendRate * 1e6, (long long)p.pktSentTotal,
+                     p.pktSndLossTotal, p.pktFlightSize);
+    };
     log.start(start, [&](FILE* f, uint64_t t, bool) {
         UDT::TRACEINFO p;
         if (UDT::perfmon(s, &p, false) == UDT::ERROR) return;
-        std::fprintf(f, "%llu,%lld,%d,%d,%.3f,%.3f,%.3f,%d\n", (unsigned long long)t, (long long)p.pktSentTotal,
-                     p.pktRetransTotal, p.pktSndLossTotal, p.msRTT, p.mbpsSendRate, p.usPktSndPeriod, p.pktFlightSize);
+        row(f, t, p);
     });
     std::vector<char> data(1 << 20);
     uint64_t x = 0x9e3779b97f4a7c15ull;
@@ -370,8 +377,7 @@ int send_main(const Args& a) {
     UDT::TRACEINFO p{};
     UDT::perfmon(s, &p, false);
     log.finish([&](FILE* f, uint64_t t, bool) {
-        std::fprintf(f, "%llu,%lld,%d,%d,%.3f,%.3f,%.3f,%d\n", (unsigned long long)t, (long long)p.pktSentTotal,
-                     p.pktRetransTotal, p.pktSndLossTotal, p.msRTT, p.mbpsSendRate, p.usPktSndPeriod, p.pktFlightSize);
+        row(f, t, p);
     });
     UDT::close(s);
     std::string ch = "[";

@@ -188,3 +188,48 @@ def test_run_metrics_pool_the_lateness_of_profiled_transfers():
     assert got["mean_s"] == pytest.approx(0.1) and got["min_s"] == -0.1 and got["max_s"] == 0.3
     assert got["sigma_s"] == pytest.approx(0.2)
     assert lateness_stats([0.2])["sigma_s"] is None
+
+
+def test_a_udt_transfer_runs_itb_udt_along_its_rate(tmp_path, monkeypatch):
+    sc = scenario(tmp_path, """
+        [[transfer]]
+        id = "u"
+        src = "l1"
+        dst = "r1"
+        volume = "10MB"
+        protocol = "udt"
+        rate = "100Mbit"
+        [[transfer]]
+        id = "t"
+        src = "l2"
+        dst = "r2"
+        volume = "10MB"
+        cc = "reno"
+    """)
+    by_id = {e.id: e for e in sc.experiment.events}
+    u = by_id["u"]
+    assert (u.protocol, u.cc, u.rate_bps, u.profile) == ("udt", "udt", None, ((0, 100_000_000),))
+    assert sc.experiment.ccs() == {"reno"}  # nothing to load for UDT
+    monkeypatch.setenv("ITB_FLOW", "/usr/local/bin/flow")
+    monkeypatch.setenv("ITB_ITB_UDT", "/usr/local/bin/itb-udt")
+    plan = procplan.build(events_for_repetition(sc.experiment, 1), sc.topology,
+                          tmp_path / "rep-001", sc.experiment.interval_us)
+    argv = {s.id: list(s.argv) for s in plan.procs}
+    assert argv["u.send"][:2] == ["/usr/local/bin/itb-udt", "send"]
+    assert argv["u.send"][argv["u.send"].index("--profile") + 1] == "0:100000000"
+    assert argv["u.recv"][:2] == ["/usr/local/bin/itb-udt", "recv"]
+    assert argv["t.send"][0] == "/usr/local/bin/flow"
+
+
+@pytest.mark.parametrize("extra, field, words", [
+    ('cc = "reno"\nrate = "10Mbit"', "transfer[0].cc", "own rate controller"),
+    ("", "transfer[0].rate", "needs a rate or a profile"),
+    ('rate = "10Mbit"\nstreams = 2', "transfer[0].protocol", "one stream"),
+    ('rate = "10Mbit"\nenforce = "application"', "transfer[0].enforce", "for TCP"),
+    ('protocol = "quic"', "transfer[0].protocol", "unsupported protocol"),
+])
+def test_bad_udt_transfers_are_refused(tmp_path, extra, field, words):
+    body = '[[transfer]]\nsrc = "l1"\ndst = "r1"\nvolume = "1MB"\n'
+    body += extra + ("\n" if "protocol" in extra else '\nprotocol = "udt"\n')
+    e = refused(tmp_path, body)
+    assert e.field == field and words in e.reason, (e.field, e.reason)

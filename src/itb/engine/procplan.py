@@ -113,6 +113,17 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
             continue
         fr, fs = files(e.dst, f"{e.id}.recv"), files(e.src, f"{e.id}.send")
         accept_s = int(prelude + e.at_us / 1e6 + ACCEPT_SLACK_S)
+        if isinstance(e, Transfer) and e.protocol == "udt":
+            udt = native.binary("itb-udt")
+            recv = [udt, "recv", "--listen", listen, "--bytes", e.volume, *common, "--log", fr["log"],
+                    "--summary", fr["summary"], "--accept-timeout-s", accept_s,
+                    "--idle-timeout-s", IDLE_TIMEOUT_S]
+            send = [udt, "send", "--to", where, "--bytes", e.volume, *common, "--log", fs["log"],
+                    "--summary", fs["summary"], "--idle-timeout-s", IDLE_TIMEOUT_S,
+                    "--profile", ",".join(f"{t}:{r}" for t, r in e.profile)]
+            procs.append(spec(f"{e.id}.recv", e, "recv", e.dst, None, recv, fr, ready=True, wait=e.wait))
+            procs.append(spec(f"{e.id}.send", e, "send", e.src, e.at_us, send, fs, wait=e.wait))
+            continue
         recv = [flow, "recv", "--listen", listen, *common, "--log", fr["log"],
                 "--summary", fr["summary"], "--accept-timeout-s", accept_s,
                 "--idle-timeout-s", IDLE_TIMEOUT_S]

@@ -37,6 +37,8 @@ class Transfer(_Frozen):
     profile: tuple[tuple[int, int], ...] | None = Field(default=None, exclude_if=lambda v: v is None)
     enforce: Literal["pacing", "application"] = Field(default="pacing",
                                                       exclude_if=lambda v: v == "pacing")
+    # "udt": ITB's UDT endpoint (itb-udt) instead of TCP; cc is then "udt"
+    protocol: Literal["tcp", "udt"] = Field(default="tcp", exclude_if=lambda v: v == "tcp")
 
 
 class Pingpong(_Frozen):
@@ -120,7 +122,8 @@ class Experiment(_Frozen):
         return hashlib.sha256(self.canonical_json().encode()).hexdigest()
 
     def ccs(self) -> set[str]:
-        return {e.cc for e in self.events if hasattr(e, "cc")}
+        """The TCP congestion controls the timeline uses (UDT transfers have their own)."""
+        return {e.cc for e in self.events if hasattr(e, "cc") and getattr(e, "protocol", "tcp") == "tcp"}
 
     def pairs(self) -> list[tuple[str, str]]:
         """Every (source, destination) host pair that a transfer, ping-pong or UDP

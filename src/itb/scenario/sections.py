@@ -100,6 +100,7 @@ TrafficRate = Annotated[int | None, BeforeValidator(_any_rate)]
 CC = Annotated[str, BeforeValidator(_cc)]
 ProfileField = Annotated[tuple[tuple[int, int], ...] | str | None, BeforeValidator(_profile)]
 Enforce = Annotated[str, BeforeValidator(choice(("pacing", "application"), "enforcement"))]
+Protocol = Annotated[str, BeforeValidator(choice(("tcp", "udt"), "protocol"))]
 Hosts = Annotated[tuple[str, ...], BeforeValidator(_hosts)]
 Argv = Annotated[tuple[str, ...], BeforeValidator(_argv)]
 EventId = Annotated[str, BeforeValidator(_event_id)]
@@ -134,6 +135,7 @@ class TransferSpec(_Section):
     rate: TrafficRate = None
     profile: ProfileField = None  # rate steps over time (itb.scenario.profile), or a file
     enforce: Enforce = "pacing"  # how the sender keeps rate/profile: pacing or its writes
+    protocol: Protocol = "tcp"  # "udt": the UDT endpoint, its rate from `rate` or `profile`
     direction: Direction | None = None  # default from the hosts' sides
     source_file: str | None = None  # read the bytes from this file on the source
     sink_file: str | None = None  # write them to this file on the destination

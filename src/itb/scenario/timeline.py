@@ -65,6 +65,27 @@ def within_path(steps, path_bps: int | None, src: str, dst: str, field: str, fai
                                   f"({src} → {dst})")
 
 
+def udt_profile(t, steps, topo: Topology, where: str, fail) -> tuple[profiles.Step, ...]:
+    """A UDT transfer (itb-udt) sends at a rate its own controller keeps: a `profile`, or
+    a `rate` as a one-step profile; one stream over IPv4, memory to memory."""
+    given = t.model_fields_set
+    if "cc" in given:
+        fail(f"{where}.cc", "a UDT transfer has its own rate controller: leave cc out")
+    if t.enforce != "pacing":
+        fail(f"{where}.enforce", "UDT keeps its rate by its controller's packet period; "
+                                 "enforce = \"application\" is for TCP")
+    if t.streams != 1 or t.source_file or t.sink_file:
+        fail(f"{where}.protocol", "a UDT transfer is one stream, memory to memory")
+    if "ipv4" not in topo.families:
+        fail(f"{where}.protocol", "itb-udt speaks IPv4: the testbed has no IPv4 addresses")
+    if steps is None:
+        if t.rate is None:
+            fail(f"{where}.rate", "a UDT transfer needs a rate or a profile (its controller "
+                                  "sends at a set rate)")
+        steps = ((0, t.rate),)
+    return steps
+
+
 def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> Experiment:
     """Check every event against the testbed and give each an id and absolute date."""
     exp = sections.experiment
@@ -120,6 +141,8 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
         if t.enforce == "application" and t.rate is None and steps is None:
             fail(f"{where}.enforce", "enforce = \"application\" caps a rate or a profile; "
                                      "this transfer has neither")
+        if t.protocol == "udt":
+            steps = udt_profile(t, steps, topo, where, fail)
         for k in range(n):
             src = host(srcs[k % len(srcs)], f"{where}.src")
             dst = host(dsts[k % len(dsts)], f"{where}.dst")
@@ -130,10 +153,11 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
             at = date(t.at + k * spacing, f"{where}.at" if k == 0 else f"{where}.spacing")
             events.append(Transfer(
                 id=new_id(None, base if n == 1 else f"{base}.{k + 1}", f"{where}.id"),
-                at_us=at, src=src, dst=dst, volume=t.volume, cc=t.cc, streams=t.streams,
-                rate_bps=t.rate, direction=t.direction or direction(src, dst),
+                at_us=at, src=src, dst=dst, volume=t.volume,
+                cc="udt" if t.protocol == "udt" else t.cc, streams=t.streams,
+                rate_bps=None if t.protocol == "udt" else t.rate, direction=t.direction or direction(src, dst),
                 source_file=src_file, sink_file=sink_file, wait=t.wait, profile=steps,
-                enforce=t.enforce))
+                enforce=t.enforce, protocol=t.protocol))
         last = t.at + (n - 1) * spacing
         if steps is not None:
             needs_us = profiles.time_to_send_us(steps, t.volume)
