@@ -92,3 +92,13 @@ def test_the_calibration_report_shows_lines_counts_and_figures(tmp_path):
     assert html.count("<img") == 3  # rates, peaks, coefficients
     assert "0.9500" in html and "1 transfer(s) failed" in html and ">2</span> overlapped" in html
     assert (tmp_path / "report" / "coefficients.svg").exists()
+
+
+def test_a_udt_calibration_plans_udt_transfers(tmp_path):
+    a = CalArgs("udt", "pacing", (10.0,), (100_000_000, 500_000_000), 4.0, 1_000_000_000, 0.9, 1, 1)
+    assert a.mechanism == "udt"
+    doc, _ = cell_doc(a, 10.0)
+    path = tmp_path / "u.toml"
+    path.write_text(tomli_w.dumps(doc))
+    ev = load_scenario(path).experiment.events
+    assert {e.protocol for e in ev} == {"udt"} and {e.cc for e in ev} == {"udt"}

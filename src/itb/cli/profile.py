@@ -37,7 +37,8 @@ def _durations_ms(text: str, option: str) -> tuple[float, ...]:
 @profile_app.command("calibrate")
 def profile_calibrate(
         cc: str = typer.Option("nocc", "--cc", help="Congestion control of the transfers "
-                               "(nocc: TCP without congestion control)."),
+                               "(nocc: TCP without congestion control), or udt: the UDT "
+                               "endpoint with its rate controller."),
         enforce: str = typer.Option("pacing", "--enforce", help="How the rate is kept: pacing "
                                     "(SO_MAX_PACING_RATE) or application (the sender's writes)."),
         rtt: str = typer.Option("0ms,10ms,100ms", "--rtt", help="RTTs swept, comma-separated."),
@@ -60,13 +61,16 @@ def profile_calibrate(
     goodput (volume / time) and the bottleneck's mean and largest 1 ms throughput; then
     goodput = a_g·X + b_g and throughput = a_t·X + b_t per RTT, each coefficient linear in
     RTT (INRIA RR-6874 §5). The defaults (3 RTTs × 10 inputs × 8 s) take about 20 min.
-    The model goes to runs/profile-model-<cc>-<enforce>.json for `itb profile predict`.
+    The model goes to runs/profile-model-<cc>-<enforce>.json (runs/profile-model-udt.json
+    for UDT) for `itb profile predict`.
     """
     from itb.bench.scaling import make_scale
     from itb.bench.sweep import default_dir
     from itb.errors import ScenarioError
     from itb.study.profile_calibration import CalArgs, model_path, run_calibration
 
+    if cc == "udt" and enforce != "pacing":
+        raise ScenarioError(None, "--enforce", "UDT keeps its rate by its own controller")
     if enforce not in ("pacing", "application"):
         raise ScenarioError(None, "--enforce", f"{enforce!r}: give pacing or application")
     cap = make_scale(factor=None, capacity_bps=parse_capacity(capacity), transfer_time_s=1.0).capacity_bps
@@ -117,7 +121,7 @@ def profile_predict(
     from itb.errors import ScenarioError
     from itb.scenario import profile as profiles
     from itb.scenario.units import UnitError, format_rate, parse_size
-    from itb.study.profile_calibration import model_path
+    from itb.study.profile_calibration import mechanism_name, model_path
 
     try:
         steps = profiles.parse_steps([x.split(":", 1) if ":" in x else [x, ""]
@@ -126,7 +130,7 @@ def profile_predict(
     except UnitError as e:
         raise ScenarioError(None, "PROFILE" if "step" in str(e) else "--volume", str(e))
     rtt_ms = _durations_ms(rtt, "--rtt")[0]
-    path = model or model_path(f"{cc}-{enforce}")
+    path = model or model_path(mechanism_name(cc, enforce))
     if not path.exists():
         raise ScenarioError(None, "--model", f"{path} does not exist: run `itb profile calibrate "
                                              f"--cc {cc} --enforce {enforce}` first")

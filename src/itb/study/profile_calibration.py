@@ -29,6 +29,11 @@ Say = Callable[[str], None]
 MODEL_DIR = DEFAULT_CALIBRATION.parent
 
 
+def mechanism_name(cc: str, enforce: str) -> str:
+    """"nocc-pacing", "reno-application", …; "udt" for the UDT endpoint (cc "udt")."""
+    return "udt" if cc == "udt" else f"{cc}-{enforce}"
+
+
 def model_path(mechanism: str, root: Path = MODEL_DIR) -> Path:
     return root / f"profile-model-{mechanism}.json"
 
@@ -47,7 +52,7 @@ class CalArgs:
 
     @property
     def mechanism(self) -> str:
-        return f"{self.cc}-{self.enforce}"
+        return mechanism_name(self.cc, self.enforce)
 
     def key(self) -> dict:
         return {"cc": self.cc, "enforce": self.enforce, "rtts_ms": list(self.rtts_ms),
@@ -73,9 +78,10 @@ def cell_doc(a: CalArgs, rtt_ms: float) -> tuple[dict, dict[str, int]]:
             raise ScenarioError(None, "--inputs", f"{format_rate(x)} is not in (0, C = "
                                                   f"{format_rate(a.capacity_bps)}]")
         tid = f"x{k + 1}"
+        how = {"protocol": "udt"} if a.cc == "udt" else {"cc": a.cc, "enforce": a.enforce}
         transfers.append({"id": tid, "src": "l1", "dst": "r1", "at": _secs(at),
-                          "volume": f"{max(1, round(x * a.seconds / 8))}B", "cc": a.cc,
-                          "enforce": a.enforce, "profile": [[0, format_rate(x)]]})
+                          "volume": f"{max(1, round(x * a.seconds / 8))}B", **how,
+                          "profile": [[0, format_rate(x)]]})
         inputs[tid] = x
         at += gap_s(a.seconds, rtt_ms)
     name = f"profcal-{a.mechanism}-rtt{rtt_ms:g}ms"
@@ -111,7 +117,7 @@ def analyse(sweep: Sweep) -> CalibrationResults:
         samples += m.samples
         failed += m.failed
         overlapped += m.overlapped
-    mechanism = f"{a['cc']}-{a['enforce']}"
+    mechanism = mechanism_name(a["cc"], a["enforce"])
     try:
         model = fit(samples, mechanism, a["linear_max"] * a["capacity_bps"])
     except ValueError:
