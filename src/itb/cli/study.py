@@ -30,22 +30,27 @@ SEED = typer.Option(1, "--seed", min=0, help="Seed of the run order.")
 @study_app.command("predictability")
 def study_predictability(
         ccs: str = typer.Option("cubic,reno", "--cc", help="Congestion controls, comma-separated."),
-        c_g: str = typer.Option("0.5,1,1.25,1.5,1.75,2", "--cg", help="Congestion levels C_g "
+        c_g: str = typer.Option("0.8,1,1.4,1.7,2", "--cg", help="Congestion levels C_g "
                                 "(forward sources' capacity over C)."),
         reverse: str = typer.Option("0", "--reverse", help="Reverse-traffic levels R, e.g. "
                                     "0,0.7,0.9,1.1,sym (sym: as many reverse as forward sources)."),
         spacing: float = typer.Option(1.0, "--spacing", min=0, help="Start spacing of the "
                                       "spaced case (s), shrunk to fit --max-span; 0 s is "
                                       "always compared with it."),
-        max_span: float = MAX_SPAN,
-        r_levels: str = typer.Option("0,0.8,1.5", "--r-levels", help="Reverse levels run at "
+        max_span: float = typer.Option(0.05, "--max-span", min=0.0, max=1.0, help="Every "
+                                       "forward source starts within this share of one "
+                                       "transfer's time (keeps a fair protocol's T_mean on "
+                                       "the ideal line)."),
+        r_levels: str = typer.Option("0,1.5", "--r-levels", help="Reverse levels run at "
                                      "--sync-cg for T_mean and CoV against R (none: '')."),
         sync_cg: float = typer.Option(2.0, "--sync-cg", help="C_g at which synchronised "
                                       "and spaced starts are compared."),
         fit: str = typer.Option("1,2", "--fit", help="C_g range of the linear fits: LO,HI."),
         rtt: str = RTT,
-        repeat: int = REPEAT,
-        transfer_time: float = TRANSFER_TIME,
+        repeat: int = typer.Option(2, "--repeat", min=1, max=100, help="Repetitions per point."),
+        transfer_time: float = typer.Option(90.0, "--transfer-time", help="Seconds one transfer "
+                                            "takes alone at C_a (sets the volume); long enough "
+                                            "for many congestion cycles per transfer."),
         scale: Optional[float] = SCALE,
         capacity: Optional[str] = CAPACITY,
         out_dir: Optional[Path] = OUT_DIR,
@@ -56,7 +61,8 @@ def study_predictability(
     bottleneck, scaled to this testbed). Fits T_mean = a·C_g + b per protocol and
     reverse level (correlation, R²), plots CoV against C_g and R, gives the margins over
     T_mean covering 68 % and 95 % of completions and σ_T for synchronised vs spaced
-    starts. Resumable like `itb bench` (docs/predictability.md).
+    starts. About 80 min with the defaults (28 runs of 90 s transfers); resumable
+    like `itb bench` (docs/predictability.md).
     """
     from itb.bench.scaling import make_scale
     from itb.errors import ScenarioError
