@@ -6,8 +6,8 @@
  * (SO_MAX_PACING_RATE), so the window must only never be the limit.
  *
  * It owns the whole control (cong_control): Linux's loss-recovery window
- * reduction is not applied, and after a retransmission timeout the next ACK
- * restores the window.
+ * reduction is not applied, after a retransmission timeout the next ACK
+ * restores the window, and every ACK sets the pacing rate to the cap.
  */
 #include "itb_cc.h"
 
@@ -23,6 +23,10 @@ static __always_inline void nocc_hold(struct sock *sk)
 
 	tp->snd_cwnd = ITB_MIN(NOCC_CWND, tp->snd_cwnd_clamp);
 	tp->snd_ssthresh = tp->snd_cwnd;  /* never "in slow start" */
+	/* The pacing rate is the cap the sender sets (SO_MAX_PACING_RATE), raised as well as
+	 * lowered: owning cong_control, nocc is what the stack leaves the pacing rate to
+	 * (setting the cap alone only ever lowers it). */
+	sk->sk_pacing_rate = sk->sk_max_pacing_rate;
 }
 
 SEC("struct_ops")
