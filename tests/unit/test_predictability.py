@@ -88,11 +88,12 @@ def _ideal_metrics(times):
                                           "sigma_t": s, "cov": s / t}}])
 
 
-def _ideal_study(tmp_path, **kw):
+def _ideal_study(tmp_path, transfer_s=15, **kw):
     """The study's own plan, run by the fluid model of a perfectly fair protocol, then
     through the study's analysis."""
     a = _args(c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), repeat=1,
-              scale=make_scale(factor=None, capacity_bps=1_000_000_000, transfer_time_s=15), **kw)
+              scale=make_scale(factor=None, capacity_bps=1_000_000_000, transfer_time_s=transfer_s),
+              **kw)
     sw = sweep_of(a, tmp_path / "s")
     sw.open()  # writes the scenarios (the ideal is computed from them) and the index
     for c, cell in zip(sw.state["cells"], sw.cells):
@@ -102,12 +103,15 @@ def _ideal_study(tmp_path, **kw):
     return analyse(sw, a)
 
 
-def test_an_ideal_protocol_on_the_planner_shows_no_manufactured_effect(tmp_path):
-    res = _ideal_study(tmp_path)
+# the former default transfers and the CLI's
+@pytest.mark.parametrize("transfer_s", [15, 90])
+def test_an_ideal_protocol_on_the_planner_shows_no_manufactured_effect(tmp_path, transfer_s):
+    res = _ideal_study(tmp_path, transfer_s)
     # synchronised ideal: each source moves its payload at its pacing rate until the link's
-    # payload rate C·1448/1514 is shared: T = max(15, C_g · 15 / share); its slope over 1–2
+    # payload rate C·1448/1514 is shared: T = max(T1, C_g · T1 / share); its slope over 1–2
     xs = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
-    ideal_slope = fit_linear(xs, [max(15, x * 15 / tcp_payload_share()) for x in xs])["a"]
+    ideal_slope = fit_linear(xs, [max(transfer_s, x * transfer_s / tcp_payload_share())
+                                  for x in xs])["a"]
     spaced = [p for p in res.points if p.spacing_s == 1.0]
     assert max(p.cov for p in spaced) < 0.001  # CoV ≈ 0
     for f in (f for f in res.fits if f.model == "linear"):

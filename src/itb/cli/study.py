@@ -37,10 +37,7 @@ def study_predictability(
         spacing: float = typer.Option(1.0, "--spacing", min=0, help="Start spacing of the "
                                       "spaced case (s), shrunk to fit --max-span; 0 s is "
                                       "always compared with it."),
-        max_span: float = typer.Option(0.05, "--max-span", min=0.0, max=1.0, help="Every "
-                                       "forward source starts within this share of one "
-                                       "transfer's time (keeps a fair protocol's T_mean on "
-                                       "the ideal line)."),
+        max_span: float = MAX_SPAN,
         r_levels: str = typer.Option("0,1.5", "--r-levels", help="Reverse levels run at "
                                      "--sync-cg for T_mean and CoV against R (none: '')."),
         sync_cg: float = typer.Option(2.0, "--sync-cg", help="C_g at which synchronised "
