@@ -233,3 +233,20 @@ def test_bad_udt_transfers_are_refused(tmp_path, extra, field, words):
     body += extra + ("\n" if "protocol" in extra else '\nprotocol = "udt"\n')
     e = refused(tmp_path, body)
     assert e.field == field and words in e.reason, (e.field, e.reason)
+
+
+def test_transfers_with_a_profile_get_no_fair_share_ideal():
+    import pandas as pd
+
+    from itb.analysis.metrics import run_metrics
+
+    tr = pd.DataFrame({
+        "repetition": [1], "transfer": ["p"], "kind": ["transfer"], "direction": ["forward"],
+        "src": ["l1"], "dst": ["r1"], "cc": ["nocc"], "streams": [1], "bytes_expected": [10**8],
+        "bytes": [10**8], "start_ns": [10**9], "end_ns": [9 * 10**9], "completion_s": [8.0],
+        "ok": [True], "error": [None], "access_rate_bps": [np.nan], "rtt_s": [0.02],
+        "rep_start_ns": [0], "at_s": [0.0], "profile_s": [7.9], "lateness_s": [0.1]})
+    m = run_metrics(tr, pd.DataFrame(), pd.DataFrame(), {"capacity_bps": 1e9, "mtu": 1500})
+    assert m.repetitions[0].fair_share is None and m.overall.fair_share is None
+    assert m.overall.lateness.n == 1 and m.overall.lateness.mean_s == pytest.approx(0.1)
+    assert m.repetitions[0].transfers[0].lateness_s == pytest.approx(0.1)

@@ -92,7 +92,8 @@ def test_predict_command_prints_the_input_profile_and_the_completion(tmp_path):
     res = CliRunner().invoke(app, ["profile", "predict", "0:102Mbit,5:202Mbit", "--volume", "100MB",
                                    "--rtt", "20ms", "--model", str(tmp_path / "m.json")])
     assert res.exit_code == 0, res.output
-    assert "100Mbit" in res.output and "200Mbit" in res.output  # inputs to ask
+    assert "100.00 Mbit/s" in res.output and "200.00 Mbit/s" in res.output  # inputs to ask
+    assert "profile = [[0, \"100.000Mbit\"], [5, \"200.000Mbit\"]]" in res.output
     assert f"{5 + 44.375e6 * 8 / 179e6:.3f} s" in res.output
     res = CliRunner().invoke(app, ["profile", "predict", "0:1Mbit", "--volume", "1MB", "--rtt", "20ms",
                                    "--model", str(tmp_path / "none.json")])

@@ -167,7 +167,11 @@ def _repetition(rep: int, tr: pd.DataFrame, samples: pd.DataFrame,
     X = bottleneck_throughput(bottleneck, "forward", bin_s, {rep: rep_start}, link)
     has_fwd_link = not select_link(bottleneck, "forward", link).empty
 
-    fair = _fair_share(tr, fwd, rep_start, times, capacity, _payload_share(context))
+    # Transfers that follow a rate profile are measured against it (lateness), not
+    # against a fair share of the link, which they do not seek.
+    profiled = "profile_s" in fwd and bool(fwd["profile_s"].notna().any())
+    fair = None if profiled else _fair_share(tr, fwd, rep_start, times, capacity,
+                                             _payload_share(context))
     ideal = dict(zip(fwd["transfer"], fair.pop("ideal_s"))) if fair else {}
     corrupt = fwd["corrupt_window"].notna() if "corrupt_window" in fwd else pd.Series(dtype=bool)
     return {

@@ -120,7 +120,7 @@ def profile_predict(
     from itb.analysis.profile_model import Model
     from itb.errors import ScenarioError
     from itb.scenario import profile as profiles
-    from itb.scenario.units import UnitError, format_rate, parse_size
+    from itb.scenario.units import UnitError, parse_size
     from itb.study.profile_calibration import mechanism_name, model_path
 
     try:
@@ -138,11 +138,15 @@ def profile_predict(
     t = Table(title=f"{m.mechanism} at RTT {rtt_ms:g} ms ({path})")
     for col in ("from (s)", "wanted throughput", "input to ask", "expected goodput"):
         t.add_column(col)
+    def mbit(bps: float) -> str:
+        return f"{bps / 1e6:.2f} Mbit/s"
+
     for (at, want), (_at, x) in zip(steps, m.input_profile(steps, rtt_ms)):
-        t.add_row(f"{at / 1e6:g}", format_rate(want), format_rate(x),
-                  format_rate(round(m.goodput_for_throughput(want, rtt_ms))))
+        t.add_row(f"{at / 1e6:g}", mbit(want), mbit(x), mbit(m.goodput_for_throughput(want, rtt_ms)))
     out.print(t)
     lo, hi = min(p.rtt_ms for p in m.per_rtt), max(p.rtt_ms for p in m.per_rtt)
     if not lo <= rtt_ms <= hi:
         err.print(f"RTT {rtt_ms:g} ms is outside the calibrated {lo:g}–{hi:g} ms: extrapolated")
+    asked = ", ".join(f"[{at / 1e6:g}, \"{x / 1e6:.3f}Mbit\"]" for at, x in m.input_profile(steps, rtt_ms))
+    out.print(f"as a scenario's profile: profile = [{asked}]", soft_wrap=True)
     out.print(f"predicted completion of {volume}: {m.completion_s(steps, vol, rtt_ms):.3f} s")
