@@ -12,6 +12,7 @@ import pandas as pd
 
 from itb.analysis.profile_model import Model, Sample
 from itb.analysis.results import VersionedResults
+from itb.analysis.series import select_link
 
 BOTTLENECK = "rl-rr"
 
@@ -38,12 +39,10 @@ class CalibrationResults(VersionedResults):
     model: Model | None  # None until two inputs of one RTT were measured
 
 
-def wire_rates(bottleneck: pd.DataFrame, repetition: int, lo_ns: int, hi_ns: int
-               ) -> tuple[float, float]:
-    """Mean and largest wire rate (bit/s) of the forward bottleneck log in (lo, hi]."""
-    b = bottleneck[(bottleneck["repetition"] == repetition) & (bottleneck["link"] == BOTTLENECK)
-                   & (bottleneck["direction"] == "forward")]
-    rows = b[(b["t_ns"] > lo_ns) & (b["t_ns"] <= hi_ns)]
+def wire_rates(rows: pd.DataFrame, lo_ns: int, hi_ns: int) -> tuple[float, float]:
+    """Mean and largest wire rate (bit/s) of bottleneck log rows (one link, direction and
+    repetition) in (lo, hi]."""
+    rows = rows[(rows["t_ns"] > lo_ns) & (rows["t_ns"] <= hi_ns)]
     span = float(rows["interval_s"].sum())
     if rows.empty or span <= 0:
         return float("nan"), float("nan")
@@ -57,8 +56,10 @@ def calibration_samples(transfers: pd.DataFrame, bottleneck: pd.DataFrame, rtt_m
     rate); transfers of one repetition run one after another, and one that overlaps the
     next is left out (counted): the bottleneck then carried both."""
     samples, failed, overlapped = [], 0, 0
+    fwd = select_link(bottleneck, "forward", BOTTLENECK)
     for rep, tr in transfers[transfers["transfer"].isin(list(inputs))].groupby("repetition"):
         tr = tr.sort_values("start_ns")
+        rep_rows = fwd[fwd["repetition"] == rep]
         starts = tr["start_ns"].to_numpy(dtype=float)
         ends = tr["end_ns"].to_numpy(dtype=float)
         for k, row in enumerate(tr.itertuples()):
@@ -69,7 +70,7 @@ def calibration_samples(transfers: pd.DataFrame, bottleneck: pd.DataFrame, rtt_m
             if clash:
                 overlapped += 1
                 continue
-            mean, peak = wire_rates(bottleneck, int(rep), int(row.start_ns), int(row.end_ns))
+            mean, peak = wire_rates(rep_rows, int(row.start_ns), int(row.end_ns))
             samples.append(Sample(rtt_ms=rtt_ms, input_bps=float(inputs[row.transfer]),
                                   goodput_bps=row.bytes * 8 / row.completion_s,
                                   throughput_bps=mean, throughput_max_bps=peak))

@@ -138,15 +138,17 @@ def profile_predict(
     t = Table(title=f"{m.mechanism} at RTT {rtt_ms:g} ms ({path})")
     for col in ("from (s)", "wanted throughput", "input to ask", "expected goodput"):
         t.add_column(col)
+
     def mbit(bps: float) -> str:
         return f"{bps / 1e6:.2f} Mbit/s"
 
-    for (at, want), (_at, x) in zip(steps, m.input_profile(steps, rtt_ms)):
+    asked = m.input_profile(steps, rtt_ms)
+    for (at, want), (_at, x) in zip(steps, asked):
         t.add_row(f"{at / 1e6:g}", mbit(want), mbit(x), mbit(m.goodput_for_throughput(want, rtt_ms)))
     out.print(t)
     lo, hi = min(p.rtt_ms for p in m.per_rtt), max(p.rtt_ms for p in m.per_rtt)
     if not lo <= rtt_ms <= hi:
         err.print(f"RTT {rtt_ms:g} ms is outside the calibrated {lo:g}–{hi:g} ms: extrapolated")
-    asked = ", ".join(f"[{at / 1e6:g}, \"{x / 1e6:.3f}Mbit\"]" for at, x in m.input_profile(steps, rtt_ms))
-    out.print(f"as a scenario's profile: profile = [{asked}]", soft_wrap=True)
+    line = ", ".join(f"[{at / 1e6:g}, \"{x / 1e6:.3f}Mbit\"]" for at, x in asked)
+    out.print(f"as a scenario's profile: profile = [{line}]", soft_wrap=True)
     out.print(f"predicted completion of {volume}: {m.completion_s(steps, vol, rtt_ms):.3f} s")
