@@ -5,9 +5,12 @@
  * date of a rate profile (docs/profile.md).
  *
  * The rate is the total over the group's data sockets: each paces at rate / n, where n
- * is the number of established sockets the program has seen and not yet seen close
- * (the streams of a parallel transfer share the profile as flow's streams do). A
- * control connection (e.g. GridFTP's port 2811) is named by `skip_port` and left alone.
+ * is the number of data sockets the program has counted and not yet seen close (the
+ * streams of a parallel transfer share the profile as flow's streams do). A socket is
+ * counted as a data socket once DATA_BYTES of what it sent have been acknowledged:
+ * before that it is not paced (a control connection, e.g. iperf3's, which shares the
+ * data connections' port, never gets there). A connection with `skip_port` as its
+ * local or remote port (e.g. GridFTP's control channel, 2811) is never counted.
  * A socket picks a new rate up at its next RTT sample (the RTT callback is enabled on
  * every socket), so a step takes effect within about one RTT.
  */
@@ -22,6 +25,8 @@ char _license[] SEC("license") = "GPL";
 #define SOL_TCP 6
 #define TCP_CONGESTION 13
 #define ITB_CC_NAME 16
+/* 64 KiB: about 45 full segments, a few ms at the rates of interest */
+#define DATA_BYTES 65536
 
 struct pace_config {
 	__u64 rate_bps;          /* total payload bit/s; 0: leave the sockets unpaced */
@@ -128,15 +133,27 @@ int itb_pace(struct bpf_sock_ops *skops)
 		st = bpf_sk_storage_get(&itb_pace_applied, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 		if (!st)
 			break;
-		st->counted = 1;
-		__sync_fetch_and_add(n, 1);
 		bpf_sock_ops_cb_flags_set(skops, BPF_SOCK_OPS_RTT_CB_FLAG | BPF_SOCK_OPS_STATE_CB_FLAG);
-		apply(skops, 1);
 		break;
 	}
-	case BPF_SOCK_OPS_RTT_CB:
+	case BPF_SOCK_OPS_RTT_CB: {
+		struct bpf_sock *sk = skops->sk;
+		struct sock_state *st = sk ? bpf_sk_storage_get(&itb_pace_applied, sk, 0, 0) : 0;
+
+		n = sockets();
+		if (!st || !n)
+			break;
+		if (!st->counted) {
+			if (skops->bytes_acked < DATA_BYTES)
+				break;
+			st->counted = 1;  /* a data socket from now on */
+			__sync_fetch_and_add(n, 1);
+			apply(skops, 1);
+			break;
+		}
 		apply(skops, 0);
 		break;
+	}
 	case BPF_SOCK_OPS_STATE_CB:
 		/* args[1] is the new state: a counted socket that closes leaves the count */
 		if (skops->args[1] == BPF_TCP_CLOSE) {

@@ -6,7 +6,8 @@ what those start (flows, iperf3, a `[[command]]` that daemonises and so escapes
 PR_SET_PDEATHSIG) inherits it. Taking the testbed down kills the cgroup whole
 (`cgroup.kill`, Linux 5.14) and removes it. The cgroup is recorded in the testbed's
 state before it is created, like its namespaces; one that exists unrecorded is not ITB's
-and is left alone.
+and is left alone. A `[[command]]` held to a rate profile runs in a child cgroup of the
+testbed's, `pace-<event id>` (itb.engine.pacing), which goes with it.
 
 The hierarchy is the first cgroup2 mount (`/sys/fs/cgroup`, or `/sys/fs/cgroup/unified`
 on a hybrid host), or `ITB_CGROUP_ROOT`; without one, testbeds have no cgroup and rely on
@@ -23,6 +24,9 @@ from itb.emulation import naming
 from itb.errors import BackendError
 
 KILL_TIMEOUT_S = 2.0
+# Cgroups ITB makes inside a testbed's: one per `[[command]]` held to a profile
+# (itb.engine.pacing), removed with it.
+PACE_PREFIX = "pace-"
 
 
 def hierarchy() -> Path | None:
@@ -69,6 +73,14 @@ def enter(path: str | Path | None, pid: int) -> None:
         raise BackendError(f"cannot move process {pid} into cgroup {path}: {e.strerror}") from None
 
 
+def seen_from_nodes(path: Path) -> Path:
+    """The cgroup's path for a process on a node: `ip netns exec` gives a node's programs
+    a mount namespace with a fresh /sys, where no cgroup hierarchy is mounted, so they
+    reach this process's view of the filesystem through /proc/<its pid>/root (valid while
+    this process, the engine, lives; what runs on a node dies with it anyway)."""
+    return Path(f"/proc/{os.getpid()}/root") / path.relative_to("/")
+
+
 def members(path: str | Path) -> list[int]:
     try:
         return [int(x) for x in (Path(path) / "cgroup.procs").read_text().split()]
@@ -81,6 +93,9 @@ def kill(path: str | Path | None) -> None:
     if path is None or not Path(path).is_dir():
         return
     p = Path(path)
+    for child in sorted(p.glob(f"{PACE_PREFIX}*")):
+        if child.is_dir():
+            kill(child)  # ITB's own, by name; any other child makes the removal fail below
     deadline = time.monotonic() + KILL_TIMEOUT_S
     while True:
         left = members(p)

@@ -61,11 +61,17 @@ class Pacer:
                 str(self.prog_id), check=False)
 
 
-def attach(host: Host, cgroup: Path) -> Pacer:
-    """Loads the program and attaches it to `cgroup` (sock_ops); unpaced until `set`."""
+def require_object() -> Path:
+    """The compiled program, or PreflightError."""
     obj = object_path("pace")
     if not obj.is_file():
         raise PreflightError(f"{obj} is not built: run `make bpf` (part of `make setup`)")
+    return obj
+
+
+def attach(host: Host, cgroup: Path) -> Pacer:
+    """Loads the program and attaches it to `cgroup` (sock_ops); unpaced until `set`."""
+    obj = require_object()
     mnt = Path(tempfile.mkdtemp(prefix="itb-bpffs-"))
     try:
         host.run(["mount", "-t", "bpf", "bpf", str(mnt)])

@@ -16,7 +16,9 @@ from itb.backends.host import NetnsHost
 from itb.calibration import inventory as inv
 from itb.calibration import probes
 from itb.calibration.path import path_spec
+from itb.cc import pace
 from itb.emulation import naming
+from itb.engine import pacing
 from itb.errors import PreflightError
 from itb.scenario.scenario import Scenario
 
@@ -28,6 +30,10 @@ def preflight(sc: Scenario) -> list[str]:
     for e in sc.experiment.events:
         if e.kind == "command" and shutil.which(e.argv[0]) is None:
             raise PreflightError(f"command {e.id}: program {e.argv[0]!r} not found on this machine")
+        if e.kind == "command" and e.paced:
+            pacing.cgroup_for(e.id)  # a cgroup v2 hierarchy
+            native.binary("itb-incgroup")
+            pace.require_object()
         if e.kind == "transfer" and e.source_file:
             path = Path(e.source_file)
             if not path.is_file() or path.stat().st_size < e.volume:

@@ -4,7 +4,8 @@ One monotonic clock (CLOCK_MONOTONIC, shared by every local namespace). The engi
 starts the receivers, waits until each says "ready", then hands every timed process to
 its node's worker with an absolute date; the workers wake at the date and report when
 they dispatched, so the dispatch error of every event is measured. Link changes
-(`set`) are dispatched by the engine itself through the emulator's control channel.
+(`set`) are dispatched by the engine itself through the emulator's control channel, and
+so are the rate steps of commands held to a profile (`itb.engine.pacing`).
 The repetition ends when every awaited process has exited, fails at the first process
 that exits non-zero (or at the end of the timeline), and is torn down either way.
 """
@@ -18,9 +19,11 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from itb.engine.nodes import Workers
+from itb.engine.pacing import Pacing
 from itb.engine.procplan import ProcSpec, RepetitionPlan
 from itb.engine.progress import TransferProgress
 from itb.engine.worker import sleep_until
+from itb.errors import BackendError
 from itb.scenario.events import SetLink
 
 READY_MARGIN_S = 0.2  # the last receiver must be ready this long before zero
@@ -92,11 +95,16 @@ class Repetition:
         # (an exit after a stop) must not be taken for one of this repetition.
         self.prefix = f"r{tag}/"
         self.progress = TransferProgress(plan.procs)
+        self.pacing = Pacing(plan.procs)
 
     def run(self) -> Outcome:
         try:
             self._run()
         finally:
+            try:
+                self.pacing.teardown()
+            except BackendError as e:
+                self.out.fail(str(e), environment=True)
             self.out.end_ns = time.monotonic_ns()
         return self.out
 
@@ -119,8 +127,13 @@ class Repetition:
         if out.status != "ok":
             self._shutdown(awaited)
             return
-        if time.monotonic_ns() > zero - int(SEND_AHEAD_S * 1e9):
+        try:
+            self.pacing.setup()  # the paced commands' cgroups, at their first steps
+        except BackendError as e:
+            out.fail(str(e), environment=True)
+        if out.status == "ok" and time.monotonic_ns() > zero - int(SEND_AHEAD_S * 1e9):
             out.fail("the engine fell behind its schedule before the timeline started")
+        if out.status != "ok":
             self._shutdown(awaited)
             return
         for p in self.plan.procs:
@@ -128,6 +141,7 @@ class Repetition:
                 self.workers[p.node].send(**_spawn_cmd(p, zero + p.at_us * 1000, self.prefix))
         setter = threading.Thread(target=self._dispatch_sets, args=(zero,), daemon=True)
         setter.start()
+        self.pacing.start(zero, self._record, lambda why: out.fail(why, environment=True))
         end = zero + self.duration_us * 1000
         self._collect(until_ns=end, ready=set(), awaited=awaited)
         if awaited and out.status == "ok":
@@ -236,10 +250,14 @@ class Repetition:
             for d in (("ab", "ba") if s.direction == "both" else
                       ("ab",) if s.direction == "forward" else ("ba",)):
                 em.send(set_command(s, d))
-            self.out.dispatch.append({"id": s.id, "node": f"emulator:{s.link}", "kind": "set",
-                                      "at_ns": at, "t_ns": t, "error_ns": t - at,
-                                      "spawn_ns": time.monotonic_ns() - t})
-            self._late(s.id, t - at)
+            self._record({"id": s.id, "node": f"emulator:{s.link}", "kind": "set",
+                          "at_ns": at, "t_ns": t, "error_ns": t - at,
+                          "spawn_ns": time.monotonic_ns() - t})
+
+    def _record(self, dispatch: dict) -> None:
+        """An event the engine dispatched itself (a link change, a pacing rate)."""
+        self.out.dispatch.append(dispatch)
+        self._late(dispatch["id"], dispatch["error_ns"])
 
     def _shutdown(self, awaited: set[str]) -> None:
         """Stop what still runs and wait (bounded) for the exits to be recorded."""

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Mapping
 
 from itb import native
+from itb.backends import cgroup
+from itb.engine import pacing
+from itb.engine.pacing import PaceSpec
 from itb.scenario.model import Topology
 from itb.scenario.events import Command, Pingpong, SetLink, Transfer, Udp
 
@@ -36,6 +39,7 @@ class ProcSpec:
     ready: bool = False  # wait for its "ready" line before the timeline starts
     wait: bool = True  # the repetition ends only once it has exited
     check: bool = True  # a non-zero exit fails the repetition
+    pace: PaceSpec | None = None  # a command held to a profile / cc (itb.engine.pacing)
 
 
 @dataclass
@@ -92,8 +96,15 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
             continue
         if isinstance(e, Command):
             f = files(e.host, f"{e.id}.command")
-            procs.append(spec(f"{e.id}.command", e, "command", e.host, e.at_us, e.argv, f,
-                              wait=e.wait, check=e.check))
+            argv, held = e.argv, None
+            if e.paced:
+                group = pacing.cgroup_for(e.id)
+                held = PaceSpec(str(group), e.profile, kernel_cc(e.cc) if e.cc else None,
+                                e.control_port)
+                # in it from its first instruction, so from its first connection
+                argv = (native.binary("itb-incgroup"), str(cgroup.seen_from_nodes(group)), *argv)
+            procs.append(spec(f"{e.id}.command", e, "command", e.host, e.at_us, argv, f,
+                              wait=e.wait, check=e.check, pace=held))
             continue
         port += 1
         where = listen = endpoint(topo, e.dst, port)

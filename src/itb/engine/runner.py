@@ -21,7 +21,7 @@ import shutil
 import signal
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -301,7 +301,7 @@ def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulat
     events = events_for_repetition(exp, r)
     rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
     plan = procplan.build(events, sc.topology, rd, exp.interval_us, cc_names)
-    rundir.write_json(rd / "plan.json", [p.__dict__ for p in plan.procs])
+    rundir.write_json(rd / "plan.json", [asdict(p) for p in plan.procs])
     # The commit marker (result.json) is written by the caller, after the gathering.
     return Repetition(plan, workers, emulators, exp.duration_us, tick, stop, tag=r).run()
 

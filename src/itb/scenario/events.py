@@ -101,6 +101,15 @@ class Command(_Frozen):
     argv: tuple[str, ...]
     check: bool
     wait: bool
+    # Held to a profile (dates from the command's start) and/or a congestion control by
+    # the cgroup sock_ops program; left out of the canonical form while unset.
+    profile: tuple[tuple[int, int], ...] | None = Field(default=None, exclude_if=lambda v: v is None)
+    cc: str | None = Field(default=None, exclude_if=lambda v: v is None)
+    control_port: int | None = Field(default=None, exclude_if=lambda v: v is None)
+
+    @property
+    def paced(self) -> bool:
+        return self.profile is not None or self.cc is not None
 
 
 Event = Annotated[Union[Transfer, Pingpong, Udp, TcpBackground, SetLink, Command],
@@ -123,7 +132,8 @@ class Experiment(_Frozen):
 
     def ccs(self) -> set[str]:
         """The TCP congestion controls the timeline uses (UDT transfers have their own)."""
-        return {e.cc for e in self.events if hasattr(e, "cc") and getattr(e, "protocol", "tcp") == "tcp"}
+        return {e.cc for e in self.events if getattr(e, "cc", None) is not None
+                and getattr(e, "protocol", "tcp") == "tcp"}
 
     def pairs(self) -> list[tuple[str, str]]:
         """Every (source, destination) host pair that a transfer, ping-pong or UDP

@@ -203,6 +203,13 @@ class CommandSpec(_Section):
     argv: Argv
     check: bool = True  # a non-zero exit fails the repetition
     wait: bool = True  # the repetition waits for it (False: stopped at the end)
+    # Held by ITB's cgroup sock_ops program (itb.cc.pace): the total rate of the
+    # command's TCP data connections follows `profile` (dates from its start), and its
+    # new connections get `cc`; a connection with `control_port` at either end is left
+    # alone (GridFTP's control channel).
+    profile: ProfileField = None
+    cc: Annotated[str | None, BeforeValidator(lambda v: v if v is None else _cc(v))] = None
+    control_port: Annotated[int | None, strict_int(1, 65535)] = None
 
 
 class ScenarioSections(_Section):

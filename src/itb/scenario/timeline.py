@@ -34,12 +34,12 @@ MAX_EVENTS = 1_000  # timeline events after groups are expanded: the engine date
 FASTEST_BPS = 100_000_000_000  # no path of a testbed here carries more (an unlimited one)
 
 
-def transfer_profile(t, where: str, source: str | None) -> tuple[profiles.Step, ...] | None:
-    """A transfer's profile steps: inline, or read from the file it names (relative to
-    the scenario file)."""
+def event_profile(t, where: str, source: str | None) -> tuple[profiles.Step, ...] | None:
+    """A transfer's or a command's profile steps: inline, or read from the file it names
+    (relative to the scenario file)."""
     if t.profile is None:
         return None
-    if t.rate is not None:
+    if getattr(t, "rate", None) is not None:
         raise ScenarioError(source, f"{where}.profile", "a transfer has a rate or a profile, "
                                                         "not both")
     if not isinstance(t.profile, str):
@@ -137,7 +137,7 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                                  sink=False, overwrite=False)
         sink_file = files.confine(t.sink_file, exp.files_dir, source, f"{where}.sink_file",
                                   sink=True, overwrite=t.overwrite)
-        steps = transfer_profile(t, where, source)
+        steps = event_profile(t, where, source)
         if t.enforce == "application" and t.rate is None and steps is None:
             fail(f"{where}.enforce", "enforce = \"application\" caps a rate or a profile; "
                                      "this transfer has neither")
@@ -228,10 +228,25 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                               delay_us=s.delay, loss=s.loss))
     for i, c in enumerate(sections.command):
         where = f"command[{i}]"
+        name = host(c.host, f"{where}.host")
+        steps = event_profile(c, where, source)
+        if steps is not None:
+            # where the command sends is its own business: its profile must fit the
+            # fastest path out of its host
+            fastest = [path_rate_bps(topo, name, other) for other in hosts if other != name]
+            if fastest and all(fastest):
+                for k, (_at, rate) in enumerate(steps):
+                    if rate > max(fastest):
+                        fail(f"{where}.profile[{k}]", f"{format_rate(rate)} exceeds "
+                                                      f"{format_rate(max(fastest))}, the fastest "
+                                                      f"path out of {name}")
+        if c.control_port is not None and not (steps is not None or c.cc is not None):
+            fail(f"{where}.control_port", "control_port names the connection a profile or cc "
+                                          "leaves alone; this command has neither")
         events.append(Command(id=new_id(c.id, f"cmd{i + 1}", f"{where}.id"),
-                              at_us=date(c.at, f"{where}.at"),
-                              host=host(c.host, f"{where}.host"), argv=c.argv, check=c.check,
-                              wait=c.wait))
+                              at_us=date(c.at, f"{where}.at"), host=name, argv=c.argv,
+                              check=c.check, wait=c.wait, profile=steps, cc=c.cc,
+                              control_port=c.control_port))
     if len(events) > MAX_EVENTS:
         fail("(file)", f"{len(events)} timeline events (groups expanded): at most "
                        f"{MAX_EVENTS}; use [[tcp_background]] for many short flows")

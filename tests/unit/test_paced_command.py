@@ -1,0 +1,122 @@
+"""`[[command]]`s held to a rate profile: what the scenario accepts and refuses, how the
+plan starts them (inside their cgroup, from the first instruction), and the per-step
+measurement of a profile at the bottleneck."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from itb.analysis.steps import step_rates, worst_ratio_error
+from itb.engine import procplan
+from itb.errors import ScenarioError
+from itb.scenario.scenario import load_scenario
+from itb.scenario.timeline import events_for_repetition
+
+TESTBED = """
+[testbed]
+name = "t"
+[dumbbell]
+pairs = 1
+access_rate = "1Gbit"
+[bottleneck]
+rate = "800Mbit"
+rtt = "20ms"
+[experiment]
+duration = "60s"
+"""
+COMMAND = """
+[[command]]
+id = "gridftp"
+host = "l1"
+at = "1s"
+argv = ["globus-url-copy", "file:///dev/zero", "ftp://198.18.2.1:2811/dev/null"]
+"""
+
+
+def scenario(tmp_path, extra: str):
+    path = tmp_path / "s.toml"
+    path.write_text(TESTBED + COMMAND + textwrap.dedent(extra))
+    return load_scenario(path)
+
+
+def test_a_paced_command_starts_inside_its_cgroup(tmp_path, monkeypatch):
+    monkeypatch.setenv("ITB_CGROUP_ROOT", "/sys/fs/cgroup/unified")
+    monkeypatch.setenv("ITB_ITB_INCGROUP", "/opt/itb-incgroup")
+    sc = scenario(tmp_path, 'profile = [[0, "200Mbit"], [4, "600Mbit"]]\ncc = "nocc"\n'
+                            'control_port = 2811\n')
+    (cmd,) = sc.experiment.events
+    assert cmd.profile == ((0, 200_000_000), (4_000_000, 600_000_000))
+    assert cmd.paced and sc.experiment.ccs() == {"nocc"}
+    plan = procplan.build(events_for_repetition(sc.experiment, 1), sc.topology,
+                          tmp_path / "rep-001", sc.experiment.interval_us, {"nocc": "itb_nocc"})
+    (p,) = plan.procs
+    group = f"/sys/fs/cgroup/unified/itb-{os.environ.get('ITB_PREFIX', 'itb')}/pace-gridftp"
+    assert p.pace.cgroup == group
+    assert p.pace.steps == cmd.profile and p.pace.cc == "itb_nocc" and p.pace.control_port == 2811
+    # the node sees the engine's cgroup hierarchy through /proc/<engine>/root
+    assert list(p.argv[:2]) == ["/opt/itb-incgroup", f"/proc/{os.getpid()}/root{group}"]
+    assert list(p.argv[2:]) == list(cmd.argv)
+
+
+def test_a_command_without_profile_is_as_before(tmp_path):
+    sc = scenario(tmp_path, "")
+    (cmd,) = sc.experiment.events
+    assert not cmd.paced and sc.experiment.ccs() == set()
+    text = sc.experiment.canonical_json()
+    assert "profile" not in text and "control_port" not in text and '"cc"' not in text
+    plan = procplan.build(list(sc.experiment.events), sc.topology, tmp_path / "r",
+                          sc.experiment.interval_us)
+    assert plan.procs[0].pace is None and plan.procs[0].argv == cmd.argv
+
+
+@pytest.mark.parametrize("extra, field, words", [
+    ('profile = [[0, "10Mbit"], [1, "2Gbit"]]', "command[0].profile[1]",
+     "2Gbit exceeds 800Mbit, the fastest path out of l1"),
+    ("control_port = 2811", "command[0].control_port", "has neither"),
+    ('cc = "vegasx"', "command[0].cc", "unknown congestion control"),
+    ("control_port = 70000", "command[0].control_port", "between 1 and 65535"),
+    ('profile = [[3, "10Mbit"]]', "command[0].profile", "starts at date 0"),
+    ('profile = "nowhere.csv"', "command[0].profile", "cannot read"),
+])
+def test_bad_paced_commands_are_refused_with_field_and_reason(tmp_path, extra, field, words):
+    with pytest.raises(ScenarioError) as e:
+        scenario(tmp_path, extra + "\n")
+    assert e.value.exit_code == 2 and e.value.file.endswith("s.toml")
+    assert e.value.field == field and words in e.value.reason, (e.value.field, e.value.reason)
+
+
+def log(rates_bps: list[tuple[float, float]], start_ns: int, until_s: float) -> pd.DataFrame:
+    """A 1 ms bottleneck log whose rate is rates_bps[k][1] from rates_bps[k][0] on."""
+    t = np.arange(1, int(until_s * 1000) + 1) / 1000  # interval ends, s
+    rate = np.zeros_like(t)
+    for at, r in rates_bps:
+        rate[t > at] = r
+    return pd.DataFrame({"t_ns": start_ns + (t * 1e9).astype(np.int64),
+                         "interval_s": 0.001, "bytes": rate * 0.001 / 8})
+
+
+def test_each_step_is_measured_after_it_settled():
+    share = 1448 / 1514
+    # the sender reaches each step's wire rate 0.3 s late: outside the measured spans
+    rows = log([(0.3, 100e6 / share), (4.3, 300e6 / share * 1.02)], 10**9, 9.0)
+    rates = step_rates(rows, 10**9, [(0, 100_000_000), (4_000_000, 300_000_000)], share,
+                       10**9 + int(8.5e9))
+    assert [(r.from_s, r.to_s) for r in rates] == [(1.0, 4.0), (5.0, 8.5)]
+    assert rates[0].ratio == pytest.approx(1.0, abs=1e-9)
+    assert rates[1].ratio == pytest.approx(1.02, abs=1e-9)
+    assert worst_ratio_error(rates) == pytest.approx(0.02, abs=1e-9)
+
+
+def test_a_step_too_short_to_settle_is_not_measured():
+    rows = log([(0.0, 1e8)], 0, 3.0)
+    rates = step_rates(rows, 0, [(0, 100_000_000), (500_000, 200_000_000), (1_200_000, 50_000_000)],
+                       1.0, int(2.0e9))
+    assert rates[1].measured_bps is None and rates[1].ratio is None
+    assert rates[2].measured_bps is None  # cut by the end
+    with pytest.raises(ValueError):
+        step_rates(rows, 0, [(0, 1)], 0.0, 1)
