@@ -92,10 +92,10 @@ def test_bad_paced_commands_are_refused_with_field_and_reason(tmp_path, extra, f
 
 def log(rates_bps: list[tuple[float, float]], start_ns: int, until_s: float) -> pd.DataFrame:
     """A 1 ms bottleneck log whose rate is rates_bps[k][1] from rates_bps[k][0] on."""
-    t = np.arange(1, int(until_s * 1000) + 1) / 1000  # interval ends, s
+    t = np.arange(0, int(until_s * 1000)) / 1000  # interval starts, s
     rate = np.zeros_like(t)
     for at, r in rates_bps:
-        rate[t > at] = r
+        rate[t >= at - 1e-9] = r
     return pd.DataFrame({"t_ns": start_ns + (t * 1e9).astype(np.int64),
                          "interval_s": 0.001, "bytes": rate * 0.001 / 8})
 

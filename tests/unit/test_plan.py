@@ -136,3 +136,26 @@ def test_ack_every_segment_marks_the_hosts_only_and_leaves_other_hashes_alone():
     assert offload[0].argv()[-6:] == ["-K", "eth0", "tso", "off", "gso", "off"]
     assert not [s for s in build_plan(plain, Path("/tmp/logs")).steps
                 if isinstance(s, A.NoSegmentationOffload)]
+
+
+def test_an_open_receive_window_sizes_the_hosts_first_window_only():
+    from itb.emulation.plan import socket_buffer_max
+    from itb.scenario.load import testbed_from_dict
+
+    plain = load_testbed(None, {"pairs": 1})
+    opened = testbed_from_dict({"testbed": {"open_receive_window": True}, "dumbbell": {"pairs": 1}})
+    assert opened.open_receive_window and opened.content_hash() != plain.content_hash()
+    assert '"open_receive_window"' not in plain.canonical_json()  # older testbeds hash as before
+    steps = build_plan(opened, Path("/tmp/logs")).steps
+    bufmax = socket_buffer_max(opened)
+    rmem = {s.node: s.value for s in steps if isinstance(s, A.Sysctl) and s.key == "net.ipv4.tcp_rmem"}
+    assert rmem and all(v == f"4096 {bufmax} {bufmax}" for v in rmem.values())
+    hosts = {n.name for n in opened.hosts()}
+    routes = [s for s in steps if isinstance(s, A.AddRoute)]
+    assert all((r.initrwnd is not None) == (r.node in hosts) for r in routes)
+    argv = next(r for r in routes if r.node in hosts).argv()
+    assert argv[-2:] == ["initrwnd", str(-(-bufmax // 1448))]
+    plain_steps = build_plan(plain, Path("/tmp/logs")).steps
+    assert all("initrwnd" not in s.argv() for s in plain_steps if isinstance(s, A.AddRoute))
+    assert {s.value for s in plain_steps if isinstance(s, A.Sysctl) and s.key == "net.ipv4.tcp_rmem"} \
+        == {f"4096 131072 {socket_buffer_max(plain)}"}

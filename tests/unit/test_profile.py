@@ -179,6 +179,37 @@ def test_lateness_against_the_profile():
     assert np.isnan(profile_columns({"kind": "transfer", "volume": 1}, True, 2, 1)["profile_s"])
 
 
+@pytest.mark.parametrize("body, words", [
+    # 100 MB along 10 then 100 Mbit/s: 10 s + 7 s
+    ('volume = "100MB"\nprofile = [[0, "10Mbit"], [10, "100Mbit"]]\ndeadline = "16.5s"',
+     "need 17 s along its profile"),
+    ('volume = "100MB"\nrate = "100Mbit"\ndeadline = "7.9s"', "need 8 s at 100Mbit"),
+    ('volume = "1GB"\ndeadline = "9s"', "need 10 s at 800Mbit"),  # the path's bottleneck
+    ('volume = "1MB"\ndeadline = "0s"', "must be longer than 0"),
+])
+def test_a_deadline_the_transfer_cannot_make_is_refused(tmp_path, body, words):
+    e = refused(tmp_path, '[[transfer]]\nsrc = "l1"\ndst = "r1"\n' + body + "\n")
+    assert e.field == "transfer[0].deadline" and words in e.reason, (e.field, e.reason)
+
+
+def test_a_deadline_is_kept_and_judged(tmp_path):
+    sc = scenario(tmp_path, """
+        [[transfer]]
+        src = "l1"
+        dst = "r1"
+        volume = "100MB"
+        profile = [[0, "10Mbit"], [10, "100Mbit"]]
+        deadline = "18s"
+    """)
+    (t,) = sc.experiment.events
+    assert t.deadline_us == 18_000_000
+    e = {"kind": "transfer", "volume": 1, "deadline_us": 2_000_000}
+    assert profile_columns(e, True, 1_900_000_000, 0)["deadline_met"] is True
+    assert profile_columns(e, True, 2_100_000_000, 0)["deadline_met"] is False
+    assert profile_columns(e, False, None, None)["deadline_met"] is False  # not completed
+    assert profile_columns({"kind": "transfer", "volume": 1}, True, 2, 1)["deadline_met"] is None
+
+
 def test_run_metrics_pool_the_lateness_of_profiled_transfers():
     from itb.analysis.metrics import lateness_stats
 

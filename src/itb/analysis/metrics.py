@@ -141,6 +141,8 @@ def _transfer_rows(tr: pd.DataFrame, gput: pd.DataFrame, samples: pd.DataFrame,
             "wire_bytes": getattr(r, "wire_bytes", None),
             "bytes_retrans": getattr(r, "bytes_retrans", None),
             "profile_s": getattr(r, "profile_s", None), "lateness_s": getattr(r, "lateness_s", None),
+            "deadline_s": getattr(r, "deadline_s", None),
+            "deadline_met": None if pd.isna(getattr(r, "deadline_met", None)) else bool(r.deadline_met),
         })
     return rows
 
@@ -236,6 +238,14 @@ def lateness_stats(values: list[float | None]) -> dict | None:
     return out
 
 
+def deadline_counts(met: list[bool | None]) -> dict | None:
+    """Transfers with a deadline: how many, how many made it (None: none had one)."""
+    given = [m for m in met if m is not None]
+    if not given:
+        return None
+    return {"n": len(given), "met": sum(given), "missed": len(given) - sum(given)}
+
+
 def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.DataFrame,
                 context: Mapping) -> RunMetrics:
     """All metrics of one run: per repetition and aggregated over repetitions.
@@ -283,6 +293,7 @@ def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.D
         "fair_share": _overall_fair_share(reps),
         "lateness": lateness_stats([t["lateness_s"] for r in reps for t in r["transfers"]
                                     if t["profile_s"] is not None and np.isfinite(t["profile_s"])]),
+        "deadlines": deadline_counts([t["deadline_met"] for r in reps for t in r["transfers"]]),
     }
     return RunMetrics.model_validate(_jsonable(
         {"repetitions": reps, "overall": overall, "context": dict(context)}))

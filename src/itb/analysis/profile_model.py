@@ -72,6 +72,8 @@ class Model(VersionedResults):
 
     mechanism: str
     linear_max_bps: float  # inputs above this were left out of the fits
+    # calibrated with receivers' windows open from the first ACK (None: not recorded)
+    open_receive_window: bool | None = None
     per_rtt: list[PerRtt]
     # each coefficient against RTT (ms); from one RTT they are constants
     a_g: Line

@@ -88,6 +88,8 @@ class TransferResult(BaseModel):
     bytes_retrans: int | None
     profile_s: float | None = None  # a transfer with a rate profile: keeping it exactly
     lateness_s: float | None = None  # completion_s − profile_s
+    deadline_s: float | None = None  # it had to complete this long after its start
+    deadline_met: bool | None = None  # None: no deadline; a failed transfer missed it
 
 
 class Repetition(BaseModel):
@@ -123,6 +125,7 @@ class Overall(BaseModel):
     link_utilisation_mean: float | None = None
     fair_share: FairShare | None = None
     lateness: Lateness | None = None  # of the transfers with a rate profile
+    deadlines: Deadlines | None = None  # of the transfers with a deadline
 
 
 class Lateness(BaseModel):
@@ -135,6 +138,14 @@ class Lateness(BaseModel):
     min_s: float | None = None
     max_s: float | None = None
     sigma_s: float | None = None
+
+
+class Deadlines(BaseModel):
+    """Transfers with a deadline, all repetitions pooled: met = completed by it."""
+
+    n: int
+    met: int
+    missed: int
 
 
 class Context(BaseModel):

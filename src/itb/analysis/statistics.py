@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
+from scipy import stats as st
 
 MARGIN_LEVELS = (68, 95)
 
@@ -104,3 +105,12 @@ def fit_linear(x: Iterable[float], y: Iterable[float]) -> dict:
     return {"a": a, "b": b, "r": r, "r2": None if r is None else r * r, "n": int(xa.size)}
 
 
+def mean_ci(values) -> tuple[float | None, float | None]:
+    """Mean and the half-width of its 95 % Student-t interval (None with < 2 values)."""
+    v = np.array([x for x in values if x is not None and math.isfinite(x)], dtype=float)
+    if v.size == 0:
+        return None, None
+    if v.size == 1:
+        return float(v[0]), None
+    half = st.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
+    return float(v.mean()), float(half)

@@ -31,9 +31,10 @@ class StepRate(BaseModel):
 
 
 def window_rate(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> float | None:
-    """Mean wire rate (bit/s) of log rows whose interval ends in (lo, hi]; None if none."""
+    """Mean wire rate (bit/s) of the log rows whose interval starts in [lo, hi) (t_ns is
+    an interval's start, as linkem writes it); None if none."""
     t = rows["t_ns"].to_numpy(dtype=float)
-    sel = (t > lo_ns) & (t <= hi_ns)
+    sel = (t >= lo_ns) & (t < hi_ns)
     span = float(rows["interval_s"].to_numpy(dtype=float)[sel].sum())
     if span <= 0:
         return None
@@ -43,7 +44,7 @@ def window_rate(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> float | None:
 def step_rates(rows: pd.DataFrame, start_ns: int, steps: Sequence[tuple[int, int]],
                payload_share: float, end_ns: int, settle_s: float = SETTLE_S) -> list[StepRate]:
     """Each step's measured wire rate against the profile. `rows`: the bottleneck log of
-    one link, direction and repetition (t_ns the end of each interval, CLOCK_MONOTONIC);
+    one link, direction and repetition (CLOCK_MONOTONIC);
     `start_ns`: when the profile started; steps (µs, payload bit/s). A step shorter than
     `settle_s` (or cut by `end_ns`) has no measurement."""
     if not 0 < payload_share <= 1:

@@ -4,15 +4,14 @@ protocol comparisons (effect, Holm-adjusted p, verdict: itb.analysis.compare).""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as st
 
 from itb.analysis.benchmark import BenchComparison
 from itb.analysis.compare import MARGIN, compare_all
 from itb.analysis.run_results import RunMetrics
+from itb.analysis.statistics import mean_ci
 
 METRICS = ("t_mean", "t_min", "t_max", "sigma_t", "cov", "jain", "efficiency", "utilisation")
 
@@ -30,17 +29,6 @@ def per_repetition(metrics: RunMetrics) -> list[dict]:
                      "t_max": c.t_max, "sigma_t": c.sigma_t, "cov": c.cov, "jain": r.jain,
                      "efficiency": r.efficiency, "utilisation": r.utilisation})
     return rows
-
-
-def mean_ci(values) -> tuple[float | None, float | None]:
-    """Mean and the half-width of its 95 % Student-t interval (None with < 2 values)."""
-    v = np.array([x for x in values if x is not None and math.isfinite(x)], dtype=float)
-    if v.size == 0:
-        return None, None
-    if v.size == 1:
-        return float(v[0]), None
-    half = st.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
-    return float(v.mean()), float(half)
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,11 @@ def profile_calibrate(
         repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="Repetitions per RTT."),
         out_dir: Optional[Path] = typer.Option(None, "--out", help="Study directory (default: "
                                                "runs/profile-calibration-HASH; the same command resumes)."),
-        seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order.")) -> None:
+        seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order."),
+        open_window: bool = typer.Option(True, "--open-window/--no-open-window", help="Receivers "
+                                         "advertise their whole buffer from the first ACK (the "
+                                         "document's patched receiver; testbed option "
+                                         "open_receive_window), or grow it as Linux does.")) -> None:
     """Measure what a pursuit mechanism delivers for each input rate and RTT, and fit the
     model that predicts it.
 
@@ -75,7 +79,8 @@ def profile_calibrate(
         raise ScenarioError(None, "--enforce", f"{enforce!r}: give pacing or application")
     cap = make_scale(factor=None, capacity_bps=parse_capacity(capacity), transfer_time_s=1.0).capacity_bps
     xs = _rates(inputs, "--inputs") if inputs else tuple(round(cap * (0.05 + 0.1 * k)) for k in range(10))
-    a = CalArgs(cc, enforce, _durations_ms(rtt, "--rtt"), xs, seconds, cap, linear_max, repeat, seed)
+    a = CalArgs(cc, enforce, _durations_ms(rtt, "--rtt"), xs, seconds, cap, linear_max, repeat, seed,
+                open_window)
     target = out_dir or default_dir("profile-calibration", a.key())
     err.print(f"study directory: {target}")
     tick = ticker()

@@ -112,6 +112,10 @@ def _print_metrics(m: RunMetrics) -> None:
         out.print(f"transfers with a rate profile: {late.n} completed, lateness (completion − "
                   f"the profile's) mean {late.mean_s:+.3f} s, min {late.min_s:+.3f}, max {late.max_s:+.3f}"
                   + (f"; {late.n_failed} not completed" if late.n_failed else ""))
+    dl = m.overall.deadlines
+    if dl is not None:
+        out.print(f"transfers with a deadline: {dl.met} of {dl.n} made it"
+                  + (f", [red]{dl.missed} missed[/red]" if dl.missed else ""))
     disp = m.dispatch
     if disp is not None and disp.events:
         out.print(f"dispatch error over {disp.events} events: p50 {disp.p50_ms:.3f} ms, "

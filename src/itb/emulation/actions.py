@@ -112,15 +112,23 @@ class AddRoute(Action):
     via: str
     family: int  # 4 or 6
     quickack: bool = False  # RTAX_QUICKACK: TCP on this route ACKs every segment at once
+    # RTAX_INITRWND: the receive window (segments) TCP on this route advertises at first
+    initrwnd: int | None = None
+
+    def metrics(self) -> dict[str, int]:
+        out = {"quickack": 1} if self.quickack else {}
+        if self.initrwnd:
+            out["initrwnd"] = self.initrwnd
+        return out
 
     def argv(self):
         flag = ["-6"] if self.family == 6 else []
-        extra = ["quickack", "1"] if self.quickack else []
+        extra = [str(x) for kv in self.metrics().items() for x in kv]
         return ["ip", "-n", self.ns, *flag, "route", "add", self.dst, "via", self.via, *extra]
 
     def apply(self, nl, runner):
         dst = self.dst if self.dst != "default" else ("::/0" if self.family == 6 else "0.0.0.0/0")
-        kw = {"metrics": {"quickack": 1}} if self.quickack else {}
+        kw = {"metrics": self.metrics()} if self.metrics() else {}
         nl(self.ns).route("add", dst=dst, gateway=self.via, family=10 if self.family == 6 else 2,
                           **kw)
 

@@ -107,8 +107,9 @@ def build_plan(topo: Topology, log_root: Path | None = None, seed: int = 1) -> P
             steps += [A.Sysctl(n.name, ns, "net.ipv4.ip_forward", "1"),
                       A.Sysctl(n.name, ns, "net.ipv6.conf.all.forwarding", "1")]
         else:
+            rmem_default = bufmax if topo.open_receive_window else 131072
             steps += [
-                A.Sysctl(n.name, ns, "net.ipv4.tcp_rmem", f"4096 131072 {bufmax}"),
+                A.Sysctl(n.name, ns, "net.ipv4.tcp_rmem", f"4096 {rmem_default} {bufmax}"),
                 A.Sysctl(n.name, ns, "net.ipv4.tcp_wmem", f"4096 16384 {bufmax}"),
                 # Cached ssthresh/RTT from an earlier flow would make repetitions differ.
                 A.Sysctl(n.name, ns, "net.ipv4.tcp_no_metrics_save", "1"),
@@ -127,8 +128,11 @@ def build_plan(topo: Topology, log_root: Path | None = None, seed: int = 1) -> P
     for n in topo.nodes:
         # where TCP ends, not routers: one ACK per segment, at once
         quickack = topo.ack_every_segment and n.role == "host"
+        # a window as large as the buffer from the first ACK (the buffer caps it)
+        initrwnd = -(-bufmax // (topo.mtu - 52)) if topo.open_receive_window and n.role == "host" else None
         for dst, via, fam in routes_for(topo, n.name):
-            steps.append(A.AddRoute(n.name, naming.node_ns(n.name), dst, via, fam, quickack))
+            steps.append(A.AddRoute(n.name, naming.node_ns(n.name), dst, via, fam, quickack,
+                                    initrwnd))
     if topo.ack_every_segment:  # ... and one segment per packet: no TSO/GSO bursts
         for link in topo.links:
             for ep in (link.a, link.b):

@@ -153,10 +153,16 @@ def profile_columns(e: dict, complete: bool, end, start) -> dict:
     and the lateness, measured minus that (RR-6874's lateness, here against the profile
     itself; `itb profile predict` gives the calibrated model's)."""
     steps = e.get("profile")
+    deadline = e.get("deadline_us")
+    out = {"deadline_s": deadline / 1e6 if deadline else np.nan,
+           # met: completed by the deadline; a transfer that did not complete missed it
+           "deadline_met": (bool(complete and (end - start) / 1e3 <= deadline) if deadline
+                            else None)}
     if e["kind"] != "transfer" or not steps:
-        return {"profile_s": np.nan, "lateness_s": np.nan}
+        return out | {"profile_s": np.nan, "lateness_s": np.nan}
     ideal = profiles.time_to_send_us(tuple(map(tuple, steps)), e["volume"]) / 1e6
-    return {"profile_s": ideal, "lateness_s": (end - start) / 1e9 - ideal if complete else np.nan}
+    return out | {"profile_s": ideal,
+                  "lateness_s": (end - start) / 1e9 - ideal if complete else np.nan}
 
 
 def row_intervals(t_ns: pd.Series, interval_s: float) -> np.ndarray:

@@ -39,6 +39,8 @@ class Transfer(_Frozen):
                                                       exclude_if=lambda v: v == "pacing")
     # "udt": ITB's UDT endpoint (itb-udt) instead of TCP; cc is then "udt"
     protocol: Literal["tcp", "udt"] = Field(default="tcp", exclude_if=lambda v: v == "tcp")
+    # µs after its start by which it must have completed
+    deadline_us: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Pingpong(_Frozen):

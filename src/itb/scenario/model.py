@@ -98,6 +98,9 @@ class Topology(_Frozen):
     # every TCP segment travels and is acknowledged on its own: hosts send without
     # segmentation offload and their routes carry the quickack metric
     ack_every_segment: bool = False
+    # receivers' windows open from the first ACK: hosts start with socket buffers of the
+    # BDP size and their routes carry the initrwnd metric
+    open_receive_window: bool = False
     nodes: tuple[Node, ...]
     links: tuple[Link, ...]
     pair_delays: tuple[PairDelay, ...] = ()
@@ -122,8 +125,9 @@ class Topology(_Frozen):
 
     def canonical_json(self) -> str:
         d = self.model_dump(mode="json")
-        if not d["ack_every_segment"]:
-            del d["ack_every_segment"]  # testbeds from before the option hash as they did
+        for option in ("ack_every_segment", "open_receive_window"):
+            if not d[option]:
+                del d[option]  # testbeds from before the option hash as they did
         return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
     def content_hash(self) -> str:

@@ -191,6 +191,9 @@ class TestbedSection(_Section):
     # every TCP segment travels and is acknowledged on its own (hosts: TSO/GSO off, routes
     # with Linux's quickack metric)
     ack_every_segment: StrictBool = False
+    # receivers advertise a window as large as their socket buffers from the first ACK
+    # (tcp_rmem's default and the routes' initrwnd), as RR-6874's patched receiver did
+    open_receive_window: StrictBool = False
 
 
 class DumbbellSection(_Section):

@@ -135,6 +135,7 @@ class TransferSpec(_Section):
     rate: TrafficRate = None
     profile: ProfileField = None  # rate steps over time (itb.scenario.profile), or a file
     enforce: Enforce = "pacing"  # how the sender keeps rate/profile: pacing or its writes
+    deadline: Span | None = None  # it must complete this long after its start
     protocol: Protocol = "tcp"  # "udt": the UDT endpoint, its rate from `rate` or `profile`
     direction: Direction | None = None  # default from the hosts' sides
     source_file: str | None = None  # read the bytes from this file on the source

@@ -65,6 +65,21 @@ def within_path(steps, path_bps: int | None, src: str, dst: str, field: str, fai
                                   f"({src} → {dst})")
 
 
+def within_deadline(t, steps, path_bps: int | None, field: str, fail) -> None:
+    """A transfer with a deadline must be able to make it: along its profile, at its
+    rate, or at the path's slowest rate (on the wire: its payload needs longer still)."""
+    if steps is not None:
+        needs, how = profiles.time_to_send_us(steps, t.volume), "along its profile"
+    elif t.rate is not None or path_bps is not None:
+        rate = min(r for r in (t.rate, path_bps) if r)
+        needs, how = t.volume * 8e6 / rate, f"at {format_rate(rate)}"
+    else:
+        return
+    if needs > t.deadline:
+        fail(field, f"{t.volume} bytes need {needs / 1e6:.4g} s {how}: they cannot arrive by the "
+                    f"deadline, {t.deadline / 1e6:g} s after the start")
+
+
 def udt_profile(t, steps, topo: Topology, where: str, fail) -> tuple[profiles.Step, ...]:
     """A UDT transfer (itb-udt) sends at a rate its own controller keeps: a `profile`, or
     a `rate` as a one-step profile; one stream over IPv4, memory to memory."""
@@ -157,7 +172,9 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                 cc="udt" if t.protocol == "udt" else t.cc, streams=t.streams,
                 rate_bps=None if t.protocol == "udt" else t.rate, direction=t.direction or direction(src, dst),
                 source_file=src_file, sink_file=sink_file, wait=t.wait, profile=steps,
-                enforce=t.enforce, protocol=t.protocol))
+                enforce=t.enforce, protocol=t.protocol, deadline_us=t.deadline))
+            if t.deadline is not None:
+                within_deadline(t, steps, path_rate_bps(topo, src, dst), f"{where}.deadline", fail)
         last = t.at + (n - 1) * spacing
         if steps is not None:
             needs_us = profiles.time_to_send_us(steps, t.volume)

@@ -341,6 +341,7 @@ def compile_testbed(spec: TestbedFile, source: str | None = None) -> Topology:
         families=spec.testbed.families,
         mtu=b.mtu,
         ack_every_segment=spec.testbed.ack_every_segment,
+        open_receive_window=spec.testbed.open_receive_window,
         nodes=tuple(b.nodes),
         links=tuple(b.links),
         pair_delays=tuple(pair_delays),

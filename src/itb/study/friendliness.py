@@ -21,7 +21,7 @@ from itb.analysis.friendliness import Group, GroupRun, Point, Results, group_run
 from itb.bench import apps
 from itb.bench.classes import DATA_CENTRE_K, ItbClass
 from itb.bench.scaling import Scale
-from itb.bench.stats import mean_ci
+from itb.analysis.statistics import mean_ci
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
 

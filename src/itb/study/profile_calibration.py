@@ -20,18 +20,17 @@ from typing import Callable
 from itb.analysis.cells import cell_table
 from itb.analysis.profile_model import fit
 from itb.analysis.pursuit import CalibrationResults, calibration_samples
-from itb.bench.scaling import DEFAULT_CALIBRATION
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
-from itb.scenario.units import format_duration, format_rate
+from itb.scenario.units import format_rate
+from itb.study.pursuit_setup import MODEL_DIR, Mechanism, secs, testbed_doc
 
 Say = Callable[[str], None]
-MODEL_DIR = DEFAULT_CALIBRATION.parent
 
 
 def mechanism_name(cc: str, enforce: str) -> str:
     """"nocc-pacing", "reno-application", …; "udt" for the UDT endpoint (cc "udt")."""
-    return "udt" if cc == "udt" else f"{cc}-{enforce}"
+    return Mechanism(cc, enforce).name
 
 
 def model_path(mechanism: str, root: Path = MODEL_DIR) -> Path:
@@ -49,6 +48,7 @@ class CalArgs:
     linear_max: float  # share of C: inputs above it are left out of the fits
     repeat: int
     seed: int
+    open_window: bool = True  # receivers' windows open from the first ACK (RR-6874's receiver)
 
     @property
     def mechanism(self) -> str:
@@ -58,11 +58,7 @@ class CalArgs:
         return {"cc": self.cc, "enforce": self.enforce, "rtts_ms": list(self.rtts_ms),
                 "inputs_bps": list(self.inputs_bps), "seconds": self.seconds,
                 "capacity_bps": self.capacity_bps, "linear_max": self.linear_max,
-                "repeat": self.repeat, "seed": self.seed}
-
-
-def _secs(s: float) -> str:
-    return format_duration(round(s * 1e6))
+                "repeat": self.repeat, "seed": self.seed, "open_window": self.open_window}
 
 
 def gap_s(seconds: float, rtt_ms: float) -> float:
@@ -73,24 +69,22 @@ def gap_s(seconds: float, rtt_ms: float) -> float:
 
 def cell_doc(a: CalArgs, rtt_ms: float) -> tuple[dict, dict[str, int]]:
     transfers, inputs, at = [], {}, 0.0
+    how = Mechanism(a.cc, a.enforce).transfer_fields()
     for k, x in enumerate(a.inputs_bps):
         if not 0 < x <= a.capacity_bps:
             raise ScenarioError(None, "--inputs", f"{format_rate(x)} is not in (0, C = "
                                                   f"{format_rate(a.capacity_bps)}]")
         tid = f"x{k + 1}"
-        how = {"protocol": "udt"} if a.cc == "udt" else {"cc": a.cc, "enforce": a.enforce}
-        transfers.append({"id": tid, "src": "l1", "dst": "r1", "at": _secs(at),
+        transfers.append({"id": tid, "src": "l1", "dst": "r1", "at": secs(at),
                           "volume": f"{max(1, round(x * a.seconds / 8))}B", **how,
                           "profile": [[0, format_rate(x)]]})
         inputs[tid] = x
         at += gap_s(a.seconds, rtt_ms)
     name = f"profcal-{a.mechanism}-rtt{rtt_ms:g}ms"
-    doc = {"testbed": {"name": name[:64], "topology": "dumbbell",
-                       "description": f"profile calibration of {a.mechanism} at RTT {rtt_ms:g} ms"},
-           "dumbbell": {"pairs": 1},
-           "bottleneck": {"rate": format_rate(a.capacity_bps), "rtt": _secs(rtt_ms / 1000)},
+    doc = {**testbed_doc(name, f"profile calibration of {a.mechanism} at RTT {rtt_ms:g} ms",
+                         1, a.capacity_bps, rtt_ms, a.open_window),
            "experiment": {"name": name, "repetitions": a.repeat, "seed": a.seed,
-                          "duration": _secs(math.ceil(at + a.seconds)), "interval": "100ms"},
+                          "duration": secs(math.ceil(at + a.seconds)), "interval": "100ms"},
            "transfer": transfers}
     return doc, inputs
 
@@ -120,6 +114,7 @@ def analyse(sweep: Sweep) -> CalibrationResults:
     mechanism = mechanism_name(a["cc"], a["enforce"])
     try:
         model = fit(samples, mechanism, a["linear_max"] * a["capacity_bps"])
+        model.open_receive_window = a.get("open_window", False)
     except ValueError:
         model = None
     res = CalibrationResults(mechanism=mechanism, capacity_bps=a["capacity_bps"], samples=samples,

@@ -1,0 +1,262 @@
+"""`itb study profile margin|pair|transition`: the profile-pursuit studies of INRIA
+RR-6874 (docs/profile.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from itb.cli.common import csv_option, err, num, out, parse_capacity, study_app, ticker
+
+profile_study_app = typer.Typer(
+    help="Profile pursuit studies (INRIA RR-6874): lateness against margin for one constant "
+    "profile and for two complementary profiles sharing the bottleneck, and the cost of a "
+    "low → high step. See docs/profile.md.", no_args_is_help=True, rich_markup_mode="markdown")
+study_app.add_typer(profile_study_app, name="profile")
+
+CAPACITY = typer.Option(None, "--capacity", help="Bottleneck C, e.g. 1Gbit. [default: from "
+                        "the calibration]")
+OUT_DIR = typer.Option(None, "--out", help="Study directory (default: runs/STUDY-HASH, HASH "
+                       "from the arguments: the same command resumes).")
+SEED = typer.Option(1, "--seed", min=0, help="Seed of the run order.")
+OPEN_WINDOW = typer.Option(True, "--open-window/--no-open-window", help="Receivers advertise "
+                           "their whole buffer from the first ACK (RR-6874's receiver), or grow "
+                           "it as Linux does.")
+
+
+def _margins(text: str) -> tuple[float, ...]:
+    """"0:10:0.5" (percent, from:to:step) or a comma list of percents → shares of C."""
+    from itb.errors import ScenarioError
+
+    try:
+        if ":" in text:
+            lo, hi, step = (float(x) for x in text.split(":"))
+            if step <= 0 or hi < lo:
+                raise ValueError("from:to:step needs to ≥ from and step > 0")
+            n = int(round((hi - lo) / step))
+            values = [lo + k * step for k in range(n + 1)]
+        else:
+            values = [float(x) for x in csv_option(text, "--margins")]
+    except ValueError as e:
+        raise ScenarioError(None, "--margins", f"{text!r}: {e}") from None
+    if not values or any(not 0 <= v < 100 for v in values):
+        raise ScenarioError(None, "--margins", "give percents of C in [0, 100)")
+    return tuple(round(v / 100, 6) for v in values)
+
+
+def _ms(text: str, option: str) -> tuple[float, ...]:
+    from itb.errors import ScenarioError
+    from itb.scenario.units import parse_duration
+
+    try:
+        return tuple(parse_duration(x) / 1000 for x in csv_option(text, option))
+    except ValueError as e:
+        raise ScenarioError(None, option, str(e)) from None
+
+
+def _capacity(text: Optional[str]) -> int:
+    from itb.bench.scaling import make_scale
+
+    return make_scale(factor=None, capacity_bps=parse_capacity(text), transfer_time_s=1.0).capacity_bps
+
+
+def _model(mech, given: Optional[Path]) -> Path:
+    from itb.errors import ScenarioError
+
+    path = given or mech.model_path()
+    if not path.exists():
+        raise ScenarioError(None, "--model", f"{path} does not exist: run `itb profile calibrate "
+                                             f"--cc {mech.cc}"
+                                             + ("" if mech.cc == "udt" else f" --enforce {mech.enforce}")
+                                             + "` first")
+    return path
+
+
+def _go(run, args, kind: str, key: dict, out_dir: Optional[Path]):
+    from itb.bench.sweep import default_dir
+
+    target = out_dir or default_dir(kind, key)
+    err.print(f"study directory: {target}")
+    tick = ticker()
+    res = run(args, target, say=lambda m: err.print(m, highlight=False), tick=tick)
+    tick("")
+    return res
+
+
+def _done(res, thresholds: Table) -> None:
+    out.print(thresholds)
+    out.print(f"results: {res.out / 'results.json'}")
+    out.print(f"report: {res.report}")
+    if res.status != "complete":
+        err.print("interrupted: run the same command again to resume")
+        raise typer.Exit(res.exit_code() if res.signal is not None else 130)
+
+
+def _margin_cell(m) -> str:
+    return "none" if m is None else f"{m * 100:g} %"
+
+
+@profile_study_app.command("margin")
+def margin(
+        mechanism: str = typer.Option("nocc-pacing", "--mechanism", help="nocc-pacing (TCP "
+                                      "without congestion control, paced), udt, or CC-ENFORCE such "
+                                      "as reno-application."),
+        rtt: str = typer.Option("20ms", "--rtt", help="RTTs, comma-separated."),
+        margins: str = typer.Option("0:10:0.5", "--margins", help="Margins m in % of C: "
+                                    "FROM:TO:STEP or a comma list."),
+        seconds: float = typer.Option(60.0, "--seconds", min=1.0, max=3600.0, help="Each "
+                                      "transfer's predicted completion time (sets its volume)."),
+        repeat: int = typer.Option(10, "--repeat", min=1, max=100, help="Repetitions per point."),
+        capacity: Optional[str] = CAPACITY,
+        model: Optional[Path] = typer.Option(None, "--model", help="The mechanism's model. "
+                                             "[default: runs/profile-model-MECHANISM.json]"),
+        open_window: bool = OPEN_WINDOW,
+        out_dir: Optional[Path] = OUT_DIR,
+        seed: int = SEED) -> None:
+    """Lateness of one transfer along a constant profile against the margin m (RR-6874
+    §5.3): it asks for (1 − m)·C at the bottleneck through the calibrated model, which
+    also predicts its completion. Reports the margin from which the lateness stays below
+    1 s and 0.5 s. The defaults (21 margins × 10 repetitions × 60 s) take about 4 hours.
+    """
+    from itb.study.profile_margin import MarginArgs, file_digest, run_margin
+    from itb.study.pursuit_setup import parse_mechanism
+
+    mech = parse_mechanism(mechanism, "--mechanism")
+    a = MarginArgs(mech, _ms(rtt, "--rtt"), _margins(margins), seconds, repeat,
+                   _capacity(capacity), open_window, seed, _model(mech, model))
+    res = _go(run_margin, a, "profile-margin", a.key(file_digest(a.model_path)), out_dir)
+    r = res.results
+    t = Table(title=f"{r.mechanism}: lateness (s) against the margin ({res.status})")
+    for col in ("RTT (ms)", "m", "runs", "failed", "lateness", "95 % ±", "max", "max 1 ms / mean"):
+        t.add_column(col)
+    for p in r.points:
+        t.add_row(f"{p.rtt_ms:g}", f"{p.margin * 100:g} %", str(p.lateness.n),
+                  str(p.lateness.n_failed), num(p.lateness.mean, 3), num(p.lateness.ci95, 3),
+                  num(p.lateness.max, 3), num(p.burst.overshoot, 3))
+    out.print(t)
+    th = Table(title="margin needed")
+    for col in ("RTT (ms)", "lateness below", "from margin"):
+        th.add_column(col)
+    for x in r.thresholds:
+        th.add_row(f"{x.rtt_ms:g}", f"{x.limit_s:g} s", _margin_cell(x.margin))
+    _done(res, th)
+
+
+@profile_study_app.command("pair")
+def pair(
+        pairs: str = typer.Option("nocc-pacing+nocc-pacing,udt+udt,nocc-pacing+udt", "--pairs",
+                                  help="Mechanisms of flows A and B, A+B, comma-separated."),
+        margins: str = typer.Option("1,2.5,5,7.5,10,15,20,25", "--margins", help="Margins m in "
+                                    "% of C: a comma list or FROM:TO:STEP."),
+        rtt: str = typer.Option("12ms", "--rtt", help="RTT of both paths (the document's 12 ms)."),
+        seconds: float = typer.Option(60.0, "--seconds", min=3.0, max=3600.0, help="Each "
+                                      "transfer's predicted time; a step is a third of it."),
+        repeat: int = typer.Option(5, "--repeat", min=1, max=100, help="Repetitions per point."),
+        capacity: Optional[str] = CAPACITY,
+        open_window: bool = OPEN_WINDOW,
+        out_dir: Optional[Path] = OUT_DIR,
+        seed: int = SEED) -> None:
+    """Two complementary step profiles sharing the bottleneck at (1 − m)·C (RR-6874
+    §6.1, figures 14 and 15): each flow's lateness against the margin, for each pair of
+    mechanisms. Uses each mechanism's model (runs/profile-model-*.json). The defaults
+    (3 pairs × 8 margins × 5 repetitions × 60 s) take about 2 hours.
+    """
+    from itb.errors import ScenarioError
+    from itb.study.profile_margin import file_digest
+    from itb.study.profile_pair import PairArgs, run_pair
+    from itb.study.pursuit_setup import parse_mechanism
+
+    combos = []
+    for text in csv_option(pairs, "--pairs"):
+        if text.count("+") != 1:
+            raise ScenarioError(None, "--pairs", f"{text!r}: give two mechanisms, A+B")
+        a_text, b_text = text.split("+")
+        combos.append((parse_mechanism(a_text, "--pairs"), parse_mechanism(b_text, "--pairs")))
+    models = {m.name: _model(m, None) for c in combos for m in c}
+    rtts = _ms(rtt, "--rtt")
+    if len(rtts) != 1:
+        raise ScenarioError(None, "--rtt", "give one RTT")
+    a = PairArgs(tuple(combos), _margins(margins), rtts[0], seconds, repeat, _capacity(capacity),
+                 open_window, seed, models)
+    key = a.key({n: file_digest(p) for n, p in sorted(models.items())})
+    res = _go(run_pair, a, "profile-pair", key, out_dir)
+    r = res.results
+    t = Table(title=f"lateness (s) of each flow against the margin ({res.status})")
+    for col in ("pair", "m", "flow", "runs", "failed", "lateness", "95 % ±", "max"):
+        t.add_column(col)
+    for p in r.points:
+        for f in p.flows:
+            t.add_row(p.combo, f"{p.margin * 100:g} %", f"{f.flow} ({f.mechanism})",
+                      str(f.lateness.n), str(f.lateness.n_failed), num(f.lateness.mean, 3),
+                      num(f.lateness.ci95, 3), num(f.lateness.max, 3))
+    out.print(t)
+    th = Table(title="margin needed")
+    for col in ("pair", "flow", "lateness below", "from margin"):
+        th.add_column(col)
+    for x in r.thresholds:
+        th.add_row(x.combo, f"{x.flow} ({x.mechanism})", f"{x.limit_s:g} s", _margin_cell(x.margin))
+    _done(res, th)
+
+
+@profile_study_app.command("transition")
+def transition(
+        mechanisms: str = typer.Option("nocc-pacing,reno-application,udt", "--mechanisms",
+                                       help="Mechanisms, comma-separated."),
+        rtt: str = typer.Option("10ms,100ms", "--rtt", help="RTTs, comma-separated."),
+        low: str = typer.Option("10Mbit", "--low", help="The low rate every step starts from."),
+        heights: str = typer.Option("100Mbit,200Mbit,400Mbit,600Mbit,800Mbit", "--heights",
+                                    help="The high rates, comma-separated."),
+        hold: float = typer.Option(4.0, "--hold", min=0.5, max=600.0, help="Seconds at each high rate."),
+        low_hold: float = typer.Option(3.0, "--low-hold", min=0.5, max=600.0,
+                                       help="Seconds at the low rate before each step."),
+        repeat: int = typer.Option(3, "--repeat", min=1, max=100, help="Repetitions per cell."),
+        capacity: Optional[str] = CAPACITY,
+        open_window: bool = OPEN_WINDOW,
+        out_dir: Optional[Path] = OUT_DIR,
+        seed: int = SEED) -> None:
+    """The cost of a low → high step in seconds of the high rate, against RTT and step
+    height, for each mechanism (RR-6874 §6.2, figure 17): paced TCP without congestion
+    control, UDT, and Reno held by an application cap. No model is needed: the inputs are
+    asked as they are. The defaults (3 mechanisms × 2 RTTs × 3 repetitions of 38 s)
+    take about 10 minutes.
+    """
+    from itb.errors import ScenarioError
+    from itb.scenario.units import parse_rate
+    from itb.study.profile_transition import TransitionArgs, run_transition
+    from itb.study.pursuit_setup import parse_mechanism
+
+    def rate(text: str, option: str) -> int:
+        try:
+            r = parse_rate(text, lo=1_000, hi=100_000_000_000)
+        except ValueError as e:
+            raise ScenarioError(None, option, str(e)) from None
+        if r is None:
+            raise ScenarioError(None, option, "give a finite rate")
+        return r
+
+    a = TransitionArgs(tuple(parse_mechanism(m, "--mechanisms") for m in csv_option(mechanisms, "--mechanisms")),
+                       _ms(rtt, "--rtt"), rate(low, "--low"),
+                       tuple(rate(h, "--heights") for h in csv_option(heights, "--heights")),
+                       hold, low_hold, repeat, _capacity(capacity), open_window, seed)
+    res = _go(run_transition, a, "profile-transition", a.key(), out_dir)
+    r = res.results
+    t = Table(title=f"cost of a {a.low_bps / 1e6:g} Mbit/s → high step (ms) ({res.status})")
+    for col in ("mechanism", "RTT (ms)", "high (Mbit/s)", "runs", "cost", "95 % ±", "max", "reach"):
+        t.add_column(col)
+    for p in r.points:
+        c = p.cost
+
+        def ms(x):
+            return num(None if x is None else x * 1000, 1)
+
+        t.add_row(p.mechanism, f"{p.rtt_ms:g}", f"{p.high_bps / 1e6:g}", str(c.n), ms(c.mean),
+                  ms(c.ci95), ms(c.max), ms(p.reach.mean))
+    out.print(t)
+    out.print(f"results: {res.out / 'results.json'}")
+    out.print(f"report: {res.report}")
+    if res.status != "complete":
+        err.print("interrupted: run the same command again to resume")
+        raise typer.Exit(res.exit_code() if res.signal is not None else 130)

@@ -1,0 +1,251 @@
+"""Reports of the profile-pursuit studies (`itb study profile margin|pair|transition`):
+lateness against margin with 95 % intervals (RR-6874 figures 11, 12, 14, 15), profile
+against achieved rate over time from the bottleneck's 1 ms log (figures 13 and 16), and
+the transition cost against height and RTT (figure 17)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from itb.analysis.cells import cell_table
+from itb.analysis.pursuit import BOTTLENECK
+from itb.analysis.pursuit_studies import MarginResults, PairResults, TransitionResults
+from itb.analysis.series import select_link
+from itb.engine import rundir
+from itb.report.figures import plt, save_figure
+from itb.report.html import figure, render
+
+LIMITS_S = (1.0, 0.5)
+
+
+def _lateness_axes(ax, title: str) -> None:
+    for lim, style in zip(LIMITS_S, (":", "--")):
+        ax.axhline(lim, color="grey", lw=0.8, ls=style)
+    ax.axhline(0, color="k", lw=0.6)
+    ax.set_xlabel("margin m (% of C)")
+    ax.set_ylabel("lateness (s): measured − predicted")
+    ax.set_title(title, fontsize=9)
+    ax.grid(alpha=0.3)
+
+
+def margin_figure(res: MarginResults, path: Path) -> Path | None:
+    if not res.points:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for k, rtt in enumerate(sorted({p.rtt_ms for p in res.points})):
+        pts = [p for p in res.points if p.rtt_ms == rtt and p.lateness.mean is not None]
+        ax.errorbar([p.margin * 100 for p in pts], [p.lateness.mean for p in pts],
+                    yerr=[p.lateness.ci95 or 0 for p in pts], fmt="o-", ms=3, capsize=2,
+                    color=f"C{k}", label=f"RTT {rtt:g} ms")
+    _lateness_axes(ax, f"{res.mechanism}: constant profile at (1 − m)·C, ~{res.seconds:g} s")
+    ax.legend(fontsize=8)
+    return save_figure(fig, path)
+
+
+def overshoot_figure(points, path: Path, label) -> Path | None:
+    """Largest 1 ms wire rate over the mean, against the margin."""
+    groups: dict[str, list] = {}
+    for p in points:
+        if p.burst.overshoot is not None:
+            groups.setdefault(label(p), []).append(p)
+    if not groups:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 3.4))
+    for k, (name, pts) in enumerate(groups.items()):
+        ax.plot([p.margin * 100 for p in pts], [p.burst.overshoot for p in pts], "o-", ms=3,
+                color=f"C{k}", label=name)
+    ax.set_xlabel("margin m (% of C)")
+    ax.set_ylabel("max 1 ms / mean wire rate")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return save_figure(fig, path)
+
+
+def _rate_series(out: Path, cell: dict, repetition: int, bin_s: float = 0.01):
+    """(t from the first transfer's start (s), wire Mbit/s per bin) at the bottleneck."""
+    bn, tr = cell_table(out, cell, "bottleneck"), cell_table(out, cell, "transfers")
+    if bn is None or tr is None:
+        return None, None, None
+    fwd = select_link(bn, "forward", BOTTLENECK)
+    rows = fwd[fwd["repetition"] == repetition]
+    mine = tr[tr["repetition"] == repetition]
+    if rows.empty or mine.empty:
+        return None, None, None
+    t0 = float(mine["start_ns"].min())
+    t = (rows["t_ns"].to_numpy(dtype=float) - t0) / 1e9
+    k = np.floor(t / bin_s).astype(int)
+    keep = k >= -int(1 / bin_s)
+    k, bits = k[keep], rows["bytes"].to_numpy(dtype=float)[keep] * 8
+    lo = k.min()
+    rate = np.bincount(k - lo, weights=bits) / bin_s / 1e6
+    return (np.arange(rate.size) + lo) * bin_s, rate, mine
+
+
+def _steps_line(steps, until: float):
+    xs, ys = [], []
+    for k, (at, r) in enumerate(steps):
+        end = steps[k + 1][0] / 1e6 if k + 1 < len(steps) else until
+        xs += [at / 1e6, end]
+        ys += [r / 1e6, r / 1e6]
+    return xs, ys
+
+
+def pair_over_time(out: Path, state: dict, res: PairResults, path: Path) -> Path | None:
+    """Each combination at its smallest margin of 5 % or more, repetition 1: the pair's
+    wire rate at the bottleneck (10 ms bins) against the sum of the wanted throughputs,
+    and each flow's goodput (the receivers' samples) against its own."""
+    cells = {c["name"]: c for c in state["cells"]}
+    picks = []
+    for combo in dict.fromkeys(p.combo for p in res.points):
+        mine = sorted((p for p in res.points if p.combo == combo), key=lambda p: p.margin)
+        pick = next((p for p in mine if p.margin >= 0.05), mine[-1])
+        picks.append((pick, cells.get(f"{combo}-m{pick.margin * 100:g}")))
+    picks = [(p, c) for p, c in picks if c is not None]
+    if not picks:
+        return None
+    fig, axes = plt.subplots(len(picks), 1, figsize=(9, 3 * len(picks)), squeeze=False)
+    cap = res.capacity_bps
+    for ax, (p, cell) in zip(axes[:, 0], picks):
+        t, rate, _tr = _rate_series(out, cell, 1)
+        if t is None:
+            continue
+        ax.plot(t, rate, lw=0.6, color="0.4", label="pair, bottleneck (wire, 10 ms)")
+        until = float(t.max())
+        want = (1 - p.margin) * cap / 1e6
+        ax.axhline(want, color="k", lw=0.8, ls=":", label="(1 − m)·C: both wanted together")
+        samples = cell_table(out, cell, "samples")
+        for k, f in enumerate(p.flows):
+            shares = (0.25, 0.75, 0.5) if f.flow == "A" else (0.75, 0.25, 0.5)
+            step_s = state["args"]["seconds"] / 3
+            wanted = [(round(i * step_s * 1e6), sh * (1 - p.margin) * cap) for i, sh in enumerate(shares)]
+            xs, ys = _steps_line(wanted, until)
+            ax.plot(xs, ys, color=f"C{k}", lw=1, ls="--", label=f"{f.flow} wanted ({f.mechanism})")
+            if samples is not None and "goodput_bps" in samples:
+                g = samples[(samples["repetition"] == 1) & (samples["transfer"] == f.flow)]
+                g = g.groupby("t_ns", as_index=False)["goodput_bps"].sum()
+                if len(g):
+                    t0 = float(_tr["start_ns"].min())
+                    ax.plot((g["t_ns"] - t0) / 1e9, g["goodput_bps"] / 1e6, color=f"C{k}",
+                            lw=1, label=f"{f.flow} goodput (receiver, 100 ms)")
+        ax.set_title(f"{p.combo}, m = {p.margin * 100:g} %, repetition 1", fontsize=9)
+        ax.set_ylabel("Mbit/s")
+        ax.set_xlim(-0.5, until)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=6, ncol=2, loc="lower left")
+    axes[-1, 0].set_xlabel("time from the start (s)")
+    return save_figure(fig, path)
+
+
+def pair_figure(res: PairResults, path: Path) -> Path | None:
+    combos = list(dict.fromkeys(p.combo for p in res.points))
+    if not combos:
+        return None
+    fig, axes = plt.subplots(1, len(combos), figsize=(4.5 * len(combos), 3.8), squeeze=False,
+                             sharey=True)
+    for ax, combo in zip(axes[0], combos):
+        pts = [p for p in res.points if p.combo == combo]
+        for k in range(len(pts[0].flows)):
+            ok = [p for p in pts if p.flows[k].lateness.mean is not None]
+            f = pts[0].flows[k]
+            ax.errorbar([p.margin * 100 for p in ok], [p.flows[k].lateness.mean for p in ok],
+                        yerr=[p.flows[k].lateness.ci95 or 0 for p in ok], fmt="o-", ms=3,
+                        capsize=2, color=f"C{k}", label=f"flow {f.flow} ({f.mechanism})")
+        _lateness_axes(ax, combo)
+        ax.legend(fontsize=7)
+    return save_figure(fig, path)
+
+
+def transition_figure(res: TransitionResults, path: Path) -> Path | None:
+    rtts = sorted({p.rtt_ms for p in res.points})
+    if not rtts:
+        return None
+    fig, axes = plt.subplots(1, len(rtts), figsize=(4.8 * len(rtts), 3.8), squeeze=False,
+                             sharey=True)
+    mechs = list(dict.fromkeys(p.mechanism for p in res.points))
+    for ax, rtt in zip(axes[0], rtts):
+        for k, mech in enumerate(mechs):
+            pts = [p for p in res.points if p.rtt_ms == rtt and p.mechanism == mech
+                   and p.cost.mean is not None]
+            ax.errorbar([p.high_bps / 1e6 for p in pts], [p.cost.mean * 1000 for p in pts],
+                        yerr=[(p.cost.ci95 or 0) * 1000 for p in pts], fmt="o-", ms=3,
+                        capsize=2, color=f"C{k}", label=mech)
+        ax.set_title(f"RTT {rtt:g} ms", fontsize=9)
+        ax.set_xlabel("high rate (Mbit/s)")
+        ax.set_yscale("symlog", linthresh=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel("cost of the step (ms)")
+    return save_figure(fig, path)
+
+
+def transition_closeup(out: Path, state: dict, res: TransitionResults, path: Path) -> Path | None:
+    """The largest step of every cell, repetition 1: the 1 ms wire rate from 0.2 s before
+    to 1.5 s after the date, against the step."""
+    a = state["args"]
+    h = max(a["heights_bps"])
+    k_h = a["heights_bps"].index(h)
+    t_step = a["low_hold_s"] + k_h * (a["hold_s"] + a["low_hold_s"])
+    cells = state["cells"]
+    rtts = sorted({c["rtt_ms"] for c in cells})
+    fig, axes = plt.subplots(1, len(rtts), figsize=(4.8 * len(rtts), 3.6), squeeze=False,
+                             sharey=True)
+    drew = False
+    for ax, rtt in zip(axes[0], rtts):
+        for k, cell in enumerate(c for c in cells if c["rtt_ms"] == rtt):
+            t, rate, _tr = _rate_series(out, cell, 1, bin_s=0.001)
+            if t is None:
+                continue
+            sel = (t >= t_step - 0.2) & (t <= t_step + 1.5)
+            ax.plot(t[sel] - t_step, rate[sel], lw=0.6, color=f"C{k}", label=cell["mechanism"])
+            drew = True
+        ax.plot([-0.2, 0, 0, 1.5], [a["low_bps"] / 1e6, a["low_bps"] / 1e6, h / 1e6, h / 1e6],
+                "k--", lw=0.8, label="step (payload)")
+        ax.set_title(f"RTT {rtt:g} ms: {a['low_bps'] / 1e6:g} → {h / 1e6:g} Mbit/s", fontsize=9)
+        ax.set_xlabel("time from the step's date (s)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    axes[0, 0].set_ylabel("wire rate at the bottleneck, 1 ms (Mbit/s)")
+    return save_figure(fig, path) if drew else None
+
+
+def _render(out: Path, template: str, state: dict, res, made) -> Path:
+    rep = out / "report"
+    figs = []
+    for make, name, caption in made:
+        f = make(rep / name)
+        if f:
+            figs.append(figure(f, caption))
+    cal_path = out / "calibration.json"
+    return render(template, rep / "report.html", state=state, res=res, figs=figs,
+                  calibration=rundir.read_json(cal_path) if cal_path.exists() else None)
+
+
+def build_margin_report(out: Path, state: dict, res: MarginResults) -> Path:
+    return _render(out, "profile_margin.html.j2", state, res, [
+        (lambda p: margin_figure(res, p), "lateness.png",
+         "Lateness (measured − predicted completion) against the margin: mean over the repetitions "
+         "with its 95 % interval; dotted 1 s, dashed 0.5 s"),
+        (lambda p: overshoot_figure(res.points, p, lambda x: f"RTT {x.rtt_ms:g} ms"), "overshoot.png",
+         "The largest 1 ms wire rate at the bottleneck over the mean, while the transfer sent")])
+
+
+def build_pair_report(out: Path, state: dict, res: PairResults) -> Path:
+    return _render(out, "profile_pair.html.j2", state, res, [
+        (lambda p: pair_figure(res, p), "lateness.png",
+         "Each flow's lateness against the margin: mean with its 95 % interval; dotted 1 s, dashed 0.5 s"),
+        (lambda p: pair_over_time(out, state, res, p), "over-time.png",
+         "Wanted against achieved, one repetition: the pair's wire rate at the bottleneck (10 ms bins of "
+         "the emulator's 1 ms log) and each flow's goodput at its receiver"),
+        (lambda p: overshoot_figure(res.points, p, lambda x: x.combo), "overshoot.png",
+         "The pair's largest 1 ms wire rate at the bottleneck over its mean")])
+
+
+def build_transition_report(out: Path, state: dict, res: TransitionResults) -> Path:
+    return _render(out, "profile_transition.html.j2", state, res, [
+        (lambda p: transition_figure(res, p), "cost.png",
+         "Cost of a low → high step (the largest data deficit against the sender's level, in ms at "
+         "that level) against the high rate: mean with its 95 % interval"),
+        (lambda p: transition_closeup(out, state, res, p), "closeup.png",
+         "Close-up of the largest step, repetition 1: the bottleneck's 1 ms wire rate")])

@@ -1,0 +1,167 @@
+"""`itb study profile pair` (docs/profile.md): two complementary step profiles sharing
+one bottleneck (INRIA RR-6874 §3.4 and §6.1, figures 3, 14 and 15).
+
+With C' = (1 − m)·C, flow A asks for 0.25·C', then 0.75·C', then 0.5·C' of throughput
+at the bottleneck, and flow B for 0.75·C', 0.25·C', 0.5·C', each step a third of
+`--seconds`: together they ask for C' at every moment and both should end on the
+common last step. Each flow's input profile comes from its mechanism's model (eq. 3),
+its volume is what the model's goodputs (eq. 6) deliver in `--seconds`, and its
+lateness is measured − predicted completion. One cell per (pair of mechanisms, margin);
+both flows start at the same date (ITB's dispatch error is recorded: well under 1 ms).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from itb.analysis.cells import cell_table
+from itb.analysis.profile_model import Model
+from itb.analysis.pursuit import BOTTLENECK
+from itb.analysis.pursuit_studies import (
+    PairFlow,
+    PairPoint,
+    PairResults,
+    PairThreshold,
+    burst_of,
+    margin_needed,
+    pooled_burst,
+    spread,
+)
+from itb.analysis.series import select_link
+from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
+from itb.errors import ScenarioError
+from itb.scenario.units import format_rate
+from itb.study.pursuit_setup import Mechanism, secs, testbed_doc
+
+Say = Callable[[str], None]
+SHARES = {"A": (0.25, 0.75, 0.5), "B": (0.75, 0.25, 0.5)}
+LIMITS_S = (1.0, 0.5)
+
+
+@dataclass(frozen=True)
+class PairArgs:
+    combos: tuple[tuple[Mechanism, Mechanism], ...]  # (flow A's, flow B's)
+    margins: tuple[float, ...]
+    rtt_ms: float
+    seconds: float
+    repeat: int
+    capacity_bps: int
+    open_window: bool
+    seed: int
+    models: dict[str, Path]  # mechanism name → model file
+
+    def key(self, digests: dict[str, str]) -> dict:
+        return {"combos": [[a.name, b.name] for a, b in self.combos], "margins": list(self.margins),
+                "rtt_ms": self.rtt_ms, "seconds": self.seconds, "repeat": self.repeat,
+                "capacity_bps": self.capacity_bps, "open_window": self.open_window,
+                "seed": self.seed, "models": digests}
+
+
+def combo_name(a: Mechanism, b: Mechanism) -> str:
+    return f"{a.name}+{b.name}"
+
+
+def plan_flow(model: Model, flow: str, capacity_bps: int, margin: float, rtt_ms: float,
+              seconds: float) -> dict:
+    """One flow's throughput steps, the inputs that give them, its volume and prediction."""
+    if not 0 <= margin < 1:
+        raise ScenarioError(None, "--margins", f"{margin:g} is not a share of C in [0, 1)")
+    step_us = round(seconds / 3 * 1e6)
+    wanted = tuple((k * step_us, round(share * (1 - margin) * capacity_bps))
+                   for k, share in enumerate(SHARES[flow]))
+    asked = model.input_profile(wanted, rtt_ms)
+    goods = [model.goodput_for_throughput(r, rtt_ms) for _t, r in wanted]
+    if any(g <= 0 for g in goods) or any(x > capacity_bps * 1.2 for _t, x in asked):
+        raise ScenarioError(None, "--margins", f"flow {flow} at margin {margin:g}: outside "
+                                               f"what the model of {model.mechanism} covers")
+    volume = max(1, round(sum(goods) * seconds / 3 / 8))
+    return {"flow": flow, "input_steps": [list(s) for s in asked], "volume": volume,
+            "predicted_s": model.completion_s(wanted, volume, rtt_ms)}
+
+
+def cell_doc(a: PairArgs, combo: tuple[Mechanism, Mechanism], margin: float,
+             flows: list[dict]) -> dict:
+    name = f"pair-{combo_name(*combo)}-m{margin * 100:g}".replace("+", "_")
+    transfers = []
+    for k, (mech, f) in enumerate(zip(combo, flows), start=1):
+        transfers.append({"id": f["flow"], "src": f"l{k}", "dst": f"r{k}",
+                          "volume": f"{f['volume']}B", **mech.transfer_fields(),
+                          "profile": [[t / 1e6, format_rate(x)] for t, x in f["input_steps"]]})
+    longest = max(f["predicted_s"] for f in flows)
+    return {**testbed_doc(name, f"two complementary profiles at (1 - {margin:g})·C: "
+                                f"{combo_name(*combo)}", 2, a.capacity_bps, a.rtt_ms,
+                          a.open_window),
+            "experiment": {"name": name, "repetitions": a.repeat, "seed": a.seed,
+                           "duration": secs(math.ceil(1.5 * longest + 10)), "interval": "100ms"},
+            "transfer": transfers}
+
+
+def sweep_of(a: PairArgs, models: dict[str, Model], digests: dict[str, str], out: Path) -> Sweep:
+    if not a.combos or not a.margins:
+        raise ScenarioError(None, "--pairs" if not a.combos else "--margins", "give at least one")
+    cells = []
+    for combo in a.combos:
+        for m in a.margins:
+            flows = [plan_flow(models[mech.name], f, a.capacity_bps, m, a.rtt_ms, a.seconds)
+                     for mech, f in zip(combo, "AB")]
+            info = {"combo": combo_name(*combo), "mechanisms": [c.name for c in combo],
+                    "margin": m, "rtt_ms": a.rtt_ms, "flows": flows}
+            cells.append(SweepCell(f"{combo_name(*combo)}-m{m * 100:g}",
+                                   cell_doc(a, combo, m, flows), info))
+    return Sweep(out, "profile-pair", a.key(digests), cells, a.repeat, a.seed)
+
+
+def analyse(sweep: Sweep) -> PairResults:
+    a = sweep.state["args"]
+    points = []
+    for cell in sweep.state["cells"]:
+        tr = cell_table(sweep.out, cell, "transfers")
+        bn = cell_table(sweep.out, cell, "bottleneck")
+        fwd = select_link(bn, "forward", BOTTLENECK) if bn is not None else None
+        flows, bursts = [], []
+        for mech, f in zip(cell["mechanisms"], cell["flows"]):
+            late, failed = [], 0
+            rows = tr[tr["transfer"] == f["flow"]] if tr is not None else []
+            for row in (rows.itertuples() if len(rows) else []):
+                if not row.ok or not math.isfinite(row.completion_s):
+                    failed += 1
+                else:
+                    late.append(row.completion_s - f["predicted_s"])
+            flows.append(PairFlow(flow=f["flow"], mechanism=mech,
+                                  input_steps=[tuple(s) for s in f["input_steps"]],
+                                  volume=f["volume"], predicted_s=f["predicted_s"],
+                                  lateness=spread(late, failed)))
+        if tr is not None and fwd is not None:
+            for rep, g in tr.groupby("repetition"):
+                lo, hi = g["start_ns"].min(), g["end_ns"].max()
+                if math.isfinite(lo) and math.isfinite(hi):
+                    bursts.append(burst_of(fwd[fwd["repetition"] == rep], lo, hi))
+        points.append(PairPoint(combo=cell["combo"], margin=cell["margin"], rtt_ms=cell["rtt_ms"],
+                                flows=flows, burst=pooled_burst(bursts)))
+    points.sort(key=lambda p: (p.combo, p.margin))
+    thresholds = []
+    for combo in dict.fromkeys(p.combo for p in points):
+        mine = [p for p in points if p.combo == combo]
+        for k, f in enumerate(mine[0].flows):
+            for lim in LIMITS_S:
+                thresholds.append(PairThreshold(
+                    combo=combo, flow=f.flow, mechanism=f.mechanism, limit_s=lim,
+                    margin=margin_needed([(p.margin, p.flows[k].lateness) for p in mine], lim)))
+    res = PairResults(capacity_bps=a["capacity_bps"], seconds=a["seconds"],
+                      open_window=a["open_window"], points=points, thresholds=thresholds)
+    res.save(sweep.out / "results.json")
+    return res
+
+
+def run_pair(a: PairArgs, out: Path, say: Say = print,
+             tick: Say = lambda s: None) -> Outcome[PairResults]:
+    from itb.report.profile_studies import build_pair_report
+    from itb.study.profile_margin import file_digest
+
+    models = {name: Model.load(path) for name, path in a.models.items()}
+    digests = {name: file_digest(path) for name, path in sorted(a.models.items())}
+    return drive(sweep_of(a, models, digests, out), analyse,
+                 lambda sw, res: build_pair_report(out, sw.state, res), say, tick)

@@ -1,0 +1,166 @@
+"""`itb study profile transition` (docs/profile.md): what a step from a low rate to a
+high one costs each mechanism, in seconds, against RTT and step height (INRIA RR-6874
+§6.2, figures 16 and 17).
+
+One cell per (mechanism, RTT): a one-pair dumbbell at C whose one transfer follows
+`--low` for `--low-hold` seconds, then each height of `--heights` for `--hold` seconds,
+each followed by `--low` again (then a tail: `profile_of`). The inputs are asked as they are (no model). Each
+low → high step is measured at the bottleneck (`itb.analysis.transition`): its cost,
+the largest deficit against the sender's level over the step, and the time to reach 95 %
+of that level. The level is the step's rate on the wire (rate × 1514/1448) for TCP,
+which keeps it exactly, and UDT's own level, measured over the last `LEVEL_S` of the
+step, since UDT runs a few % above the rate it is set to.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from itb.analysis import transition as tr_cost
+from itb.analysis.cells import cell_table
+from itb.analysis.fairshare import tcp_payload_share
+from itb.analysis.pursuit import BOTTLENECK
+from itb.analysis.pursuit_studies import TransitionPoint, TransitionResults, TransitionRun, spread
+from itb.analysis.series import select_link
+from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
+from itb.errors import ScenarioError
+from itb.scenario import profile as profiles
+from itb.scenario.units import format_rate
+from itb.study.pursuit_setup import Mechanism, secs, testbed_doc
+
+Say = Callable[[str], None]
+LEVEL_S = 1.0  # UDT's level: its mean rate over the last second of the high step
+LEVEL_FROM = {"tcp": "the step's rate on the wire (× 1514/1448)",
+              "udt": f"the sender's mean wire rate over the last {LEVEL_S:g} s of the step"}
+
+
+@dataclass(frozen=True)
+class TransitionArgs:
+    mechanisms: tuple[Mechanism, ...]
+    rtts_ms: tuple[float, ...]
+    low_bps: int
+    heights_bps: tuple[int, ...]
+    hold_s: float  # each high step
+    low_hold_s: float  # each low step
+    repeat: int
+    capacity_bps: int
+    open_window: bool
+    seed: int
+
+    def key(self) -> dict:
+        return {"mechanisms": [m.name for m in self.mechanisms], "rtts_ms": list(self.rtts_ms),
+                "low_bps": self.low_bps, "heights_bps": list(self.heights_bps),
+                "hold_s": self.hold_s, "low_hold_s": self.low_hold_s, "repeat": self.repeat,
+                "capacity_bps": self.capacity_bps, "open_window": self.open_window,
+                "seed": self.seed}
+
+
+TAIL_SHARE = 0.1  # the volume's extra over the profile's last low step
+
+
+def profile_of(a: TransitionArgs) -> tuple[tuple[tuple[int, int], ...], list[int], int]:
+    """The steps (µs, bit/s), the dates of the low → high steps, and the volume. After the
+    last low step comes a tail at the largest height, and the volume is what the profile
+    allows until the tail plus TAIL_SHARE: a sender that runs ahead of its profile (UDT)
+    is still sending through the last measured step, one that keeps it ends soon after."""
+    for h in a.heights_bps:
+        if not a.low_bps < h <= a.capacity_bps:
+            raise ScenarioError(None, "--heights", f"{format_rate(h)} is not between the low "
+                                                   f"rate {format_rate(a.low_bps)} and C")
+    steps, ups, t = [(0, a.low_bps)], [], a.low_hold_s
+    for h in a.heights_bps:
+        steps.append((round(t * 1e6), h))
+        ups.append(round(t * 1e6))
+        t += a.hold_s
+        steps.append((round(t * 1e6), a.low_bps))
+        t += a.low_hold_s
+    steps.append((round(t * 1e6), max(a.heights_bps)))
+    volume = math.floor(profiles.bits_by(tuple(steps), round(t * 1e6)) * (1 + TAIL_SHARE) / 8)
+    return tuple(steps), ups, volume
+
+
+def cell_doc(a: TransitionArgs, mech: Mechanism, rtt_ms: float) -> dict:
+    steps, _ups, volume = profile_of(a)
+    name = f"transition-{mech.name}-rtt{rtt_ms:g}"
+    needs = profiles.time_to_send_us(steps, volume) / 1e6
+    return {**testbed_doc(name, f"low → high steps, {mech.name}, RTT {rtt_ms:g} ms", 1,
+                          a.capacity_bps, rtt_ms, a.open_window),
+            "experiment": {"name": name, "repetitions": a.repeat, "seed": a.seed,
+                           "duration": secs(math.ceil(needs * 1.5 + 10)), "interval": "100ms"},
+            "transfer": [{"id": "s", "src": "l1", "dst": "r1", "volume": f"{volume}B",
+                          **mech.transfer_fields(),
+                          "profile": [[t / 1e6, format_rate(r)] for t, r in steps]}]}
+
+
+def sweep_of(a: TransitionArgs, out: Path) -> Sweep:
+    if not a.mechanisms or not a.rtts_ms or not a.heights_bps:
+        raise ScenarioError(None, "--mechanisms" if not a.mechanisms else
+                            "--rtt" if not a.rtts_ms else "--heights", "give at least one")
+    cells = [SweepCell(f"{m.name}-rtt{rtt:g}ms", cell_doc(a, m, rtt),
+                       {"mechanism": m.name, "protocol": m.protocol, "rtt_ms": rtt})
+             for m in a.mechanisms for rtt in a.rtts_ms]
+    return Sweep(out, "profile-transition", a.key(), cells, a.repeat, a.seed)
+
+
+def measure(rows, start_ns: int, a_args: dict, protocol: str) -> list[tuple]:
+    """(height, level, cost, reach) of every low → high step of one transfer."""
+    out = []
+    share = tcp_payload_share(1500)
+    t = a_args["low_hold_s"]
+    for h in a_args["heights_bps"]:
+        t0 = start_ns + t * 1e9
+        end = t0 + a_args["hold_s"] * 1e9
+        if protocol == "udt":
+            lvl = tr_cost.level(rows, end - LEVEL_S * 1e9, end)
+        else:
+            lvl = h / share
+        c = tr_cost.cost(rows, t0, lvl, a_args["hold_s"]) if lvl else None
+        r = tr_cost.reach(rows, t0, lvl, a_args["hold_s"]) if lvl else None
+        out.append((h, lvl, c, r))
+        t += a_args["hold_s"] + a_args["low_hold_s"]
+    return out
+
+
+def analyse(sweep: Sweep) -> TransitionResults:
+    a = sweep.state["args"]
+    runs, failed = [], 0
+    for cell in sweep.state["cells"]:
+        tr = cell_table(sweep.out, cell, "transfers")
+        bn = cell_table(sweep.out, cell, "bottleneck")
+        if tr is None or bn is None:
+            continue
+        fwd = select_link(bn, "forward", BOTTLENECK)
+        for row in tr[tr["transfer"] == "s"].itertuples():
+            if not row.ok:
+                failed += 1
+            if not math.isfinite(row.start_ns):
+                continue
+            rows = fwd[fwd["repetition"] == row.repetition]
+            for h, lvl, c, r in measure(rows, int(row.start_ns), a, cell["protocol"]):
+                runs.append(TransitionRun(mechanism=cell["mechanism"], rtt_ms=cell["rtt_ms"],
+                                          repetition=int(row.repetition), low_bps=a["low_bps"],
+                                          high_bps=h, level_bps=lvl, cost_s=c, reach_s=r))
+    points = []
+    for (mech, rtt, h) in dict.fromkeys((r.mechanism, r.rtt_ms, r.high_bps) for r in runs):
+        mine = [r for r in runs if (r.mechanism, r.rtt_ms, r.high_bps) == (mech, rtt, h)]
+        points.append(TransitionPoint(mechanism=mech, rtt_ms=rtt, low_bps=a["low_bps"], high_bps=h,
+                                      cost=spread(r.cost_s for r in mine),
+                                      reach=spread(r.reach_s for r in mine)))
+    points.sort(key=lambda p: (p.mechanism, p.rtt_ms, p.high_bps))
+    res = TransitionResults(capacity_bps=a["capacity_bps"], open_window=a["open_window"],
+                            hold_s=a["hold_s"], level_from="; ".join(f"{k}: {v}" for k, v in
+                                                                      LEVEL_FROM.items()),
+                            points=points, runs=runs, failed=failed)
+    res.save(sweep.out / "results.json")
+    return res
+
+
+def run_transition(a: TransitionArgs, out: Path, say: Say = print,
+                   tick: Say = lambda s: None) -> Outcome[TransitionResults]:
+    from itb.report.profile_studies import build_transition_report
+
+    return drive(sweep_of(a, out), analyse,
+                 lambda sw, res: build_transition_report(out, sw.state, res), say, tick)

@@ -1,0 +1,72 @@
+"""What the profile-pursuit studies share (docs/profile.md): the mechanisms by name, the
+scenario fields that select one, and the dumbbell every cell runs on.
+
+A mechanism is a congestion control with an enforcement ("nocc-pacing": TCP without
+congestion control, paced; "reno-application": Reno held by its writes), or "udt": the
+UDT endpoint with its own rate controller (INRIA RR-6874 §2).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from itb.bench.scaling import DEFAULT_CALIBRATION
+from itb.errors import ScenarioError
+from itb.scenario.algorithms import KNOWN_CCS
+from itb.scenario.units import format_duration, format_rate
+
+MODEL_DIR = DEFAULT_CALIBRATION.parent
+ENFORCEMENTS = ("pacing", "application")
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    cc: str  # a TCP congestion control, or "udt"
+    enforce: str = "pacing"
+
+    @property
+    def name(self) -> str:
+        """"nocc-pacing", "reno-application", …; "udt" for the UDT endpoint."""
+        return "udt" if self.cc == "udt" else f"{self.cc}-{self.enforce}"
+
+    @property
+    def protocol(self) -> str:
+        return "udt" if self.cc == "udt" else "tcp"
+
+    def transfer_fields(self) -> dict:
+        """The fields of a scenario's [[transfer]] that select it."""
+        return {"protocol": "udt"} if self.cc == "udt" else {"cc": self.cc, "enforce": self.enforce}
+
+    def model_path(self, root: Path = MODEL_DIR) -> Path:
+        """Where `itb profile calibrate` keeps its model."""
+        return root / f"profile-model-{self.name}.json"
+
+
+def parse_mechanism(text: str, option: str) -> Mechanism:
+    """"nocc-pacing", "reno-application", "cubic" (paced), "udt"; ScenarioError otherwise."""
+    name = text.strip()
+    if name == "udt":
+        return Mechanism("udt")
+    cc, _, enforce = name.partition("-")
+    enforce = enforce or "pacing"
+    if cc not in KNOWN_CCS or enforce not in ENFORCEMENTS:
+        raise ScenarioError(None, option, f"{text!r}: give udt, or a congestion control and "
+                                          f"an enforcement such as nocc-pacing or "
+                                          f"reno-application")
+    return Mechanism(cc, enforce)
+
+
+def secs(s: float) -> str:
+    return format_duration(round(s * 1e6))
+
+
+def testbed_doc(name: str, description: str, pairs: int, capacity_bps: int, rtt_ms: float,
+                open_window: bool) -> dict:
+    """The testbed tables of a dumbbell with `pairs` host pairs, a bottleneck at C and
+    the RTT (access links unlimited); `open_window`: receivers advertise their whole
+    buffer from the first ACK (RR-6874's patched receiver)."""
+    return {"testbed": {"name": name[:64], "topology": "dumbbell", "description": description,
+                        **({"open_receive_window": True} if open_window else {})},
+            "dumbbell": {"pairs": pairs},
+            "bottleneck": {"rate": format_rate(capacity_bps), "rtt": secs(rtt_ms / 1000)}}

@@ -1,0 +1,171 @@
+"""The profile-pursuit studies: the transition cost on synthetic 1 ms logs whose answer
+is known, the margin a lateness series needs, and the scenarios each study generates
+(valid, what they ask for and predict)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import tomli_w
+
+from itb.analysis import transition
+from itb.analysis.profile_model import Line, Model, PerRtt
+from itb.analysis.pursuit_studies import Burst, burst_of, margin_needed, spread
+from itb.scenario.scenario import load_scenario
+from itb.study.profile_margin import MarginArgs, plan_point, sweep_of as margin_sweep
+from itb.study.profile_pair import PairArgs, plan_flow, sweep_of as pair_sweep
+from itb.study.profile_transition import TransitionArgs, profile_of, sweep_of as transition_sweep
+from itb.study.pursuit_setup import Mechanism, parse_mechanism
+from itb.errors import ScenarioError
+
+
+def log(levels: list[tuple[float, float]], t0_ns: int, until_s: float) -> pd.DataFrame:
+    """A 1 ms log: wire rate levels[k][1] from levels[k][0] s on (interval starts)."""
+    t = np.arange(0, int(until_s * 1000)) / 1000
+    rate = np.zeros_like(t)
+    for at, r in levels:
+        rate[t >= at - 1e-9] = r
+    return pd.DataFrame({"t_ns": t0_ns + np.round(t * 1e9).astype(np.int64), "interval_s": 0.001,
+                         "bytes": rate * 0.001 / 8, "drops_queue": 0})
+
+
+def test_a_sender_that_jumps_at_once_costs_nothing():
+    rows = log([(0, 10e6), (2.0, 600e6)], 0, 6)
+    assert transition.cost(rows, 2e9, 600e6, 3.0) == pytest.approx(0.0, abs=1e-9)
+    assert transition.reach(rows, 2e9, 600e6, 3.0) == pytest.approx(0.0)
+
+
+def test_a_lag_costs_its_length_and_a_ramp_half_of_it():
+    # 50 ms at the low rate after the date, then the level: the deficit is 50 ms of it
+    # less what the low rate carried meanwhile
+    rows = log([(0, 10e6), (2.05, 600e6)], 0, 6)
+    assert transition.cost(rows, 2e9, 600e6, 3.0) == pytest.approx(0.05 * (1 - 10 / 600), rel=1e-6)
+    # a linear ramp over 0.4 s costs 0.2 s
+    t = np.arange(0, 6000) / 1000
+    rate = np.where(t < 2, 0.0, np.minimum(1.0, (t - 2) / 0.4)) * 400e6
+    ramp = pd.DataFrame({"t_ns": np.round(t * 1e9).astype(np.int64), "interval_s": 0.001,
+                         "bytes": rate * 0.001 / 8})
+    assert transition.cost(ramp, 2e9, 400e6, 3.0) == pytest.approx(0.2, abs=0.002)
+    assert transition.reach(ramp, 2e9, 400e6, 3.0) == pytest.approx(0.38, abs=0.011)
+
+
+def test_a_sender_that_catches_up_keeps_the_cost_of_its_lag():
+    # 0.3 s late, then 20 % above the level until the deficit is made up, then the level
+    rows = log([(0, 0), (2.3, 720e6), (3.8, 600e6)], 0, 6)
+    assert transition.cost(rows, 2e9, 600e6, 3.0) == pytest.approx(0.3, abs=1e-6)
+    assert transition.level(rows, 4e9, 5e9) == pytest.approx(600e6)
+    with pytest.raises(ValueError):
+        transition.cost(rows, 2e9, 0.0, 1.0)
+
+
+def test_the_margin_needed_is_where_every_larger_margin_stays_below():
+    s = {0.0: spread([3.0, 2.5]), 0.025: spread([0.2, 0.3]), 0.05: spread([0.6, 0.61]),
+         0.075: spread([0.1, 0.12]), 0.1: spread([0.05, 0.06])}
+    pts = list(s.items())
+    assert margin_needed(pts, 1.0) == 0.025
+    assert margin_needed(pts, 0.5) == 0.075
+    assert margin_needed(pts, 0.01) is None
+    # one failure at a margin: not kept there
+    pts[-1] = (0.1, spread([0.05], failed=1))
+    assert margin_needed(pts, 1.0) is None
+
+
+def test_a_spread_of_one_value_has_no_interval():
+    one = spread([0.4])
+    assert one.mean == 0.4 and one.ci95 is None and one.upper == 0.4
+    many = spread([1.0, 2.0, 3.0, None, float("nan")], failed=2)
+    assert many.n == 3 and many.n_failed == 2 and many.ci95 == pytest.approx(2.484, abs=0.001)
+
+
+def test_the_burst_of_a_sender():
+    rows = log([(0, 100e6), (1.0, 300e6), (1.001, 100e6)], 0, 2)
+    b = burst_of(rows, 0, 2e9)
+    assert b.max_1ms_bps == pytest.approx(300e6) and b.mean_bps == pytest.approx(100.1e6)
+    assert b.overshoot == pytest.approx(300 / 100.1)
+    assert Burst(mean_bps=None, max_1ms_bps=None, drops=0).overshoot is None
+
+
+def model() -> Model:
+    """A model close to the calibrated nocc one: goodput = X, throughput = 1.0456·X."""
+    line = lambda a, b: Line(a=a, b=b, r=None, n=1, x_lo=0.0, x_hi=0.0)  # noqa: E731
+    per = [PerRtt(rtt_ms=r, goodput=Line(a=1.0, b=0.0, r=1.0, n=9, x_lo=5e7, x_hi=9e8),
+                  throughput=Line(a=1.0456, b=0.0, r=1.0, n=9, x_lo=5e7, x_hi=9e8)) for r in (0.0, 100.0)]
+    return Model(mechanism="nocc-pacing", linear_max_bps=9e8, per_rtt=per, a_g=line(0.0, 1.0),
+                 b_g=line(0.0, 0.0), a_t=line(0.0, 1.0456), b_t=line(0.0, 0.0))
+
+
+def test_a_margin_point_asks_the_model_for_its_target():
+    p = plan_point(model(), 1_000_000_000, 0.025, 20.0, 60.0)
+    assert p["target_bps"] == pytest.approx(975e6)
+    assert p["input_bps"] == round(975e6 / 1.0456)
+    assert p["predicted_s"] == pytest.approx(60.0, abs=1e-3)
+    with pytest.raises(ScenarioError):
+        plan_point(model(), 1_000_000_000, 1.2, 20.0, 60.0)
+
+
+def test_the_pair_profiles_are_complementary():
+    a = plan_flow(model(), "A", 1_000_000_000, 0.1, 12.0, 60.0)
+    b = plan_flow(model(), "B", 1_000_000_000, 0.1, 12.0, 60.0)
+    sums = [(sa[1] + sb[1]) * 1.0456 for sa, sb in zip(a["input_steps"], b["input_steps"])]
+    assert sums[:2] == [pytest.approx(900e6, rel=1e-6)] * 2
+    assert sums[2] == pytest.approx(900e6, rel=1e-6)  # the common last step, half each
+    assert [s[0] for s in a["input_steps"]] == [0, 20_000_000, 40_000_000]
+    assert a["predicted_s"] == pytest.approx(60.0, abs=1e-3)
+    assert b["volume"] == a["volume"]
+
+
+def test_the_transition_profile_and_its_volume():
+    a = TransitionArgs((Mechanism("nocc"),), (10.0,), 10_000_000, (100_000_000, 600_000_000),
+                       4.0, 3.0, 1, 1_000_000_000, True, 1)
+    steps, ups, volume = profile_of(a)
+    assert ups == [3_000_000, 10_000_000]
+    assert steps[:5] == ((0, 10_000_000), (3_000_000, 100_000_000), (7_000_000, 10_000_000),
+                         (10_000_000, 600_000_000), (14_000_000, 10_000_000))
+    assert steps[-1] == (17_000_000, 600_000_000)
+    bits = 3 * 10e6 + 4 * 100e6 + 3 * 10e6 + 4 * 600e6 + 3 * 10e6
+    assert volume == int(bits * 1.1 / 8)
+    with pytest.raises(ScenarioError):
+        profile_of(TransitionArgs(*a.__dict__.values()).__class__(
+            a.mechanisms, a.rtts_ms, a.low_bps, (5_000_000,), 4.0, 3.0, 1, a.capacity_bps, True, 1))
+
+
+def test_mechanisms_by_name():
+    assert parse_mechanism("udt", "--m").transfer_fields() == {"protocol": "udt"}
+    assert parse_mechanism("reno-application", "--m").transfer_fields() == {
+        "cc": "reno", "enforce": "application"}
+    assert parse_mechanism("cubic", "--m").name == "cubic-pacing"
+    with pytest.raises(ScenarioError):
+        parse_mechanism("tcp-fast", "--m")
+
+
+def valid(sweep, tmp_path: Path) -> list:
+    """Every cell's scenario loads (what would run is what was validated)."""
+    out = []
+    for c in sweep.cells:
+        f = tmp_path / f"{c.name}.toml"
+        f.write_text(tomli_w.dumps(c.doc))
+        out.append(load_scenario(f))
+    return out
+
+
+def test_every_study_generates_valid_scenarios(tmp_path):
+    mpath = tmp_path / "model.json"
+    model().save(mpath)
+    nocc, udt = Mechanism("nocc"), Mechanism("udt")
+    m = MarginArgs(nocc, (20.0,), (0.0, 0.05), 60.0, 2, 1_000_000_000, True, 1, mpath)
+    (s0, s5) = valid(margin_sweep(m, model(), tmp_path / "m"), tmp_path)
+    assert s0.topology.open_receive_window and len(s0.experiment.events) == 1
+    assert s5.experiment.events[0].profile == ((0, round(950e6 / 1.0456)),)
+    p = PairArgs(((nocc, udt),), (0.1,), 12.0, 30.0, 1, 1_000_000_000, False, 1,
+                 {"nocc-pacing": mpath, "udt": mpath})
+    (sp,) = valid(pair_sweep(p, {"nocc-pacing": model(), "udt": model()}, {}, tmp_path / "p"), tmp_path)
+    a_ev, b_ev = sorted(sp.experiment.events, key=lambda e: e.id)
+    assert (a_ev.cc, b_ev.cc, b_ev.protocol) == ("nocc", "udt", "udt")
+    assert a_ev.at_us == b_ev.at_us == 0 and not sp.topology.open_receive_window
+    t = TransitionArgs((nocc, udt, Mechanism("reno", "application")), (10.0, 100.0), 10_000_000,
+                       (100_000_000, 800_000_000), 4.0, 3.0, 1, 1_000_000_000, True, 1)
+    cells = valid(transition_sweep(t, tmp_path / "t"), tmp_path)
+    assert len(cells) == 6 and {c.experiment.events[0].enforce for c in cells} == {"pacing", "application"}
