@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Holds an unmodified program's TCP sockets to a rate: a cgroup sock_ops program that
- * sets SO_MAX_PACING_RATE (and, when asked, the congestion control) of every TCP
- * socket of the processes in its cgroup, from a one-entry map that ITB updates at each
+ * sets SO_MAX_PACING_RATE (and, when asked, the congestion control: before the SYN of a
+ * connection it opens, on establishment of one it accepts) of every TCP socket of the
+ * processes in its cgroup, from a one-entry map that ITB updates at each
  * date of a rate profile (docs/profile.md).
  *
  * The rate is the total over the group's data sockets: each paces at rate / n, where n
@@ -127,6 +128,13 @@ int itb_pace(struct bpf_sock_ops *skops)
 		n = sockets();
 		if (!cfg || !n || !sk)
 			break;
+		if (cfg->set_cc && skops->op == BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB) {
+			/* an accepted connection has its listener's; nothing was sent yet */
+			char name[ITB_CC_NAME];
+			__builtin_memcpy(name, cfg->cc, ITB_CC_NAME);
+			name[ITB_CC_NAME - 1] = 0;
+			bpf_setsockopt(skops, SOL_TCP, TCP_CONGESTION, name, sizeof(name));
+		}
 		if (cfg->skip_port && (skops->local_port == cfg->skip_port ||
 				       bpf_ntohl(skops->remote_port) == cfg->skip_port))
 			break;

@@ -18,6 +18,7 @@
 
 #include <arpa/inet.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -152,6 +153,14 @@ std::string jnum(const char* key, double v, bool last = false) {
     char b[96];
     std::snprintf(b, sizeof b, "\"%s\": %.17g%s", key, v, last ? "" : ", ");
     return b;
+}
+
+// The CPU time of this process (getrusage(RUSAGE_SELF), all threads), as flow reports it.
+std::string cpu_json() {
+    struct rusage ru {};
+    if (getrusage(RUSAGE_SELF, &ru) != 0) return "\"cpu\": null, ";
+    auto secs = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) / 1e6; };
+    return "\"cpu\": {" + jnum("user_s", secs(ru.ru_utime)) + jnum("system_s", secs(ru.ru_stime), true) + "}, ";
 }
 
 std::string jint(const char* key, uint64_t v, bool present = true) {
@@ -293,7 +302,7 @@ int recv_main(const Args& a) {
         code = EXIT_VOLUME;
         error = "received " + std::to_string(got.load()) + " of " + std::to_string(want) + " bytes";
     }
-    sum += std::string("\"ok\": ") + (code ? "false" : "true") + ", \"error\": " + (code ? jstr(error) : "null") + "}\n";
+    sum += cpu_json() + std::string("\"ok\": ") + (code ? "false" : "true") + ", \"error\": " + (code ? jstr(error) : "null") + "}\n";
     write_file(a.get("summary"), sum);
     if (code) throw Fail{code, error};
     return 0;
@@ -397,7 +406,7 @@ int send_main(const Args& a) {
            ", \"profile\": " + prof + ", \"enforce\": \"pacing\", \"sent\": {" + jint("bytes", payload_sent) +
            jint("retrans_bytes", uint64_t(p.pktRetransTotal) * PAYLOAD) + jint("segments", segs) +
            jint("data_segments", segs) + "\"header_bytes\": " + std::to_string(segs * (PACKET - PAYLOAD)) + "}, ";
-    sum += std::string("\"ok\": ") + (code ? "false" : "true") + ", \"error\": " + (code ? jstr(error) : "null") + "}\n";
+    sum += cpu_json() + std::string("\"ok\": ") + (code ? "false" : "true") + ", \"error\": " + (code ? jstr(error) : "null") + "}\n";
     write_file(a.get("summary"), sum);
     if (code) throw Fail{code, error};
     return 0;

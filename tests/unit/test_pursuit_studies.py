@@ -117,19 +117,14 @@ def test_the_pair_profiles_are_complementary():
     assert b["volume"] == a["volume"]
 
 
-def test_the_transition_profile_and_its_volume():
+def test_each_transition_is_a_transfer_of_its_own():
     a = TransitionArgs((Mechanism("nocc"),), (10.0,), 10_000_000, (100_000_000, 600_000_000),
                        4.0, 3.0, 1, 1_000_000_000, True, 1)
-    steps, ups, volume = profile_of(a)
-    assert ups == [3_000_000, 10_000_000]
-    assert steps[:5] == ((0, 10_000_000), (3_000_000, 100_000_000), (7_000_000, 10_000_000),
-                         (10_000_000, 600_000_000), (14_000_000, 10_000_000))
-    assert steps[-1] == (17_000_000, 600_000_000)
-    bits = 3 * 10e6 + 4 * 100e6 + 3 * 10e6 + 4 * 600e6 + 3 * 10e6
-    assert volume == int(bits * 1.1 / 8)
+    steps, volume = profile_of(a, 600_000_000)
+    assert steps == ((0, 10_000_000), (3_000_000, 600_000_000))
+    assert volume == int((3 * 10e6 + 4 * 600e6) * 1.1 / 8)
     with pytest.raises(ScenarioError):
-        profile_of(TransitionArgs(*a.__dict__.values()).__class__(
-            a.mechanisms, a.rtts_ms, a.low_bps, (5_000_000,), 4.0, 3.0, 1, a.capacity_bps, True, 1))
+        profile_of(a, 5_000_000)  # below the low rate
 
 
 def test_mechanisms_by_name():
@@ -169,3 +164,67 @@ def test_every_study_generates_valid_scenarios(tmp_path):
                        (100_000_000, 800_000_000), 4.0, 3.0, 1, 1_000_000_000, True, 1)
     cells = valid(transition_sweep(t, tmp_path / "t"), tmp_path)
     assert len(cells) == 6 and {c.experiment.events[0].enforce for c in cells} == {"pacing", "application"}
+    h1, h2 = cells[0].experiment.events
+    assert (h1.id, h2.id) == ("h1", "h2") and h2.at_us > h1.at_us + 7_000_000
+
+
+def test_stage0_cells_are_valid_and_pull_from_l1(tmp_path):
+    from itb.study.profile_stage0 import Stage0Args, sweep_of as stage0_sweep
+
+    a = Stage0Args(("cpu", "files", "streams"), (Mechanism("nocc"), Mechanism("udt")),
+                   (100_000_000, 500_000_000), (0.0, 100.0), 5.0, 100_000_000, (1, 5), ("reno", "nocc"),
+                   20.0, 1, 1_000_000_000, True, 1)
+    sweep = stage0_sweep(a, tmp_path / "s0")
+    names = [c.name for c in sweep.cells]
+    assert names[:4] == ["stage0-cpu-nocc-pacing-rtt0", "stage0-cpu-nocc-pacing-rtt100",
+                         "stage0-cpu-udt-rtt0", "stage0-cpu-udt-rtt100"]
+    scs = dict(zip(names, valid(sweep, tmp_path)))
+    d2d = {e.id: e for e in scs["stage0-files-d2d"].experiment.events}
+    src = str((tmp_path / "s0" / "files" / "source.bin").resolve())
+    assert d2d["evict"].argv == ("dd", f"if={src}", "iflag=nocache", "count=0", "status=none")
+    assert d2d["server"].host == "l1" and d2d["server"].cc == "reno" and not d2d["server"].wait
+    assert d2d["client"].argv[-2:] == (f"ftp://198.18.1.1:2811{src}",
+                                       f"file://{(tmp_path / 's0' / 'files' / 'sink.bin').resolve()}")
+    m2m = {e.id: e for e in scs["stage0-files-m2m"].experiment.events}
+    assert "evict" not in m2m and "-len" in m2m["client"].argv
+    p5 = {e.id: e for e in scs["stage0-streams-nocc-p5"].experiment.events}
+    assert p5["server"].profile == ((0, 900_000_000),) and p5["client"].argv[2:4] == ("-p", "5")
+    assert scs["stage0-streams-udt"].experiment.events[0].protocol == "udt"
+    with pytest.raises(ScenarioError):
+        stage0_sweep(Stage0Args(("disk",), *list(a.__dict__.values())[1:]), tmp_path / "x")
+
+
+@pytest.mark.parametrize("args, words", [
+    (["margin", "--mechanism", "tcp-fast"], "give udt, or a congestion control"),
+    (["margin", "--margins", "5:1:1", "--capacity", "1Gbit"], "--margins"),
+    (["margin", "--margins", "150", "--capacity", "1Gbit"], "percents of C in [0, 100)"),
+    (["pair", "--pairs", "nocc-pacing", "--capacity", "1Gbit"], "give two mechanisms, A+B"),
+    (["transition", "--heights", "5Mbit", "--capacity", "1Gbit"], "not between the low rate"),
+    (["stage0", "--parts", "disk", "--capacity", "1Gbit"], "give some of cpu, files, streams"),
+])
+def test_bad_study_options_are_refused_before_anything_runs(tmp_path, monkeypatch, args, words):
+    from typer.testing import CliRunner
+
+    from itb.cli.common import app
+    import itb.cli  # noqa: F401  (registers the commands)
+
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["study", "profile", *args, "--out", str(tmp_path / "s")])
+    # (the app raises; `itb`'s main turns a ScenarioError into exit code 2)
+    assert isinstance(res.exception, ScenarioError) and res.exception.exit_code == 2, res.output
+    assert words in str(res.exception)
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_margin_study_needs_its_model(tmp_path, monkeypatch):
+    from typer.testing import CliRunner
+
+    from itb.cli.common import app
+    import itb.cli  # noqa: F401
+
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["study", "profile", "margin", "--mechanism", "udt",
+                                   "--capacity", "1Gbit", "--out", str(tmp_path / "s")])
+    assert isinstance(res.exception, ScenarioError) and res.exception.exit_code == 2
+    assert "run `itb profile calibrate --cc udt` first" in str(res.exception)
+    assert not (tmp_path / "s").exists()

@@ -25,6 +25,25 @@ pub fn finish_csv(mut w: Csv, path: &Path) -> Result<(), Fail> {
     w.flush().map_err(|e| Fail::other(format!("writing {}: {e}", path.display())))
 }
 
+/// The CPU time this process used (getrusage(RUSAGE_SELF): all its threads, user and
+/// kernel time charged to it; softirq work the kernel does for its sockets on other
+/// contexts is not included).
+#[derive(Serialize, Debug, Clone, Copy, Default)]
+pub struct CpuTime {
+    pub user_s: f64,
+    pub system_s: f64,
+}
+
+pub fn cpu_time() -> Option<CpuTime> {
+    // SAFETY: getrusage fills the zeroed struct it is given.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+        return None;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    Some(CpuTime { user_s: secs(ru.ru_utime), system_s: secs(ru.ru_stime) })
+}
+
 /// Tell the caller we are listening. A caller that does not read stdout
 /// (closed or gone) is not an error.
 pub fn ready() {

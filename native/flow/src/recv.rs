@@ -37,6 +37,8 @@ struct Summary {
     goodput_bps: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     messages: Option<u64>,
+    /// CPU time of the process (output::cpu_time), read last.
+    cpu: Option<output::CpuTime>,
     ok: bool,
     error: Option<String>,
 }
@@ -83,6 +85,7 @@ pub fn run(a: &RecvArgs) -> Result<(), Fail> {
     let res = if signals::interrupted() { Err(Fail::interrupted()) } else { res };
     sum.ok = res.is_ok();
     sum.error = res.as_ref().err().map(|e| e.msg.clone());
+    sum.cpu = output::cpu_time();
     let written = output::write_summary(&a.summary, &sum);
     res.and(written)
 }

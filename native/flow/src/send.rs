@@ -50,6 +50,8 @@ struct Summary {
     messages: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     rtt_ns: Option<RttStats>,
+    /// CPU time of the process (output::cpu_time), read last.
+    cpu: Option<output::CpuTime>,
     ok: bool,
     error: Option<String>,
 }
@@ -123,6 +125,7 @@ pub fn run(a: &SendArgs) -> Result<(), Fail> {
     sum.rate_changes = changes.lock().unwrap().clone();
     sum.ok = res.is_ok();
     sum.error = res.as_ref().err().map(|e| e.msg.clone());
+    sum.cpu = output::cpu_time();
     let written = output::write_summary(&a.summary, &sum);
     res.and(written)
 }

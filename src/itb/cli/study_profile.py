@@ -9,7 +9,7 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from itb.cli.common import csv_option, err, num, out, parse_capacity, study_app, ticker
+from itb.cli.common import csv_option, err, out, parse_capacity, study_app, ticker
 
 profile_study_app = typer.Typer(
     help="Profile pursuit studies (INRIA RR-6874): lateness against margin for one constant "
@@ -86,13 +86,19 @@ def _go(run, args, kind: str, key: dict, out_dir: Optional[Path]):
     return res
 
 
-def _done(res, thresholds: Table) -> None:
-    out.print(thresholds)
+def _done(res, *tables: Table) -> None:
+    for t in tables:
+        out.print(t)
     out.print(f"results: {res.out / 'results.json'}")
     out.print(f"report: {res.report}")
     if res.status != "complete":
         err.print("interrupted: run the same command again to resume")
         raise typer.Exit(res.exit_code() if res.signal is not None else 130)
+
+
+def num(x, digits: int) -> str:
+    """x with `digits` decimals; "–" for nothing."""
+    return "–" if x is None else f"{x:.{digits}f}"
 
 
 def _margin_cell(m) -> str:
@@ -136,13 +142,12 @@ def margin(
         t.add_row(f"{p.rtt_ms:g}", f"{p.margin * 100:g} %", str(p.lateness.n),
                   str(p.lateness.n_failed), num(p.lateness.mean, 3), num(p.lateness.ci95, 3),
                   num(p.lateness.max, 3), num(p.burst.overshoot, 3))
-    out.print(t)
     th = Table(title="margin needed")
     for col in ("RTT (ms)", "lateness below", "from margin"):
         th.add_column(col)
     for x in r.thresholds:
         th.add_row(f"{x.rtt_ms:g}", f"{x.limit_s:g} s", _margin_cell(x.margin))
-    _done(res, th)
+    _done(res, t, th)
 
 
 @profile_study_app.command("pair")
@@ -156,6 +161,8 @@ def pair(
                                       "transfer's predicted time; a step is a third of it."),
         repeat: int = typer.Option(5, "--repeat", min=1, max=100, help="Repetitions per point."),
         capacity: Optional[str] = CAPACITY,
+        models: Optional[Path] = typer.Option(None, "--models", help="Directory of the models "
+                                              "(profile-model-MECHANISM.json). [default: runs]"),
         open_window: bool = OPEN_WINDOW,
         out_dir: Optional[Path] = OUT_DIR,
         seed: int = SEED) -> None:
@@ -175,13 +182,14 @@ def pair(
             raise ScenarioError(None, "--pairs", f"{text!r}: give two mechanisms, A+B")
         a_text, b_text = text.split("+")
         combos.append((parse_mechanism(a_text, "--pairs"), parse_mechanism(b_text, "--pairs")))
-    models = {m.name: _model(m, None) for c in combos for m in c}
+    paths = {m.name: _model(m, models / m.model_path().name if models else None)
+             for c in combos for m in c}
     rtts = _ms(rtt, "--rtt")
     if len(rtts) != 1:
         raise ScenarioError(None, "--rtt", "give one RTT")
     a = PairArgs(tuple(combos), _margins(margins), rtts[0], seconds, repeat, _capacity(capacity),
-                 open_window, seed, models)
-    key = a.key({n: file_digest(p) for n, p in sorted(models.items())})
+                 open_window, seed, paths)
+    key = a.key({n: file_digest(p) for n, p in sorted(paths.items())})
     res = _go(run_pair, a, "profile-pair", key, out_dir)
     r = res.results
     t = Table(title=f"lateness (s) of each flow against the margin ({res.status})")
@@ -192,13 +200,12 @@ def pair(
             t.add_row(p.combo, f"{p.margin * 100:g} %", f"{f.flow} ({f.mechanism})",
                       str(f.lateness.n), str(f.lateness.n_failed), num(f.lateness.mean, 3),
                       num(f.lateness.ci95, 3), num(f.lateness.max, 3))
-    out.print(t)
     th = Table(title="margin needed")
     for col in ("pair", "flow", "lateness below", "from margin"):
         th.add_column(col)
     for x in r.thresholds:
         th.add_row(x.combo, f"{x.flow} ({x.mechanism})", f"{x.limit_s:g} s", _margin_cell(x.margin))
-    _done(res, th)
+    _done(res, t, th)
 
 
 @profile_study_app.command("transition")
@@ -254,9 +261,65 @@ def transition(
 
         t.add_row(p.mechanism, f"{p.rtt_ms:g}", f"{p.high_bps / 1e6:g}", str(c.n), ms(c.mean),
                   ms(c.ci95), ms(c.max), ms(p.reach.mean))
-    out.print(t)
-    out.print(f"results: {res.out / 'results.json'}")
-    out.print(f"report: {res.report}")
-    if res.status != "complete":
-        err.print("interrupted: run the same command again to resume")
-        raise typer.Exit(res.exit_code() if res.signal is not None else 130)
+    _done(res, t)
+
+
+@profile_study_app.command("stage0")
+def stage0(
+        parts: str = typer.Option("cpu,files,streams", "--parts", help="Which: cpu, files, streams."),
+        mechanisms: str = typer.Option("nocc-pacing,udt", "--mechanisms", help="cpu: the "
+                                       "mechanisms, comma-separated."),
+        inputs: str = typer.Option("100Mbit,300Mbit,500Mbit,700Mbit,900Mbit", "--inputs",
+                                   help="cpu: the input rates."),
+        rtt: str = typer.Option("0ms,100ms", "--rtt", help="cpu: the RTTs."),
+        seconds: float = typer.Option(5.0, "--seconds", min=1.0, max=600.0, help="cpu: each "
+                                      "transfer's length at its input."),
+        volume: str = typer.Option("1GB", "--volume", help="files and streams: bytes per transfer."),
+        streams: str = typer.Option("1,2,5,10", "--streams", help="streams: GridFTP's -p values."),
+        stream_ccs: str = typer.Option("reno,nocc", "--stream-cc", help="streams: the congestion "
+                                       "controls (nocc is paced at 90 % of C)."),
+        files_rtt: str = typer.Option("20ms", "--files-rtt", help="files and streams: the RTT."),
+        repeat: int = typer.Option(3, "--repeat", min=1, max=100, help="Repetitions per cell."),
+        capacity: Optional[str] = CAPACITY,
+        open_window: bool = OPEN_WINDOW,
+        out_dir: Optional[Path] = OUT_DIR,
+        seed: int = SEED) -> None:
+    """The preliminary experiments (RR-6874 §4): the endpoints' CPU per input rate for TCP
+    and UDT, GridFTP memory to memory against disk to memory and disk to disk, and the
+    goodput with 1 to 10 parallel streams. Needs GridFTP for the files and streams parts
+    (`make setup` installs it). The defaults take about 25 minutes.
+    """
+    from itb.errors import ScenarioError
+    from itb.scenario.units import parse_rate, parse_size
+    from itb.study.profile_stage0 import Stage0Args, run_stage0
+    from itb.study.pursuit_setup import parse_mechanism
+
+    try:
+        xs = tuple(parse_rate(x, lo=1_000, hi=100_000_000_000) for x in csv_option(inputs, "--inputs"))
+        vol = parse_size(volume)
+        ns = tuple(int(x) for x in csv_option(streams, "--streams"))
+    except ValueError as e:
+        raise ScenarioError(None, "--inputs/--volume/--streams", str(e)) from None
+    if any(x is None for x in xs) or vol <= 0 or any(not 1 <= n <= 64 for n in ns):
+        raise ScenarioError(None, "--inputs/--volume/--streams", "finite rates, a volume above 0, "
+                                                                 "1 to 64 streams")
+    a = Stage0Args(tuple(csv_option(parts, "--parts")),
+                   tuple(parse_mechanism(m, "--mechanisms") for m in csv_option(mechanisms, "--mechanisms")),
+                   xs, _ms(rtt, "--rtt"), seconds, vol, ns,
+                   tuple(parse_mechanism(c, "--stream-cc").cc for c in csv_option(stream_ccs, "--stream-cc")),
+                   _ms(files_rtt, "--files-rtt")[0], repeat, _capacity(capacity), open_window, seed)
+    res = _go(run_stage0, a, "profile-stage0", a.key(), out_dir)
+    r = res.results
+    t = Table(title=f"stage 0 ({res.status})")
+    for col in ("part", "what", "congestion control / mechanism", "runs", "result"):
+        t.add_column(col)
+    for p in r.cpu:
+        t.add_row("cpu", f"{p.input_bps / 1e6:g} Mbit/s, RTT {p.rtt_ms:g} ms", p.mechanism,
+                  str(p.send_cpu_pct.n), f"sender {num(p.send_cpu_pct.mean, 1)} %, receiver "
+                                         f"{num(p.recv_cpu_pct.mean, 1)} % of a core")
+    for p in r.files + r.streams:
+        g = p.goodput_bps.mean
+        t.add_row(p.part, p.label, p.mechanism, str(p.goodput_bps.n),
+                  f"{num(None if g is None else g / 1e6, 1)} Mbit/s"
+                  + (f" ({p.goodput_bps.n_failed} failed)" if p.goodput_bps.n_failed else ""))
+    _done(res, t)

@@ -88,6 +88,18 @@ def sent_columns(send: dict) -> dict:
                            + ETHERNET_HEADER_BYTES * sent["segments"])}
 
 
+def cpu_columns(send: dict, recv: dict) -> dict:
+    """CPU seconds (user + system, getrusage of the process) the sender and the receiver
+    used, from their summaries' `cpu` block; NaN without one."""
+    out = {}
+    for col, summary in (("send_cpu_s", send), ("recv_cpu_s", recv)):
+        cpu = summary.get("cpu")
+        ok = isinstance(cpu, dict) and all(isinstance(cpu.get(k), (int, float))
+                                           for k in ("user_s", "system_s"))
+        out[col] = cpu["user_s"] + cpu["system_s"] if ok else np.nan
+    return out
+
+
 def _whole_lines(df: pd.DataFrame | None) -> pd.DataFrame | None:
     """Without a last line cut short by a stopped process (its last field is empty)."""
     if df is None or not len(df.columns):
@@ -143,7 +155,8 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
             "access_link_bps": link_bps if link_bps else np.nan,
             "pacing_cap_bps": (e.get("rate_bps") or np.nan) if e["kind"] != "udp" else np.nan,
             "rtt_s": spec.rtt_us / 1e6, "rep_start_ns": result.get("zero_ns"),
-            "at_s": e["at_us"] / 1e6} | sent_columns(send) | profile_columns(e, complete, end, start))
+            "at_s": e["at_us"] / 1e6} | sent_columns(send) | cpu_columns(send, recv)
+            | profile_columns(e, complete, end, start))
     return rows
 
 

@@ -11,7 +11,12 @@ import numpy as np
 
 from itb.analysis.cells import cell_table
 from itb.analysis.pursuit import BOTTLENECK
-from itb.analysis.pursuit_studies import MarginResults, PairResults, TransitionResults
+from itb.analysis.pursuit_studies import (
+    MarginResults,
+    PairResults,
+    Stage0Results,
+    TransitionResults,
+)
 from itb.analysis.series import select_link
 from itb.engine import rundir
 from itb.report.figures import plt, save_figure
@@ -63,8 +68,10 @@ def overshoot_figure(points, path: Path, label) -> Path | None:
     return save_figure(fig, path)
 
 
-def _rate_series(out: Path, cell: dict, repetition: int, bin_s: float = 0.01):
-    """(t from the first transfer's start (s), wire Mbit/s per bin) at the bottleneck."""
+def _rate_series(out: Path, cell: dict, repetition: int, bin_s: float = 0.01,
+                 transfer: str | None = None):
+    """(t from the first transfer's start, or the given one's (s), wire Mbit/s per bin,
+    the repetition's transfers) at the bottleneck."""
     bn, tr = cell_table(out, cell, "bottleneck"), cell_table(out, cell, "transfers")
     if bn is None or tr is None:
         return None, None, None
@@ -73,7 +80,10 @@ def _rate_series(out: Path, cell: dict, repetition: int, bin_s: float = 0.01):
     mine = tr[tr["repetition"] == repetition]
     if rows.empty or mine.empty:
         return None, None, None
-    t0 = float(mine["start_ns"].min())
+    t0 = float(mine["start_ns"].min() if transfer is None
+               else mine.loc[mine["transfer"] == transfer, "start_ns"].min())
+    if not np.isfinite(t0):
+        return None, None, None
     t = (rows["t_ns"].to_numpy(dtype=float) - t0) / 1e9
     k = np.floor(t / bin_s).astype(int)
     keep = k >= -int(1 / bin_s)
@@ -185,8 +195,8 @@ def transition_closeup(out: Path, state: dict, res: TransitionResults, path: Pat
     to 1.5 s after the date, against the step."""
     a = state["args"]
     h = max(a["heights_bps"])
-    k_h = a["heights_bps"].index(h)
-    t_step = a["low_hold_s"] + k_h * (a["hold_s"] + a["low_hold_s"])
+    tid = f"h{a['heights_bps'].index(h) + 1}"  # one transfer per height
+    t_step = a["low_hold_s"]
     cells = state["cells"]
     rtts = sorted({c["rtt_ms"] for c in cells})
     fig, axes = plt.subplots(1, len(rtts), figsize=(4.8 * len(rtts), 3.6), squeeze=False,
@@ -194,7 +204,7 @@ def transition_closeup(out: Path, state: dict, res: TransitionResults, path: Pat
     drew = False
     for ax, rtt in zip(axes[0], rtts):
         for k, cell in enumerate(c for c in cells if c["rtt_ms"] == rtt):
-            t, rate, _tr = _rate_series(out, cell, 1, bin_s=0.001)
+            t, rate, _tr = _rate_series(out, cell, 1, bin_s=0.001, transfer=tid)
             if t is None:
                 continue
             sel = (t >= t_step - 0.2) & (t <= t_step + 1.5)
@@ -249,3 +259,31 @@ def build_transition_report(out: Path, state: dict, res: TransitionResults) -> P
          "that level) against the high rate: mean with its 95 % interval"),
         (lambda p: transition_closeup(out, state, res, p), "closeup.png",
          "Close-up of the largest step, repetition 1: the bottleneck's 1 ms wire rate")])
+
+
+def cpu_figure(res: Stage0Results, path: Path) -> Path | None:
+    """Sender's and receiver's CPU (% of a core) against the input rate (RR-6874 fig. 4)."""
+    groups = list(dict.fromkeys((p.mechanism, p.rtt_ms) for p in res.cpu))
+    if not groups:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for k, (mech, rtt) in enumerate(groups):
+        pts = sorted((p for p in res.cpu if (p.mechanism, p.rtt_ms) == (mech, rtt)),
+                     key=lambda p: p.input_bps)
+        x = [p.input_bps / 1e6 for p in pts]
+        ax.errorbar(x, [p.send_cpu_pct.mean for p in pts], yerr=[p.send_cpu_pct.ci95 or 0 for p in pts],
+                    fmt="o-", ms=3, capsize=2, color=f"C{k}", label=f"{mech}, RTT {rtt:g} ms: sender")
+        ax.errorbar(x, [p.recv_cpu_pct.mean for p in pts], yerr=[p.recv_cpu_pct.ci95 or 0 for p in pts],
+                    fmt="s--", ms=3, capsize=2, color=f"C{k}", label="receiver")
+    ax.set_xlabel("input rate (Mbit/s)")
+    ax.set_ylabel("CPU (% of one core)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=6, ncol=2)
+    return save_figure(fig, path)
+
+
+def build_stage0_report(out: Path, state: dict, res: Stage0Results) -> Path:
+    return _render(out, "profile_stage0.html.j2", state, res, [
+        (lambda p: cpu_figure(res, p), "cpu.png",
+         "CPU time of the sending (solid) and receiving (dashed) process over the transfer's time, "
+         "against the input rate: mean with its 95 % interval")])

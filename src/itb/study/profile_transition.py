@@ -2,10 +2,13 @@
 high one costs each mechanism, in seconds, against RTT and step height (INRIA RR-6874
 §6.2, figures 16 and 17).
 
-One cell per (mechanism, RTT): a one-pair dumbbell at C whose one transfer follows
-`--low` for `--low-hold` seconds, then each height of `--heights` for `--hold` seconds,
-each followed by `--low` again (then a tail: `profile_of`). The inputs are asked as they are (no model). Each
-low → high step is measured at the bottleneck (`itb.analysis.transition`): its cost,
+One cell per (mechanism, RTT): a one-pair dumbbell at C whose timeline runs one transfer
+per height of `--heights`, one after another, each a new connection that follows `--low`
+for `--low-hold` seconds and then its height for `--hold` seconds (and a little more:
+`profile_of`). A connection of its own per step, so that no step inherits the window an
+earlier, higher one left (Linux keeps an application-limited window when
+tcp_slow_start_after_idle is 0, as on ITB's hosts). The inputs are asked as they are (no
+model). Each step is measured at the bottleneck (`itb.analysis.transition`): its cost,
 the largest deficit against the sender's level over the step, and the time to reach 95 %
 of that level. The level is the step's rate on the wire (rate × 1514/1448) for TCP,
 which keeps it exactly, and UDT's own level, measured over the last `LEVEL_S` of the
@@ -58,41 +61,36 @@ class TransitionArgs:
                 "seed": self.seed}
 
 
-TAIL_SHARE = 0.1  # the volume's extra over the profile's last low step
+TAIL_SHARE = 0.1  # a transfer's volume over what its profile allows by the step's end
 
 
-def profile_of(a: TransitionArgs) -> tuple[tuple[tuple[int, int], ...], list[int], int]:
-    """The steps (µs, bit/s), the dates of the low → high steps, and the volume. After the
-    last low step comes a tail at the largest height, and the volume is what the profile
-    allows until the tail plus TAIL_SHARE: a sender that runs ahead of its profile (UDT)
-    is still sending through the last measured step, one that keeps it ends soon after."""
-    for h in a.heights_bps:
-        if not a.low_bps < h <= a.capacity_bps:
-            raise ScenarioError(None, "--heights", f"{format_rate(h)} is not between the low "
-                                                   f"rate {format_rate(a.low_bps)} and C")
-    steps, ups, t = [(0, a.low_bps)], [], a.low_hold_s
-    for h in a.heights_bps:
-        steps.append((round(t * 1e6), h))
-        ups.append(round(t * 1e6))
-        t += a.hold_s
-        steps.append((round(t * 1e6), a.low_bps))
-        t += a.low_hold_s
-    steps.append((round(t * 1e6), max(a.heights_bps)))
-    volume = math.floor(profiles.bits_by(tuple(steps), round(t * 1e6)) * (1 + TAIL_SHARE) / 8)
-    return tuple(steps), ups, volume
+def profile_of(a: TransitionArgs, height: int) -> tuple[tuple[tuple[int, int], ...], int]:
+    """One step's transfer: its profile (µs, bit/s) and volume. The volume is what the
+    profile allows by the end of the high step plus TAIL_SHARE, so a sender that runs
+    ahead of its profile (UDT) still sends through the whole step, and one that keeps it
+    ends a little after."""
+    if not a.low_bps < height <= a.capacity_bps:
+        raise ScenarioError(None, "--heights", f"{format_rate(height)} is not between the low "
+                                               f"rate {format_rate(a.low_bps)} and C")
+    steps = ((0, a.low_bps), (round(a.low_hold_s * 1e6), height))
+    end_us = round((a.low_hold_s + a.hold_s) * 1e6)
+    return steps, math.floor(profiles.bits_by(steps, end_us) * (1 + TAIL_SHARE) / 8)
 
 
 def cell_doc(a: TransitionArgs, mech: Mechanism, rtt_ms: float) -> dict:
-    steps, _ups, volume = profile_of(a)
     name = f"transition-{mech.name}-rtt{rtt_ms:g}"
-    needs = profiles.time_to_send_us(steps, volume) / 1e6
+    transfers, at = [], 0.0
+    for k, h in enumerate(a.heights_bps):
+        steps, volume = profile_of(a, h)
+        transfers.append({"id": f"h{k + 1}", "src": "l1", "dst": "r1", "at": secs(at),
+                          "volume": f"{volume}B", **mech.transfer_fields(),
+                          "profile": [[t / 1e6, format_rate(r)] for t, r in steps]})
+        at += 1.5 * profiles.time_to_send_us(steps, volume) / 1e6 + 1 + 5 * rtt_ms / 1000
     return {**testbed_doc(name, f"low → high steps, {mech.name}, RTT {rtt_ms:g} ms", 1,
                           a.capacity_bps, rtt_ms, a.open_window),
             "experiment": {"name": name, "repetitions": a.repeat, "seed": a.seed,
-                           "duration": secs(math.ceil(needs * 1.5 + 10)), "interval": "100ms"},
-            "transfer": [{"id": "s", "src": "l1", "dst": "r1", "volume": f"{volume}B",
-                          **mech.transfer_fields(),
-                          "profile": [[t / 1e6, format_rate(r)] for t, r in steps]}]}
+                           "duration": secs(math.ceil(at + 10)), "interval": "100ms"},
+            "transfer": transfers}
 
 
 def sweep_of(a: TransitionArgs, out: Path) -> Sweep:
@@ -105,23 +103,17 @@ def sweep_of(a: TransitionArgs, out: Path) -> Sweep:
     return Sweep(out, "profile-transition", a.key(), cells, a.repeat, a.seed)
 
 
-def measure(rows, start_ns: int, a_args: dict, protocol: str) -> list[tuple]:
-    """(height, level, cost, reach) of every low → high step of one transfer."""
-    out = []
-    share = tcp_payload_share(1500)
-    t = a_args["low_hold_s"]
-    for h in a_args["heights_bps"]:
-        t0 = start_ns + t * 1e9
-        end = t0 + a_args["hold_s"] * 1e9
-        if protocol == "udt":
-            lvl = tr_cost.level(rows, end - LEVEL_S * 1e9, end)
-        else:
-            lvl = h / share
-        c = tr_cost.cost(rows, t0, lvl, a_args["hold_s"]) if lvl else None
-        r = tr_cost.reach(rows, t0, lvl, a_args["hold_s"]) if lvl else None
-        out.append((h, lvl, c, r))
-        t += a_args["hold_s"] + a_args["low_hold_s"]
-    return out
+def measure(rows, start_ns: int, a_args: dict, height: int, protocol: str) -> tuple:
+    """(level, cost, reach) of one transfer's low → high step."""
+    t0 = start_ns + a_args["low_hold_s"] * 1e9
+    end = t0 + a_args["hold_s"] * 1e9
+    if protocol == "udt":
+        lvl = tr_cost.level(rows, end - LEVEL_S * 1e9, end)
+    else:
+        lvl = height / tcp_payload_share(1500)
+    if not lvl:
+        return lvl, None, None
+    return lvl, tr_cost.cost(rows, t0, lvl, a_args["hold_s"]), tr_cost.reach(rows, t0, lvl, a_args["hold_s"])
 
 
 def analyse(sweep: Sweep) -> TransitionResults:
@@ -133,16 +125,18 @@ def analyse(sweep: Sweep) -> TransitionResults:
         if tr is None or bn is None:
             continue
         fwd = select_link(bn, "forward", BOTTLENECK)
-        for row in tr[tr["transfer"] == "s"].itertuples():
+        heights = {f"h{k + 1}": h for k, h in enumerate(a["heights_bps"])}
+        for row in tr[tr["transfer"].isin(list(heights))].itertuples():
             if not row.ok:
-                failed += 1
+                failed += 1  # counted; its step is still measured while it sent
             if not math.isfinite(row.start_ns):
                 continue
+            h = heights[row.transfer]
             rows = fwd[fwd["repetition"] == row.repetition]
-            for h, lvl, c, r in measure(rows, int(row.start_ns), a, cell["protocol"]):
-                runs.append(TransitionRun(mechanism=cell["mechanism"], rtt_ms=cell["rtt_ms"],
-                                          repetition=int(row.repetition), low_bps=a["low_bps"],
-                                          high_bps=h, level_bps=lvl, cost_s=c, reach_s=r))
+            lvl, c, r = measure(rows, int(row.start_ns), a, h, cell["protocol"])
+            runs.append(TransitionRun(mechanism=cell["mechanism"], rtt_ms=cell["rtt_ms"],
+                                      repetition=int(row.repetition), low_bps=a["low_bps"],
+                                      high_bps=h, level_bps=lvl, cost_s=c, reach_s=r))
     points = []
     for (mech, rtt, h) in dict.fromkeys((r.mechanism, r.rtt_ms, r.high_bps) for r in runs):
         mine = [r for r in runs if (r.mechanism, r.rtt_ms, r.high_bps) == (mech, rtt, h)]

@@ -1,0 +1,99 @@
+"""The profile-pursuit studies end to end on real namespaces, each cut to a minute or
+less: what they measure must show the effects the documents report (RR-6874), and
+their results and reports must be whole."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from itb.analysis.profile_model import Line, Model, PerRtt
+from itb.analysis.pursuit_studies import MarginResults, PairResults, Stage0Results, TransitionResults
+
+from .conftest import itb
+
+
+def nocc_model(path) -> None:
+    """nocc + pacing as calibrated on the 1 Gbit/s testbed with open receive windows
+    (docs/profile.md): goodput ≈ 0.998·X, throughput ≈ 1.044·X at 0–10 ms."""
+    line = lambda a, b, n=1: Line(a=a, b=b, r=None, n=n, x_lo=0.0, x_hi=0.0)  # noqa: E731
+    per = [PerRtt(rtt_ms=r, goodput=Line(a=0.998, b=0.0, r=1.0, n=9, x_lo=5e7, x_hi=9e8),
+                  throughput=Line(a=1.044, b=0.0, r=1.0, n=9, x_lo=5e7, x_hi=9e8)) for r in (0.0, 10.0)]
+    Model(mechanism="nocc-pacing", linear_max_bps=9e8, per_rtt=per, open_receive_window=True,
+          a_g=line(0.0, 0.998), b_g=line(0.0, 0.0), a_t=line(0.0, 1.044),
+          b_t=line(0.0, 0.0)).save(path)
+
+
+def test_paced_tcp_steps_up_at_once_and_reno_lags_more_at_a_longer_rtt(engine_env, isolated):
+    out = isolated / "transition"
+    res = itb("study", "profile", "transition", "--mechanisms", "nocc-pacing,reno-application",
+              "--rtt", "10ms,100ms", "--heights", "600Mbit", "--hold", "2", "--low-hold", "2",
+              "--repeat", "1", "--capacity", "1Gbit", "--out", str(out), env=engine_env, timeout=600)
+    assert res.returncode == 0, res.stderr + res.stdout
+    r = TransitionResults.load(out / "results.json")
+    cost = {(p.mechanism, p.rtt_ms): p.cost.mean for p in r.points}
+    assert len(cost) == 4 and all(c is not None for c in cost.values()), cost
+    # paced TCP: a few ms at either RTT (RR-6874: 10-20 ms, independent of RTT)
+    assert cost[("nocc-pacing", 10.0)] < 0.02 and cost[("nocc-pacing", 100.0)] < 0.02, cost
+    # Reno slow-starts from its low-rate window: longer, and longer still at 100 ms
+    assert cost[("reno-application", 100.0)] > 5 * cost[("reno-application", 10.0)] > 0, cost
+    assert cost[("reno-application", 100.0)] > 0.1, cost
+    assert (out / "report" / "report.html").stat().st_size > 10_000
+    assert (out / "report" / "closeup.png").exists()
+
+
+def test_a_constant_profile_keeps_the_models_prediction(engine_env, isolated):
+    nocc_model(isolated / "model.json")
+    out = isolated / "margin"
+    res = itb("study", "profile", "margin", "--margins", "5,10", "--rtt", "10ms", "--seconds", "4",
+              "--repeat", "2", "--capacity", "1Gbit", "--model", str(isolated / "model.json"),
+              "--out", str(out), env=engine_env, timeout=600)
+    assert res.returncode == 0, res.stderr + res.stdout
+    r = MarginResults.load(out / "results.json")
+    assert [p.margin for p in r.points] == [0.05, 0.1]
+    for p in r.points:
+        assert p.lateness.n == 2 and p.lateness.n_failed == 0 and p.lateness.ci95 is not None
+        assert abs(p.lateness.mean) < 0.3, p  # 4 s transfers: start-up and the last RTT
+        assert p.burst.mean_bps == pytest.approx(p.target_bps, rel=0.02), p
+    assert {t.margin for t in r.thresholds if t.limit_s == 1.0} == {0.05}
+    assert "margin needed" in res.stdout
+
+
+def test_two_complementary_profiles_share_the_bottleneck(engine_env, isolated):
+    nocc_model(isolated / "model.json")
+    shutil.copy(isolated / "model.json", isolated / "profile-model-nocc-pacing.json")
+    out = isolated / "pair"
+    res = itb("study", "profile", "pair", "--pairs", "nocc-pacing+nocc-pacing", "--margins", "10",
+              "--rtt", "10ms", "--seconds", "6", "--repeat", "1", "--capacity", "1Gbit",
+              "--models", str(isolated), "--out", str(out), env=engine_env, timeout=600)
+    assert res.returncode == 0, res.stderr + res.stdout
+    r = PairResults.load(out / "results.json")
+    (p,) = r.points
+    assert [f.flow for f in p.flows] == ["A", "B"]
+    for f in p.flows:
+        assert f.lateness.n == 1 and abs(f.lateness.mean) < 0.5, f
+    # together they asked for 90 % of C: no drops, and the pair's mean near it
+    assert p.burst.drops == 0
+    assert (out / "report" / "over-time.png").exists()
+
+
+@pytest.mark.skipif(shutil.which("globus-url-copy") is None, reason="GridFTP not installed")
+def test_stage0_measures_cpu_disk_and_streams(engine_env, isolated):
+    out = isolated / "stage0"
+    res = itb("study", "profile", "stage0", "--mechanisms", "nocc-pacing,udt", "--inputs", "200Mbit",
+              "--rtt", "10ms", "--seconds", "2", "--volume", "100MB", "--streams", "1,4",
+              "--stream-cc", "reno", "--repeat", "1", "--capacity", "1Gbit", "--out", str(out),
+              env=engine_env, timeout=900)
+    assert res.returncode == 0, res.stderr + res.stdout
+    r = Stage0Results.load(out / "results.json")
+    assert {p.mechanism for p in r.cpu} == {"nocc-pacing", "udt"}
+    for p in r.cpu:
+        assert 0 < p.send_cpu_pct.mean < 200 and 0 < p.recv_cpu_pct.mean < 200, p
+    assert [p.label for p in r.files] == ["m2m", "d2m", "d2d"]
+    for p in r.files + r.streams:
+        assert p.goodput_bps.n == 1 and 50e6 < p.goodput_bps.mean < 1e9, p
+    sink = out / "files" / "sink.bin"
+    assert sink.stat().st_size == 100_000_000  # disk to disk wrote the whole file
+    assert json.loads((out / "profile-stage0.json").read_text())["status"] == "complete"
