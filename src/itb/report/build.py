@@ -34,10 +34,13 @@ def build_report(run: Path) -> Path:
     metrics = scenario_metrics(tables, topo, meta.get("dispatch"))
     metrics.save(run / "metrics.json")
     out = run / "report"
+    profiles = {e["id"]: e["profile"] for e in sc["experiment"]["events"]
+                if e.get("kind") == "transfer" and e.get("profile")}
     figs = []
     if len(tables["transfers"]):
         for r in sorted(tables["transfers"]["repetition"].unique()):
-            figs.append(figures.goodput_over_time(tables, int(r), out / f"goodput-rep{r:03d}.png"))
+            figs.append(figures.goodput_over_time(tables, int(r), out / f"goodput-rep{r:03d}.png",
+                                                  profiles))
             figs.append(figures.bottleneck_over_time(tables, int(r), metrics.context.link,
                                                      out / f"bottleneck-rep{r:03d}.png"))
         figs.append(figures.completion_times(tables, out / "completion-times.png"))
@@ -53,7 +56,7 @@ def analyse_run(run: Path) -> RunMetrics:
 
 def write_html(path: Path, meta: dict, metrics: RunMetrics, figs: list[Path]) -> Path:
     """One self-contained file: the figures are embedded (and kept as PNG and SVG)."""
-    captions = {"goodput": "goodput per transfer and aggregate G(t)",
+    captions = {"goodput": "goodput per transfer and aggregate G(t); dashed: a transfer's rate profile",
                 "bottleneck": "bottleneck throughput X(t) and queue",
                 "completion": "completion times of the forward transfers"}
     embedded = [figure(f, next((v for k, v in captions.items() if f.name.startswith(k)), f.stem)

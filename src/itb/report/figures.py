@@ -9,21 +9,32 @@ import matplotlib
 
 matplotlib.use("Agg")  # files only: no display on test machines and servers
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 
 from itb.analysis.benchmark import BenchRow  # noqa: E402
 
 from itb.analysis.series import aggregate_goodput, bottleneck_throughput  # noqa: E402
 
 
-def goodput_over_time(tables: dict, repetition: int, path: Path) -> Path:
+def goodput_over_time(tables: dict, repetition: int, path: Path,
+                      profiles: dict | None = None) -> Path:
+    """Goodput per transfer and G(t); a transfer with a rate profile has its profile drawn
+    dashed in its colour, from its start (the profile counts payload, as goodput does)."""
     tr = tables["transfers"]
     tr = tr[tr["repetition"] == repetition]
     s = tables["samples"]
     s = s[(s["repetition"] == repetition) & (s["series"] == "goodput")]
     zero = int(tr["rep_start_ns"].min())
     fig, ax = plt.subplots(figsize=(9, 4.5))
+    starts = dict(zip(tr["transfer"], tr["start_ns"]))
     for tid, g in s.groupby("transfer"):
-        ax.plot((g["t_ns"] - zero) / 1e9, g["goodput_bps"] / 1e6, lw=0.8, label=str(tid))
+        (line,) = ax.plot((g["t_ns"] - zero) / 1e9, g["goodput_bps"] / 1e6, lw=0.8, label=str(tid))
+        steps, t0 = (profiles or {}).get(tid), starts.get(tid)
+        if steps and t0 is not None and np.isfinite(t0):
+            ends = [at for at, _r in steps[1:]] + [(g["t_ns"].max() - t0) / 1e3]
+            xs = [(t0 - zero) / 1e9 + u / 1e6 for (at, _r), end in zip(steps, ends) for u in (at, end)]
+            ys = [r / 1e6 for _at, r in steps for _ in (0, 1)]
+            ax.plot(xs, ys, ls="--", lw=0.8, color=line.get_color())
     G = aggregate_goodput(tables["samples"], tables["transfers"], "forward")
     G = G[G["repetition"] == repetition]
     if len(G):
