@@ -113,3 +113,24 @@ def test_a_paced_command_is_refused_without_its_program(engine_env, isolated):
     assert "no-such-program-itb" in res.stderr
     assert not (isolated / "run").exists()
     nothing_left()
+
+
+def test_a_killed_engine_leaves_no_pacer_after_clean(engine_env, isolated):
+    """SIGKILL while an iperf3 is held to its profile: the command's cgroup (inside the
+    testbed's) and the program attached to it go with `itb clean`."""
+    from .test_faults import Engine
+
+    sc = isolated / "iperf3.toml"
+    sc.write_text(IPERF3.replace('"-n", "150M"', '"-n", "400M"'))
+    root = cgroup.for_testbed()
+    e = Engine(["run", str(sc), "--out", str(isolated / "run")], engine_env)
+    try:
+        e.wait_for(lambda: root is not None and (root / "pace-client").exists()
+                   and cgroup.members(root / "pace-client") != [], timeout=120)
+        e.proc.kill()
+    finally:
+        e.finish()
+    assert (root / "pace-client").exists()  # what the test is about: left by the kill
+    res = itb("clean", env=engine_env)
+    assert res.returncode == 0, res.stderr
+    nothing_left()

@@ -35,7 +35,7 @@ def log(levels: list[tuple[float, float]], t0_ns: int, until_s: float) -> pd.Dat
 def test_a_sender_that_jumps_at_once_costs_nothing():
     rows = log([(0, 10e6), (2.0, 600e6)], 0, 6)
     assert transition.cost(rows, 2e9, 600e6, 3.0) == pytest.approx(0.0, abs=1e-9)
-    assert transition.reach(rows, 2e9, 600e6, 3.0) == pytest.approx(0.0)
+    assert transition.settled(rows, 2e9, 600e6, 3.0) == pytest.approx(0.0)
 
 
 def test_a_lag_costs_its_length_and_a_ramp_half_of_it():
@@ -49,13 +49,24 @@ def test_a_lag_costs_its_length_and_a_ramp_half_of_it():
     ramp = pd.DataFrame({"t_ns": np.round(t * 1e9).astype(np.int64), "interval_s": 0.001,
                          "bytes": rate * 0.001 / 8})
     assert transition.cost(ramp, 2e9, 400e6, 3.0) == pytest.approx(0.2, abs=0.002)
-    assert transition.reach(ramp, 2e9, 400e6, 3.0) == pytest.approx(0.38, abs=0.011)
+    assert transition.settled(ramp, 2e9, 400e6, 3.0) == pytest.approx(0.4 * (1 - 0.1 ** 0.5), abs=0.002)
+    # a sender that bursts its window at once, then waits an RTT (slow start): settled
+    # only once the bursts add up to the level, not at the first full 10 ms
+    # (bursts at 1 Gbit/s of 10, 20, 40 ms per 100 ms RTT: 100, 200, 400 Mbit/s on average)
+    t = np.arange(0, 6000) / 1000
+    k = np.floor((t - 2) / 0.1 + 1e-9)
+    burst = np.where((t >= 2) & ((t - 2 - 0.1 * k) < 0.01 * 2 ** np.minimum(k, 2) - 1e-9), 1e9, 0.0)
+    burst[t >= 2.5] = 400e6
+    bursty = pd.DataFrame({"t_ns": np.round(t * 1e9).astype(np.int64), "interval_s": 0.001,
+                           "bytes": burst * 0.001 / 8})
+    assert transition.settled(bursty, 2e9, 400e6, 3.0) >= 0.1
 
 
 def test_a_sender_that_catches_up_keeps_the_cost_of_its_lag():
     # 0.3 s late, then 20 % above the level until the deficit is made up, then the level
     rows = log([(0, 0), (2.3, 720e6), (3.8, 600e6)], 0, 6)
     assert transition.cost(rows, 2e9, 600e6, 3.0) == pytest.approx(0.3, abs=1e-6)
+    assert transition.settled(rows, 2e9, 600e6, 3.0) == pytest.approx(0.27, abs=0.002)
     assert transition.level(rows, 4e9, 5e9) == pytest.approx(600e6)
     with pytest.raises(ValueError):
         transition.cost(rows, 2e9, 0.0, 1.0)

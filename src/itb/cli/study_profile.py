@@ -251,7 +251,8 @@ def transition(
     res = _go(run_transition, a, "profile-transition", a.key(), out_dir)
     r = res.results
     t = Table(title=f"cost of a {a.low_bps / 1e6:g} Mbit/s → high step (ms) ({res.status})")
-    for col in ("mechanism", "RTT (ms)", "high (Mbit/s)", "runs", "cost", "95 % ±", "max", "reach"):
+    for col in ("mechanism", "RTT (ms)", "high (Mbit/s)", "runs", "disturbed", "cost", "95 % ±",
+                "max", "settled"):
         t.add_column(col)
     for p in r.points:
         c = p.cost
@@ -259,8 +260,8 @@ def transition(
         def ms(x):
             return num(None if x is None else x * 1000, 1)
 
-        t.add_row(p.mechanism, f"{p.rtt_ms:g}", f"{p.high_bps / 1e6:g}", str(c.n), ms(c.mean),
-                  ms(c.ci95), ms(c.max), ms(p.reach.mean))
+        t.add_row(p.mechanism, f"{p.rtt_ms:g}", f"{p.high_bps / 1e6:g}", str(c.n), str(c.n_failed), ms(c.mean),
+                  ms(c.ci95), ms(c.max), ms(p.settled.mean))
     _done(res, t)
 
 

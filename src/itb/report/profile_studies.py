@@ -178,45 +178,56 @@ def transition_figure(res: TransitionResults, path: Path) -> Path | None:
         for k, mech in enumerate(mechs):
             pts = [p for p in res.points if p.rtt_ms == rtt and p.mechanism == mech
                    and p.cost.mean is not None]
-            ax.errorbar([p.high_bps / 1e6 for p in pts], [p.cost.mean * 1000 for p in pts],
-                        yerr=[(p.cost.ci95 or 0) * 1000 for p in pts], fmt="o-", ms=3,
-                        capsize=2, color=f"C{k}", label=mech)
+            y = np.array([p.cost.mean * 1000 for p in pts])
+            half = np.array([(p.cost.ci95 or 0) * 1000 for p in pts])
+            # a log axis: the lower whisker stops just above 0 (costs are not negative)
+            ax.errorbar([p.high_bps / 1e6 for p in pts], y, yerr=[np.minimum(half, y * 0.95), half],
+                        fmt="o-", ms=3, capsize=2, color=f"C{k}", label=mech)
         ax.set_title(f"RTT {rtt:g} ms", fontsize=9)
         ax.set_xlabel("high rate (Mbit/s)")
-        ax.set_yscale("symlog", linthresh=10)
-        ax.grid(alpha=0.3)
+        ax.set_yscale("log")
+        ax.grid(alpha=0.3, which="both")
         ax.legend(fontsize=7)
-    axes[0, 0].set_ylabel("cost of the step (ms)")
+    axes[0, 0].set_ylabel("cost of the step (ms, log scale)")
     return save_figure(fig, path)
 
 
 def transition_closeup(out: Path, state: dict, res: TransitionResults, path: Path) -> Path | None:
-    """The largest step of every cell, repetition 1: the 1 ms wire rate from 0.2 s before
-    to 1.5 s after the date, against the step."""
+    """The largest step of every cell, repetition 1: the 1 ms wire rate (and its 10 ms
+    mean) from 0.1 s before to 0.6 s after the date, against the step; one panel per
+    mechanism and RTT."""
     a = state["args"]
     h = max(a["heights_bps"])
     tid = f"h{a['heights_bps'].index(h) + 1}"  # one transfer per height
     t_step = a["low_hold_s"]
     cells = state["cells"]
     rtts = sorted({c["rtt_ms"] for c in cells})
-    fig, axes = plt.subplots(1, len(rtts), figsize=(4.8 * len(rtts), 3.6), squeeze=False,
-                             sharey=True)
+    mechs = list(dict.fromkeys(c["mechanism"] for c in cells))
+    fig, axes = plt.subplots(len(mechs), len(rtts), figsize=(4.8 * len(rtts), 2.4 * len(mechs)),
+                             squeeze=False, sharex=True, sharey=True)
     drew = False
-    for ax, rtt in zip(axes[0], rtts):
-        for k, cell in enumerate(c for c in cells if c["rtt_ms"] == rtt):
-            t, rate, _tr = _rate_series(out, cell, 1, bin_s=0.001, transfer=tid)
-            if t is None:
-                continue
-            sel = (t >= t_step - 0.2) & (t <= t_step + 1.5)
-            ax.plot(t[sel] - t_step, rate[sel], lw=0.6, color=f"C{k}", label=cell["mechanism"])
-            drew = True
-        ax.plot([-0.2, 0, 0, 1.5], [a["low_bps"] / 1e6, a["low_bps"] / 1e6, h / 1e6, h / 1e6],
-                "k--", lw=0.8, label="step (payload)")
-        ax.set_title(f"RTT {rtt:g} ms: {a['low_bps'] / 1e6:g} → {h / 1e6:g} Mbit/s", fontsize=9)
-        ax.set_xlabel("time from the step's date (s)")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    axes[0, 0].set_ylabel("wire rate at the bottleneck, 1 ms (Mbit/s)")
+    for i, mech in enumerate(mechs):
+        for j, rtt in enumerate(rtts):
+            ax = axes[i, j]
+            cell = next((c for c in cells if c["mechanism"] == mech and c["rtt_ms"] == rtt), None)
+            t, rate, _tr = _rate_series(out, cell, 1, bin_s=0.001, transfer=tid) if cell else (None,) * 3
+            if t is not None:
+                sel = (t >= t_step - 0.1) & (t <= t_step + 0.6)
+                x, y = t[sel] - t_step, rate[sel]
+                ax.plot(x, y, lw=0.5, color=f"C{i}", alpha=0.6, label="1 ms")
+                n = len(y) // 10 * 10
+                if n:
+                    ax.plot(x[:n].reshape(-1, 10).mean(axis=1), y[:n].reshape(-1, 10).mean(axis=1),
+                            color="k", lw=1, label="10 ms mean")
+                drew = True
+            ax.plot([-0.1, 0, 0, 0.6], [a["low_bps"] / 1e6, a["low_bps"] / 1e6, h / 1e6, h / 1e6],
+                    "k--", lw=0.8, label="step (payload)")
+            ax.set_title(f"{mech}, RTT {rtt:g} ms", fontsize=8)
+            ax.grid(alpha=0.3)
+        axes[i, 0].set_ylabel("Mbit/s (wire)")
+    axes[0, 0].legend(fontsize=6)
+    for ax in axes[-1]:
+        ax.set_xlabel(f"time from the {a['low_bps'] / 1e6:g} → {h / 1e6:g} Mbit/s step (s)")
     return save_figure(fig, path) if drew else None
 
 
