@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -81,7 +83,17 @@ def test_two_complementary_profiles_share_the_bottleneck(engine_env, isolated):
 
 @pytest.mark.skipif(shutil.which("globus-url-copy") is None, reason="GridFTP not installed")
 def test_stage0_measures_cpu_disk_and_streams(engine_env, isolated):
+    # the anonymous server reads the source file as nobody: pytest's directories are
+    # private (0700), so the study refuses at first, then runs once they are searchable
     out = isolated / "stage0"
+    args = ("study", "profile", "stage0", "--parts", "files", "--volume", "1MB", "--repeat", "1",
+            "--capacity", "1Gbit", "--out", str(isolated / "refused"))
+    res = itb(*args, env=engine_env, timeout=120)
+    assert res.returncode == 4 and "not searchable by others" in res.stderr, res.stderr
+    base = Path(tempfile.gettempdir()).resolve()
+    for d in [isolated, *isolated.parents]:
+        if base in d.resolve().parents:  # pytest's own directories only
+            d.chmod(d.stat().st_mode | 0o001)
     res = itb("study", "profile", "stage0", "--mechanisms", "nocc-pacing,udt", "--inputs", "200Mbit",
               "--rtt", "10ms", "--seconds", "2", "--volume", "100MB", "--streams", "1,4",
               "--stream-cc", "reno", "--repeat", "1", "--capacity", "1Gbit", "--out", str(out),

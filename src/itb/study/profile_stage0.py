@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -30,7 +31,7 @@ from itb.analysis.cells import cell_table
 from itb.analysis.pursuit_studies import RatePoint, Stage0Results, CpuPoint, spread
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.engine import rundir
-from itb.errors import ScenarioError
+from itb.errors import PreflightError, ScenarioError
 from itb.scenario.load import testbed_from_dict
 from itb.scenario.units import format_rate
 from itb.study.profile_calibration import gap_s
@@ -158,6 +159,7 @@ class Stage0Sweep(Sweep):
         state = super().open()
         if self.needs_file:
             source_file(self.out, self.volume)
+            readable_by_others(self.out / "files" / "source.bin")
         return state
 
 
@@ -196,6 +198,21 @@ def source_file(out: Path, size: int) -> None:
         os.fsync(f.fileno())
     os.chmod(tmp, 0o644)
     os.replace(tmp, path)
+
+
+def readable_by_others(path: Path) -> None:
+    """The anonymous GridFTP server reads the disk parts' source as 'nobody': the file
+    must be readable by others and every directory above it searchable, or it refuses
+    each transfer ("500 End.")."""
+    path = path.resolve()
+    if not path.stat().st_mode & stat.S_IROTH:
+        raise PreflightError(f"{path} is not readable by others: the anonymous GridFTP "
+                             "server reads it as 'nobody'")
+    for d in path.parents:
+        if not d.stat().st_mode & stat.S_IXOTH:
+            raise PreflightError(f"{d} is not searchable by others (chmod o+x), and the "
+                                 f"anonymous GridFTP server reads {path} as 'nobody': choose "
+                                 "another --out, or leave out the files part (--parts)")
 
 
 def _command_seconds(run: Path, r: int) -> float | None:
