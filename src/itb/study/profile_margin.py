@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from itb.analysis.cells import cell_table
 from itb.analysis.profile_model import Model
-from itb.analysis.pursuit import BOTTLENECK
 from itb.analysis.pursuit_studies import (
     MarginPoint,
     MarginResults,
@@ -29,11 +27,10 @@ from itb.analysis.pursuit_studies import (
     pooled_burst,
     spread,
 )
-from itb.analysis.series import select_link
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
 from itb.scenario.units import format_rate
-from itb.study.pursuit_setup import Mechanism, secs, testbed_doc
+from itb.study.pursuit_setup import Mechanism, cell_logs, lateness_values, secs, testbed_doc
 
 Say = Callable[[str], None]
 LIMITS_S = (1.0, 0.5)  # the document's threshold, and a stricter one
@@ -108,19 +105,14 @@ def analyse(sweep: Sweep) -> MarginResults:
     a = sweep.state["args"]
     points = []
     for cell in sweep.state["cells"]:
-        tr = cell_table(sweep.out, cell, "transfers")
-        bn = cell_table(sweep.out, cell, "bottleneck")
+        tr, fwd = cell_logs(sweep.out, cell)
         late, failed, bursts = [], 0, []
         if tr is not None:
-            fwd = select_link(bn, "forward", BOTTLENECK) if bn is not None else None
-            for row in tr[tr["transfer"] == "m"].itertuples():
-                if not row.ok or not math.isfinite(row.completion_s):
-                    failed += 1
-                    continue
-                late.append(row.completion_s - cell["predicted_s"])
-                if fwd is not None:
-                    rows = fwd[fwd["repetition"] == row.repetition]
-                    bursts.append(burst_of(rows, row.start_ns, row.end_ns))
+            mine = tr[tr["transfer"] == "m"]
+            late, failed = lateness_values(mine, cell["predicted_s"])
+            for row in mine[mine["ok"].astype(bool)].itertuples() if fwd is not None else ():
+                bursts.append(burst_of(fwd[fwd["repetition"] == row.repetition],
+                                       row.start_ns, row.end_ns))
         points.append(MarginPoint(rtt_ms=cell["rtt_ms"], margin=cell["margin"],
                                   target_bps=cell["target_bps"], input_bps=cell["input_bps"],
                                   volume=cell["volume"], predicted_s=cell["predicted_s"],

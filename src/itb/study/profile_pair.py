@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from itb.analysis.cells import cell_table
 from itb.analysis.profile_model import Model
-from itb.analysis.pursuit import BOTTLENECK
 from itb.analysis.pursuit_studies import (
     PairFlow,
     PairPoint,
@@ -30,11 +28,10 @@ from itb.analysis.pursuit_studies import (
     pooled_burst,
     spread,
 )
-from itb.analysis.series import select_link
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
 from itb.scenario.units import format_rate
-from itb.study.pursuit_setup import Mechanism, secs, testbed_doc
+from itb.study.pursuit_setup import Mechanism, cell_logs, lateness_values, secs, testbed_doc
 
 Say = Callable[[str], None]
 SHARES = {"A": (0.25, 0.75, 0.5), "B": (0.75, 0.25, 0.5)}
@@ -118,18 +115,11 @@ def analyse(sweep: Sweep) -> PairResults:
     a = sweep.state["args"]
     points = []
     for cell in sweep.state["cells"]:
-        tr = cell_table(sweep.out, cell, "transfers")
-        bn = cell_table(sweep.out, cell, "bottleneck")
-        fwd = select_link(bn, "forward", BOTTLENECK) if bn is not None else None
+        tr, fwd = cell_logs(sweep.out, cell)
         flows, bursts = [], []
         for mech, f in zip(cell["mechanisms"], cell["flows"]):
-            late, failed = [], 0
-            rows = tr[tr["transfer"] == f["flow"]] if tr is not None else []
-            for row in (rows.itertuples() if len(rows) else []):
-                if not row.ok or not math.isfinite(row.completion_s):
-                    failed += 1
-                else:
-                    late.append(row.completion_s - f["predicted_s"])
+            late, failed = ([], 0) if tr is None else lateness_values(
+                tr[tr["transfer"] == f["flow"]], f["predicted_s"])
             flows.append(PairFlow(flow=f["flow"], mechanism=mech,
                                   input_steps=[tuple(s) for s in f["input_steps"]],
                                   volume=f["volume"], predicted_s=f["predicted_s"],

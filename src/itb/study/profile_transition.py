@@ -26,16 +26,13 @@ from pathlib import Path
 from typing import Callable
 
 from itb.analysis import transition as tr_cost
-from itb.analysis.cells import cell_table
 from itb.analysis.fairshare import tcp_payload_share
-from itb.analysis.pursuit import BOTTLENECK
 from itb.analysis.pursuit_studies import TransitionPoint, TransitionResults, TransitionRun, spread
-from itb.analysis.series import select_link
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
 from itb.scenario import profile as profiles
 from itb.scenario.units import format_rate
-from itb.study.pursuit_setup import Mechanism, secs, testbed_doc
+from itb.study.pursuit_setup import Mechanism, cell_logs, secs, testbed_doc
 
 Say = Callable[[str], None]
 LEVEL_S = 1.0  # UDT's level: its mean rate over the last second of the high step
@@ -134,11 +131,9 @@ def analyse(sweep: Sweep) -> TransitionResults:
     a = sweep.state["args"]
     runs, failed = [], 0
     for cell in sweep.state["cells"]:
-        tr = cell_table(sweep.out, cell, "transfers")
-        bn = cell_table(sweep.out, cell, "bottleneck")
-        if tr is None or bn is None:
+        tr, fwd = cell_logs(sweep.out, cell)
+        if tr is None or fwd is None:
             continue
-        fwd = select_link(bn, "forward", BOTTLENECK)
         heights = {f"h{k + 1}": h for k, h in enumerate(a["heights_bps"])}
         for row in tr[tr["transfer"].isin(list(heights))].itertuples():
             if not row.ok:

@@ -11,6 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
+
+from itb.analysis.cells import cell_table
+from itb.analysis.pursuit import BOTTLENECK
+from itb.analysis.series import select_link
 from itb.bench.scaling import DEFAULT_CALIBRATION
 from itb.errors import ScenarioError
 from itb.scenario.algorithms import KNOWN_CCS
@@ -55,6 +61,20 @@ def parse_mechanism(text: str, option: str) -> Mechanism:
                                           f"an enforcement such as nocc-pacing or "
                                           f"reno-application")
     return Mechanism(cc, enforce)
+
+
+def cell_logs(out: Path, cell: dict) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """A cell's transfers table and its bottleneck's forward log (1 ms rows), None
+    before its run made them."""
+    tr, bn = cell_table(out, cell, "transfers"), cell_table(out, cell, "bottleneck")
+    return tr, None if bn is None else select_link(bn, "forward", BOTTLENECK)
+
+
+def lateness_values(rows: pd.DataFrame, predicted_s: float) -> tuple[list[float], int]:
+    """Completion − prediction of the completed transfers among `rows`, and how many did
+    not complete (counted, not dropped)."""
+    done = rows["ok"].astype(bool) & np.isfinite(rows["completion_s"].to_numpy(dtype=float))
+    return (rows.loc[done, "completion_s"] - predicted_s).tolist(), int((~done).sum())
 
 
 def secs(s: float) -> str:
