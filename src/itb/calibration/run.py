@@ -18,13 +18,15 @@ from itb import cc
 from itb.backends import local, owner, procs
 from itb.backends.host import NetnsHost
 from itb.calibration import inventory as inv
-from itb.calibration import probes, udprate
+from itb.calibration import probes, udpmtu, udprate
 from itb.calibration.path import PathSpec, default_pair, path_spec
 from itb.calibration.verdict import Check, at_least, at_most, relative
 from itb.emulation import monitor, naming
 from itb.scenario.model import Topology
+from itb.scenario.paths import path_links
 
 UDP_PORT = 5301
+UDP_MTU_PORT = 5302
 UDP_PAYLOAD = 1472  # one 1514-byte frame at MTU 1500 over IPv4
 UDP_SOCKET_BUFFER_MAX = 16 * 1024 * 1024
 LOSS_PAYLOAD = 64  # small datagrams: 10^6 of them in seconds
@@ -56,6 +58,7 @@ class Calibration:
     inventory: dict = field(default_factory=dict)
     emulator: dict = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    udp_mtu: dict = field(default_factory=dict)  # the figures of the MTU-size UDP test
 
     @property
     def ok(self) -> bool:
@@ -64,7 +67,7 @@ class Calibration:
     def to_json(self) -> dict:
         return {"testbed": self.testbed, "path": self.path, "ok": self.ok,
                 "checks": [c.to_json() for c in self.checks], "inventory": self.inventory,
-                "emulator": self.emulator, "warnings": self.warnings}
+                "emulator": self.emulator, "warnings": self.warnings, "udp_mtu": self.udp_mtu}
 
 
 def calibrate(topo: Topology, opts: Options = Options(),
@@ -104,6 +107,7 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
                if spec.bottleneck and e.link == spec.bottleneck.name), None)
     direction = spec.direction
     src_if = next(ep.ifname for lk in topo.links for ep in (lk.a, lk.b) if ep.node == spec.src)
+    dst_if = next(ep.ifname for lk in topo.links for ep in (lk.a, lk.b) if ep.node == spec.dst)
     others = [NetnsHost(n, naming.node_ns(n)) for n in (spec.dst,)]
     cal.inventory = inv.inventory(src, others, src_if)
     _check_buffers(cal, spec)
@@ -161,6 +165,7 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
 
     if spec.rate_bps:
         _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress)
+        _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress)
     if spec.loss > 0:
         _loss(cal, iperf, spec, opts, progress)
 
@@ -201,6 +206,32 @@ def _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress) -> None:
             cal.checks.append(relative("UDP at 1.2 × rate: emulator departures",
                                        spec.rate_bps / 1e6, monitor.mean_rate_bps(rows) / 1e6,
                                        "Mbit/s", UDP_TOLERANCE_PCT))
+        else:  # a log that stopped must not pass silently
+            cal.checks.append(Check("UDP at 1.2 × rate: emulator departures",
+                                    spec.rate_bps / 1e6, None, "Mbit/s", UDP_TOLERANCE_PCT,
+                                    "the emulator's log holds no rows for this test", ok=False))
+
+
+def _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress) -> None:
+    """MTU-size UDP without GSO (UDT's traffic) at 1.2 × C: the receiver's interface
+    counters, and where the time went when they fall short (udpmtu.py)."""
+    mtu = min([topo.mtu, *(lk.mtu for lk in path_links(topo, spec.src, spec.dst))])
+    quantity = "UDP at 1.2 × rate, MTU-size datagrams without GSO: at the receiver's interface"
+    progress(f"UDP at 1.2 × the rate, one {mtu + udpmtu.ETH_HEADER}-byte frame per datagram "
+             f"(iperf3), for {udpmtu.duration_s(opts.udp_seconds)} s")
+    delay_us = spec.forward.delay_us if spec.forward else 0
+    figures, _ = udpmtu.run(src, dst, addr, dst_if, em, direction=spec.direction,
+                            rate_bps=spec.rate_bps, delay_us=delay_us, mtu=mtu,
+                            seconds=opts.udp_seconds, port=UDP_MTU_PORT)
+    if figures is None:
+        cal.checks.append(Check(quantity, spec.rate_bps / 1e6, None, "Mbit/s", UDP_TOLERANCE_PCT,
+                                "no stream seen at the receiver's interface", ok=False))
+        return
+    check, warning = udpmtu.judge(figures, quantity, UDP_TOLERANCE_PCT)
+    cal.checks.append(check)
+    cal.udp_mtu = figures.to_json()
+    if warning:
+        cal.warnings.append(warning)
 
 
 def _udp_buffer(cal: Calibration) -> str:

@@ -15,6 +15,7 @@ class Check:
     detail: str = ""
     ok: bool | None = None  # None: informative; else the verdict
     error_pct: float | None = None
+    cause: str | None = None  # why it is off, when known (e.g. "short of CPU")
 
     @property
     def verdict(self) -> str:
@@ -22,6 +23,9 @@ class Check:
             return "info"
         if self.ok:
             return "ok"
+        if self.cause:
+            off = "" if self.error_pct is None else f" ({self.error_pct:+.2f} %)"
+            return self.cause + off
         if self.error_pct is not None:
             return f"off by {self.error_pct:+.2f} %"
         return "failed"
