@@ -113,7 +113,9 @@ def calibrate(file: Optional[Path] = FILE_ARG,
               json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full "
                                                       "calibration (checks, inventory) here."),
               tcp_seconds: float = typer.Option(10.0, help="Duration of the bulk TCP test."),
-              udp_seconds: float = typer.Option(5.0, help="Duration of the UDP rate test."),
+              udp_seconds: float = typer.Option(5.0, help="Duration of each UDP rate test "
+                                                "(the GSO source, and MTU-size datagrams "
+                                                "without GSO as UDT sends them)."),
               loss_packets: int = typer.Option(1_000_000, help="Datagrams in the loss test "
                                                "(when loss is configured)."),
               cc: str = typer.Option("cubic", help="Congestion control of the bulk TCP "
