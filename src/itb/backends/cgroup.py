@@ -16,6 +16,7 @@ PR_SET_PDEATHSIG and the namespaces' process lists alone.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -81,6 +82,19 @@ def seen_from_nodes(path: Path) -> Path:
     return Path(f"/proc/{os.getpid()}/root") / path.relative_to("/")
 
 
+def populated(path: str | Path) -> bool:
+    """Whether a task of the cgroup (or of one inside it) has not finished exiting yet
+    (cgroup.events: a killed task leaves cgroup.procs before the cgroup is empty)."""
+    try:
+        for line in (Path(path) / "cgroup.events").read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "populated":
+                return value.strip() == "1"
+    except FileNotFoundError:
+        pass
+    return False
+
+
 def members(path: str | Path) -> list[int]:
     try:
         return [int(x) for x in (Path(path) / "cgroup.procs").read_text().split()]
@@ -99,22 +113,31 @@ def kill(path: str | Path | None) -> None:
     deadline = time.monotonic() + KILL_TIMEOUT_S
     while True:
         left = members(p)
-        if not left:
+        if not left and not populated(p):
             break
         if time.monotonic() > deadline:
-            raise BackendError(f"cgroup {p}: processes {left[:10]} survived SIGKILL")
-        try:
-            (p / "cgroup.kill").write_text("1\n")
-        except FileNotFoundError:  # before Linux 5.14: one by one
-            for pid in left:
-                try:
-                    os.kill(pid, 9)
-                except ProcessLookupError:
-                    pass
+            raise BackendError(f"cgroup {p}: processes {left[:10]} survived SIGKILL" if left else
+                               f"cgroup {p}: still populated {KILL_TIMEOUT_S:g} s after SIGKILL "
+                               "(tasks that do not finish exiting)")
+        if left:
+            try:
+                (p / "cgroup.kill").write_text("1\n")
+            except FileNotFoundError:  # before Linux 5.14: one by one
+                for pid in left:
+                    try:
+                        os.kill(pid, 9)
+                    except ProcessLookupError:
+                        pass
         time.sleep(0.02)
-    try:
-        p.rmdir()
-    except FileNotFoundError:
-        pass
-    except OSError as e:  # a child cgroup someone made inside ours
-        raise BackendError(f"cannot remove cgroup {p}: {e.strerror}") from None
+    while True:
+        try:
+            p.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            # EBUSY for a moment after the last task left (seen under load); any other
+            # error, or one that lasts, is a child cgroup someone made inside ours
+            if e.errno != errno.EBUSY or time.monotonic() > deadline:
+                raise BackendError(f"cannot remove cgroup {p}: {e.strerror}") from None
+        time.sleep(0.02)

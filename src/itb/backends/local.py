@@ -188,7 +188,11 @@ def _remove(state: dict, progress: Progress) -> list[str]:
     names = [n for n in state.get("namespaces", []) if procs.ns_inode(n) is not None]
     for ns in names:
         procs.stop(procs.pids_in(ns), grace_s=1.0)
-    cgroup.kill(state.get("cgroup"))  # what left its namespace or daemonised, too
+    try:
+        cgroup.kill(state.get("cgroup"))  # what left its namespace or daemonised, too
+        left = None
+    except BackendError as e:  # the namespaces go all the same; the state stays to retry
+        left = e
     for ns in names:
         # Closed sockets still sending (orphans) would live on for minutes in the dying
         # namespace, holding their congestion control: destroy every socket first.
@@ -196,6 +200,9 @@ def _remove(state: dict, progress: Progress) -> list[str]:
         progress(f"removing namespace {ns}")
         pr_netns.remove(ns)
     E.remove_logs(ems)
+    if left is not None:
+        raise BackendError(f"{left}; the rest of the testbed was removed, `itb clean` "
+                           "retries the cgroup") from None
     _remove_state_files()
     return names
 
