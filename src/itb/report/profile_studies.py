@@ -282,10 +282,16 @@ def cpu_figure(res: Stage0Results, path: Path) -> Path | None:
         pts = sorted((p for p in res.cpu if (p.mechanism, p.rtt_ms) == (mech, rtt)),
                      key=lambda p: p.input_bps)
         x = [p.input_bps / 1e6 for p in pts]
-        ax.errorbar(x, [p.send_cpu_pct.mean for p in pts], yerr=[p.send_cpu_pct.ci95 or 0 for p in pts],
-                    fmt="o-", ms=3, capsize=2, color=f"C{k}", label=f"{mech}, RTT {rtt:g} ms: sender")
-        ax.errorbar(x, [p.recv_cpu_pct.mean for p in pts], yerr=[p.recv_cpu_pct.ci95 or 0 for p in pts],
-                    fmt="s--", ms=3, capsize=2, color=f"C{k}", label="receiver")
+
+        def nan(v):  # an input none of whose transfers completed: a gap in the line
+            return np.nan if v is None else v
+
+        ax.errorbar(x, [nan(p.send_cpu_pct.mean) for p in pts],
+                    yerr=[p.send_cpu_pct.ci95 or 0 for p in pts], fmt="o-", ms=3, capsize=2,
+                    color=f"C{k}", label=f"{mech}, RTT {rtt:g} ms: sender")
+        ax.errorbar(x, [nan(p.recv_cpu_pct.mean) for p in pts],
+                    yerr=[p.recv_cpu_pct.ci95 or 0 for p in pts], fmt="s--", ms=3, capsize=2,
+                    color=f"C{k}", label="receiver")
     ax.set_xlabel("input rate (Mbit/s)")
     ax.set_ylabel("CPU (% of one core)")
     ax.grid(alpha=0.3)
