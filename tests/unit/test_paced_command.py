@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -120,3 +121,67 @@ def test_a_step_too_short_to_settle_is_not_measured():
     assert rates[2].measured_bps is None  # cut by the end
     with pytest.raises(ValueError):
         step_rates(rows, 0, [(0, 1)], 0.0, 1)
+
+
+class FakePacer:
+    def __init__(self, log, path):
+        self.log, self.path = log, path
+
+    def set(self, rate, cc=None, skip_port=0):
+        self.log.append(("set", self.path.name, rate, cc, skip_port))
+
+    def detach(self):
+        self.log.append(("detach", self.path.name))
+
+
+def held(ident: str, steps, at_us: int = 0):
+    from itb.engine.pacing import PaceSpec
+    from itb.engine.procplan import ProcSpec
+
+    return ProcSpec(id=f"{ident}.command", event=ident, role="command", node="l1", at_us=at_us,
+                    argv=("x",), stdout="o", stderr="e",
+                    pace=PaceSpec(f"/cg/pace-{ident}", steps, "itb_nocc", 2811))
+
+
+def test_pacing_sets_each_step_at_its_date_and_removes_what_it_made(monkeypatch):
+    import time
+
+    from itb.engine import pacing
+
+    log = []
+    monkeypatch.setattr(pacing.cgroup, "create", lambda p: log.append(("create", p.name)))
+    monkeypatch.setattr(pacing.cgroup, "kill", lambda p: log.append(("kill", Path(p).name)))
+    monkeypatch.setattr(pacing.pace, "attach", lambda host, p: FakePacer(log, p))
+    # two commands whose second steps fall on the same date: ordered by id, no error
+    pc = pacing.Pacing([held("a", ((0, 10), (20_000, 30))), held("b", ((0, 5), (20_000, 7)))])
+    pc.setup()
+    assert log == [("create", "pace-a"), ("set", "pace-a", 10, "itb_nocc", 2811),
+                   ("create", "pace-b"), ("set", "pace-b", 5, "itb_nocc", 2811)]
+    records = []
+    pc.start(time.monotonic_ns(), records.append, lambda why: records.append(why))
+    pc.thread.join(timeout=2)
+    assert [r["id"] for r in records] == ["a.command.step1", "b.command.step1"]
+    assert all(r["kind"] == "pace" and r["error_ns"] >= 0 for r in records)
+    pc.teardown()
+    assert log[-4:] == [("detach", "pace-a"), ("kill", "pace-a"), ("detach", "pace-b"),
+                        ("kill", "pace-b")]
+
+
+def test_a_pacing_that_cannot_be_set_up_removes_only_what_it_made(monkeypatch):
+    from itb.engine import pacing
+    from itb.errors import BackendError
+
+    log = []
+
+    def create(p):
+        if p.name == "pace-b":
+            raise BackendError("cgroup /cg/pace-b exists but is not ITB's")
+        log.append(("create", p.name))
+
+    monkeypatch.setattr(pacing.cgroup, "create", create)
+    monkeypatch.setattr(pacing.cgroup, "kill", lambda p: log.append(("kill", Path(p).name)))
+    monkeypatch.setattr(pacing.pace, "attach", lambda host, p: FakePacer(log, p))
+    pc = pacing.Pacing([held("a", ((0, 10),)), held("b", ((0, 5),))])
+    with pytest.raises(BackendError, match="pacing a command: cgroup /cg/pace-b exists"):
+        pc.setup()
+    assert ("kill", "pace-a") in log and ("kill", "pace-b") not in log

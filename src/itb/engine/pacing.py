@@ -56,6 +56,7 @@ class _Held:
     at_us: int
     spec: PaceSpec
     pacer: pace.Pacer | None = None
+    created: bool = False  # its cgroup was made by this repetition (teardown removes it)
 
 
 class Pacing:
@@ -68,9 +69,6 @@ class Pacing:
         self.thread: threading.Thread | None = None
         self.stopped = threading.Event()
 
-    def __bool__(self) -> bool:
-        return bool(self.held)
-
     def setup(self) -> None:
         """Every command's cgroup with the pacer at the first step; BackendError if one
         cannot be made (what was made is torn down)."""
@@ -78,6 +76,7 @@ class Pacing:
             for h in self.held:
                 path = Path(h.spec.cgroup)
                 cgroup.create(path)
+                h.created = True
                 h.pacer = pace.attach(self.host, path)
                 self._set(h, h.spec.steps[0][1] if h.spec.steps else None)
         except (BackendError, PreflightError, OSError) as e:
@@ -90,9 +89,10 @@ class Pacing:
     def start(self, zero_ns: int, record: Callable[[dict], None],
               fail: Callable[[str], None]) -> None:
         """Changes the rates at the profiles' later dates from a thread."""
-        changes = sorted((zero_ns + (h.at_us + at) * 1000, k, h, rate)
-                         for h in self.held if h.spec.steps
-                         for k, (at, rate) in enumerate(h.spec.steps) if k > 0)
+        changes = sorted(((zero_ns + (h.at_us + at) * 1000, k, h, rate)
+                          for h in self.held if h.spec.steps
+                          for k, (at, rate) in enumerate(h.spec.steps) if k > 0),
+                         key=lambda c: (c[0], c[1], c[2].proc_id))
         if not changes:
             return
 
@@ -125,9 +125,10 @@ class Pacing:
             try:
                 if h.pacer is not None:
                     h.pacer.detach()
-                cgroup.kill(h.spec.cgroup)
+                if h.created:
+                    cgroup.kill(h.spec.cgroup)
             except BackendError as e:
                 errors.append(str(e))
-            h.pacer = None
+            h.pacer, h.created = None, False
         if errors:
             raise BackendError("; ".join(errors))
