@@ -33,7 +33,8 @@ def test_round_trip_keeps_the_documented_layout(tmp_path):
     m.save(tmp_path / "metrics.json")
     doc = json.loads((tmp_path / "metrics.json").read_text())
     assert doc["format_version"] == FORMAT_VERSION == 1
-    assert set(doc) == {"format_version", "repetitions", "overall", "context", "dispatch"}
+    assert set(doc) == {"format_version", "repetitions", "overall", "context", "dispatch",
+                        "profiles"}
     assert doc["overall"]["completion"]["n"] == 3 and doc["dispatch"] == DISPATCH
     assert doc["context"] == {"capacity_bps": 100e6, "reverse_capacity_bps": 100e6,
                               "mtu": 1500, "link": None, "payload_share": 1.0}

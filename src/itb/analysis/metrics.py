@@ -201,12 +201,13 @@ def _mean(values: Iterable[float | None]) -> float | None:
 
 
 def _table(df: pd.DataFrame, name: str) -> pd.DataFrame:
-    """The table checked; a frame with neither rows nor columns (nothing was logged, e.g. no
-    emulator) stands for an empty table of that schema."""
-    if isinstance(df, pd.DataFrame) and df.empty and len(df.columns) == 0:
+    """The table checked; a frame without rows (nothing was logged: no emulator, or a
+    timeline of commands only, no transfer) stands for an empty table of that schema."""
+    if isinstance(df, pd.DataFrame) and df.empty:
         dtypes = {"transfers": tables.TRANSFERS_DTYPES, "samples": tables.SAMPLES_DTYPES,
                   "bottleneck": tables.BOTTLENECK_DTYPES}[name]
-        return pd.DataFrame({c: pd.Series(dtype=t) for c, t in dtypes.items()})
+        schema = pd.DataFrame({c: pd.Series(dtype=t) for c, t in dtypes.items()})
+        return schema.assign(**{c: df[c] for c in df.columns if c not in schema})
     return tables.validate(df, name)
 
 

@@ -13,6 +13,7 @@ from typing import ClassVar
 from pydantic import BaseModel
 
 from itb.analysis.results import VersionedResults
+from itb.analysis.steps import ProfileKept
 
 FORMAT_VERSION = 1
 
@@ -187,6 +188,8 @@ class RunMetrics(VersionedResults):
     overall: Overall
     context: Context
     dispatch: Dispatch | None = None
+    # how the transfers and commands with a rate profile kept it, step by step
+    profiles: list[ProfileKept] = []
 
     def repetition(self, r: int) -> Repetition | None:
         return next((x for x in self.repetitions if x.repetition == r), None)

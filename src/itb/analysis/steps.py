@@ -12,12 +12,17 @@ the given end.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from itb.analysis.series import select_link
+from itb.engine import rundir
+
 SETTLE_S = 1.0
+TAIL_S = 0.2  # the last step ends this long before the transfer or command does
 
 
 class StepRate(BaseModel):
@@ -66,3 +71,59 @@ def worst_ratio_error(rates: Sequence[StepRate]) -> float | None:
     """The largest |ratio − 1| over the measured steps (None: none measured)."""
     errs = [abs(r.ratio - 1) for r in rates if r.ratio is not None and np.isfinite(r.ratio)]
     return max(errs) if errs else None
+
+
+class ProfileKept(BaseModel):
+    """How one transfer or `[[command]]` with a rate profile kept it in one repetition,
+    step by step, on one direction of the run's bottleneck."""
+
+    event: str
+    kind: str  # "transfer" or "command"
+    repetition: int
+    link: str
+    direction: str  # of the link: "forward" or "reverse"
+    steps: list[StepRate]
+
+    @property
+    def worst(self) -> float | None:
+        return worst_ratio_error(self.steps)
+
+
+def profiles_kept(run: Path, transfers: pd.DataFrame, bottleneck: pd.DataFrame,
+                  link: str | None, sides: dict[str, str], payload_share: float
+                  ) -> list[ProfileKept]:
+    """Every profile of the run's repetitions measured on `link`: a transfer from its
+    start to its end (its direction), a command from its start to its exit (the side of
+    its host: left sends forward). Dates count from when each started."""
+    if link is None or bottleneck is None or not len(bottleneck):
+        return []
+    out = []
+    for r in sorted(int(x) for x in bottleneck["repetition"].unique()):
+        rd = rundir.rep_dir(run, r)
+        if not (rd / "events.json").exists():
+            continue
+        events = rundir.read_json(rd / "events.json")
+        procs = (rundir.rep_result(run, r) or {}).get("procs", {})
+        tr = transfers[transfers["repetition"] == r] if len(transfers) else transfers
+        for e in events:
+            if not e.get("profile") or e["kind"] not in ("transfer", "command"):
+                continue
+            if e["kind"] == "transfer":
+                row = tr[tr["transfer"] == e["id"]]
+                start, end = (row["start_ns"].iloc[0], row["end_ns"].iloc[0]) if len(row) else (None, None)
+                direction = "reverse" if e.get("direction") == "reverse" else "forward"
+            else:
+                p = procs.get(f"{e['id']}.command", {})
+                start, end = p.get("dispatched_ns"), p.get("exited_ns")
+                side = sides.get(e["host"])
+                direction = {"left": "forward", "right": "reverse"}.get(side or "")
+            if direction is None or start is None or end is None or not (
+                    np.isfinite(start) and np.isfinite(end)):
+                continue
+            rows = select_link(bottleneck, direction, link)
+            rows = rows[rows["repetition"] == r]
+            steps = step_rates(rows, int(start), [tuple(s) for s in e["profile"]],
+                               payload_share, int(end - TAIL_S * 1e9))
+            out.append(ProfileKept(event=e["id"], kind=e["kind"], repetition=r, link=link,
+                                   direction=direction, steps=steps))
+    return out

@@ -112,6 +112,11 @@ def _print_metrics(m: RunMetrics) -> None:
         out.print(f"transfers with a rate profile: {late.n} completed, lateness (completion − "
                   f"the profile's) mean {late.mean_s:+.3f} s, min {late.min_s:+.3f}, max {late.max_s:+.3f}"
                   + (f"; {late.n_failed} not completed" if late.n_failed else ""))
+    for k in m.profiles:
+        ratios = ", ".join("–" if s.ratio is None else f"{s.ratio:.4f}" for s in k.steps)
+        out.print(f"profile of {k.kind} {k.event}, repetition {k.repetition}: each step's wire "
+                  f"rate at {k.link} ({k.direction}) over the profile's, from 1 s after its "
+                  f"date: {ratios}")
     dl = m.overall.deadlines
     if dl is not None:
         out.print(f"transfers with a deadline: {dl.met} of {dl.n} made it"

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from itb.analysis.fairshare import tcp_payload_share
 from itb.analysis.run_results import RunMetrics
+from itb.analysis.steps import profiles_kept
 from itb.analysis.summary import scenario_metrics
 from itb.engine import collect, rundir
 from itb.report import figures
@@ -32,6 +34,12 @@ def build_report(run: Path) -> Path:
     tables = collect.build_tables(run, topo, interval_s)
     collect.write_tables(run, tables)
     metrics = scenario_metrics(tables, topo, meta.get("dispatch"))
+    emulated = [lk.name for lk in topo.links if lk.emulated]
+    # the forward transfers' bottleneck; in a timeline of commands only, the one emulated link
+    link = metrics.context.link or (emulated[0] if len(emulated) == 1 else None)
+    metrics.profiles = profiles_kept(run, tables["transfers"], tables["bottleneck"], link,
+                                     {n.name: n.side for n in topo.nodes},
+                                     tcp_payload_share(topo.mtu))
     metrics.save(run / "metrics.json")
     out = run / "report"
     profiles = {e["id"]: e["profile"] for e in sc["experiment"]["events"]
