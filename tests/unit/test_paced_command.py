@@ -185,3 +185,32 @@ def test_a_pacing_that_cannot_be_set_up_removes_only_what_it_made(monkeypatch):
     with pytest.raises(BackendError, match="pacing a command: cgroup /cg/pace-b exists"):
         pc.setup()
     assert ("kill", "pace-a") in log and ("kill", "pace-b") not in log
+
+
+def test_the_profiles_of_a_run_are_measured_on_their_direction(tmp_path):
+    import json
+
+    from itb.analysis.steps import profiles_kept
+
+    rd = tmp_path / "rep-001"
+    rd.mkdir()
+    events = [{"kind": "command", "id": "gridftp", "host": "l1", "profile": [[0, 100_000_000],
+                                                                           [2_000_000, 300_000_000]]},
+              {"kind": "command", "id": "plain", "host": "l1"},
+              {"kind": "transfer", "id": "back", "direction": "reverse",
+               "profile": [[0, 50_000_000]]}]
+    (rd / "events.json").write_text(json.dumps(events))
+    (rd / "result.json").write_text(json.dumps(
+        {"procs": {"gridftp.command": {"dispatched_ns": 10**9, "exited_ns": 6 * 10**9}}}))
+    fwd = log([(1.0, 100e6 / 0.5), (3.0, 300e6 / 0.5)], 0, 7.0).assign(direction="forward")
+    rev = log([(0.0, 50e6 / 0.5 * 1.01)], 0, 7.0).assign(direction="reverse")
+    bn = pd.concat([fwd, rev]).assign(link="rl-rr", repetition=1)
+    tr = pd.DataFrame({"repetition": [1], "transfer": ["back"], "start_ns": [0], "end_ns": [5 * 10**9]})
+    kept = profiles_kept(tmp_path, tr, bn, "rl-rr", {"l1": "left", "r1": "right"}, 0.5)
+    by = {k.event: k for k in kept}
+    assert set(by) == {"gridftp", "back"}
+    assert by["gridftp"].direction == "forward" and by["back"].direction == "reverse"
+    assert [round(s.ratio, 6) for s in by["gridftp"].steps] == [1.0, 1.0]
+    assert by["gridftp"].steps[1].to_s == pytest.approx(4.8)  # 0.2 s before it exited
+    assert by["back"].steps[0].ratio == pytest.approx(1.01)
+    assert profiles_kept(tmp_path, tr, bn, None, {}, 0.5) == []
