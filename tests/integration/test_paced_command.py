@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from itb.analysis.fairshare import tcp_payload_share
+from itb.analysis.run_results import RunMetrics
 from itb.analysis.steps import step_rates
 from itb.backends import cgroup
 
@@ -59,6 +60,12 @@ def test_gridftp_follows_a_three_step_profile(engine_env, isolated):
     assert len(paces) == 2 and all(d["error_ns"] < 50_000_000 for d in paces), paces
     out = (run / "rep-001" / "nodes" / "l1" / "gridftp.command.out").read_text()
     assert "550000000 bytes" in out
+    # the run's own account of it: metrics.json and what `itb run` printed
+    m = RunMetrics.load(run / "metrics.json")
+    (kept,) = m.profiles
+    assert (kept.event, kept.kind, kept.direction) == ("gridftp", "command", "forward")
+    assert [round(s.ratio, 4) for s in kept.steps] == [round(r.ratio, 4) for r in rates]
+    assert "profile of command gridftp, repetition 1" in res.stdout
     nothing_left()
 
 
