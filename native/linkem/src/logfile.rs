@@ -1,15 +1,15 @@
-//! CSV output off the hot path: the worker formats rows into a memory
-//! buffer and ships full buffers to a writer thread (double buffering, no
-//! allocation in steady state), so file-system stalls never delay packets.
+//! The log files of one direction, as the writer thread keeps them: the live file,
+//! closed segments, and what to do when the file system refuses a write.
+//!
+//! A write error (ENOSPC, EIO, ...) is never fatal. The rows of a shipment that reached
+//! the file whole stay; a partial last line is cut off again (`set_len`), so every file
+//! holds whole rows only; the rows that did not fit are reported lost to the caller,
+//! and the next shipment tries again. Nothing here blocks anything but the writer.
 
 use std::collections::VecDeque;
 use std::fs::{self, File};
-use std::io::{self, Write};
+use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
-use std::thread::JoinHandle;
-
-const BUF: usize = 1 << 16;
 
 /// Where one direction's log goes: the live file `<stem>.csv` and, once it holds
 /// `segment_bytes`, closed segments `<stem>.<seq>.csv` (seq from 1, six digits), the
@@ -21,6 +21,8 @@ pub struct LogFiles {
     pub header: &'static str,
     pub segment_bytes: u64,
     pub keep_bytes: u64,
+    /// Length of a row's interval: a lost row `t` covers [t, t + interval_ns).
+    pub interval_ns: u64,
 }
 
 impl LogFiles {
@@ -56,186 +58,280 @@ fn remove_if_present(path: &Path) -> io::Result<()> {
     }
 }
 
+/// What the writer needs from a file system: `Disk` is the real one; the tests use one
+/// that fails on demand.
+pub trait Fs: Send + 'static {
+    type File: Write + Send;
+    /// Create (or truncate) a file for writing.
+    fn create(&mut self, path: &Path) -> io::Result<Self::File>;
+    /// Cut the file to `len` bytes; the next write goes there.
+    fn truncate(&mut self, f: &mut Self::File, len: u64) -> io::Result<()>;
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Remove a file; one already gone is no error.
+    fn remove(&mut self, path: &Path) -> io::Result<()>;
+}
+
+pub struct Disk;
+
+impl Fs for Disk {
+    type File = File;
+    fn create(&mut self, path: &Path) -> io::Result<File> {
+        File::create(path)
+    }
+    fn truncate(&mut self, f: &mut File, len: u64) -> io::Result<()> {
+        f.set_len(len)?;
+        f.seek(SeekFrom::Start(len)).map(|_| ())
+    }
+    fn rename(&mut self, from: &Path, to: &Path) -> io::Result<()> {
+        fs::rename(from, to)
+    }
+    fn remove(&mut self, path: &Path) -> io::Result<()> {
+        remove_if_present(path)
+    }
+}
+
+/// Writes as much of `b` as the file takes: the bytes written and the error that
+/// stopped it, if any.
+fn write_some(f: &mut impl Write, b: &[u8]) -> (usize, Option<io::Error>) {
+    let mut n = 0;
+    while n < b.len() {
+        match f.write(&b[n..]) {
+            Ok(0) => return (n, Some(io::Error::new(io::ErrorKind::WriteZero, "wrote nothing"))),
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return (n, Some(e)),
+        }
+    }
+    (n, None)
+}
+
+/// A shipment only partly written: `kept` bytes of it (whole rows) are in the file, the
+/// rest is lost because of `error`.
+#[derive(Debug)]
+pub struct Cut {
+    pub kept: usize,
+    pub error: io::Error,
+}
+
 /// The writer thread's side: the live file and the closed segments still on disk.
-struct Writer {
+pub struct Writer<F: Fs> {
     files: LogFiles,
-    file: File,
+    fs: F,
+    /// None: the live file must be (re)created before the next row.
+    file: Option<F::File>,
+    /// Bytes of the live file known good (whole rows after a whole header; 0: no header yet).
     written: u64,
+    /// The live file may hold bytes past `written` (a cut row): cut them before writing.
+    dirty: bool,
     seq: u64,
     closed: VecDeque<(PathBuf, u64)>,
 }
 
-impl Writer {
-    fn open(files: LogFiles) -> io::Result<Writer> {
+impl Writer<Disk> {
+    pub fn open(files: LogFiles) -> io::Result<Writer<Disk>> {
+        Writer::open_on(files, Disk)
+    }
+}
+
+impl<F: Fs> Writer<F> {
+    /// Starting is the one time an error is fatal: a log that cannot even be created
+    /// is a configuration error (exit 2), not a passing fault.
+    pub fn open_on(files: LogFiles, fs: F) -> io::Result<Writer<F>> {
         files.remove_stale()?;
-        let mut file = File::create(files.live())?;
-        file.write_all(files.header.as_bytes())?;
-        Ok(Writer { written: files.header.len() as u64, files, file, seq: 0, closed: VecDeque::new() })
+        let mut w = Writer { files, fs, file: None, written: 0, dirty: false, seq: 0, closed: VecDeque::new() };
+        w.ready()?;
+        Ok(w)
     }
 
-    fn write(&mut self, rows: &[u8]) -> io::Result<()> {
-        let seg = self.files.segment_bytes;
-        if seg != 0 && self.written > self.files.header.len() as u64 && self.written + rows.len() as u64 > seg {
-            self.rotate()?;
+    pub fn files(&self) -> &LogFiles {
+        &self.files
+    }
+
+    /// Appends whole rows. On an error the rows that reached the file whole are kept,
+    /// a partial last one is cut off (now or before the next write) and the rest is
+    /// lost: `Err(Cut)` says how much was kept.
+    pub fn write(&mut self, rows: &[u8]) -> Result<(), Cut> {
+        self.ready().map_err(|error| Cut { kept: 0, error })?;
+        if self.rotation_due(rows.len()) && self.rotate().is_ok() {
+            // (a failed rename changes nothing: the rows go on into the live file and
+            // the rotation is tried again with the next shipment)
+            self.ready().map_err(|error| Cut { kept: 0, error })?;
         }
-        self.file.write_all(rows)?;
-        self.file.flush()?;
-        self.written += rows.len() as u64;
+        let f = self.file.as_mut().expect("ready() opened it");
+        let (n, err) = write_some(f, rows);
+        let Some(error) = err else {
+            self.written += n as u64;
+            return Ok(());
+        };
+        let kept = rows[..n].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        self.written += kept as u64;
+        if kept < n {
+            self.dirty = true;
+            let _ = self.clean(); // else before the next write
+        }
+        Err(Cut { kept, error })
+    }
+
+    fn rotation_due(&self, more: usize) -> bool {
+        let seg = self.files.segment_bytes;
+        seg != 0 && self.written > self.files.header.len() as u64 && self.written + more as u64 > seg
+    }
+
+    /// A live file that exists, holds no cut row, and starts with the header.
+    fn ready(&mut self) -> io::Result<()> {
+        if self.file.is_none() {
+            self.file = Some(self.fs.create(&self.files.live())?);
+            self.written = 0;
+            self.dirty = false;
+        }
+        self.clean()?;
+        if self.written == 0 {
+            let f = self.file.as_mut().unwrap();
+            let (n, err) = write_some(f, self.files.header.as_bytes());
+            if let Some(e) = err {
+                self.dirty = n > 0;
+                return Err(e);
+            }
+            self.written = n as u64;
+        }
+        Ok(())
+    }
+
+    fn clean(&mut self) -> io::Result<()> {
+        if self.dirty {
+            self.fs.truncate(self.file.as_mut().unwrap(), self.written)?;
+            self.dirty = false;
+        }
         Ok(())
     }
 
     /// The live file becomes the next closed segment (a rename: readers holding it
-    /// open keep reading it whole) and a new live file starts.
+    /// open keep reading it whole); the next write starts a new live file.
     fn rotate(&mut self) -> io::Result<()> {
+        let closed = self.files.segment(self.seq + 1);
+        self.fs.rename(&self.files.live(), &closed)?;
         self.seq += 1;
-        let closed = self.files.segment(self.seq);
-        fs::rename(self.files.live(), &closed)?;
         self.closed.push_back((closed, self.written));
-        self.file = File::create(self.files.live())?;
-        self.file.write_all(self.files.header.as_bytes())?;
-        self.written = self.files.header.len() as u64;
+        self.file = None;
+        self.written = 0;
         let keep = self.files.keep_bytes;
         while keep != 0 && self.closed.iter().map(|c| c.1).sum::<u64>() > keep {
-            let (old, _) = self.closed.pop_front().unwrap();
-            remove_if_present(&old)?; // a reader may have taken it already
-        }
-        Ok(())
-    }
-}
-
-pub struct LogSink {
-    buf: Vec<u8>,
-    to_writer: Option<SyncSender<Vec<u8>>>,
-    spares: Receiver<Vec<u8>>,
-}
-
-impl LogSink {
-    pub fn spawn(files: LogFiles, name: String) -> io::Result<(LogSink, JoinHandle<io::Result<()>>)> {
-        let mut w = Writer::open(files)?;
-        let (tx, rx) = sync_channel::<Vec<u8>>(8);
-        let (back_tx, back_rx): (Sender<Vec<u8>>, Receiver<Vec<u8>>) = channel();
-        let h = std::thread::Builder::new().name(name).spawn(move || {
-            for mut v in rx {
-                w.write(&v)?;
-                v.clear();
-                let _ = back_tx.send(v);
+            let (old, _) = self.closed.front().unwrap();
+            if self.fs.remove(old).is_err() {
+                break; // tried again at the next rotation
             }
-            Ok(())
-        })?;
-        Ok((LogSink { buf: Vec::with_capacity(BUF), to_writer: Some(tx), spares: back_rx }, h))
-    }
-
-    /// Hand the buffered rows to the writer thread.
-    pub fn ship(&mut self) {
-        if self.buf.is_empty() {
-            return;
+            self.closed.pop_front();
         }
-        let spare = self.spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(BUF));
-        let full = std::mem::replace(&mut self.buf, spare);
-        if let Some(tx) = &self.to_writer {
-            // Blocks only if the writer is 8 buffers behind.
-            let _ = tx.send(full);
-        }
-    }
-
-    /// Ship what is left and let the writer thread finish.
-    pub fn close(&mut self) {
-        self.ship();
-        self.to_writer = None;
+        Ok(())
     }
 }
 
-impl Write for LogSink {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(b);
-        Ok(b.len())
+/// Rows of a buffer of whole CSV rows: how many, and the first field (t_ns) of the
+/// first and of the last one (None if it does not parse).
+pub fn row_span(rows: &[u8]) -> (u64, Option<u64>, Option<u64>) {
+    let n = rows.iter().filter(|&&b| b == b'\n').count() as u64;
+    if n == 0 {
+        return (0, None, None);
     }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.ship();
-        Ok(())
-    }
+    let body = &rows[..rows.iter().rposition(|&b| b == b'\n').unwrap()];
+    let last = body.iter().rposition(|&b| b == b'\n').map_or(body, |i| &body[i + 1..]);
+    let t = |line: &[u8]| {
+        let end = line.iter().position(|&b| b == b',').unwrap_or(line.len());
+        std::str::from_utf8(&line[..end]).ok()?.trim().parse::<u64>().ok()
+    };
+    (n, t(rows), t(last))
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::testfs::FaultFs;
     use super::*;
 
-    fn scratch(tag: &str) -> PathBuf {
+    pub fn scratch(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("linkem-logfile-{tag}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         fs::create_dir_all(&d).unwrap();
         d
     }
 
-    fn files(dir: &Path, segment_bytes: u64, keep_bytes: u64) -> LogFiles {
-        LogFiles { dir: dir.to_path_buf(), stem: "linkem-ab".into(), header: "t,x\n", segment_bytes, keep_bytes }
+    fn files(dir: &Path, segment_bytes: u64) -> LogFiles {
+        LogFiles { dir: dir.into(), stem: "linkem-ab".into(), header: "t,x\n", segment_bytes, keep_bytes: 0, interval_ns: 1 }
     }
 
-    fn write_rows(f: LogFiles, n: usize) {
-        let (mut s, h) = LogSink::spawn(f, "t".into()).unwrap();
-        for i in 0..n {
-            writeln!(s, "{i},x").unwrap();
-            if i % 1000 == 999 {
-                s.flush().unwrap();
-            }
-        }
-        s.close();
-        h.join().unwrap().unwrap();
+    fn rows(r: std::ops::Range<u64>) -> Vec<u8> {
+        r.map(|i| format!("{i},xxxxxxxx\n")).collect::<String>().into_bytes()
     }
 
     #[test]
-    fn rows_reach_the_file() {
-        let d = scratch("one");
-        write_rows(files(&d, 0, 0), 10_000);
+    fn a_full_disk_keeps_whole_rows_cuts_the_partial_one_and_resumes() {
+        let d = scratch("full");
+        let fs = FaultFs::default();
+        let mut w = Writer::open_on(files(&d, 0), fs.clone()).unwrap();
+        w.write(&rows(0..10)).unwrap();
+        // room for 2 rows and a half (rows "1x,xxxxxxxx\n" are 12 bytes)
+        fs.set(|f| f.room = Some(30));
+        let cut = w.write(&rows(10..20)).unwrap_err();
+        assert_eq!(cut.kept, 24);
+        assert_eq!(cut.error.raw_os_error(), Some(libc::ENOSPC));
         let text = fs::read_to_string(d.join("linkem-ab.csv")).unwrap();
-        assert_eq!(text.lines().count(), 10_001);
-        assert_eq!(text.lines().next(), Some("t,x"));
-        assert_eq!(text.lines().last(), Some("9999,x"));
-        assert_eq!(fs::read_dir(&d).unwrap().count(), 1);
+        assert!(text.ends_with("11,xxxxxxxx\n"), "{text}");
+        assert!(w.write(&rows(20..30)).is_err()); // still full: nothing kept
+        fs.set(|f| f.room = None);
+        w.write(&rows(30..40)).unwrap();
+        let text = fs::read_to_string(d.join("linkem-ab.csv")).unwrap();
+        let got: Vec<u64> = text.lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+        assert_eq!(got, (0..12).chain(30..40).collect::<Vec<_>>());
+        assert!(text.lines().skip(1).all(|l| l.ends_with(",xxxxxxxx")));
         fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
-    fn segments_hold_whole_rows_in_order_and_the_oldest_go() {
-        let d = scratch("seg");
-        // Up to 7 000 bytes per 1000-row shipment: segments of 20 000 bytes hold two or
-        // three. A stale segment would fail the header check below.
-        fs::write(d.join("linkem-ab.000002.csv"), "stale").unwrap();
-        fs::write(d.join("linkem-ab.notes.csv"), "not ours").unwrap();
-        write_rows(files(&d, 20_000, 0), 10_000);
-        let mut names: Vec<String> =
-            fs::read_dir(&d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
-        names.sort();
-        assert!(names.contains(&"linkem-ab.notes.csv".to_string()));
-        let mut segs: Vec<&String> = names.iter().filter(|n| n.len() == "linkem-ab.000001.csv".len()).collect();
-        segs.sort();
-        segs.push(&names[names.iter().position(|n| n == "linkem-ab.csv").unwrap()]);
-        let mut all = Vec::new();
-        for n in &segs {
-            let text = fs::read_to_string(d.join(n)).unwrap();
-            assert_eq!(text.lines().next(), Some("t,x"), "{n}");
-            assert!(text.len() as u64 <= 20_000, "{n}");
-            all.extend(text.lines().skip(1).map(|l| l.to_string()));
-        }
-        assert!(segs.len() >= 4);
-        assert_eq!(all, (0..10_000).map(|i| format!("{i},x")).collect::<Vec<_>>());
+    fn a_cut_that_cannot_be_truncated_at_once_is_truncated_before_the_next_rows() {
+        let d = scratch("trunc");
+        let fs = FaultFs::default();
+        let mut w = Writer::open_on(files(&d, 0), fs.clone()).unwrap();
+        fs.set(|f| {
+            f.room = Some(18);
+            f.fail_truncate = true;
+        });
+        assert_eq!(w.write(&rows(0..5)).unwrap_err().kept, 11);
+        fs.set(|f| f.room = None);
+        assert_eq!(w.write(&rows(5..6)).unwrap_err().error.raw_os_error(), Some(libc::EIO));
+        fs.set(|f| f.fail_truncate = false);
+        w.write(&rows(6..8)).unwrap();
+        let text = fs::read_to_string(d.join("linkem-ab.csv")).unwrap();
+        assert_eq!(text, "t,x\n0,xxxxxxxx\n6,xxxxxxxx\n7,xxxxxxxx\n");
         fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
-    fn closed_segments_are_capped() {
-        let d = scratch("cap");
-        write_rows(files(&d, 20_000, 40_000), 20_000);
-        let closed: Vec<u64> = fs::read_dir(&d)
-            .unwrap()
-            .map(|e| e.unwrap())
-            .filter(|e| e.file_name() != "linkem-ab.csv")
-            .map(|e| e.metadata().unwrap().len())
-            .collect();
-        assert!(closed.len() == 2 && closed.iter().sum::<u64>() <= 40_000, "{closed:?}");
+    fn a_failed_rotation_is_retried_and_segments_stay_whole() {
+        let d = scratch("rot");
+        let fs = FaultFs::default();
+        let mut w = Writer::open_on(files(&d, 100), fs.clone()).unwrap();
+        w.write(&rows(0..6)).unwrap(); // 4 + 66 bytes
+        fs.set(|f| f.fail_rename = true);
+        w.write(&rows(6..9)).unwrap(); // rotation refused: the rows go to the live file
+        fs.set(|f| {
+            f.fail_rename = false;
+            f.fail_create = true;
+        });
+        // renamed, but no new live file: these rows are lost
+        assert_eq!(w.write(&rows(9..12)).unwrap_err().kept, 0);
+        fs.set(|f| f.fail_create = false);
+        w.write(&rows(12..14)).unwrap();
+        let seg = fs::read_to_string(d.join("linkem-ab.000001.csv")).unwrap();
         let live = fs::read_to_string(d.join("linkem-ab.csv")).unwrap();
-        assert_eq!(live.lines().last(), Some("19999,x"));
+        assert_eq!(seg.lines().count(), 10);
+        assert_eq!(live, "t,x\n12,xxxxxxxx\n13,xxxxxxxx\n");
         fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn row_span_reads_the_first_and_last_times() {
+        assert_eq!(row_span(b"5,a\n6,b\n9,c\n"), (3, Some(5), Some(9)));
+        assert_eq!(row_span(b"7,a\n"), (1, Some(7), Some(7)));
+        assert_eq!(row_span(b""), (0, None, None));
+        assert_eq!(row_span(b"x,a\n"), (1, None, None));
     }
 }

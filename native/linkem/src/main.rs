@@ -6,6 +6,8 @@ mod config;
 mod delay;
 mod gso;
 mod logfile;
+mod logloss;
+mod logsink;
 mod loss;
 mod monitor;
 mod pairs;
@@ -13,6 +15,8 @@ mod pipeline;
 mod pool;
 mod shaper;
 mod sock;
+#[cfg(test)]
+mod testfs;
 mod worker;
 
 use clap::Parser;
@@ -21,7 +25,7 @@ use pairs::PairTable;
 use pipeline::Pipeline;
 use pool::Pool;
 use sock::{eventfd, eventfd_signal, now_ns, PacketSocket};
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -45,11 +49,33 @@ const DIRS: [&str; 2] = ["ab", "ba"];
 const UNLIMITED_SIZING_BPS: u64 = 20_000_000_000;
 const MIB: u64 = 1 << 20;
 
-/// Print one JSON event line on stdout (ignored if stdout is gone).
+/// Print one JSON event line on stdout, unbuffered (ignored if stdout is gone or its
+/// disk is full). A line cut by a failed write is ended before the next event, so the
+/// next one still starts a line of its own.
 pub fn emit(line: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}");
-    let _ = out.flush();
+    static CUT: Mutex<bool> = Mutex::new(false);
+    let mut cut = CUT.lock().unwrap_or_else(|e| e.into_inner());
+    let mut buf = Vec::with_capacity(line.len() + 2);
+    if *cut {
+        buf.push(b'\n');
+    }
+    buf.extend_from_slice(line.as_bytes());
+    buf.push(b'\n');
+    let mut n = 0;
+    while n < buf.len() {
+        // SAFETY: writing initialised bytes of a live buffer to fd 1.
+        let r = unsafe { libc::write(1, buf[n..].as_ptr() as *const libc::c_void, buf.len() - n) };
+        if r > 0 {
+            n += r as usize;
+        } else if r < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        } else {
+            break;
+        }
+    }
+    if n > 0 {
+        *cut = n < buf.len();
+    }
 }
 
 /// Virtual size of a direction's packet pool. Only touched blocks become
@@ -130,9 +156,10 @@ fn run(cfg: Config) -> Result<(), String> {
             header: monitor::CSV_HEADER,
             segment_bytes: cfg.log_segment_bytes,
             keep_bytes: cfg.log_keep_bytes,
+            interval_ns: cfg.interval_us * 1000,
         };
         let live = files.live();
-        let (csv, wh) = logfile::LogSink::spawn(files, format!("linkem-log-{}", DIRS[i]))
+        let (csv, wh) = logsink::LogSink::spawn(files, DIRS[i], Box::new(|line: &str| emit(line)))
             .map_err(|e| format!("cannot create {}: {e}", live.display()))?;
         writers.push(wh);
         let ctl = Arc::new(Ctl {
@@ -217,11 +244,21 @@ fn run(cfg: Config) -> Result<(), String> {
             Err(_) => err = Some(format!("direction {} panicked", DIRS[i])),
         }
     }
-    for h in writers {
+    for (i, h) in writers.into_iter().enumerate() {
         match h.join() {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => err = Some(format!("writing csv: {e}")),
-            Err(_) => err = Some("csv writer panicked".into()),
+            Ok(report) => {
+                if let Some(g) = report.log_gaps.first() {
+                    eprintln!(
+                        "linkem: log {}: {} rows lost in {} gap(s), the first from {} to {} ns: {}",
+                        DIRS[i], report.log_rows_lost, report.log_gaps_total, g.from_ns, g.to_ns, g.error
+                    );
+                }
+                let block = stats.entry(DIRS[i]).or_insert_with(|| serde_json::json!({}));
+                if let (Some(b), serde_json::Value::Object(r)) = (block.as_object_mut(), serde_json::to_value(report).unwrap()) {
+                    b.extend(r);
+                }
+            }
+            Err(_) => err = Some(format!("log writer {} panicked", DIRS[i])),
         }
     }
     let (u, s) = rusage();

@@ -9,7 +9,7 @@ use crate::gso::{chunk_vnet, classify, forward_vnet, rewrite_headers, PktMeta, V
 use crate::pipeline::{ChunkRef, DirStats, Pipeline};
 use crate::pool::{MmapArray, Pool, BLOCK, BLOCKS_PER_MAX, MAX_FRAME};
 use crate::sock::{eventfd_clear, now_ns, PacketSocket};
-use crate::logfile::LogSink;
+use crate::logsink::LogSink;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -22,6 +22,7 @@ from itb.backends import procs
 from itb.backends.host import NetnsHost
 from itb.backends.owner import ProcessId
 from itb.emulation import actions as A
+from itb.emulation import monitor
 from itb.errors import BackendError
 
 READY_TIMEOUT_S = 10.0
@@ -82,7 +83,8 @@ def start(step: A.StartEmulator, bound: bool, group: str | None = None) -> Emula
         os.mkfifo(control)
     # Opened read-write: the emulator never sees EOF, later writers never block.
     ctl_fd = os.open(control, os.O_RDWR)
-    out_path, err_path = log_dir / "stdout.log", log_dir / "stderr.log"
+    # stdout: its events (ready, applied, log_error, log_gap), read by monitor.reported_gaps
+    out_path, err_path = log_dir / monitor.EVENTS_FILE, log_dir / "stderr.log"
     env = dict(os.environ)
     if bound:  # `ip netns exec` execs linkem: its parent is this process
         env[DIE_WITH_PARENT] = str(os.getpid())
@@ -120,7 +122,7 @@ def stop(ems: list[EmulatorHandle], grace_s: float) -> dict[str, dict]:
         if em.identity().alive():
             procs.stop([em.pid], grace_s=grace_s)
         _children.pop(em.pid, None)
-        path = Path(em.log_dir) / "linkem-stats.json"
+        path = Path(em.log_dir) / monitor.STATS_FILE
         try:
             stats[em.link] = json.loads(path.read_text())
         except (FileNotFoundError, json.JSONDecodeError):

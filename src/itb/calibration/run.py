@@ -37,6 +37,8 @@ RATE_CEILING_PCT = 100.5
 RTT_TOLERANCE_PCT = 1.0
 UDP_TOLERANCE_PCT = 1.0
 LATE_SHARE_WARN = 0.001
+LOG_CHECK = "link emulator's 1 ms log: no rows lost"
+LOG_SETTLE_NS = 500_000_000
 
 
 @dataclass
@@ -112,6 +114,7 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
     cal.inventory = inv.inventory(src, others, src_if)
     _check_buffers(cal, spec)
 
+    began = time.monotonic_ns()
     progress("idle RTT")
     probes.ping(src, addr, 3, 0.2)  # neighbour resolution through the emulator
     idle = probes.ping(src, addr, opts.pings, 0.02)
@@ -147,12 +150,13 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
         cal.checks.append(Check("TCP goodput, 1 flow (unlimited path)", None, goodput / 1e6,
                                 "Mbit/s", None, f"{opts.cc}, {retrans} retransmissions"))
     if em and spec.rate_bps:
-        rows = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1),
-                               t0 + int(omit * 1e9), t1)
+        lo = t0 + int(omit * 1e9)
+        rows = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1), lo, t1)
         peak = max(monitor.windowed_rates_bps(rows, 100_000_000), default=0.0)
-        cal.checks.append(at_most("peak wire rate (100 ms windows)",
-                                  spec.rate_bps * RATE_CEILING_PCT / 100 / 1e6, peak / 1e6,
-                                  "Mbit/s", f"{RATE_CEILING_PCT} % of the configured rate"))
+        cal.checks.append(_whole(at_most(
+            "peak wire rate (100 ms windows)", spec.rate_bps * RATE_CEILING_PCT / 100 / 1e6,
+            peak / 1e6, "Mbit/s", f"{RATE_CEILING_PCT} % of the configured rate"),
+            em, direction, rows, lo, t1))
     if loaded:
         extra = max(loaded) - idle_ms
         qd = spec.queue_delay_us
@@ -168,6 +172,8 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
         _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress)
     if spec.loss > 0:
         _loss(cal, iperf, spec, opts, progress)
+    if em:
+        _log_whole(cal, em, began)
 
 
 def _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress) -> None:
@@ -200,16 +206,60 @@ def _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress) -> None:
             f"offered {offered_bps * (UDP_PAYLOAD + FRAME_OVERHEAD) / UDP_PAYLOAD / 1e6:.1f} "
             "Mbit/s of frames"))
     if em:
-        rows = monitor.busy_span(monitor.between(
-            monitor.direction_log(em.log_dir, direction, t0, t1), t0, t1))
+        window = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1), t0, t1)
+        rows = monitor.busy_span(window)
         if rows:
-            cal.checks.append(relative("UDP at 1.2 × rate: emulator departures",
-                                       spec.rate_bps / 1e6, monitor.mean_rate_bps(rows) / 1e6,
-                                       "Mbit/s", UDP_TOLERANCE_PCT))
+            cal.checks.append(_whole(relative(
+                "UDP at 1.2 × rate: emulator departures", spec.rate_bps / 1e6,
+                monitor.mean_rate_bps(rows) / 1e6, "Mbit/s", UDP_TOLERANCE_PCT),
+                em, direction, window, t0, t1))
         else:  # a log that stopped must not pass silently
             cal.checks.append(Check("UDP at 1.2 × rate: emulator departures",
                                     spec.rate_bps / 1e6, None, "Mbit/s", UDP_TOLERANCE_PCT,
                                     "the emulator's log holds no rows for this test", ok=False))
+
+
+def _whole(check: Check, em, direction: str, rows: list[monitor.Interval], lo_ns: int,
+           hi_ns: int) -> Check:
+    """The check, failed if the emulator's log it was computed from has a hole between
+    lo_ns and hi_ns: figures from a log with missing rows prove nothing."""
+    gaps = monitor.gaps(em.log_dir, direction, [r.t_ns for r in rows], lo_ns, hi_ns)
+    if gaps:
+        check.ok = False
+        check.cause = "log with a hole"
+        check.detail = "; ".join(p for p in (check.detail, _gap_text(gaps, lo_ns)) if p)
+    return check
+
+
+def _gap_text(gaps: list[monitor.Gap], zero_ns: int, origin: str = " after the window started"
+              ) -> str:
+    g = gaps[0]
+    more = f", {len(gaps) - 1} more gap(s)" if len(gaps) > 1 else ""
+    return (f"the emulator's log ({monitor.DIRECTIONS[g.direction]}) lost the rows "
+            f"{g.describe(zero_ns, origin)}{more}")
+
+
+def _log_whole(cal: Calibration, em, t0_ns: int) -> None:
+    """A failed check when the emulator's log lost rows between t0_ns and now, in
+    either direction: every figure read from it meanwhile (the MTU-size UDP test's
+    departures too) may be off."""
+    hi = time.monotonic_ns() - LOG_SETTLE_NS  # rows are written ~0.2 s after their interval
+    time.sleep(LOG_SETTLE_NS / 1e9)
+    gaps = [g for d in ("ab", "ba") for g in monitor.window_gaps(em.log_dir, d, t0_ns, hi)]
+    if gaps:
+        cal.checks.append(Check(LOG_CHECK, 0, sum(g.rows or 0 for g in gaps), "rows", None,
+                                _gap_text(gaps, t0_ns, " after the calibration started"),
+                                ok=False, cause="rows lost"))
+
+
+def _judge_log(cal: Calibration, stats: dict) -> None:
+    """Rows the emulator itself reported lost (at exit, in its stats) fail the
+    calibration too, unless a check already said so."""
+    lost = {d: stats.get(d, {}).get("log_rows_lost", 0) for d in ("ab", "ba")}
+    if any(lost.values()) and not any(c.quantity == LOG_CHECK for c in cal.checks):
+        cal.checks.append(Check(LOG_CHECK, 0, sum(lost.values()), "rows", None,
+                                f"the emulator reported rows it could not write: {lost}",
+                                ok=False, cause="rows lost"))
 
 
 def _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress) -> None:
@@ -276,6 +326,7 @@ def _judge_emulator(cal: Calibration, spec: PathSpec, stats: dict) -> None:
         return
     s = stats[spec.bottleneck.name]
     cal.emulator.update({"stats": s})
+    _judge_log(cal, s)
     cpu = cal.emulator.get("cpu_pct_during_tcp")
     for name in ("ab", "ba"):
         d = s.get(name, {})

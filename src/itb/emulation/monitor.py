@@ -4,22 +4,33 @@ the closed segments `linkem-<dir>.<seq>.csv` linkem rotates it into (docs/linkem
 ITB's emulators rotate every LOG_SEGMENT_BYTES and keep at most LOG_KEEP_BYTES of closed
 segments, so an idle testbed's logs stay bounded; the engine deletes the segments a
 repetition has consumed once its rows are copied into the run directory.
+
+Rows linkem could not write (a full disk) leave a gap in the series: `gaps` finds them in
+a window, from the rows themselves and from linkem's own reports (its `log_error` /
+`log_gap` events and its stats), so that nothing is computed from a log with a hole.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import pandas as pd
 
 LOG_SEGMENT_BYTES = 8 << 20  # ~2.5 min of a busy link's rows at 1 ms, ~5 min idle
 LOG_KEEP_BYTES = 128 << 20  # per direction: >= 35 min of a busy link's rows
 READ_ATTEMPTS = 5
+EVENTS_FILE = "stdout.log"  # the emulator's stdout: its JSON events, one a line
+STATS_FILE = "linkem-stats.json"  # written at exit
+CONFIG_FILE = "linkem.json"
+DEFAULT_INTERVAL_NS = 1_000_000
 
+DIRECTIONS = {"ab": "ab, forward", "ba": "ba, reverse"}
 FIELDS = ("t_ns", "bytes", "packets", "drops_queue", "drops_loss", "queue_bytes",
           "queue_max_bytes", "late_packets", "max_lag_us")
 
@@ -102,6 +113,9 @@ def read_window(log_dir: str | Path, direction: str, lo_ns: int, hi_ns: int) -> 
         if first is not None and first > lo_ns:
             raise LogGone(f"{log_dir}: rows of {direction} before {first} ns were rotated away")
         df = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=FIELDS)
+        whole = df.dropna()  # a row the writer is still writing (or one it is cutting)
+        if len(whole) < len(df):
+            df = whole.astype({k: "int64" for k in FIELDS if k in whole})
         return df[df["t_ns"] >= lo_ns]
     raise LogGone(f"{log_dir}: {direction} kept rotating while being read")
 
@@ -151,3 +165,112 @@ def busy_span(rows: list[Interval], skip_start_ns: int = 0, skip_end_ns: int = 0
         return []
     lo, hi = busy[0].t_ns + skip_start_ns, busy[-1].t_ns - skip_end_ns
     return [r for r in rows if lo <= r.t_ns <= hi]
+
+
+@dataclass(frozen=True)
+class Gap:
+    """Rows missing from one direction's log: those of the intervals from from_ns to
+    to_ns (end excluded; None: still missing when read). `rows` and `error` come from
+    the emulator's report when it made one (error None: seen only as missing rows)."""
+    direction: str
+    from_ns: int
+    to_ns: int | None
+    rows: int | None = None
+    error: str | None = None
+
+    def overlaps(self, lo_ns: int, hi_ns: int) -> bool:
+        return self.from_ns <= hi_ns and (self.to_ns is None or self.to_ns > lo_ns)
+
+    def describe(self, zero_ns: int, origin: str = "") -> str:
+        """E.g. `from 2.412 s to 4.108 s<origin> (1696 rows; linkem: No space left on
+        device (os error 28))`, in seconds after zero_ns."""
+        span = f"from {(self.from_ns - zero_ns) / 1e9:.3f} s" + (
+            " on" if self.to_ns is None else f" to {(self.to_ns - zero_ns) / 1e9:.3f} s")
+        what = [f"{self.rows} rows" if self.rows is not None else "",
+                f"linkem: {self.error}" if self.error else ""]
+        detail = "; ".join(w for w in what if w)
+        return span + origin + (f" ({detail})" if detail else "")
+
+
+def interval_ns(log_dir: str | Path) -> int:
+    """The emulator's log interval, from its configuration in log_dir."""
+    try:
+        conf = json.loads((Path(log_dir) / CONFIG_FILE).read_text())
+        return int(conf.get("interval_us", DEFAULT_INTERVAL_NS // 1000)) * 1000
+    except (OSError, ValueError, TypeError, AttributeError):
+        return DEFAULT_INTERVAL_NS
+
+
+def holes(t_ns: Sequence[int], lo_ns: int, hi_ns: int, step_ns: int) -> list[tuple[int, int]]:
+    """Spans [from, to) of at least one interval between lo_ns and hi_ns that no row
+    covers (a row t covers [t, t + step_ns)); t_ns in increasing order. A window's
+    edges are not on the rows' grid: less than one interval uncovered there is none."""
+    out, covered = [], lo_ns
+    for t in t_ns:
+        if t - covered >= step_ns:
+            out.append((covered, t))
+        covered = max(covered, t + step_ns)
+        if covered > hi_ns:
+            return out
+    if hi_ns - covered >= step_ns:
+        out.append((covered, hi_ns))
+    return out
+
+
+def reported_gaps(log_dir: str | Path, direction: str) -> list[Gap]:
+    """The gaps the emulator reported for one direction: its `log_gap` events, a
+    `log_error` not followed by one (rows lost from then on), and those its stats list
+    at exit (docs/linkem.md). A line that is not JSON (cut by a full disk) is skipped."""
+    d = Path(log_dir)
+    found: dict[int, Gap] = {}
+    try:
+        lines = (d / EVENTS_FILE).read_text(errors="replace").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            ev = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(ev, dict) or ev.get("dir") != direction:
+            continue
+        if ev.get("event") == "log_error" and ev.get("from_ns") is not None:
+            found.setdefault(ev["from_ns"], Gap(direction, ev["from_ns"], None,
+                                                error=ev.get("error")))
+        elif ev.get("event") == "log_gap" and ev.get("from_ns") is not None:
+            found[ev["from_ns"]] = Gap(direction, ev["from_ns"], ev.get("to_ns"),
+                                       ev.get("rows"), ev.get("error"))
+    try:
+        stats = json.loads((d / STATS_FILE).read_text()).get(direction) or {}
+    except (OSError, ValueError, AttributeError):
+        stats = {}
+    for g in stats.get("log_gaps") or []:
+        found[g["from_ns"]] = Gap(direction, g["from_ns"], g.get("to_ns"), g.get("rows"),
+                                  g.get("error"))
+    return sorted(found.values(), key=lambda g: g.from_ns)
+
+
+def gaps(log_dir: str | Path, direction: str, t_ns: Sequence[int], lo_ns: int,
+         hi_ns: int) -> list[Gap]:
+    """What one direction's log lacks from lo_ns to hi_ns, given the start times of the
+    rows read there: the spans without rows (with the emulator's reason when it
+    reported one over them) and any gap the emulator reported there. [] : whole."""
+    step = interval_ns(log_dir)
+    reported = [g for g in reported_gaps(log_dir, direction) if g.overlaps(lo_ns, hi_ns)]
+    out = []
+    for a, b in holes(t_ns, lo_ns, hi_ns, step):
+        why = next((g for g in reported if g.overlaps(a, b - 1)), None)
+        out.append(Gap(direction, a, b, (b - a) // step, why.error if why else None))
+    out += [g for g in reported if not any(h.overlaps(g.from_ns, (g.to_ns or hi_ns) - 1)
+                                           for h in out)]
+    return sorted(out, key=lambda g: g.from_ns)
+
+
+def window_gaps(log_dir: str | Path, direction: str, lo_ns: int, hi_ns: int) -> list[Gap]:
+    """The gaps of one direction's log from lo_ns to hi_ns, reading the rows there (all
+    of it, if no row of it is left)."""
+    try:
+        t = read_window(log_dir, direction, lo_ns, hi_ns)["t_ns"]
+    except (LogGone, FileNotFoundError):
+        return [Gap(direction, lo_ns, hi_ns)]
+    return gaps(log_dir, direction, t[t <= hi_ns].tolist(), lo_ns, hi_ns)

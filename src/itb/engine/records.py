@@ -60,16 +60,18 @@ def run_meta(sc: Scenario, repetitions: int, seed: int) -> dict:
 def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcome) -> None:
     """The emulator logs continuously; keep this repetition's rows next to its results,
     from the start of its receivers until just after its end, then delete the log
-    segments that hold only rows up to there. Rows rotated away before they were read
-    fail the repetition (its bottleneck series would not be whole)."""
+    segments that hold only rows up to there. Rows rotated away before they were read,
+    or missing in that window (the emulator could not write them: a full disk), fail
+    the repetition as the testbed's fault: its bottleneck series would not be whole.
+    Such a direction's rows are kept as `linkem-<dir>.incomplete.csv`, out of the tables."""
     lo, hi = outcome.start_ns, outcome.end_ns + EMULATOR_LOG_MARGIN_NS
     for link, em in emulators.items():
         dst = rundir.rep_dir(run_dir, r) / "emulator" / link
         dst.mkdir(parents=True, exist_ok=True)
         src = Path(em.log_dir)
-        conf = src / "linkem.json"
+        conf = src / monitor.CONFIG_FILE
         if conf.exists():
-            shutil.copyfile(conf, dst / "linkem.json")
+            shutil.copyfile(conf, dst / monitor.CONFIG_FILE)
         for d in ("ab", "ba"):
             if not monitor.log_files(src, d):
                 continue
@@ -80,8 +82,25 @@ def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcom
                              "a repetition this long needs a larger log_keep_bytes",
                              environment=True)
                 continue
-            df[df["t_ns"] <= hi].to_csv(dst / f"linkem-{d}.csv", index=False)
+            df = df[df["t_ns"] <= hi]
+            gaps = monitor.gaps(src, d, df["t_ns"].tolist(), lo, hi)
+            if gaps:
+                outcome.fail(gap_reason(link, gaps, outcome.zero_ns), environment=True)
+            df.to_csv(dst / f"linkem-{d}{'.incomplete' if gaps else ''}.csv", index=False)
             monitor.drop_consumed(src, d, hi)
+
+
+AFTER_ZERO = " after the repetition's zero"
+
+
+def gap_reason(link: str, gaps: list[monitor.Gap], zero_ns: int) -> str:
+    """One line: the link, the first lost span (seconds after the repetition's zero),
+    how many more."""
+    g = gaps[0]
+    more = f"; {len(gaps) - 1} more gap(s)" if len(gaps) > 1 else ""
+    return (f"link emulator {link}: its log ({monitor.DIRECTIONS[g.direction]}) lost the rows "
+            f"{g.describe(zero_ns, AFTER_ZERO)}{more}: the bottleneck "
+            "series is not whole")
 
 
 def _log_until(src: Path, direction: str, lo_ns: int, hi_ns: int) -> pd.DataFrame:
