@@ -57,7 +57,7 @@ def test_an_unmodified_sender_is_held_to_the_rate(tmp_path, group, streams):
         # ~80 KB arrive at once
         assert s["goodput_bps"] == pytest.approx(80e6, rel=0.05), s["goodput_bps"]
         time.sleep(0.3)
-        assert p.sockets() == 0  # every counted socket was seen closing
+        assert p.sockets() == 0 and p.open_sockets() == 0  # every socket was seen closing
     finally:
         p.detach()
 

@@ -90,6 +90,7 @@ def test_stage0_measures_cpu_disk_and_streams(engine_env, isolated):
             "--capacity", "1Gbit", "--out", str(isolated / "refused"))
     res = itb(*args, env=engine_env, timeout=120)
     assert res.returncode == 4 and "not searchable by others" in res.stderr, res.stderr
+    assert not (isolated / "refused").exists()  # nothing written, the 1 MB source neither
     base = Path(tempfile.gettempdir()).resolve()
     for d in [isolated, *isolated.parents]:
         if base in d.resolve().parents:  # pytest's own directories only

@@ -205,12 +205,22 @@ def test_the_profiles_of_a_run_are_measured_on_their_direction(tmp_path):
     fwd = log([(1.0, 100e6 / 0.5), (3.0, 300e6 / 0.5)], 0, 7.0).assign(direction="forward")
     rev = log([(0.0, 50e6 / 0.5 * 1.01)], 0, 7.0).assign(direction="reverse")
     bn = pd.concat([fwd, rev]).assign(link="rl-rr", repetition=1)
-    tr = pd.DataFrame({"repetition": [1], "transfer": ["back"], "start_ns": [0], "end_ns": [5 * 10**9]})
-    kept = profiles_kept(tmp_path, tr, bn, "rl-rr", {"l1": "left", "r1": "right"}, 0.5)
+    tr = pd.DataFrame({"repetition": [1], "transfer": ["back"], "src": ["r1"], "start_ns": [0],
+                       "end_ns": [5 * 10**9]})
+    sides, share = {"l1": "left", "r1": "right", "l2": "left"}, {"tcp": 0.5, "udt": 0.5}
+    kept = profiles_kept(tmp_path, tr, bn, "rl-rr", sides, share)
     by = {k.event: k for k in kept}
     assert set(by) == {"gridftp", "back"}
     assert by["gridftp"].direction == "forward" and by["back"].direction == "reverse"
     assert [round(s.ratio, 6) for s in by["gridftp"].steps] == [1.0, 1.0]
     assert by["gridftp"].steps[1].to_s == pytest.approx(4.8)  # 0.2 s before it exited
     assert by["back"].steps[0].ratio == pytest.approx(1.01)
-    assert profiles_kept(tmp_path, tr, bn, None, {}, 0.5) == []
+    assert not by["gridftp"].shared_with and not by["back"].shared_with
+    assert profiles_kept(tmp_path, tr, bn, None, {}, share) == []
+    # another sender on the left while the command ran: the link's rate is not its own
+    other = pd.DataFrame({"repetition": [1], "transfer": ["other"], "src": ["l2"],
+                          "start_ns": [2 * 10**9], "end_ns": [float("nan")]})
+    kept = profiles_kept(tmp_path, pd.concat([tr, other]), bn, "rl-rr", sides, share)
+    g = next(k for k in kept if k.event == "gridftp")
+    assert g.shared_with == ["other"] and all(s.ratio is None for s in g.steps)
+    assert g.steps[0].measured_bps is not None

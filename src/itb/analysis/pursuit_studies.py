@@ -23,6 +23,9 @@ from itb.analysis.results import VersionedResults
 from itb.analysis.statistics import mean_ci
 
 FORMAT_VERSION = 1
+LATENESS_LIMITS_S = (1.0, 0.5)  # the document's threshold, and a stricter one
+# the two complementary profiles' steps, shares of (1 − m)·C (RR-6874 fig. 3)
+PAIR_SHARES = {"A": (0.25, 0.75, 0.5), "B": (0.75, 0.25, 0.5)}
 # A transition during which the link emulator released a segment this late is not
 # measured: lags of a few hundred µs are common on 2 cores and cost nothing measurable,
 # the outliers of a few ms of deficit came with lags of 3 ms and more.
@@ -186,6 +189,7 @@ class TransitionRun(BaseModel):
     repetition: int
     low_bps: float
     high_bps: float
+    ok: bool = True  # the transfer completed
     level_bps: float | None  # the wire rate the cost is measured against
     cost_s: float | None
     settled_s: float | None  # when the deficit reached 90 % of its peak, after the step
@@ -205,7 +209,9 @@ class TransitionPoint(BaseModel):
     rtt_ms: float
     low_bps: float
     high_bps: float
-    cost: Spread
+    failed: int = 0  # transfers that failed, or gave no level or cost
+    disturbed: int = 0  # steps the emulator's lag disturbed
+    cost: Spread  # n_failed: both
     settled: Spread
 
 

@@ -75,13 +75,16 @@ def worst_ratio_error(rates: Sequence[StepRate]) -> float | None:
 
 class ProfileKept(BaseModel):
     """How one transfer or `[[command]]` with a rate profile kept it in one repetition,
-    step by step, on one direction of the run's bottleneck."""
+    step by step, on one direction of the run's bottleneck. The link's rate is the
+    event's own only when nothing else sent that way meanwhile: otherwise `shared_with`
+    names what did and no step has a ratio (its `measured_bps` is the link's total)."""
 
     event: str
     kind: str  # "transfer" or "command"
     repetition: int
     link: str
     direction: str  # of the link: "forward" or "reverse"
+    shared_with: list[str] = []
     steps: list[StepRate]
 
     @property
@@ -89,12 +92,51 @@ class ProfileKept(BaseModel):
         return worst_ratio_error(self.steps)
 
 
+def _span_and_direction(e: dict, tr: pd.DataFrame, procs: dict, sides: dict[str, str]):
+    """(start, end, direction) of a profiled event; None where it has no span."""
+    if e["kind"] == "transfer":
+        row = tr[tr["transfer"] == e["id"]]
+        if not len(row):
+            return None
+        start, end = row["start_ns"].iloc[0], row["end_ns"].iloc[0]
+        direction = "reverse" if e.get("direction") == "reverse" else "forward"
+    else:
+        p = procs.get(f"{e['id']}.command", {})
+        start, end = p.get("dispatched_ns"), p.get("exited_ns")
+        direction = {"left": "forward", "right": "reverse"}.get(sides.get(e["host"]) or "")
+    if direction is None or start is None or end is None or not (np.isfinite(start) and np.isfinite(end)):
+        return None
+    return int(start), int(end), direction
+
+
+def _others(e: dict, events: list[dict], tr: pd.DataFrame, procs: dict, sides: dict[str, str],
+            span: tuple[int, int, str]) -> list[str]:
+    """What else sent in the same direction during the span: transfers, ping-pongs and
+    UDP streams from a host on that side, and commands on a host of that side."""
+    start, end, direction = span
+    side = "left" if direction == "forward" else "right"
+    out = []
+    for row in tr.itertuples():
+        lo, hi = row.start_ns, row.end_ns if np.isfinite(row.end_ns) else end
+        if (row.transfer != e["id"] and sides.get(row.src) == side and np.isfinite(lo)
+                and lo < end and hi > start):
+            out.append(str(row.transfer))
+    for o in events:
+        p = procs.get(f"{o['id']}.command", {})
+        lo, hi = p.get("dispatched_ns"), p.get("exited_ns", end)
+        if (o["kind"] == "command" and o["id"] != e["id"] and sides.get(o["host"]) == side
+                and lo is not None and lo < end and hi > start):
+            out.append(o["id"])
+    return sorted(set(out))
+
+
 def profiles_kept(run: Path, transfers: pd.DataFrame, bottleneck: pd.DataFrame,
-                  link: str | None, sides: dict[str, str], payload_share: float
+                  link: str | None, sides: dict[str, str], payload_share: dict[str, float]
                   ) -> list[ProfileKept]:
     """Every profile of the run's repetitions measured on `link`: a transfer from its
     start to its end (its direction), a command from its start to its exit (the side of
-    its host: left sends forward). Dates count from when each started."""
+    its host: left sends forward). Dates count from when each started. `payload_share`
+    by protocol ("tcp", "udt")."""
     if link is None or bottleneck is None or not len(bottleneck):
         return []
     out = []
@@ -108,22 +150,17 @@ def profiles_kept(run: Path, transfers: pd.DataFrame, bottleneck: pd.DataFrame,
         for e in events:
             if not e.get("profile") or e["kind"] not in ("transfer", "command"):
                 continue
-            if e["kind"] == "transfer":
-                row = tr[tr["transfer"] == e["id"]]
-                start, end = (row["start_ns"].iloc[0], row["end_ns"].iloc[0]) if len(row) else (None, None)
-                direction = "reverse" if e.get("direction") == "reverse" else "forward"
-            else:
-                p = procs.get(f"{e['id']}.command", {})
-                start, end = p.get("dispatched_ns"), p.get("exited_ns")
-                side = sides.get(e["host"])
-                direction = {"left": "forward", "right": "reverse"}.get(side or "")
-            if direction is None or start is None or end is None or not (
-                    np.isfinite(start) and np.isfinite(end)):
+            span = _span_and_direction(e, tr, procs, sides)
+            if span is None:
                 continue
+            start, end, direction = span
             rows = select_link(bottleneck, direction, link)
             rows = rows[rows["repetition"] == r]
-            steps = step_rates(rows, int(start), [tuple(s) for s in e["profile"]],
-                               payload_share, int(end - TAIL_S * 1e9))
+            steps = step_rates(rows, start, [tuple(s) for s in e["profile"]],
+                               payload_share[e.get("protocol", "tcp")], end - int(TAIL_S * 1e9))
+            shared = _others(e, events, tr, procs, sides, span) if len(tr) or events else []
+            if shared:
+                steps = [st.model_copy(update={"ratio": None}) for st in steps]
             out.append(ProfileKept(event=e["id"], kind=e["kind"], repetition=r, link=link,
-                                   direction=direction, steps=steps))
+                                   direction=direction, shared_with=shared, steps=steps))
     return out

@@ -23,6 +23,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from itb.analysis.steps import window_rate
+
 
 def _series(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Interval start (ns), length (s) and bits of the log rows that start in [lo, hi)."""
@@ -35,8 +37,7 @@ def _series(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> tuple[np.ndarray,
 
 def level(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> float | None:
     """The mean wire rate (bit/s) over [lo, hi): a sender's level once settled."""
-    _t, dt, bits = _series(rows, lo_ns, hi_ns)
-    return float(bits.sum() / dt.sum()) if dt.sum() > 0 else None
+    return window_rate(rows, lo_ns, hi_ns)
 
 
 def _deficit(rows: pd.DataFrame, t0_ns: float, level_bps: float, span_s: float):

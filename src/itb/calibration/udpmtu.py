@@ -160,7 +160,7 @@ def figures(rate_bps: float, frame_bytes: int, seconds: float, rx_if: str, recv:
     if log is not None:
         f.intervals = len(rows)
     if rows:
-        f.departed_bps = sum(r.bytes for r in rows) * 8 / (len(rows) / 1000)
+        f.departed_bps = monitor.mean_rate_bps(rows)  # by the rows' times: any log interval
         f.empty_ms = sum(1 for r in rows if r.queue_bytes == 0)
         f.late = sum(r.late_packets for r in rows)
         f.max_lag_us = max(r.max_lag_us for r in rows)

@@ -2,11 +2,13 @@
 (`bpf/pace.bpf.c`) attached to one cgroup, its rate set through its config map.
 
 Every TCP socket of the cgroup's processes is paced (`SO_MAX_PACING_RATE`) at the rate
-divided by the number of the cgroup's established data sockets, and picks a new rate up
-at its next RTT sample; a socket with `skip_port` as its local or remote port (a control
-connection) is left alone. The program is loaded on a private bpffs mount that is
-removed at once: the cgroup attachment keeps it, and the maps are reached by id. It is
-detached (and freed) by `detach` or when the cgroup is removed.
+divided by the number of the cgroup's data sockets (those with 64 KiB of their own
+acknowledged), and before it is one, by the number of its open connections; it picks a
+new rate up at its next RTT sample. A connection with `skip_port` as its local or
+remote port (a control connection) is neither paced nor counted; the congestion
+control, when one is set, goes to every connection. The program is loaded on a private
+bpffs mount that is removed at once: the cgroup attachment keeps it, and the maps are
+reached by id. It is detached (and freed) by `detach` or when the cgroup is removed.
 """
 
 from __future__ import annotations
@@ -48,9 +50,16 @@ class Pacer:
                 "00", "00", "00", "00", "value", "hex", *(f"{b:02x}" for b in value))
 
     def sockets(self) -> int:
-        """The data sockets the program counts as open now."""
+        """The data sockets the program counts now."""
+        return self._count(0)
+
+    def open_sockets(self) -> int:
+        """The connections it paces now, data sockets or not yet."""
+        return self._count(1)
+
+    def _count(self, key: int) -> int:
         res = bpftool(self.host, "-j", "map", "lookup", "id", str(self.sockets_map), "key",
-                      "hex", "00", "00", "00", "00")
+                      "hex", f"{key:02x}", "00", "00", "00")
         doc = json.loads(res.stdout)
         if "formatted" in doc:  # with the map's BTF
             return int(doc["formatted"]["value"])

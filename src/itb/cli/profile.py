@@ -71,7 +71,8 @@ def profile_calibrate(
     from itb.bench.scaling import make_scale
     from itb.bench.sweep import default_dir
     from itb.errors import ScenarioError
-    from itb.study.profile_calibration import CalArgs, model_path, run_calibration
+    from itb.study.profile_calibration import CalArgs, run_calibration
+    from itb.study.pursuit_setup import Mechanism
 
     if cc == "udt" and enforce != "pacing":
         raise ScenarioError(None, "--enforce", "UDT keeps its rate by its own controller")
@@ -98,7 +99,7 @@ def profile_calibrate(
     if r.failed or r.overlapped:
         err.print(f"{r.failed} transfer(s) failed, {r.overlapped} overlapped the next (left out)")
     if r.model is not None and res.status == "complete":
-        path = model_path(r.mechanism)
+        path = Mechanism(cc, enforce).model_path()
         path.parent.mkdir(parents=True, exist_ok=True)
         r.model.save(path)
         out.print(f"model: {path}")
@@ -126,7 +127,7 @@ def profile_predict(
     from itb.errors import ScenarioError
     from itb.scenario import profile as profiles
     from itb.scenario.units import UnitError, parse_size
-    from itb.study.profile_calibration import mechanism_name, model_path
+    from itb.study.pursuit_setup import Mechanism
 
     try:
         steps = profiles.parse_steps([x.split(":", 1) if ":" in x else [x, ""]
@@ -135,7 +136,7 @@ def profile_predict(
     except UnitError as e:
         raise ScenarioError(None, "PROFILE" if "step" in str(e) else "--volume", str(e))
     rtt_ms = _durations_ms(rtt, "--rtt")[0]
-    path = model or model_path(mechanism_name(cc, enforce))
+    path = model or Mechanism(cc, enforce).model_path()
     if not path.exists():
         raise ScenarioError(None, "--model", f"{path} does not exist: run `itb profile calibrate "
                                              f"--cc {cc} --enforce {enforce}` first")

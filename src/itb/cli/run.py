@@ -113,6 +113,11 @@ def _print_metrics(m: RunMetrics) -> None:
                   f"the profile's) mean {late.mean_s:+.3f} s, min {late.min_s:+.3f}, max {late.max_s:+.3f}"
                   + (f"; {late.n_failed} not completed" if late.n_failed else ""))
     for k in m.profiles:
+        if k.shared_with:
+            out.print(f"profile of {k.kind} {k.event}, repetition {k.repetition}: shared "
+                      f"{k.link} ({k.direction}) with {', '.join(k.shared_with[:5])}: no "
+                      "per-step figure (the link's rate is not its own)")
+            continue
         ratios = ", ".join("–" if s.ratio is None else f"{s.ratio:.4f}" for s in k.steps)
         out.print(f"profile of {k.kind} {k.event}, repetition {k.repetition}: each step's wire "
                   f"rate at {k.link} ({k.direction}) over the profile's, from 1 s after its "

@@ -1,4 +1,4 @@
-"""`itb study profile margin|pair|transition`: the profile-pursuit studies of INRIA
+"""`itb study profile margin|pair|transition|stage0`: the profile-pursuit studies of INRIA
 RR-6874 (docs/profile.md)."""
 
 from __future__ import annotations
@@ -6,15 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+import math
+
 import typer
 from rich.table import Table
 
 from itb.cli.common import csv_option, err, out, parse_capacity, study_app, ticker
+from itb.errors import ScenarioError
 
 profile_study_app = typer.Typer(
     help="Profile pursuit studies (INRIA RR-6874): lateness against margin for one constant "
-    "profile and for two complementary profiles sharing the bottleneck, and the cost of a "
-    "low → high step. See docs/profile.md.", no_args_is_help=True, rich_markup_mode="markdown")
+    "profile and for two complementary profiles sharing the bottleneck, the cost of a "
+    "low → high step, and the preliminary experiments (CPU, disk, parallel streams). See "
+    "docs/profile.md.", no_args_is_help=True, rich_markup_mode="markdown")
 study_app.add_typer(profile_study_app, name="profile")
 
 CAPACITY = typer.Option(None, "--capacity", help="Bottleneck C, e.g. 1Gbit. [default: from "
@@ -29,14 +33,12 @@ OPEN_WINDOW = typer.Option(True, "--open-window/--no-open-window", help="Receive
 
 def _margins(text: str) -> tuple[float, ...]:
     """"0:10:0.5" (percent, from:to:step) or a comma list of percents → shares of C."""
-    from itb.errors import ScenarioError
-
     try:
         if ":" in text:
             lo, hi, step = (float(x) for x in text.split(":"))
             if step <= 0 or hi < lo:
-                raise ValueError("from:to:step needs to ≥ from and step > 0")
-            n = int(round((hi - lo) / step))
+                raise ValueError("FROM:TO:STEP needs TO ≥ FROM and STEP > 0")
+            n = math.floor((hi - lo) / step + 1e-9)  # never past TO
             values = [lo + k * step for k in range(n + 1)]
         else:
             values = [float(x) for x in csv_option(text, "--margins")]
@@ -44,17 +46,43 @@ def _margins(text: str) -> tuple[float, ...]:
         raise ScenarioError(None, "--margins", f"{text!r}: {e}") from None
     if not values or any(not 0 <= v < 100 for v in values):
         raise ScenarioError(None, "--margins", "give percents of C in [0, 100)")
-    return tuple(round(v / 100, 6) for v in values)
+    shares = tuple(round(v / 100, 6) for v in values)
+    return _once(shares, "--margins", lambda v: f"{v * 100:g} %")
+
+
+def _once(values: tuple, option: str, show) -> tuple:
+    """The values, refused when one is given twice (two cells would be one)."""
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise ScenarioError(None, option, f"{show(v)} is given twice")
+        seen.add(v)
+    return values
 
 
 def _ms(text: str, option: str) -> tuple[float, ...]:
-    from itb.errors import ScenarioError
     from itb.scenario.units import parse_duration
 
     try:
-        return tuple(parse_duration(x) / 1000 for x in csv_option(text, option))
+        values = tuple(parse_duration(x) / 1000 for x in csv_option(text, option))
     except ValueError as e:
         raise ScenarioError(None, option, str(e)) from None
+    return _once(values, option, lambda v: f"{v:g} ms")
+
+
+def _rate(text: str, option: str, capacity_bps: int | None = None) -> int:
+    """A finite rate of 1 kbit/s or more (at most C when given)."""
+    from itb.scenario.units import parse_rate
+
+    try:
+        r = parse_rate(text, lo=1_000, hi=100_000_000_000)
+    except ValueError as e:
+        raise ScenarioError(None, option, str(e)) from None
+    if r is None:
+        raise ScenarioError(None, option, "give a finite rate")
+    if capacity_bps is not None and r > capacity_bps:
+        raise ScenarioError(None, option, f"{text} is more than C ({capacity_bps / 1e6:g} Mbit/s)")
+    return r
 
 
 def _capacity(text: Optional[str]) -> int:
@@ -68,7 +96,6 @@ def _model(mech, given: Optional[Path], open_window: bool) -> Path:
     windows other than the study will run them (its predictions then carry the
     difference: half a second at 100 ms for nocc)."""
     from itb.analysis.profile_model import Model
-    from itb.errors import ScenarioError
 
     path = given or mech.model_path()
     if not path.exists():
@@ -77,11 +104,12 @@ def _model(mech, given: Optional[Path], open_window: bool) -> Path:
                                              + ("" if mech.cc == "udt" else f" --enforce {mech.enforce}")
                                              + "` first")
     calibrated = Model.load(path).open_receive_window
-    if mech.protocol == "tcp" and calibrated is not None and calibrated != open_window:
-        err.print(f"warning: {path} was calibrated with receive windows "
-                  f"{'open' if calibrated else 'grown by Linux'}, the study runs them "
-                  f"{'open' if open_window else 'grown by Linux'}: its predictions are off by "
-                  "the difference", highlight=False)
+    if mech.protocol == "tcp" and calibrated != open_window:
+        how = {True: "open", False: "grown by Linux", None: "not recorded (an older model: "
+               "grown by Linux)"}
+        err.print(f"warning: {path} was calibrated with receive windows {how[calibrated]}, the "
+                  f"study runs them {how[open_window]}: its predictions are off by the "
+                  "difference", highlight=False)
     return path
 
 
@@ -106,8 +134,8 @@ def _done(res, *tables: Table) -> None:
         raise typer.Exit(res.exit_code() if res.signal is not None else 130)
 
 
-def num(x, digits: int) -> str:
-    """x with `digits` decimals; "–" for nothing."""
+def fixed(x, digits: int) -> str:
+    """x with `digits` decimals; "–" for nothing (cli.common.num gives significant digits)."""
     return "–" if x is None else f"{x:.{digits}f}"
 
 
@@ -137,7 +165,8 @@ def margin(
     also predicts its completion. Reports the margin from which the lateness stays below
     1 s and 0.5 s. The defaults (21 margins × 10 repetitions × 60 s) take about 4 hours.
     """
-    from itb.study.profile_margin import MarginArgs, file_digest, run_margin
+    from itb.study.profile_margin import MarginArgs, run_margin
+    from itb.study.pursuit_setup import file_digest
     from itb.study.pursuit_setup import parse_mechanism
 
     mech = parse_mechanism(mechanism, "--mechanism")
@@ -150,8 +179,8 @@ def margin(
         t.add_column(col)
     for p in r.points:
         t.add_row(f"{p.rtt_ms:g}", f"{p.margin * 100:g} %", str(p.lateness.n),
-                  str(p.lateness.n_failed), num(p.lateness.mean, 3), num(p.lateness.ci95, 3),
-                  num(p.lateness.max, 3), num(p.burst.overshoot, 3))
+                  str(p.lateness.n_failed), fixed(p.lateness.mean, 3), fixed(p.lateness.ci95, 3),
+                  fixed(p.lateness.max, 3), fixed(p.burst.overshoot, 3))
     th = Table(title="margin needed")
     for col in ("RTT (ms)", "lateness below", "from margin"):
         th.add_column(col)
@@ -182,7 +211,7 @@ def pair(
     (3 pairs × 8 margins × 5 repetitions × 60 s) take about 2 hours.
     """
     from itb.errors import ScenarioError
-    from itb.study.profile_margin import file_digest
+    from itb.study.pursuit_setup import file_digest
     from itb.study.profile_pair import PairArgs, run_pair
     from itb.study.pursuit_setup import parse_mechanism
 
@@ -208,8 +237,8 @@ def pair(
     for p in r.points:
         for f in p.flows:
             t.add_row(p.combo, f"{p.margin * 100:g} %", f"{f.flow} ({f.mechanism})",
-                      str(f.lateness.n), str(f.lateness.n_failed), num(f.lateness.mean, 3),
-                      num(f.lateness.ci95, 3), num(f.lateness.max, 3))
+                      str(f.lateness.n), str(f.lateness.n_failed), fixed(f.lateness.mean, 3),
+                      fixed(f.lateness.ci95, 3), fixed(f.lateness.max, 3))
     th = Table(title="margin needed")
     for col in ("pair", "flow", "lateness below", "from margin"):
         th.add_column(col)
@@ -237,40 +266,31 @@ def transition(
     """The cost of a low → high step in seconds of the high rate, against RTT and step
     height, for each mechanism (RR-6874 §6.2, figure 17): paced TCP without congestion
     control, UDT, and Reno held by an application cap. No model is needed: the inputs are
-    asked as they are. The defaults (3 mechanisms × 2 RTTs × 3 repetitions of 38 s)
-    take about 10 minutes.
+    asked as they are. The defaults (3 mechanisms × 2 RTTs × 3 repetitions of a 75 s
+    timeline, one transfer per height) take about 25 minutes.
     """
-    from itb.errors import ScenarioError
-    from itb.scenario.units import parse_rate
     from itb.study.profile_transition import TransitionArgs, run_transition
     from itb.study.pursuit_setup import parse_mechanism
 
-    def rate(text: str, option: str) -> int:
-        try:
-            r = parse_rate(text, lo=1_000, hi=100_000_000_000)
-        except ValueError as e:
-            raise ScenarioError(None, option, str(e)) from None
-        if r is None:
-            raise ScenarioError(None, option, "give a finite rate")
-        return r
-
+    cap = _capacity(capacity)
     a = TransitionArgs(tuple(parse_mechanism(m, "--mechanisms") for m in csv_option(mechanisms, "--mechanisms")),
-                       _ms(rtt, "--rtt"), rate(low, "--low"),
-                       tuple(rate(h, "--heights") for h in csv_option(heights, "--heights")),
-                       hold, low_hold, repeat, _capacity(capacity), open_window, seed)
+                       _ms(rtt, "--rtt"), _rate(low, "--low", cap),
+                       tuple(_rate(h, "--heights", cap) for h in csv_option(heights, "--heights")),
+                       hold, low_hold, repeat, cap, open_window, seed)
     res = _go(run_transition, a, "profile-transition", a.key(), out_dir)
     r = res.results
     t = Table(title=f"cost of a {a.low_bps / 1e6:g} Mbit/s → high step (ms) ({res.status})")
-    for col in ("mechanism", "RTT (ms)", "high (Mbit/s)", "runs", "disturbed", "cost", "95 % ±",
+    for col in ("mechanism", "RTT (ms)", "high (Mbit/s)", "runs", "failed", "disturbed", "cost", "95 % ±",
                 "max", "settled"):
         t.add_column(col)
     for p in r.points:
         c = p.cost
 
         def ms(x):
-            return num(None if x is None else x * 1000, 1)
+            return fixed(None if x is None else x * 1000, 1)
 
-        t.add_row(p.mechanism, f"{p.rtt_ms:g}", f"{p.high_bps / 1e6:g}", str(c.n), str(c.n_failed), ms(c.mean),
+        t.add_row(p.mechanism, f"{p.rtt_ms:g}", f"{p.high_bps / 1e6:g}", str(c.n), str(p.failed),
+                  str(p.disturbed), ms(c.mean),
                   ms(c.ci95), ms(c.max), ms(p.settled.mean))
     _done(res, t)
 
@@ -300,37 +320,52 @@ def stage0(
     goodput with 1 to 10 parallel streams. Needs GridFTP for the files and streams parts
     (`make setup` installs it). The defaults take about 25 minutes.
     """
-    from itb.errors import ScenarioError
-    from itb.scenario.units import parse_rate, parse_size
+    from itb.scenario.algorithms import KNOWN_CCS
+    from itb.scenario.units import parse_size
     from itb.study.profile_stage0 import Stage0Args, run_stage0
     from itb.study.pursuit_setup import parse_mechanism
 
+    cap = _capacity(capacity)
+    xs = _once(tuple(_rate(x, "--inputs", cap) for x in csv_option(inputs, "--inputs")), "--inputs",
+               lambda v: f"{v / 1e6:g} Mbit/s")
     try:
-        xs = tuple(parse_rate(x, lo=1_000, hi=100_000_000_000) for x in csv_option(inputs, "--inputs"))
         vol = parse_size(volume)
-        ns = tuple(int(x) for x in csv_option(streams, "--streams"))
     except ValueError as e:
-        raise ScenarioError(None, "--inputs/--volume/--streams", str(e)) from None
-    if any(x is None for x in xs) or vol <= 0 or any(not 1 <= n <= 64 for n in ns):
-        raise ScenarioError(None, "--inputs/--volume/--streams", "finite rates, a volume above 0, "
-                                                                 "1 to 64 streams")
+        raise ScenarioError(None, "--volume", str(e)) from None
+    if vol <= 0:
+        raise ScenarioError(None, "--volume", "give a volume above 0")
+    try:
+        ns = _once(tuple(int(x) for x in csv_option(streams, "--streams")), "--streams", str)
+    except ValueError as e:
+        raise ScenarioError(None, "--streams", f"{streams!r}: {e}") from None
+    if any(not 1 <= n <= 64 for n in ns):
+        raise ScenarioError(None, "--streams", "GridFTP's -p: 1 to 64 streams")
+    ccs = _once(tuple(csv_option(stream_ccs, "--stream-cc")), "--stream-cc", str)
+    bad = [c for c in ccs if c not in KNOWN_CCS]
+    if bad:
+        raise ScenarioError(None, "--stream-cc", f"{bad[0]!r}: give TCP congestion controls "
+                                                 f"({', '.join(KNOWN_CCS)}); UDT has its own row")
+    files_rtts = _ms(files_rtt, "--files-rtt")
+    if len(files_rtts) != 1:
+        raise ScenarioError(None, "--files-rtt", "give one RTT")
     a = Stage0Args(tuple(csv_option(parts, "--parts")),
                    tuple(parse_mechanism(m, "--mechanisms") for m in csv_option(mechanisms, "--mechanisms")),
-                   xs, _ms(rtt, "--rtt"), seconds, vol, ns,
-                   tuple(parse_mechanism(c, "--stream-cc").cc for c in csv_option(stream_ccs, "--stream-cc")),
-                   _ms(files_rtt, "--files-rtt")[0], repeat, _capacity(capacity), open_window, seed)
+                   xs, _ms(rtt, "--rtt"), seconds, vol, ns, ccs, files_rtts[0], repeat, cap,
+                   open_window, seed)
     res = _go(run_stage0, a, "profile-stage0", a.key(), out_dir)
     r = res.results
     t = Table(title=f"stage 0 ({res.status})")
     for col in ("part", "what", "congestion control / mechanism", "runs", "result"):
         t.add_column(col)
     for p in r.cpu:
+        failed = p.goodput_bps.n_failed
         t.add_row("cpu", f"{p.input_bps / 1e6:g} Mbit/s, RTT {p.rtt_ms:g} ms", p.mechanism,
-                  str(p.send_cpu_pct.n), f"sender {num(p.send_cpu_pct.mean, 1)} %, receiver "
-                                         f"{num(p.recv_cpu_pct.mean, 1)} % of a core")
+                  str(p.send_cpu_pct.n), f"sender {fixed(p.send_cpu_pct.mean, 1)} %, receiver "
+                                         f"{fixed(p.recv_cpu_pct.mean, 1)} % of a core"
+                  + (f" ({failed} failed)" if failed else ""))
     for p in r.files + r.streams:
         g = p.goodput_bps.mean
         t.add_row(p.part, p.label, p.mechanism, str(p.goodput_bps.n),
-                  f"{num(None if g is None else g / 1e6, 1)} Mbit/s"
+                  f"{fixed(None if g is None else g / 1e6, 1)} Mbit/s"
                   + (f" ({p.goodput_bps.n_failed} failed)" if p.goodput_bps.n_failed else ""))
     _done(res, t)

@@ -132,7 +132,8 @@ class Repetition:
         except BackendError as e:
             out.fail(str(e), environment=True)
         if out.status == "ok" and time.monotonic_ns() > zero - int(SEND_AHEAD_S * 1e9):
-            out.fail("the engine fell behind its schedule before the timeline started")
+            out.fail("the engine fell behind its schedule before the timeline started",
+                     environment=True)
         if out.status != "ok":
             self._shutdown(awaited)
             return

@@ -22,7 +22,7 @@ from typing import Callable
 from itb.backends import cgroup
 from itb.backends.host import NetnsHost
 from itb.cc import pace
-from itb.engine.worker import sleep_until
+from itb.engine.worker import SPIN_NS, sleep_until
 from itb.errors import BackendError, PreflightError
 
 CGROUP_PREFIX = cgroup.PACE_PREFIX
@@ -68,6 +68,7 @@ class Pacing:
         self.host = NetnsHost("engine", None)  # bpftool reaches programs and maps by id
         self.thread: threading.Thread | None = None
         self.stopped = threading.Event()
+        self.lock = threading.Lock()  # a rate change and the teardown do not overlap
 
     def setup(self) -> None:
         """Every command's cgroup with the pacer at the first step; BackendError if one
@@ -98,15 +99,19 @@ class Pacing:
 
         def run() -> None:
             for at_ns, k, h, rate in changes:
+                # the teardown wakes it at once; the last SPIN_NS are spun for precision
+                if self.stopped.wait(max(0.0, (at_ns - time.monotonic_ns() - SPIN_NS) / 1e9)):
+                    return
                 sleep_until(at_ns)
-                if self.stopped.is_set():
-                    return
-                t = time.monotonic_ns()
-                try:
-                    self._set(h, rate)
-                except BackendError as e:
-                    fail(f"{h.proc_id}: the rate of step {k} could not be set: {e}")
-                    return
+                with self.lock:
+                    if self.stopped.is_set() or h.pacer is None:
+                        return
+                    t = time.monotonic_ns()
+                    try:
+                        self._set(h, rate)
+                    except BackendError as e:
+                        fail(f"{h.proc_id}: the rate of step {k} could not be set: {e}")
+                        return
                 record({"id": f"{h.proc_id}.step{k}", "node": h.node, "kind": "pace",
                         "at_ns": at_ns, "t_ns": t, "error_ns": t - at_ns,
                         "spawn_ns": time.monotonic_ns() - t})
@@ -120,6 +125,10 @@ class Pacing:
         self.stopped.set()
         if self.thread is not None:
             self.thread.join(timeout=5)
+        with self.lock:
+            self._remove()
+
+    def _remove(self) -> None:
         errors = []
         for h in self.held:
             try:

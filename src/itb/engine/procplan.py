@@ -52,9 +52,12 @@ class RepetitionPlan:
         return [p for p in self.procs if p.at_us is None]
 
 
-def prelude_seconds(n_listeners: int) -> float:
+PACED_SETUP_S = 0.5  # a paced command's cgroup and pacer (bpftool: mount, load, attach, show)
+
+
+def prelude_seconds(n_listeners: int, n_paced: int = 0) -> float:
     """Time between starting the receivers and the timeline's zero."""
-    return 1.0 + 0.01 * n_listeners
+    return 1.0 + 0.01 * n_listeners + PACED_SETUP_S * n_paced
 
 
 def endpoint(topo: Topology, node: str, port: int) -> str:
@@ -74,7 +77,7 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
     procs: list[ProcSpec] = []
     sets: list[SetLink] = []
     n_listeners = sum(isinstance(e, (Transfer, Pingpong, Udp)) for e in events)
-    prelude = prelude_seconds(n_listeners)
+    prelude = prelude_seconds(n_listeners, sum(isinstance(e, Command) and e.paced for e in events))
     port = BASE_PORT
 
     def files(node: str, ident: str) -> dict:

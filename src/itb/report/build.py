@@ -37,9 +37,10 @@ def build_report(run: Path) -> Path:
     emulated = [lk.name for lk in topo.links if lk.emulated]
     # the forward transfers' bottleneck; in a timeline of commands only, the one emulated link
     link = metrics.context.link or (emulated[0] if len(emulated) == 1 else None)
+    # a full segment's payload in its frame: TCP with timestamps; UDT 1456 in 1514 at 1500
+    shares = {"tcp": tcp_payload_share(topo.mtu), "udt": (topo.mtu - 44) / (topo.mtu + 14)}
     metrics.profiles = profiles_kept(run, tables["transfers"], tables["bottleneck"], link,
-                                     {n.name: n.side for n in topo.nodes},
-                                     tcp_payload_share(topo.mtu))
+                                     {n.name: n.side for n in topo.nodes}, shares)
     metrics.save(run / "metrics.json")
     out = run / "report"
     profiles = {e["id"]: e["profile"] for e in sc["experiment"]["events"]

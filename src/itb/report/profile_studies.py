@@ -12,6 +12,7 @@ import numpy as np
 from itb.analysis.cells import cell_table
 from itb.analysis.pursuit import BOTTLENECK
 from itb.analysis.pursuit_studies import (
+    LATENESS_LIMITS_S,
     MarginResults,
     PairResults,
     Stage0Results,
@@ -22,11 +23,23 @@ from itb.engine import rundir
 from itb.report.figures import plt, save_figure
 from itb.report.html import figure, render
 
-LIMITS_S = (1.0, 0.5)
+SINGLE = "hollow markers: one repetition, no interval"
+
+
+def _spread_line(ax, xs, spreads, color: str, label: str, fmt: str = "o-") -> None:
+    """Means with their 95 % intervals; a point from one repetition (no interval) is
+    drawn hollow, not as one with a zero-width interval."""
+    xs = list(xs)
+    ys = [np.nan if s.mean is None else s.mean for s in spreads]
+    ax.errorbar(xs, ys, yerr=[s.ci95 or 0 for s in spreads], fmt=fmt, ms=3, capsize=2,
+                color=color, label=label)
+    single = [(x, y) for x, y, s in zip(xs, ys, spreads) if s.n == 1]
+    if single:
+        ax.plot(*zip(*single), "o", ms=5, mfc="white", mec=color, zorder=3)
 
 
 def _lateness_axes(ax, title: str) -> None:
-    for lim, style in zip(LIMITS_S, (":", "--")):
+    for lim, style in zip(LATENESS_LIMITS_S, (":", "--")):
         ax.axhline(lim, color="grey", lw=0.8, ls=style)
     ax.axhline(0, color="k", lw=0.6)
     ax.set_xlabel("margin m (% of C)")
@@ -41,9 +54,8 @@ def margin_figure(res: MarginResults, path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(7, 4))
     for k, rtt in enumerate(sorted({p.rtt_ms for p in res.points})):
         pts = [p for p in res.points if p.rtt_ms == rtt and p.lateness.mean is not None]
-        ax.errorbar([p.margin * 100 for p in pts], [p.lateness.mean for p in pts],
-                    yerr=[p.lateness.ci95 or 0 for p in pts], fmt="o-", ms=3, capsize=2,
-                    color=f"C{k}", label=f"RTT {rtt:g} ms")
+        _spread_line(ax, [p.margin * 100 for p in pts], [p.lateness for p in pts], f"C{k}",
+                     f"RTT {rtt:g} ms")
     _lateness_axes(ax, f"{res.mechanism}: constant profile at (1 − m)·C, ~{res.seconds:g} s")
     ax.legend(fontsize=8)
     return save_figure(fig, path)
@@ -104,8 +116,9 @@ def _steps_line(steps, until: float):
 
 def pair_over_time(out: Path, state: dict, res: PairResults, path: Path) -> Path | None:
     """Each combination at its smallest margin of 5 % or more, repetition 1: the pair's
-    wire rate at the bottleneck (10 ms bins) against the sum of the wanted throughputs,
-    and each flow's goodput (the receivers' samples) against its own."""
+    wire rate at the bottleneck (10 ms bins) against (1 − m)·C, the throughput both asked
+    for on the wire together, and each flow's goodput (the receivers' samples, payload)
+    against the input it was asked (payload too)."""
     cells = {c["name"]: c for c in state["cells"]}
     picks = []
     for combo in dict.fromkeys(p.combo for p in res.points):
@@ -127,11 +140,8 @@ def pair_over_time(out: Path, state: dict, res: PairResults, path: Path) -> Path
         ax.axhline(want, color="k", lw=0.8, ls=":", label="(1 − m)·C: both wanted together")
         samples = cell_table(out, cell, "samples")
         for k, f in enumerate(p.flows):
-            shares = (0.25, 0.75, 0.5) if f.flow == "A" else (0.75, 0.25, 0.5)
-            step_s = state["args"]["seconds"] / 3
-            wanted = [(round(i * step_s * 1e6), sh * (1 - p.margin) * cap) for i, sh in enumerate(shares)]
-            xs, ys = _steps_line(wanted, until)
-            ax.plot(xs, ys, color=f"C{k}", lw=1, ls="--", label=f"{f.flow} wanted ({f.mechanism})")
+            xs, ys = _steps_line(f.input_steps, until)
+            ax.plot(xs, ys, color=f"C{k}", lw=1, ls="--", label=f"{f.flow} asked ({f.mechanism})")
             if samples is not None and "goodput_bps" in samples:
                 g = samples[(samples["repetition"] == 1) & (samples["transfer"] == f.flow)]
                 g = g.groupby("t_ns", as_index=False)["goodput_bps"].sum()
@@ -159,9 +169,8 @@ def pair_figure(res: PairResults, path: Path) -> Path | None:
         for k in range(len(pts[0].flows)):
             ok = [p for p in pts if p.flows[k].lateness.mean is not None]
             f = pts[0].flows[k]
-            ax.errorbar([p.margin * 100 for p in ok], [p.flows[k].lateness.mean for p in ok],
-                        yerr=[p.flows[k].lateness.ci95 or 0 for p in ok], fmt="o-", ms=3,
-                        capsize=2, color=f"C{k}", label=f"flow {f.flow} ({f.mechanism})")
+            _spread_line(ax, [p.margin * 100 for p in ok], [p.flows[k].lateness for p in ok],
+                         f"C{k}", f"flow {f.flow} ({f.mechanism})")
         _lateness_axes(ax, combo)
         ax.legend(fontsize=7)
     return save_figure(fig, path)
@@ -178,11 +187,15 @@ def transition_figure(res: TransitionResults, path: Path) -> Path | None:
         for k, mech in enumerate(mechs):
             pts = [p for p in res.points if p.rtt_ms == rtt and p.mechanism == mech
                    and p.cost.mean is not None]
-            y = np.array([p.cost.mean * 1000 for p in pts])
+            # a log axis: a cost below 0.1 ms is drawn at 0.1 ms, the lower whisker stops
+            # above 0 (costs are not negative)
+            y = np.maximum(np.array([p.cost.mean * 1000 for p in pts]), 0.1)
             half = np.array([(p.cost.ci95 or 0) * 1000 for p in pts])
-            # a log axis: the lower whisker stops just above 0 (costs are not negative)
             ax.errorbar([p.high_bps / 1e6 for p in pts], y, yerr=[np.minimum(half, y * 0.95), half],
                         fmt="o-", ms=3, capsize=2, color=f"C{k}", label=mech)
+            single = [(p.high_bps / 1e6, v) for p, v in zip(pts, y) if p.cost.n == 1]
+            if single:
+                ax.plot(*zip(*single), "o", ms=5, mfc="white", mec=f"C{k}", zorder=3)
         ax.set_title(f"RTT {rtt:g} ms", fontsize=9)
         ax.set_xlabel("high rate (Mbit/s)")
         ax.set_yscale("log")
@@ -247,7 +260,7 @@ def build_margin_report(out: Path, state: dict, res: MarginResults) -> Path:
     return _render(out, "profile_margin.html.j2", state, res, [
         (lambda p: margin_figure(res, p), "lateness.png",
          "Lateness (measured − predicted completion) against the margin: mean over the repetitions "
-         "with its 95 % interval; dotted 1 s, dashed 0.5 s"),
+         f"with its 95 % interval ({SINGLE}); dotted 1 s, dashed 0.5 s"),
         (lambda p: overshoot_figure(res.points, p, lambda x: f"RTT {x.rtt_ms:g} ms"), "overshoot.png",
          "The largest 1 ms wire rate at the bottleneck over the mean, while the transfer sent")])
 
@@ -255,10 +268,12 @@ def build_margin_report(out: Path, state: dict, res: MarginResults) -> Path:
 def build_pair_report(out: Path, state: dict, res: PairResults) -> Path:
     return _render(out, "profile_pair.html.j2", state, res, [
         (lambda p: pair_figure(res, p), "lateness.png",
-         "Each flow's lateness against the margin: mean with its 95 % interval; dotted 1 s, dashed 0.5 s"),
+         f"Each flow's lateness against the margin: mean with its 95 % interval ({SINGLE}); dotted 1 s, "
+         "dashed 0.5 s"),
         (lambda p: pair_over_time(out, state, res, p), "over-time.png",
-         "Wanted against achieved, one repetition: the pair's wire rate at the bottleneck (10 ms bins of "
-         "the emulator's 1 ms log) and each flow's goodput at its receiver"),
+         "Asked against achieved, one repetition: the pair's wire rate at the bottleneck (10 ms bins of "
+         "the emulator's 1 ms log) against (1 − m)·C, and each flow's goodput at its receiver "
+         "against the input it was asked (both payload)"),
         (lambda p: overshoot_figure(res.points, p, lambda x: x.combo), "overshoot.png",
          "The pair's largest 1 ms wire rate at the bottleneck over its mean")])
 
@@ -267,7 +282,8 @@ def build_transition_report(out: Path, state: dict, res: TransitionResults) -> P
     return _render(out, "profile_transition.html.j2", state, res, [
         (lambda p: transition_figure(res, p), "cost.png",
          "Cost of a low → high step (the largest data deficit against the sender's level, in ms at "
-         "that level) against the high rate: mean with its 95 % interval"),
+         f"that level) against the high rate: mean with its 95 % interval ({SINGLE}); log scale, "
+         "a cost under 0.1 ms drawn at 0.1 ms"),
         (lambda p: transition_closeup(out, state, res, p), "closeup.png",
          "Close-up of the largest step, repetition 1: the bottleneck's 1 ms wire rate")])
 
@@ -282,16 +298,8 @@ def cpu_figure(res: Stage0Results, path: Path) -> Path | None:
         pts = sorted((p for p in res.cpu if (p.mechanism, p.rtt_ms) == (mech, rtt)),
                      key=lambda p: p.input_bps)
         x = [p.input_bps / 1e6 for p in pts]
-
-        def nan(v):  # an input none of whose transfers completed: a gap in the line
-            return np.nan if v is None else v
-
-        ax.errorbar(x, [nan(p.send_cpu_pct.mean) for p in pts],
-                    yerr=[p.send_cpu_pct.ci95 or 0 for p in pts], fmt="o-", ms=3, capsize=2,
-                    color=f"C{k}", label=f"{mech}, RTT {rtt:g} ms: sender")
-        ax.errorbar(x, [nan(p.recv_cpu_pct.mean) for p in pts],
-                    yerr=[p.recv_cpu_pct.ci95 or 0 for p in pts], fmt="s--", ms=3, capsize=2,
-                    color=f"C{k}", label="receiver")
+        _spread_line(ax, x, [p.send_cpu_pct for p in pts], f"C{k}", f"{mech}, RTT {rtt:g} ms: sender")
+        _spread_line(ax, x, [p.recv_cpu_pct for p in pts], f"C{k}", "receiver", fmt="s--")
     ax.set_xlabel("input rate (Mbit/s)")
     ax.set_ylabel("CPU (% of one core)")
     ax.grid(alpha=0.3)
@@ -303,4 +311,4 @@ def build_stage0_report(out: Path, state: dict, res: Stage0Results) -> Path:
     return _render(out, "profile_stage0.html.j2", state, res, [
         (lambda p: cpu_figure(res, p), "cpu.png",
          "CPU time of the sending (solid) and receiving (dashed) process over the transfer's time, "
-         "against the input rate: mean with its 95 % interval")])
+         f"against the input rate: mean with its 95 % interval ({SINGLE})")])

@@ -29,8 +29,12 @@ class Scenario:
 
 def load_scenario(path: str | Path, overrides: dict | None = None) -> Scenario:
     """Read, validate and resolve a scenario file; every error names file, field, reason."""
-    source = str(path)
-    data = read_toml(Path(path))
+    return scenario_from_data(read_toml(Path(path)), str(path), overrides)
+
+
+def scenario_from_data(data: dict, source: str, overrides: dict | None = None) -> Scenario:
+    """A scenario's tables (as TOML gives them) validated and resolved; `source` names
+    them in errors (a file, or what generated them)."""
     known = set(TestbedFile.model_fields) | set(SECTIONS)
     for key in data:
         if key not in known:

@@ -206,8 +206,8 @@ class CommandSpec(_Section):
     wait: bool = True  # the repetition waits for it (False: stopped at the end)
     # Held by ITB's cgroup sock_ops program (itb.cc.pace): the total rate of the
     # command's TCP data connections follows `profile` (dates from its start), and its
-    # new connections get `cc`; a connection with `control_port` at either end is left
-    # alone (GridFTP's control channel).
+    # connections get `cc`; a connection with `control_port` at either end is neither
+    # paced nor counted (GridFTP's control channel).
     profile: ProfileField = None
     cc: Annotated[str | None, BeforeValidator(lambda v: v if v is None else _cc(v))] = None
     control_port: Annotated[int | None, strict_int(1, 65535)] = None

@@ -23,18 +23,9 @@ from itb.analysis.pursuit import CalibrationResults, calibration_samples
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
 from itb.scenario.units import format_rate
-from itb.study.pursuit_setup import MODEL_DIR, Mechanism, secs, testbed_doc
+from itb.study.pursuit_setup import Mechanism, secs, testbed_doc
 
 Say = Callable[[str], None]
-
-
-def mechanism_name(cc: str, enforce: str) -> str:
-    """"nocc-pacing", "reno-application", …; "udt" for the UDT endpoint (cc "udt")."""
-    return Mechanism(cc, enforce).name
-
-
-def model_path(mechanism: str, root: Path = MODEL_DIR) -> Path:
-    return root / f"profile-model-{mechanism}.json"
 
 
 @dataclass(frozen=True)
@@ -52,7 +43,7 @@ class CalArgs:
 
     @property
     def mechanism(self) -> str:
-        return mechanism_name(self.cc, self.enforce)
+        return Mechanism(self.cc, self.enforce).name
 
     def key(self) -> dict:
         return {"cc": self.cc, "enforce": self.enforce, "rtts_ms": list(self.rtts_ms),
@@ -111,7 +102,7 @@ def analyse(sweep: Sweep) -> CalibrationResults:
         samples += m.samples
         failed += m.failed
         overlapped += m.overlapped
-    mechanism = mechanism_name(a["cc"], a["enforce"])
+    mechanism = Mechanism(a["cc"], a["enforce"]).name
     try:
         model = fit(samples, mechanism, a["linear_max"] * a["capacity_bps"])
         model.open_receive_window = a.get("open_window", False)

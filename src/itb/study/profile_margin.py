@@ -11,7 +11,6 @@ repetition; with it, the mean and largest 1 ms wire rate at the bottleneck and i
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Callable
 
 from itb.analysis.profile_model import Model
 from itb.analysis.pursuit_studies import (
+    LATENESS_LIMITS_S,
     MarginPoint,
     MarginResults,
     MarginThreshold,
@@ -30,10 +30,18 @@ from itb.analysis.pursuit_studies import (
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
 from itb.scenario.units import format_rate
-from itb.study.pursuit_setup import Mechanism, cell_logs, lateness_values, secs, testbed_doc
+from itb.study.pursuit_setup import (
+    Mechanism,
+    asked_input,
+    cell_logs,
+    extrapolation_warning,
+    file_digest,
+    lateness_values,
+    secs,
+    testbed_doc,
+)
 
 Say = Callable[[str], None]
-LIMITS_S = (1.0, 0.5)  # the document's threshold, and a stricter one
 
 
 @dataclass(frozen=True)
@@ -55,26 +63,19 @@ class MarginArgs:
                 "seed": self.seed, "model": model_digest}
 
 
-def file_digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
-
-
 def plan_point(model: Model, capacity_bps: int, margin: float, rtt_ms: float,
                seconds: float) -> dict:
     """What one cell asks for and what the model predicts."""
     if not 0 <= margin < 1:
         raise ScenarioError(None, "--margins", f"{margin:g} is not a share of C in [0, 1)")
     target = (1 - margin) * capacity_bps
-    x = model.input_for_throughput(target, rtt_ms)
+    x, beyond = asked_input(model, target, rtt_ms, capacity_bps, f"margin {margin * 100:g} %")
     good = model.goodput_for_throughput(target, rtt_ms)
-    if not 0 < x <= capacity_bps * 1.2 or good <= 0:
-        raise ScenarioError(None, "--margins", f"the model asks {x / 1e6:.1f} Mbit/s for "
-                                               f"{target / 1e6:.1f} Mbit/s at {rtt_ms:g} ms: "
-                                               "outside what it was calibrated for")
     volume = max(1, round(good * seconds / 8))
     steps = ((0, round(target)),)
     return {"rtt_ms": rtt_ms, "margin": margin, "target_bps": target, "input_bps": round(x),
-            "volume": volume, "predicted_s": model.completion_s(steps, volume, rtt_ms)}
+            "volume": volume, "predicted_s": model.completion_s(steps, volume, rtt_ms),
+            "extrapolated": beyond}
 
 
 def cell_doc(a: MarginArgs, p: dict) -> dict:
@@ -120,7 +121,7 @@ def analyse(sweep: Sweep) -> MarginResults:
     points.sort(key=lambda p: (p.rtt_ms, p.margin))
     thresholds = [MarginThreshold(rtt_ms=rtt, limit_s=lim, margin=margin_needed(
         [(p.margin, p.lateness) for p in points if p.rtt_ms == rtt], lim))
-        for rtt in sorted({p.rtt_ms for p in points}) for lim in LIMITS_S]
+        for rtt in sorted({p.rtt_ms for p in points}) for lim in LATENESS_LIMITS_S]
     res = MarginResults(mechanism=a["mechanism"], capacity_bps=a["capacity_bps"],
                         seconds=a["seconds"], open_window=a["open_window"], points=points,
                         thresholds=thresholds)
@@ -133,5 +134,9 @@ def run_margin(a: MarginArgs, out: Path, say: Say = print,
     from itb.report.profile_studies import build_margin_report
 
     model = Model.load(a.model_path)
-    return drive(sweep_of(a, model, out), analyse,
+    sweep = sweep_of(a, model, out)
+    warning = extrapolation_warning(model, [c.name for c in sweep.cells if c.info["extrapolated"]])
+    if warning:
+        say(warning)
+    return drive(sweep, analyse,
                  lambda sw, res: build_margin_report(out, sw.state, res), say, tick)

@@ -19,6 +19,8 @@ from typing import Callable
 
 from itb.analysis.profile_model import Model
 from itb.analysis.pursuit_studies import (
+    LATENESS_LIMITS_S,
+    PAIR_SHARES,
     PairFlow,
     PairPoint,
     PairResults,
@@ -31,11 +33,18 @@ from itb.analysis.pursuit_studies import (
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
 from itb.scenario.units import format_rate
-from itb.study.pursuit_setup import Mechanism, cell_logs, lateness_values, secs, testbed_doc
+from itb.study.pursuit_setup import (
+    Mechanism,
+    asked_input,
+    cell_logs,
+    extrapolation_warning,
+    file_digest,
+    lateness_values,
+    secs,
+    testbed_doc,
+)
 
 Say = Callable[[str], None]
-SHARES = {"A": (0.25, 0.75, 0.5), "B": (0.75, 0.25, 0.5)}
-LIMITS_S = (1.0, 0.5)
 
 
 @dataclass(frozen=True)
@@ -68,15 +77,14 @@ def plan_flow(model: Model, flow: str, capacity_bps: int, margin: float, rtt_ms:
         raise ScenarioError(None, "--margins", f"{margin:g} is not a share of C in [0, 1)")
     step_us = round(seconds / 3 * 1e6)
     wanted = tuple((k * step_us, round(share * (1 - margin) * capacity_bps))
-                   for k, share in enumerate(SHARES[flow]))
-    asked = model.input_profile(wanted, rtt_ms)
+                   for k, share in enumerate(PAIR_SHARES[flow]))
+    where = f"flow {flow} at margin {margin * 100:g} %"
+    inputs = [asked_input(model, r, rtt_ms, capacity_bps, where) for _t, r in wanted]
     goods = [model.goodput_for_throughput(r, rtt_ms) for _t, r in wanted]
-    if any(g <= 0 for g in goods) or any(x > capacity_bps * 1.2 for _t, x in asked):
-        raise ScenarioError(None, "--margins", f"flow {flow} at margin {margin:g}: outside "
-                                               f"what the model of {model.mechanism} covers")
     volume = max(1, round(sum(goods) * seconds / 3 / 8))
-    return {"flow": flow, "input_steps": [list(s) for s in asked], "volume": volume,
-            "predicted_s": model.completion_s(wanted, volume, rtt_ms)}
+    return {"flow": flow, "input_steps": [[t, round(x)] for (t, _r), (x, _b) in zip(wanted, inputs)],
+            "volume": volume, "predicted_s": model.completion_s(wanted, volume, rtt_ms),
+            "extrapolated": any(b for _x, b in inputs)}
 
 
 def cell_doc(a: PairArgs, combo: tuple[Mechanism, Mechanism], margin: float,
@@ -136,7 +144,7 @@ def analyse(sweep: Sweep) -> PairResults:
     for combo in dict.fromkeys(p.combo for p in points):
         mine = [p for p in points if p.combo == combo]
         for k, f in enumerate(mine[0].flows):
-            for lim in LIMITS_S:
+            for lim in LATENESS_LIMITS_S:
                 thresholds.append(PairThreshold(
                     combo=combo, flow=f.flow, mechanism=f.mechanism, limit_s=lim,
                     margin=margin_needed([(p.margin, p.flows[k].lateness) for p in mine], lim)))
@@ -149,9 +157,16 @@ def analyse(sweep: Sweep) -> PairResults:
 def run_pair(a: PairArgs, out: Path, say: Say = print,
              tick: Say = lambda s: None) -> Outcome[PairResults]:
     from itb.report.profile_studies import build_pair_report
-    from itb.study.profile_margin import file_digest
 
     models = {name: Model.load(path) for name, path in a.models.items()}
     digests = {name: file_digest(path) for name, path in sorted(a.models.items())}
-    return drive(sweep_of(a, models, digests, out), analyse,
+    sweep = sweep_of(a, models, digests, out)
+    for name, model in models.items():
+        beyond = [f"{c.name} {f['flow']}" for c in sweep.cells
+                  for mech, f in zip(c.info["mechanisms"], c.info["flows"])
+                  if mech == name and f["extrapolated"]]
+        warning = extrapolation_warning(model, beyond)
+        if warning:
+            say(warning)
+    return drive(sweep, analyse,
                  lambda sw, res: build_pair_report(out, sw.state, res), say, tick)

@@ -156,6 +156,8 @@ class Stage0Sweep(Sweep):
         self.volume, self.needs_file = volume, needs_file
 
     def open(self) -> dict:
+        if self.needs_file:  # refused before anything is written
+            readable_by_others(self.out / "files" / "source.bin")
         state = super().open()
         if self.needs_file:
             source_file(self.out, self.volume)
@@ -203,13 +205,13 @@ def source_file(out: Path, size: int) -> None:
 def readable_by_others(path: Path) -> None:
     """The anonymous GridFTP server reads the disk parts' source as 'nobody': the file
     must be readable by others and every directory above it searchable, or it refuses
-    each transfer ("500 End.")."""
+    each transfer ("500 End."). What does not exist yet is not checked."""
     path = path.resolve()
-    if not path.stat().st_mode & stat.S_IROTH:
+    if path.exists() and not path.stat().st_mode & stat.S_IROTH:
         raise PreflightError(f"{path} is not readable by others: the anonymous GridFTP "
                              "server reads it as 'nobody'")
-    for d in path.parents:
-        if not d.stat().st_mode & stat.S_IXOTH:
+    for d in path.parents:  # the directories there are (the study makes the rest 0755)
+        if d.exists() and not d.stat().st_mode & stat.S_IXOTH:
             raise PreflightError(f"{d} is not searchable by others (chmod o+x), and the "
                                  f"anonymous GridFTP server reads {path} as 'nobody': choose "
                                  "another --out, or leave out the files part (--parts)")

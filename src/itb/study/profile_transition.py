@@ -115,8 +115,8 @@ def measure(rows, start_ns: int, a_args: dict, height: int, protocol: str, rtt_m
     t0 = start_ns + a_args["low_hold_s"] * 1e9
     end = t0 + a_args["hold_s"] * 1e9
     span = window_s(a_args["hold_s"], rtt_ms)
-    if protocol == "udt":
-        lvl = tr_cost.level(rows, end - LEVEL_S * 1e9, end)
+    if protocol == "udt":  # its last second, or the step's second half if shorter
+        lvl = tr_cost.level(rows, end - min(LEVEL_S, a_args["hold_s"] / 2) * 1e9, end)
     else:
         lvl = height / tcp_payload_share(1500)
     out = {"level_bps": lvl, "cost_s": None, "settled_s": None, "window_s": span,
@@ -136,24 +136,27 @@ def analyse(sweep: Sweep) -> TransitionResults:
             continue
         heights = {f"h{k + 1}": h for k, h in enumerate(a["heights_bps"])}
         for row in tr[tr["transfer"].isin(list(heights))].itertuples():
-            if not row.ok:
-                failed += 1  # counted; its step is still measured while it sent
-            if not math.isfinite(row.start_ns):
-                continue
             h = heights[row.transfer]
-            rows = fwd[fwd["repetition"] == row.repetition]
-            m = measure(rows, int(row.start_ns), a, h, cell["protocol"], cell["rtt_ms"])
+            m = {"level_bps": None, "cost_s": None, "settled_s": None, "window_s": 0.0}
+            if math.isfinite(row.start_ns):  # measured also when it failed later: kept, not used
+                rows = fwd[fwd["repetition"] == row.repetition]
+                m = measure(rows, int(row.start_ns), a, h, cell["protocol"], cell["rtt_ms"])
+            failed += not row.ok
             runs.append(TransitionRun(mechanism=cell["mechanism"], rtt_ms=cell["rtt_ms"],
                                       repetition=int(row.repetition), low_bps=a["low_bps"],
-                                      high_bps=h, **m))
+                                      high_bps=h, ok=bool(row.ok), **m))
     points = []
     for (mech, rtt, h) in dict.fromkeys((r.mechanism, r.rtt_ms, r.high_bps) for r in runs):
         mine = [r for r in runs if (r.mechanism, r.rtt_ms, r.high_bps) == (mech, rtt, h)]
-        kept = [r for r in mine if not r.disturbed]
-        late = len(mine) - len(kept)
-        points.append(TransitionPoint(mechanism=mech, rtt_ms=rtt, low_bps=a["low_bps"], high_bps=h,
-                                      cost=spread((r.cost_s for r in kept), failed=late),
-                                      settled=spread((r.settled_s for r in kept), failed=late)))
+        # a failed transfer, or one with no level or cost, counts as failed; one the
+        # emulator disturbed as disturbed; neither enters the mean
+        usable = [r for r in mine if r.ok and r.cost_s is not None]
+        kept = [r for r in usable if not r.disturbed]
+        points.append(TransitionPoint(
+            mechanism=mech, rtt_ms=rtt, low_bps=a["low_bps"], high_bps=h,
+            failed=len(mine) - len(usable), disturbed=len(usable) - len(kept),
+            cost=spread((r.cost_s for r in kept), failed=len(mine) - len(kept)),
+            settled=spread((r.settled_s for r in kept), failed=len(mine) - len(kept))))
     points.sort(key=lambda p: (p.mechanism, p.rtt_ms, p.high_bps))
     res = TransitionResults(capacity_bps=a["capacity_bps"], open_window=a["open_window"],
                             hold_s=a["hold_s"], level_from="; ".join(f"{k}: {v}" for k, v in

@@ -8,6 +8,7 @@ UDT endpoint with its own rate controller (INRIA RR-6874 §2).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from itb.analysis.series import select_link
 from itb.bench.scaling import DEFAULT_CALIBRATION
 from itb.errors import ScenarioError
 from itb.scenario.algorithms import KNOWN_CCS
+from itb.scenario.profile import RATE_LO
 from itb.scenario.units import format_duration, format_rate
 
 MODEL_DIR = DEFAULT_CALIBRATION.parent
@@ -75,6 +77,36 @@ def lateness_values(rows: pd.DataFrame, predicted_s: float) -> tuple[list[float]
     not complete (counted, not dropped)."""
     done = rows["ok"].astype(bool) & np.isfinite(rows["completion_s"].to_numpy(dtype=float))
     return (rows.loc[done, "completion_s"] - predicted_s).tolist(), int((~done).sum())
+
+
+def file_digest(path: Path) -> str:
+    """A model file's identity in a study's arguments (a new calibration, a new study)."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+def asked_input(model, throughput_bps: float, rtt_ms: float, capacity_bps: int,
+                where: str) -> tuple[float, bool]:
+    """The input the model asks for a wanted throughput (eq. 3), and whether that input
+    lies beyond the inputs the model was fitted on (extrapolated); ScenarioError (on
+    --margins) when no sender could be asked it: not within 1 kbit/s … C."""
+    x = model.input_for_throughput(throughput_bps, rtt_ms)
+    if not RATE_LO <= x <= capacity_bps:
+        raise ScenarioError(None, "--margins", f"{where}: the model of {model.mechanism} asks "
+                                               f"{x / 1e6:.2f} Mbit/s for {throughput_bps / 1e6:.2f} "
+                                               f"Mbit/s at {rtt_ms:g} ms, not within 1 kbit/s … C "
+                                               f"({capacity_bps / 1e6:g} Mbit/s)")
+    fitted = max(p.goodput.x_hi for p in model.per_rtt)
+    return x, x > fitted
+
+
+def extrapolation_warning(model, cells: list[str]) -> str | None:
+    """A line naming the cells whose inputs lie beyond the model's fitted range."""
+    if not cells:
+        return None
+    fitted = max(p.goodput.x_hi for p in model.per_rtt)
+    return (f"warning: {', '.join(cells[:6])}{' …' if len(cells) > 6 else ''}: the model of "
+            f"{model.mechanism} is extrapolated there (inputs above {fitted / 1e6:g} Mbit/s, the "
+            "largest it was fitted on)")
 
 
 def secs(s: float) -> str:
