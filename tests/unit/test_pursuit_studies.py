@@ -212,6 +212,12 @@ def test_stage0_cells_are_valid_and_pull_from_l1(tmp_path):
     (["pair", "--pairs", "nocc-pacing", "--capacity", "1Gbit"], "give two mechanisms, A+B"),
     (["transition", "--heights", "5Mbit", "--capacity", "1Gbit"], "not between the low rate"),
     (["stage0", "--parts", "disk", "--capacity", "1Gbit"], "give some of cpu, files, streams"),
+    (["stage0", "--stream-cc", "udt", "--capacity", "1Gbit"], "give TCP congestion controls"),
+    (["stage0", "--inputs", "2Gbit", "--capacity", "1Gbit"], "more than C"),
+    (["stage0", "--streams", "1,x", "--capacity", "1Gbit"], "--streams"),
+    (["stage0", "--files-rtt", "10ms,20ms", "--capacity", "1Gbit"], "give one RTT"),
+    (["margin", "--margins", "1,1.0", "--capacity", "1Gbit"], "1 % is given twice"),
+    (["transition", "--rtt", "20ms,0.02s", "--capacity", "1Gbit"], "20 ms is given twice"),
 ])
 def test_bad_study_options_are_refused_before_anything_runs(tmp_path, monkeypatch, args, words):
     from typer.testing import CliRunner
@@ -227,6 +233,14 @@ def test_bad_study_options_are_refused_before_anything_runs(tmp_path, monkeypatc
     assert not (tmp_path / "s").exists()
 
 
+def test_margins_from_to_step_never_pass_to():
+    from itb.cli.study_profile import _margins
+
+    assert _margins("0:10:6") == (0.0, 0.06)
+    assert _margins("0:10:0.5")[-1] == 0.1 and len(_margins("0:10:0.5")) == 21
+    assert _margins("2.5,5") == (0.025, 0.05)
+
+
 def test_a_margin_study_needs_its_model(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
@@ -238,4 +252,26 @@ def test_a_margin_study_needs_its_model(tmp_path, monkeypatch):
                                    "--capacity", "1Gbit", "--out", str(tmp_path / "s")])
     assert isinstance(res.exception, ScenarioError) and res.exception.exit_code == 2
     assert "run `itb profile calibrate --cc udt` first" in str(res.exception)
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_model_that_asks_more_than_c_is_refused_and_extrapolation_is_flagged():
+    m = model()
+    with pytest.raises(ScenarioError, match="not within 1 kbit/s … C"):
+        plan_point(m.model_copy(update={"a_t": Line(a=0.0, b=0.9, r=None, n=1, x_lo=0, x_hi=0)}),
+                   1_000_000_000, 0.0, 20.0, 60.0)
+    assert plan_point(m, 1_000_000_000, 0.0, 20.0, 60.0)["extrapolated"]  # 956 > 900 fitted
+    assert not plan_point(m, 1_000_000_000, 0.1, 20.0, 60.0)["extrapolated"]
+
+
+def test_a_sweep_with_an_invalid_cell_writes_nothing(tmp_path):
+    from itb.bench.sweep import Sweep, SweepCell
+
+    good = {"testbed": {"name": "t"}, "dumbbell": {"pairs": 1},
+            "transfer": [{"src": "l1", "dst": "r1", "volume": "1MB"}]}
+    bad = {**good, "transfer": [{"src": "l1", "dst": "r9", "volume": "1MB"}]}
+    sweep = Sweep(tmp_path / "s", "profile-x", {"k": 1}, [SweepCell("a", good), SweepCell("b", bad)], 1, 1)
+    with pytest.raises(ScenarioError, match="profile-x cell b") as e:
+        sweep.open()
+    assert e.value.field == "transfer[0].dst"
     assert not (tmp_path / "s").exists()
