@@ -168,6 +168,12 @@ def test_every_study_generates_valid_scenarios(tmp_path):
     p = PairArgs(((nocc, udt),), (0.1,), 12.0, 30.0, 1, 1_000_000_000, False, 1,
                  {"nocc-pacing": mpath, "udt": mpath})
     (sp,) = valid(pair_sweep(p, {"nocc-pacing": model(), "udt": model()}, {}, tmp_path / "p"), tmp_path)
+    small = PairArgs(*[getattr(p, f) for f in ("combos", "margins", "rtt_ms", "seconds", "repeat",
+                                               "capacity_bps", "open_window", "seed", "models")],
+                     buffer="64pkt")
+    (ss,) = valid(pair_sweep(small, {"nocc-pacing": model(), "udt": model()}, {}, tmp_path / "q"), tmp_path)
+    (rl,) = [lk for lk in ss.topology.links if lk.name == "rl-rr"]
+    assert rl.forward.queue_packets == 64 and "buffer" in small.key({})
     a_ev, b_ev = sorted(sp.experiment.events, key=lambda e: e.id)
     assert (a_ev.cc, b_ev.cc, b_ev.protocol) == ("nocc", "udt", "udt")
     assert a_ev.at_us == b_ev.at_us == 0 and not sp.topology.open_receive_window
@@ -218,6 +224,7 @@ def test_stage0_cells_are_valid_and_pull_from_l1(tmp_path):
     (["stage0", "--files-rtt", "10ms,20ms", "--capacity", "1Gbit"], "give one RTT"),
     (["margin", "--margins", "1,1.0", "--capacity", "1Gbit"], "1 % is given twice"),
     (["transition", "--rtt", "20ms,0.02s", "--capacity", "1Gbit"], "20 ms is given twice"),
+    (["transition", "--buffer", "64", "--capacity", "1Gbit"], "has no unit"),
 ])
 def test_bad_study_options_are_refused_before_anything_runs(tmp_path, monkeypatch, args, words):
     from typer.testing import CliRunner

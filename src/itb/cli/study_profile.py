@@ -26,6 +26,9 @@ CAPACITY = typer.Option(None, "--capacity", help="Bottleneck C, e.g. 1Gbit. [def
 OUT_DIR = typer.Option(None, "--out", help="Study directory (default: runs/STUDY-HASH, HASH "
                        "from the arguments: the same command resumes).")
 SEED = typer.Option(1, "--seed", min=0, help="Seed of the run order.")
+BUFFER = typer.Option(None, "--buffer", help="The bottleneck's queue: bytes (2MB), packets "
+                      "(100pkt) or a BDP multiple (0.5bdp). [default: one BDP, at least 64 "
+                      "frames]")
 OPEN_WINDOW = typer.Option(True, "--open-window/--no-open-window", help="Receivers advertise "
                            "their whole buffer from the first ACK (RR-6874's receiver), or grow "
                            "it as Linux does.")
@@ -83,6 +86,20 @@ def _rate(text: str, option: str, capacity_bps: int | None = None) -> int:
     if capacity_bps is not None and r > capacity_bps:
         raise ScenarioError(None, option, f"{text} is more than C ({capacity_bps / 1e6:g} Mbit/s)")
     return r
+
+
+def _buffer(text: Optional[str]) -> Optional[str]:
+    """--buffer as a scenario's `buffer` (checked: its unit; against the path when the
+    cells are made)."""
+    from itb.scenario.units import UnitError, parse_buffer
+
+    if text is None:
+        return None
+    try:
+        parse_buffer(text)
+    except (UnitError, ValueError) as e:
+        raise ScenarioError(None, "--buffer", str(e)) from None
+    return text
 
 
 def _capacity(text: Optional[str]) -> int:
@@ -157,6 +174,7 @@ def margin(
         capacity: Optional[str] = CAPACITY,
         model: Optional[Path] = typer.Option(None, "--model", help="The mechanism's model. "
                                              "[default: runs/profile-model-MECHANISM.json]"),
+        buffer: Optional[str] = BUFFER,
         open_window: bool = OPEN_WINDOW,
         out_dir: Optional[Path] = OUT_DIR,
         seed: int = SEED) -> None:
@@ -171,7 +189,8 @@ def margin(
 
     mech = parse_mechanism(mechanism, "--mechanism")
     a = MarginArgs(mech, _ms(rtt, "--rtt"), _margins(margins), seconds, repeat,
-                   _capacity(capacity), open_window, seed, _model(mech, model, open_window))
+                   _capacity(capacity), open_window, seed, _model(mech, model, open_window),
+                   _buffer(buffer))
     res = _go(run_margin, a, "profile-margin", a.key(file_digest(a.model_path)), out_dir)
     r = res.results
     t = Table(title=f"{r.mechanism}: lateness (s) against the margin ({res.status})")
@@ -202,6 +221,7 @@ def pair(
         capacity: Optional[str] = CAPACITY,
         models: Optional[Path] = typer.Option(None, "--models", help="Directory of the models "
                                               "(profile-model-MECHANISM.json). [default: runs]"),
+        buffer: Optional[str] = BUFFER,
         open_window: bool = OPEN_WINDOW,
         out_dir: Optional[Path] = OUT_DIR,
         seed: int = SEED) -> None:
@@ -227,7 +247,7 @@ def pair(
     if len(rtts) != 1:
         raise ScenarioError(None, "--rtt", "give one RTT")
     a = PairArgs(tuple(combos), _margins(margins), rtts[0], seconds, repeat, _capacity(capacity),
-                 open_window, seed, paths)
+                 open_window, seed, paths, _buffer(buffer))
     key = a.key({n: file_digest(p) for n, p in sorted(paths.items())})
     res = _go(run_pair, a, "profile-pair", key, out_dir)
     r = res.results
@@ -260,6 +280,7 @@ def transition(
                                        help="Seconds at the low rate before each step."),
         repeat: int = typer.Option(3, "--repeat", min=1, max=100, help="Repetitions per cell."),
         capacity: Optional[str] = CAPACITY,
+        buffer: Optional[str] = BUFFER,
         open_window: bool = OPEN_WINDOW,
         out_dir: Optional[Path] = OUT_DIR,
         seed: int = SEED) -> None:
@@ -276,7 +297,7 @@ def transition(
     a = TransitionArgs(tuple(parse_mechanism(m, "--mechanisms") for m in csv_option(mechanisms, "--mechanisms")),
                        _ms(rtt, "--rtt"), _rate(low, "--low", cap),
                        tuple(_rate(h, "--heights", cap) for h in csv_option(heights, "--heights")),
-                       hold, low_hold, repeat, cap, open_window, seed)
+                       hold, low_hold, repeat, cap, open_window, seed, _buffer(buffer))
     res = _go(run_transition, a, "profile-transition", a.key(), out_dir)
     r = res.results
     t = Table(title=f"cost of a {a.low_bps / 1e6:g} Mbit/s → high step (ms) ({res.status})")

@@ -55,12 +55,14 @@ class MarginArgs:
     open_window: bool
     seed: int
     model_path: Path
+    buffer: str | None = None  # the bottleneck's queue; None: one BDP
 
     def key(self, model_digest: str) -> dict:
         return {"mechanism": self.mechanism.name, "rtts_ms": list(self.rtts_ms),
                 "margins": list(self.margins), "seconds": self.seconds, "repeat": self.repeat,
                 "capacity_bps": self.capacity_bps, "open_window": self.open_window,
-                "seed": self.seed, "model": model_digest}
+                "seed": self.seed, "model": model_digest,
+                **({"buffer": self.buffer} if self.buffer else {})}
 
 
 def plan_point(model: Model, capacity_bps: int, margin: float, rtt_ms: float,
@@ -82,7 +84,7 @@ def cell_doc(a: MarginArgs, p: dict) -> dict:
     name = f"margin-{a.mechanism.name}-rtt{p['rtt_ms']:g}-m{p['margin'] * 100:g}"
     return {**testbed_doc(name, f"constant profile at (1 - {p['margin']:g})·C, "
                                 f"{a.mechanism.name}, RTT {p['rtt_ms']:g} ms", 1,
-                          a.capacity_bps, p["rtt_ms"], a.open_window),
+                          a.capacity_bps, p["rtt_ms"], a.open_window, a.buffer),
             "experiment": {"name": name, "repetitions": a.repeat, "seed": a.seed,
                            "duration": secs(math.ceil(1.5 * p["predicted_s"] + 10)),
                            "interval": "100ms"},

@@ -58,12 +58,14 @@ class PairArgs:
     open_window: bool
     seed: int
     models: dict[str, Path]  # mechanism name → model file
+    buffer: str | None = None  # the bottleneck's queue; None: one BDP
 
     def key(self, digests: dict[str, str]) -> dict:
         return {"combos": [[a.name, b.name] for a, b in self.combos], "margins": list(self.margins),
                 "rtt_ms": self.rtt_ms, "seconds": self.seconds, "repeat": self.repeat,
                 "capacity_bps": self.capacity_bps, "open_window": self.open_window,
-                "seed": self.seed, "models": digests}
+                "seed": self.seed, "models": digests,
+                **({"buffer": self.buffer} if self.buffer else {})}
 
 
 def combo_name(a: Mechanism, b: Mechanism) -> str:
@@ -98,7 +100,7 @@ def cell_doc(a: PairArgs, combo: tuple[Mechanism, Mechanism], margin: float,
     longest = max(f["predicted_s"] for f in flows)
     return {**testbed_doc(name, f"two complementary profiles at (1 - {margin:g})·C: "
                                 f"{combo_name(*combo)}", 2, a.capacity_bps, a.rtt_ms,
-                          a.open_window),
+                          a.open_window, a.buffer),
             "experiment": {"name": name, "repetitions": a.repeat, "seed": a.seed,
                            "duration": secs(math.ceil(1.5 * longest + 10)), "interval": "100ms"},
             "transfer": transfers}

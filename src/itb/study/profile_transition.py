@@ -53,13 +53,14 @@ class TransitionArgs:
     capacity_bps: int
     open_window: bool
     seed: int
+    buffer: str | None = None  # the bottleneck's queue; None: one BDP
 
     def key(self) -> dict:
         return {"mechanisms": [m.name for m in self.mechanisms], "rtts_ms": list(self.rtts_ms),
                 "low_bps": self.low_bps, "heights_bps": list(self.heights_bps),
                 "hold_s": self.hold_s, "low_hold_s": self.low_hold_s, "repeat": self.repeat,
                 "capacity_bps": self.capacity_bps, "open_window": self.open_window,
-                "seed": self.seed}
+                "seed": self.seed, **({"buffer": self.buffer} if self.buffer else {})}
 
 
 TAIL_SHARE = 0.1  # a transfer's volume over what its profile allows by the step's end
@@ -88,7 +89,7 @@ def cell_doc(a: TransitionArgs, mech: Mechanism, rtt_ms: float) -> dict:
                           "profile": [[t / 1e6, format_rate(r)] for t, r in steps]})
         at += 1.5 * profiles.time_to_send_us(steps, volume) / 1e6 + 1 + 5 * rtt_ms / 1000
     return {**testbed_doc(name, f"low → high steps, {mech.name}, RTT {rtt_ms:g} ms", 1,
-                          a.capacity_bps, rtt_ms, a.open_window),
+                          a.capacity_bps, rtt_ms, a.open_window, a.buffer),
             "experiment": {"name": name, "repetitions": a.repeat, "seed": a.seed,
                            "duration": secs(math.ceil(at + 10)), "interval": "100ms"},
             "transfer": transfers}

@@ -114,11 +114,13 @@ def secs(s: float) -> str:
 
 
 def testbed_doc(name: str, description: str, pairs: int, capacity_bps: int, rtt_ms: float,
-                open_window: bool) -> dict:
+                open_window: bool, buffer: str | None = None) -> dict:
     """The testbed tables of a dumbbell with `pairs` host pairs, a bottleneck at C and
     the RTT (access links unlimited); `open_window`: receivers advertise their whole
-    buffer from the first ACK (RR-6874's patched receiver)."""
+    buffer from the first ACK (RR-6874's patched receiver); `buffer`: the bottleneck's
+    queue (a scenario's `buffer`: bytes, packets or a BDP multiple; None: one BDP)."""
     return {"testbed": {"name": name[:64], "topology": "dumbbell", "description": description,
                         **({"open_receive_window": True} if open_window else {})},
             "dumbbell": {"pairs": pairs},
-            "bottleneck": {"rate": format_rate(capacity_bps), "rtt": secs(rtt_ms / 1000)}}
+            "bottleneck": {"rate": format_rate(capacity_bps), "rtt": secs(rtt_ms / 1000),
+                           **({"buffer": buffer} if buffer else {})}}
