@@ -215,15 +215,25 @@ mod tests {
     #[test]
     fn closed_segments_are_capped() {
         let d = scratch("cap");
-        write_rows(files(&d, 20_000, 40_000), 20_000);
+        // One shipment of 1000 rows (<= 7 000 bytes) at a time, each written before the
+        // next: segments stay within 20 000 bytes, so two or more fit in 40 000.
+        let (mut s, h) = LogSink::spawn(files(&d, 20_000, 40_000), "ab", Box::new(|_| {})).unwrap();
+        for k in 0..20 {
+            for i in k * 1000..(k + 1) * 1000 {
+                writeln!(s, "{i},x").unwrap();
+            }
+            s.flush().unwrap();
+            settle(&mut s);
+        }
+        s.close();
+        h.join().unwrap();
         let closed: Vec<u64> = fs::read_dir(&d)
             .unwrap()
             .map(|e| e.unwrap())
             .filter(|e| e.file_name() != "linkem-ab.csv")
             .map(|e| e.metadata().unwrap().len())
             .collect();
-        // (a fast producer may merge shipments while the writer is behind: sizes vary)
-        assert!(closed.len() >= 2 && closed.iter().sum::<u64>() <= 40_000, "{closed:?}");
+        assert!(closed.len() >= 2 && closed.iter().all(|&b| b <= 20_000) && closed.iter().sum::<u64>() <= 40_000, "{closed:?}");
         let kept = series(&d);
         assert!(kept[0] > 0 && kept.last() == Some(&19_999));
         assert_eq!(kept, (kept[0]..20_000).collect::<Vec<_>>(), "the newest rows, none missing");
