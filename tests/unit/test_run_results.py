@@ -139,3 +139,28 @@ def test_run_report_and_cli_summary(tmp_path, capsys):
     assert "fair-share ideal: mean 0.20 s; measured 0.35 s (+75.0 %); the model ignores " \
            "the reverse traffic" in text
     assert "dispatch error over 4 events: p50 0.010 ms, p99 0.050 ms, max 0.060 ms" in text
+
+
+def test_profiles_kept_in_the_report_and_summary(tmp_path, capsys):
+    """A profile alone on its link shows its per-step ratios; one that shared the link says
+    with what, and shows no ratio."""
+    from itb.analysis.steps import ProfileKept, StepRate
+    from itb.cli.run import _print_metrics
+
+    def kept(event, shared, ratio):
+        step = StepRate(at_s=0, rate_bps=1e8, wire_bps=1.03e8, from_s=1, to_s=9,
+                        measured_bps=1.03e8 * (ratio or 1.5), ratio=ratio)
+        return ProfileKept(event=event, kind="command", repetition=1, link="rl-rr",
+                           direction="forward", shared_with=shared, steps=[step])
+
+    m = _metrics()
+    m.profiles = [kept("alone", [], 0.9876), kept("crowded", ["other"], None)]
+    meta = {"scenario": "demo", "status": "complete", "repetitions": 2, "seed": 1,
+            "scenario_hash": "0123456789abcdef"}
+    html = write_html(tmp_path / "report.html", meta, m, []).read_text()
+    assert "<td>0.9876</td>" in html
+    assert "the link also carried other: no step is this event's alone" in html
+    _print_metrics(m)
+    text = capsys.readouterr().out
+    assert "command alone" in text and "0.9876" in text
+    assert "shared rl-rr (forward) with other" in text
