@@ -6,7 +6,13 @@ import math
 import pandas as pd
 import pytest
 
-from itb.engine.collect import row_intervals, sample_frames, sent_columns, transfer_rows
+from itb.engine.collect import (
+    build_tables,
+    row_intervals,
+    sample_frames,
+    sent_columns,
+    transfer_rows,
+)
 from itb.scenario import load_testbed
 
 HEADER = "t_ns,stream,cwnd,ssthresh,rtt_us,total_retrans,pacing_rate_bps,delivery_rate_bps"
@@ -71,3 +77,25 @@ def test_transfer_rows_keep_the_link_and_the_pacing_cap_apart(tmp_path):
     # b: no pacing; its sender left no counts (an older flow binary)
     assert b["access_link_bps"] == 1e8 and math.isnan(b["pacing_cap_bps"])
     assert math.isnan(b["wire_bytes"]) and b["ok"] and b["completion_s"] == 1e-6
+
+
+def test_an_interrupted_repetition_stays_out_of_the_tables(tmp_path):
+    """The user stopped it (a resume runs it again): it is not a measurement; a failed one
+    is, and its transfer counts as not completed."""
+    topo = load_testbed(None, {"rate": "1Gbit"})
+    events = [{"kind": "transfer", "id": "a", "src": "l1", "dst": "r1", "volume": 1_000_000,
+               "direction": "forward", "at_us": 0}]
+    for r, status in ((1, "ok"), (2, "interrupted"), (3, "failed")):
+        rd = tmp_path / f"rep-00{r}"
+        for node in ("l1", "r1"):
+            (rd / "nodes" / node).mkdir(parents=True)
+        (rd / "events.json").write_text(json.dumps(events))
+        (rd / "result.json").write_text(json.dumps({"zero_ns": 0, "status": status}))
+        if status == "ok":
+            (rd / "nodes" / "l1" / "a.send.json").write_text(
+                json.dumps({"ok": True, "start_ns": 1_000}))
+            (rd / "nodes" / "r1" / "a.recv.json").write_text(
+                json.dumps({"ok": True, "bytes": 1_000_000, "last_byte_ns": 2_000}))
+    tr = build_tables(tmp_path, topo, 0.1)["transfers"]
+    assert list(tr["repetition"]) == [1, 3]
+    assert list(tr["ok"]) == [True, False]

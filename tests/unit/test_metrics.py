@@ -613,3 +613,17 @@ def test_run_metrics_after_parquet_round_trip(tmp_path):
         df.to_parquet(tmp_path / f"{name}.parquet")
         read.append(pd.read_parquet(tmp_path / f"{name}.parquet"))
     assert run_metrics(*read, CONTEXT) == direct
+
+
+def test_a_transfer_that_never_started_is_a_failure_with_nothing_measured():
+    """Its sender never ran (start None) and its receiver reported nothing (bytes None):
+    the repetition's metrics still build, the transfer counted as not completed."""
+    tr, sm, bn = _run_tables()
+    never = transfers_df({"repetition": 2, "transfer": "c", "bytes_expected": 1_250_000,
+                          "bytes": None, "start_ns": None, "end_ns": None, "ok": False,
+                          "error": "interrupted", "rep_start_ns": 100 * S})
+    m = run_metrics(pd.concat([tr, never], ignore_index=True), sm, bn, CONTEXT)
+    c = next(t for t in m.repetitions[1].transfers if t.transfer == "c")
+    assert (c.bytes, c.start_s, c.completion_s, c.ok) == (None, None, None, False)
+    assert m.repetitions[1].completion.n_failed == 2  # b (timeout) and c
+    json.dumps(m.model_dump(mode="json"), allow_nan=False)

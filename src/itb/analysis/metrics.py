@@ -93,11 +93,12 @@ def _ignored(tr: pd.DataFrame) -> list[str]:
 def _fair_share(tr: pd.DataFrame, fwd: pd.DataFrame, rep_start_ns: int, times: np.ndarray,
                 capacity: float | None, payload_share: float) -> dict | None:
     """Fair-share ideal of the forward transfers; None when it is unbounded (no C, no cap)
-    or when a forward flow is not a bulk transfer (ping-pong and UDP are not fluid flows)."""
+    or when a forward flow is not a bulk transfer (ping-pong and UDP are not fluid flows),
+    or when one never started (its date in the model is unknown)."""
     caps = _model_caps(fwd, payload_share)
     if fwd.empty or (capacity is None and any(c is None for c in caps)):
         return None
-    if (fwd["kind"] != "transfer").any():
+    if (fwd["kind"] != "transfer").any() or fwd["start_ns"].isna().any():
         return None
     starts = ((fwd["start_ns"] - rep_start_ns) / 1e9).tolist()
     out = fair_share_summary(starts, fwd["bytes_expected"].tolist(), caps, capacity,
@@ -130,10 +131,12 @@ def _transfer_rows(tr: pd.DataFrame, gput: pd.DataFrame, samples: pd.DataFrame,
         rows.append({
             "transfer": r.transfer, "kind": r.kind, "direction": r.direction,
             "src": r.src, "dst": r.dst, "cc": r.cc, "streams": r.streams,
-            "bytes_expected": r.bytes_expected, "bytes": r.bytes, "ok": r.ok,
+            "bytes_expected": r.bytes_expected,
+            "bytes": None if pd.isna(r.bytes) else int(r.bytes), "ok": r.ok,
             "error": None if pd.isna(r.error) else r.error,
             "corrupt_window": getattr(r, "corrupt_window", None) or None,
-            "start_s": (r.start_ns - rep_start) / 1e9, "completion_s": t_done,
+            "start_s": None if pd.isna(r.start_ns) else (r.start_ns - rep_start) / 1e9,
+            "completion_s": t_done,
             "access_rate_bps": ca, "rtt_s": r.rtt_s,
             "mean_goodput_bps": g["mean_goodput_bps"],
             "sigma_goodput_bps": g["sigma_goodput_bps"], "n_samples": g["n_samples"],

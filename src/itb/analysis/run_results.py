@@ -72,11 +72,11 @@ class TransferResult(BaseModel):
     cc: str | None
     streams: int
     bytes_expected: int
-    bytes: int
+    bytes: int | None  # None: the receiver reported nothing (it never ran or was killed)
     ok: bool
     error: str | None
     corrupt_window: str | None
-    start_s: float  # since the repetition's start
+    start_s: float | None  # since the repetition's start; None: the sender never started
     completion_s: float | None  # None: failed
     access_rate_bps: float | None  # None: unlimited
     rtt_s: float | None

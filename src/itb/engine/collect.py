@@ -259,9 +259,11 @@ def bottleneck_frames(run: Path, repetition: int) -> list[pd.DataFrame]:
 
 
 def build_tables(run: Path, topo: Topology, interval_s: float) -> dict[str, pd.DataFrame]:
-    """The three tables of every finished repetition in the run directory."""
+    """The three tables of every finished repetition in the run directory. One that the
+    user interrupted is not a measurement (a resume runs it again): it is left out."""
     reps = sorted(int(p.name[4:]) for p in run.glob("rep-[0-9][0-9][0-9]")
-                  if (p / "result.json").exists() and (p / "events.json").exists())
+                  if (p / "result.json").exists() and (p / "events.json").exists()
+                  and rundir.read_json(p / "result.json").get("status") != "interrupted")
     transfers, samples, bottleneck = [], [], []
     for r in reps:
         events = rundir.read_json(rundir.rep_dir(run, r) / "events.json")
