@@ -11,13 +11,14 @@ from itb.engine import rundir
 
 def cell_table(out: Path, cell: dict, name: str) -> pd.DataFrame | None:
     """One of a cell's tables (`transfers`, `bottleneck`, `samples`; all repetitions),
-    None before its run made it or while it holds nothing (no columns: every repetition
-    so far was interrupted, and those stay out of the tables)."""
+    None before its run made it or while it holds no row (every repetition so far was
+    interrupted, and those stay out of the tables: a table of no rows, not always with
+    every column)."""
     path = out / cell["run"] / f"{name}.parquet"
     if not path.exists():
         return None
     df = rundir.read_table(path)
-    return None if df.columns.empty else df
+    return None if df.empty else df
 
 
 def cell_transfers(out: Path, cell: dict) -> pd.DataFrame | None:
