@@ -32,11 +32,15 @@ def test_paced_tcp_steps_up_at_once_and_reno_lags_more_at_a_longer_rtt(engine_en
     out = isolated / "transition"
     res = itb("study", "profile", "transition", "--mechanisms", "nocc-pacing,reno-application",
               "--rtt", "10ms,100ms", "--heights", "600Mbit", "--hold", "2", "--low-hold", "2",
-              "--repeat", "1", "--capacity", "1Gbit", "--out", str(out), env=engine_env, timeout=600)
+              "--repeat", "2", "--capacity", "1Gbit", "--out", str(out), env=engine_env, timeout=600)
     assert res.returncode == 0, res.stderr + res.stdout
     r = TransitionResults.load(out / "results.json")
     cost = {(p.mechanism, p.rtt_ms): p.cost.mean for p in r.points}
-    assert len(cost) == 4 and all(c is not None for c in cost.values()), cost
+    # a step the emulator's lag disturbed (2 cores shared with the test runner) is left
+    # out and counted: two repetitions, so that every point keeps at least one
+    why = {(p.mechanism, p.rtt_ms): (p.failed, p.disturbed) for p in r.points}
+    assert len(cost) == 4 and all(c is not None for c in cost.values()), (cost, why)
+    assert all(f == 0 for f, _ in why.values()), why
     # paced TCP: a few ms at either RTT (RR-6874: 10-20 ms, independent of RTT)
     assert cost[("nocc-pacing", 10.0)] < 0.02 and cost[("nocc-pacing", 100.0)] < 0.02, cost
     # Reno slow-starts from its low-rate window: longer, and longer still at 100 ms
