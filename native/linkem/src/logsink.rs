@@ -240,6 +240,17 @@ mod tests {
         fs::remove_dir_all(&d).unwrap();
     }
 
+    /// A sink whose writer works on a file system the test can fill or stall, in a fresh
+    /// scratch directory: (directory, file system, sink, writer thread, events seen).
+    fn on_fault_fs(tag: &str, dir: &str) -> (PathBuf, FaultFs, LogSink, JoinHandle<LogReport>, Seen) {
+        let d = scratch(tag);
+        let fs = FaultFs::default();
+        let w = Writer::open_on(files(&d, 0, 0), fs.clone()).unwrap();
+        let (events, seen) = recorder();
+        let (s, h) = LogSink::spawn_writer(w, dir, events).unwrap();
+        (d, fs, s, h, seen)
+    }
+
     /// Waits until the writer has handled the one shipment sent since the last call
     /// (it hands its buffer back after writing it and reporting what it lost).
     fn settle(s: &mut LogSink) {
@@ -248,11 +259,7 @@ mod tests {
 
     #[test]
     fn a_full_disk_loses_rows_reports_the_gap_and_the_log_resumes() {
-        let d = scratch("full");
-        let fs = FaultFs::default();
-        let w = Writer::open_on(files(&d, 0, 0), fs.clone()).unwrap();
-        let (events, seen) = recorder();
-        let (mut s, h) = LogSink::spawn_writer(w, "ab", events).unwrap();
+        let (d, fs, mut s, h, seen) = on_fault_fs("full", "ab");
         let ship = |s: &mut LogSink, r: std::ops::Range<u64>| {
             for i in r {
                 writeln!(s, "{i},x").unwrap();
@@ -291,11 +298,7 @@ mod tests {
 
     #[test]
     fn a_stalled_writer_never_holds_the_worker_and_what_it_drops_is_counted() {
-        let d = scratch("stall");
-        let fs = FaultFs::default();
-        let w = Writer::open_on(files(&d, 0, 0), fs.clone()).unwrap();
-        let (events, seen) = recorder();
-        let (mut s, h) = LogSink::spawn_writer(w, "ab", events).unwrap();
+        let (d, fs, mut s, h, seen) = on_fault_fs("stall", "ab");
         s.max_backlog = 4_000;
         fs.set(|f| f.hold = true);
         let t = Instant::now();
@@ -332,11 +335,7 @@ mod tests {
 
     #[test]
     fn a_gap_open_at_exit_is_reported_as_not_resumed() {
-        let d = scratch("open");
-        let fs = FaultFs::default();
-        let w = Writer::open_on(files(&d, 0, 0), fs.clone()).unwrap();
-        let (events, seen) = recorder();
-        let (mut s, h) = LogSink::spawn_writer(w, "ba", events).unwrap();
+        let (d, fs, mut s, h, seen) = on_fault_fs("open", "ba");
         writeln!(s, "1,x").unwrap();
         s.flush().unwrap();
         settle(&mut s);
