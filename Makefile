@@ -23,7 +23,8 @@ system-deps:
 	@missing=""; for t in ip:iproute2 ping:iputils-ping iperf3:iperf3 ethtool:ethtool sysctl:procps chromium:chromium \
 	  clang:clang bpftool:bpftool /usr/include/bpf/bpf_helpers.h:libbpf-dev gcc:gcc \
 	  /usr/src/linux-source-6.12.tar.xz:linux-source-6.12 g++:g++ /usr/include/udt/udt.h:libudt-dev \
-	  globus-url-copy:globus-gass-copy-progs /usr/sbin/globus-gridftp-server:globus-gridftp-server-progs; do \
+	  globus-url-copy:globus-gass-copy-progs /usr/sbin/globus-gridftp-server:globus-gridftp-server-progs \
+	  /usr/sbin/sshd:openssh-server sudo:sudo; do \
 	  { command -v $${t%%:*} || test -e $${t%%:*}; } >/dev/null || missing="$$missing $${t##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \

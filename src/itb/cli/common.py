@@ -122,3 +122,18 @@ def ticker():
 
 def num(x) -> str:
     return "" if x is None else f"{x:.4g}"
+
+
+INVENTORY = typer.Option(None, "--inventory", help="Run on the SSH testbed this inventory "
+                         "describes (hosts, keys, roles; docs/ssh.md) instead of the local "
+                         "one. `itb lab up` writes one for this machine: "
+                         "runs/lab/inventory.toml.")
+
+
+def load_inventory(path):
+    """The inventory at `path` (None: the local backend)."""
+    if path is None:
+        return None
+    from itb.backends.ssh import inventory
+
+    return inventory.load(path)

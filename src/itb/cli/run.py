@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Optional
 import typer
 from rich.table import Table
 
-from itb.cli.common import app, out, err, PAIRS, RATE, ACCESS, RTT, LOSS, BUFFER, MTU, overrides, progress, ticker
+from itb.cli.common import (app, out, err, PAIRS, RATE, ACCESS, RTT, LOSS, BUFFER, MTU, INVENTORY,
+                            load_inventory, overrides, progress, ticker)
 
 
 if TYPE_CHECKING:
@@ -29,8 +30,9 @@ def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus
             pairs: Optional[int] = PAIRS, rate: Optional[str] = RATE,
             access_rate: Optional[str] = ACCESS, rtt: Optional[str] = RTT,
             loss: Optional[str] = LOSS, buffer: Optional[str] = BUFFER,
-            mtu: Optional[int] = MTU) -> None:
-    """Run a scenario's timeline on the local testbed, N times, into a run directory.
+            mtu: Optional[int] = MTU, inventory: Optional[Path] = INVENTORY) -> None:
+    """Run a scenario's timeline on the local testbed (or, with --inventory, on SSH
+    hosts), N times, into a run directory.
 
     Stages (each shown and timed in meta.json): preflight, reservation (namespaces),
     deployment (socket buffers vs BDP), configuration (emulator, one worker per node),
@@ -50,12 +52,14 @@ def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus
     if resume and out_dir is None:
         raise typer.BadParameter("--resume needs --out RUN_DIR", param_hint="--resume")
     sc = load_scenario(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
+    inv = load_inventory(inventory)
     target = out_dir or rundir.default_run_dir(Path("runs"), sc.experiment.name)
     err.print(f"run directory: {target}")
     tick = ticker()
     from itb.report.build import analyse_run
 
-    result = run(sc, RunOptions(target, repeat, seed, resume, analyse=analyse_run), progress, tick)
+    result = run(sc, RunOptions(target, repeat, seed, resume, analyse=analyse_run,
+                                 inventory=inv), progress, tick)
     tick("")
     _print_run(result)
     if result.signal is not None:

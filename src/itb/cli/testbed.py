@@ -84,7 +84,12 @@ def _quote(arg: str) -> str:
 @app.command("clean")
 def clean(force: bool = typer.Option(False, "--force", help="Remove the testbed even while "
                                      "the command that owns it (a run) is alive: that run "
-                                     "then fails.")) -> None:
+                                     "then fails."),
+          inventory: Optional[Path] = typer.Option(
+              None, "--inventory", help="Clean the SSH hosts of this inventory instead: on "
+              "each, kill what ITB started (PID and start time), restore the sysctls it "
+              "changed, remove its qdiscs and directory. Exit 3 naming any host that does "
+              "not answer.")) -> None:
     """Remove what ITB recorded as created under this ITB_PREFIX: the testbed's
     namespaces, its emulators (checked by PID and start time), their logs and the state
     files; and ITB's eBPF congestion controls that no live run (of any prefix) uses.
@@ -92,6 +97,15 @@ def clean(force: bool = typer.Option(False, "--force", help="Remove the testbed 
     PID was reused, other files in the state directory. Refused while a live command
     owns the prefix, unless --force. Safe to run any time, also after a crash."""
     from itb.backends import local
+
+    if inventory is not None:
+        from itb.backends.ssh import testbed as ssh_testbed
+        from itb.cli.common import load_inventory
+
+        done = ssh_testbed.clean(load_inventory(inventory), force=force, say=progress)
+        out.print(f"clean: restored {len(done)} host(s)" if done else
+                  "clean: nothing of ITB on the inventory's hosts")
+        return
 
     from itb import cc
 

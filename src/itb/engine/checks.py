@@ -26,9 +26,19 @@ from itb.scenario.scenario import Scenario
 def preflight(sc: Scenario) -> list[str]:
     """Everything that can be checked before anything is built; returns warnings."""
     local.preflight()
+    preflight_programs(sc)
+    return cpu_headroom_warnings(sc)
+
+
+def preflight_programs(sc: Scenario, local_commands: bool = True) -> None:
+    """ITB's programs and the scenario's inputs (its commands' programs when they run on
+    this machine; paced commands only here)."""
     native.binary("flow")
     for e in sc.experiment.events:
-        if e.kind == "command" and shutil.which(e.argv[0]) is None:
+        if e.kind == "command" and e.paced and not local_commands:
+            raise PreflightError(f"command {e.id}: a command held to a profile runs on the "
+                                 "local backend only (its pacer is a cgroup of this machine)")
+        if e.kind == "command" and local_commands and shutil.which(e.argv[0]) is None:
             raise PreflightError(f"command {e.id}: program {e.argv[0]!r} not found on this machine")
         if e.kind == "command" and e.paced:
             pacing.cgroup_for(e.id)  # a cgroup v2 hierarchy
@@ -39,7 +49,6 @@ def preflight(sc: Scenario) -> list[str]:
             if not path.is_file() or path.stat().st_size < e.volume:
                 raise PreflightError(f"transfer {e.id}: source_file {path} is missing or "
                                      f"smaller than the volume ({e.volume} bytes)")
-    return cpu_headroom_warnings(sc)
 
 
 def cpu_headroom_warnings(sc: Scenario, calibration: Path = Path("runs/calibration.json")) -> list[str]:
@@ -61,13 +70,17 @@ def cpu_headroom_warnings(sc: Scenario, calibration: Path = Path("runs/calibrati
     return []
 
 
-def deployment_check(sc: Scenario) -> dict:
+def _netns(node: str):
+    return NetnsHost(node, naming.node_ns(node))
+
+
+def deployment_check(sc: Scenario, host_of=_netns) -> dict:
     """Socket buffers vs the largest BDP among the timeline's paths, read back per host."""
     topo = sc.topology
     bdp = max((path_spec(topo, s, d).bdp_bytes or 0 for s, d in sc.experiment.pairs()), default=0)
     out = {}
     for h in topo.hosts():
-        vals = inv.sysctls(NetnsHost(h.name, naming.node_ns(h.name)),
+        vals = inv.sysctls(host_of(h.name),
                            ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"))
         out[h.name] = vals
         for k, v in vals.items():
@@ -77,13 +90,14 @@ def deployment_check(sc: Scenario) -> dict:
     return {"bdp_bytes": bdp, "hosts": out}
 
 
-def quick_calibration(sc: Scenario) -> dict:
-    """Idle RTT of every source/destination pair of the timeline vs its configuration."""
-    topo = sc.topology
+def quick_calibration(sc: Scenario, host_of=_netns, topo=None, ifname: str = "eth0") -> dict:
+    """Idle RTT of every source/destination pair of the timeline vs its configuration
+    (`topo`: the topology with the addresses the hosts really have)."""
+    topo = topo or sc.topology
     out = {"pairs": [], "inventory": None}
     pairs = sc.experiment.pairs()
     for s, d in pairs[:32]:
-        src = NetnsHost(s, naming.node_ns(s))
+        src = host_of(s)
         addr = topo.address(d)
         probes.ping(src, addr, 2, 0.05)  # neighbour resolution
         rtts = probes.ping(src, addr, 20, 0.01)
@@ -95,7 +109,6 @@ def quick_calibration(sc: Scenario) -> dict:
                                            if spec.rtt_us else None)})
     if pairs:
         s, d = pairs[0]
-        src_host = NetnsHost(s, naming.node_ns(s))
-        out["inventory"] = inv.inventory(src_host, [], "eth0")
+        out["inventory"] = inv.inventory(host_of(s), [], ifname)
     return out
 

@@ -46,6 +46,7 @@ class Outcome:
     end_ns: int = 0
     dispatch: list[dict] = field(default_factory=list)  # one per dispatched event
     procs: dict[str, dict] = field(default_factory=dict)  # id → what happened to it
+    clock: dict[str, dict] = field(default_factory=dict)  # node → its measured clock offset
 
     def fail(self, reason: str, status: str = "failed", environment: bool = False) -> None:
         if self.status == "ok":  # the first cause is the one worth reporting
@@ -56,7 +57,8 @@ class Outcome:
         return {"status": self.status, "reason": self.reason, "environment": self.environment,
                 "failed_ns": self.failed_ns, "warnings": self.warnings, "start_ns": self.start_ns,
                 "zero_ns": self.zero_ns,
-                "end_ns": self.end_ns, "dispatch": self.dispatch, "procs": self.procs}
+                "end_ns": self.end_ns, "dispatch": self.dispatch, "procs": self.procs,
+                "clock": self.clock}
 
 
 class Interrupted(Exception):
@@ -110,6 +112,11 @@ class Repetition:
 
     def _run(self) -> None:
         out = self.out
+        try:  # remote nodes: their clocks against the engine's, before anything is dated
+            out.clock = {n: c.to_json() for n, c in self.workers.sync_clocks().items()}
+        except BackendError as e:
+            out.fail(str(e), environment=True)
+            return
         out.start_ns = time.monotonic_ns()
         zero = out.start_ns + int(self.plan.prelude_s * 1e9)
         out.zero_ns = zero
@@ -210,10 +217,12 @@ class Repetition:
             rec.update(dispatched_ns=ev["t_ns"], spawned_ns=ev["spawned_ns"], pid=ev["pid"])
             p = self.by_id.get(ident)
             if p is not None and p.at_us is not None:
+                clock = self.out.clock.get(node) or {}
                 self.out.dispatch.append({"id": ident, "node": node, "kind": p.role,
                                           "at_ns": ev["at_ns"], "t_ns": ev["t_ns"],
                                           "error_ns": ev["t_ns"] - ev["at_ns"],
-                                          "spawn_ns": ev["spawned_ns"] - ev["t_ns"]})
+                                          "spawn_ns": ev["spawned_ns"] - ev["t_ns"],
+                                          "clock_uncertainty_ns": clock.get("uncertainty_ns", 0)})
                 self._late(ident, ev["t_ns"] - ev["at_ns"])
         elif kind == "ready":
             rec["ready_ns"] = ev["t_ns"]
@@ -235,7 +244,8 @@ class Repetition:
             rec["cancelled_ns"] = ev["t_ns"]
             awaited.discard(ident)
         elif kind == "worker_gone":
-            self.out.fail(f"the worker of node {node} died", environment=True)
+            where = self.workers[node].where if node in self.workers.by_node else node
+            self.out.fail(f"the worker of node {node} died{where}", environment=True)
 
     def _dispatch_sets(self, zero: int) -> None:
         for s in sorted(self.plan.sets, key=lambda s: s.at_us):

@@ -1,8 +1,14 @@
 """The engine's side of the node workers: one control connection per node.
 
-Each worker is started through the node's Host (a namespace here), so everything it
-spawns lives on that node. Its events arrive on one queue shared by all workers, in
-the order they happen, tagged with the node.
+Each worker is started through the node's Host (a namespace here, an SSH host there),
+so everything it spawns lives on that node. Its events arrive on one queue shared by all
+workers, in the order they happen, tagged with the node.
+
+A remote node has its own clock: before each repetition the engine measures its offset
+(`sync_clocks`, NTP-style exchanges over the control connection) and from then on
+converts every date it sends into the node's clock and every date it receives back
+into its own, so the rest of the engine sees one clock. A host may also rewrite the
+paths of a spawn (`host.rewrite(cmd)`: its programs and log directory live elsewhere).
 """
 
 from __future__ import annotations
@@ -16,10 +22,14 @@ import threading
 import time
 from dataclasses import dataclass
 
+from itb.backends import clock as C
+from itb.backends.clock import ClockEstimate
 from itb.backends.host import Host
 from itb.errors import BackendError
 
 HELLO_TIMEOUT_S = 30.0
+CLOCK_TIMEOUT_S = 5.0
+_TIME_KEYS = ("t_ns", "spawned_ns", "at_ns")
 
 
 @dataclass
@@ -35,8 +45,17 @@ class WorkerHandle:
         # It dies with this process (and kills what it started): nothing of a run
         # outlives a killed engine.
         env = {**os.environ, "ITB_DIE_WITH_PARENT": str(os.getpid())}
-        self.proc = host.spawn([sys.executable, "-m", "itb.engine.worker"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        argv = getattr(host, "worker_argv", None) or [sys.executable, "-m", "itb.engine.worker"]
+        self.rewrite = getattr(host, "rewrite", None)
+        remote = getattr(host, "remote", None)
+        # in messages: on which machine (an SSH host), doing what
+        self.where = "" if remote is None else (
+            f" (host {remote.name} stopped answering: its control connection closed)")
+        self.same_clock = getattr(host, "same_clock", True)
+        self.offset_ns = 0  # the node's clock minus the engine's
+        self.clock = C.SAME if self.same_clock else None
+        self._clock_replies: queue.Queue = queue.Queue()
+        self.proc = host.spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=env)
         self.lock = threading.Lock()
         self.hello = threading.Event()
@@ -54,6 +73,12 @@ class WorkerHandle:
                 self.pid = ev.get("pid")
                 self.hello.set()
                 continue
+            if ev.get("ev") == "clock":
+                self._clock_replies.put((ev.get("seq"), ev.get("t_ns"), time.monotonic_ns()))
+                continue
+            for k in _TIME_KEYS:
+                if isinstance(ev.get(k), int):
+                    ev[k] -= self.offset_ns
             self.events.put(NodeEvent(self.node, ev))
         self.events.put(NodeEvent(self.node, {"ev": "worker_gone", "t_ns": time.monotonic_ns()}))
 
@@ -65,7 +90,34 @@ class WorkerHandle:
             raise BackendError(f"worker on {self.node} did not start within {timeout_s:.0f} s: "
                                f"{err.decode(errors='replace')[-300:]}")
 
+    def sync_clock(self) -> ClockEstimate:
+        """Measures the node's clock offset (not for a local namespace: same clock)."""
+        if self.same_clock:
+            return self.clock
+        while not self._clock_replies.empty():
+            self._clock_replies.get_nowait()
+        self.offset_ns = 0
+        self.clock = C.estimate(self._exchange)
+        self.offset_ns = self.clock.offset_ns
+        return self.clock
+
+    def _exchange(self, seq: int) -> tuple[int, int, int]:
+        t1 = time.monotonic_ns()
+        self.send(op="clock", seq=seq)
+        try:
+            while True:
+                got, t_node, t3 = self._clock_replies.get(timeout=CLOCK_TIMEOUT_S)
+                if got == seq:
+                    return t1, t_node, t3
+        except queue.Empty:
+            raise BackendError(f"worker on {self.node} did not answer a clock request "
+                               f"within {CLOCK_TIMEOUT_S:.0f} s") from None
+
     def send(self, **cmd) -> None:
+        if self.rewrite is not None and cmd.get("op") == "spawn":
+            cmd = self.rewrite(cmd)
+        if isinstance(cmd.get("at_ns"), int) and cmd["at_ns"] > 0:
+            cmd["at_ns"] += self.offset_ns
         line = (json.dumps(cmd) + "\n").encode()
         with self.lock:
             try:
@@ -104,6 +156,9 @@ class Workers:
 
     def __getitem__(self, node: str) -> WorkerHandle:
         return self.by_node[node]
+
+    def sync_clocks(self) -> dict[str, ClockEstimate]:
+        return {node: w.sync_clock() for node, w in self.by_node.items()}
 
     def stop_all(self) -> None:
         for w in self.by_node.values():

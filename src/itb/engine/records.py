@@ -64,8 +64,11 @@ def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcom
     or missing in that window (the emulator could not write them: a full disk), fail
     the repetition as the testbed's fault: its bottleneck series would not be whole.
     Such a direction's rows are kept as `linkem-<dir>.incomplete.csv`, out of the tables."""
-    lo, hi = outcome.start_ns, outcome.end_ns + EMULATOR_LOG_MARGIN_NS
     for link, em in emulators.items():
+        # an emulator on another host dates its rows on that host's clock: the window is
+        # cut on it, and the rows kept are converted to the engine's clock
+        off = getattr(em, "clock_offset_ns", 0)
+        lo, hi = outcome.start_ns + off, outcome.end_ns + EMULATOR_LOG_MARGIN_NS + off
         dst = rundir.rep_dir(run_dir, r) / "emulator" / link
         dst.mkdir(parents=True, exist_ok=True)
         src = Path(em.log_dir)
@@ -85,7 +88,9 @@ def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcom
             df = df[df["t_ns"] <= hi]
             gaps = monitor.gaps(src, d, df["t_ns"].tolist(), lo, hi)
             if gaps:
-                outcome.fail(gap_reason(link, gaps, outcome.zero_ns), environment=True)
+                outcome.fail(gap_reason(link, gaps, outcome.zero_ns + off), environment=True)
+            if off:
+                df = df.assign(t_ns=df["t_ns"] - off)
             df.to_csv(dst / f"linkem-{d}{'.incomplete' if gaps else ''}.csv", index=False)
             monitor.drop_consumed(src, d, hi)
 
@@ -132,7 +137,30 @@ def dispatch_summary(run_dir: Path, reps: int) -> dict:
         return {"events": 0}
     return {"events": len(errors), "p50_ms": float(np.percentile(errors, 50)),
             "p99_ms": float(np.percentile(errors, 99)), "max_ms": max(errors),
-            "per_repetition": per_rep}
+            "per_repetition": per_rep, "start_skew": start_skew(run_dir, reps)}
+
+
+def start_skew(run_dir: Path, reps: int) -> dict:
+    """How far from its planned date each timed event started, on the engine's clock,
+    bounded: |dispatch error| plus the uncertainty of its node's clock offset (half the
+    round trip of the exchange that measured it; 0 for a namespace of this machine)."""
+    import numpy as np
+
+    skews, unc = [], []
+    for r in range(1, reps + 1):
+        res = rundir.rep_result(run_dir, r) or {}
+        for d in res.get("dispatch", []):
+            if d.get("kind") in ("set",) or str(d.get("node", "")).startswith("emulator:"):
+                continue
+            u = d.get("clock_uncertainty_ns", 0)
+            skews.append((abs(d["error_ns"]) + u) / 1e6)
+            unc.append(u / 1e6)
+    if not skews:
+        return {"events": 0}
+    return {"events": len(skews), "p50_ms": float(np.percentile(skews, 50)),
+            "p99_ms": float(np.percentile(skews, 99)), "max_ms": max(skews),
+            "clock_uncertainty_max_ms": max(unc),
+            "definition": "|dispatch error| + clock offset uncertainty, engine clock"}
 
 
 def manifest(run_dir: Path) -> list[dict]:

@@ -26,8 +26,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from itb import cc
-from itb.backends import local, owner
-from itb.engine import checks, procplan, records, rundir
+from itb.backends import owner
+from itb.engine import checks, procplan, records, rundir, testbeds
 from itb.engine.execute import Outcome, Repetition
 from itb.engine.nodes import Workers
 from itb.scenario.scenario import Scenario
@@ -46,6 +46,7 @@ class RunOptions:
     # tables, metrics and report from the run directory, given by the caller (a higher
     # layer: itb.report.build.analyse_run); None: the raw logs only
     analyse: Callable[[Path], Any] | None = None  # the caller's analysis: its typed metrics
+    inventory: Any = None  # an SSH testbed's inventory (itb.backends.ssh.inventory); None: local
 
 
 @dataclass
@@ -99,10 +100,8 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
         exp = exp.model_copy(update={"seed": seed})
         sc = Scenario(sc.topology, exp, sc.source)
     run_dir = opts.out
-    if local.read_state():
-        raise BackendError("a testbed is already up under this prefix (`itb testbed up`): "
-                           "a run builds its own; take it down with `itb testbed down` "
-                           "first, or use another ITB_PREFIX")
+    tb = testbeds.for_run(sc, exp.seed, opts.inventory, say)
+    tb.check_free()
     if opts.resume:
         meta = rundir.open_for_resume(run_dir, sc.content_hash())
         done = rundir.repetitions_done(run_dir, reps, say)
@@ -113,6 +112,11 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
             raise rundir.RunDirError(f"{run_dir} exists and is not empty: choose another --out "
                                      "or add --resume")
         meta, done = records.run_meta(sc, reps, seed), set()
+    meta["backend"] = tb.name
+    if opts.inventory is not None:
+        meta["inventory"] = {"source": opts.inventory.source,
+                             "placement": getattr(tb, "tb").placement.hosts,
+                             "emulator": getattr(tb, "tb").placement.emulator}
     stage = Stages(meta, say)
     stop = threading.Event()
     result = RunResult(run_dir, "incomplete")
@@ -133,25 +137,33 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
     failure: BaseException | None = None
     try:
         with stage("preflight"):
-            meta["warnings"] = checks.preflight(sc)
+            if tb.name == "local":
+                meta["warnings"] = tb.preflight([])
+                # The kernel's implementation when it has one, else ours (registered now
+                # and unregistered at the end); a program the verifier refuses stops the
+                # run here.
+                loaded = cc.ensure(sorted(exp.ccs()), progress=say)
+                meta["congestion_controls"] = [r.to_json() for r in loaded]
+            else:  # the hosts' own kernels: checked there, nothing loaded
+                meta["warnings"] = tb.preflight(sorted(exp.ccs()))
+                meta["congestion_controls"] = [{"name": c, "kernel_name": c, "source": "kernel"}
+                                               for c in sorted(exp.ccs())]
             for w in meta["warnings"]:
                 say(f"warning: {w}")
-            # The kernel's implementation when it has one, else ours (registered now and
-            # unregistered at the end); a program the verifier refuses stops the run here.
-            loaded = cc.ensure(sorted(exp.ccs()), progress=say)
-            meta["congestion_controls"] = [r.to_json() for r in loaded]
         _create(run_dir, sc, exp, meta, opts.resume)
-        _execute_all(sc, run_dir, reps, done, meta, stage, stop, say, tick)
+        _execute_all(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick)
     except BaseException as e:
         failure = e
         raise
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-        if local.read_state():  # ours: the check above refused to run next to another
-            with stage("cleaning"):
-                local.down()
-        cc.release(loaded, progress=say)
+        try:
+            if tb.built():  # ours: the check above refused to run next to another
+                with stage("cleaning"):
+                    tb.down()
+        finally:
+            cc.release(loaded, progress=say)
         _finish(result, run_dir, reps, meta, stage, stop, opts, failure)
     return result
 
@@ -229,13 +241,13 @@ def _real_time():
         os.sched_setscheduler(0, before[0], before[1])
 
 
-def _execute_all(sc, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
+def _execute_all(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
     with _real_time():
-        _execute_reps(sc, run_dir, reps, done, meta, stage, stop, say, tick)
+        _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick)
 
 
-def _execute_reps(sc, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
-    topo, exp = sc.topology, sc.experiment
+def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
+    exp = sc.experiment
     workers = None
     try:
         for r in range(1, reps + 1):
@@ -246,22 +258,24 @@ def _execute_reps(sc, run_dir, reps, done, meta, stage, stop, say, tick) -> None
                 break
             if workers is None:
                 with stage("reservation"):
-                    state = local.up(topo, lambda m: None, seed=exp.seed)
+                    tb.up(run_dir)
                 with stage("deployment"):
-                    meta["sysctls"] = checks.deployment_check(sc)
+                    meta["sysctls"] = checks.deployment_check(sc, tb.host)
                 with stage("configuration"):
-                    emulators = {e.link: e for e in local.emulators_of(state)}
-                    hosts = [local.host(state, h.name) for h in topo.hosts()]
-                    workers = Workers(hosts)
+                    emulators = tb.emulators
+                    workers = Workers(tb.hosts())
                 if "calibration" not in meta:
                     with stage("calibration"):
-                        cal = checks.quick_calibration(sc)
+                        cal = checks.quick_calibration(sc, tb.host, tb.topology)
                         rundir.write_json(run_dir / "calibration.json", cal)
                         meta["calibration"] = "calibration.json"
             with stage(f"execution {r}/{reps}"):
                 outcome = run_repetition(sc, run_dir, r, workers, emulators, stop, tick,
-                                         kernel_ccs(meta))
+                                         kernel_ccs(meta), tb)
             with stage(f"gathering {r}/{reps}"):
+                for host in tb.gather(rundir.rep_dir(run_dir, r)):
+                    outcome.fail(f"host {host} stopped answering: its logs of this repetition "
+                                 "could not be gathered", environment=True)
                 try:
                     records.gather_emulator_logs(run_dir, r, emulators, outcome)
                 except OSError as e:
@@ -277,7 +291,7 @@ def _execute_reps(sc, run_dir, reps, done, meta, stage, stop, say, tick) -> None
                 workers.close()
                 workers = None
                 with stage("cleaning"):
-                    local.down()  # the next repetition starts on a fresh testbed
+                    tb.down()  # the next repetition starts on a fresh testbed
     finally:
         if workers is not None:
             workers.close()
@@ -289,7 +303,8 @@ def kernel_ccs(meta: dict) -> dict[str, str]:
 
 
 def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulators: dict,
-                   stop: threading.Event, tick: Say, cc_names: dict[str, str]) -> Outcome:
+                   stop: threading.Event, tick: Say, cc_names: dict[str, str],
+                   tb=None) -> Outcome:
     exp = sc.experiment
     rd = rundir.rep_dir(run_dir, r)
     try:
@@ -300,8 +315,11 @@ def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulat
         raise OutputError(rd, f"cannot be written: {os_reason(e)}") from None
     events = events_for_repetition(exp, r)
     rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
-    plan = procplan.build(events, sc.topology, rd, exp.interval_us, cc_names)
+    topo = sc.topology if tb is None else tb.topology  # the hosts' real addresses
+    plan = procplan.build(events, topo, rd, exp.interval_us, cc_names)
     rundir.write_json(rd / "plan.json", [asdict(p) for p in plan.procs])
+    if tb is not None:
+        tb.prepare(rd)
     # The commit marker (result.json) is written by the caller, after the gathering.
     return Repetition(plan, workers, emulators, exp.duration_us, tick, stop, tag=r).run()
 

@@ -6,17 +6,22 @@ commands as JSON lines on stdin and answers with events as JSON lines on stdout:
   → {"op": "spawn", "id", "at_ns", "argv", "stdout", "stderr", "stdin": bool, "ready": bool}
   → {"op": "write", "id", "data"}          text to a child's stdin (e.g. a rate change)
   → {"op": "signal", "id", "signal"}       signal one child
+  → {"op": "clock", "seq"}                 answered at once with the worker's clock
   → {"op": "stop"}                          cancel pending spawns; SIGTERM every child,
                                             SIGKILL after 2 s
   → {"op": "quit"}                          stop, then exit (also on EOF of stdin)
   ← {"ev": "hello", "pid", "t_ns"}
   ← {"ev": "dispatched", "id", "at_ns", "t_ns", "spawned_ns", "pid"}   or "spawn_failed",
                                             or "cancelled" (a stop came before its date)
-  ← {"ev": "ready", "id", "t_ns"}          the child printed a line "ready"
+  ← {"ev": "clock", "seq", "t_ns"}         (NTP-style offset measurement by the engine)
+  ← {"ev": "ready", "id", "t_ns"}          the child printed a line "ready" (or, with
+                                            "ready_match", a line containing that text)
   ← {"ev": "exited", "id", "t_ns", "rc", "stderr_tail"}
 
-Dates are CLOCK_MONOTONIC nanoseconds, the engine's clock (one clock for all local
-namespaces). The worker sleeps until a spawn's date, then spins the last 200 µs, and
+Dates are CLOCK_MONOTONIC nanoseconds of the node's own clock (one clock for all local
+namespaces; on a remote host the engine converts with the offset it measured).
+With `--record FILE` (remote hosts), the worker appends "PID START" of itself and of
+every child to FILE, so that `itb clean --inventory` can find them after a crash. The worker sleeps until a spawn's date, then spins the last 200 µs, and
 asks for real-time priority so that it wakes on time while transfers load the CPUs;
 children are spawned back under the normal scheduler. Standard library only: it starts
 once per node and must start fast.
@@ -68,6 +73,8 @@ class Worker:
             pid = self.children.get(cmd["id"])
             if pid:
                 _kill(pid, int(cmd.get("signal", signal.SIGTERM)))
+        elif op == "clock":
+            self.emit(ev="clock", seq=cmd.get("seq"), t_ns=time.monotonic_ns())
         elif op == "stop":
             self.generation += 1
             self.stop_all()
@@ -91,6 +98,7 @@ class Worker:
             return
         spawned = time.monotonic_ns()
         self.children[cmd["id"]] = pid
+        _record(pid)
         if stdin_fd is not None:
             self.stdins[cmd["id"]] = stdin_fd
         self.emit(ev="dispatched", id=cmd["id"], at_ns=at, t_ns=t, spawned_ns=spawned, pid=pid)
@@ -111,7 +119,9 @@ class Worker:
         with os.fdopen(fd, "rb") as pipe, open(cmd["stdout"], "ab") as out:
             for line in pipe:
                 out.write(line)
-                if cmd.get("ready") and line.strip() == b"ready":
+                match = cmd.get("ready_match")
+                if cmd.get("ready") and (line.strip() == b"ready" if not match
+                                         else match.encode() in line):
                     out.flush()
                     self.emit(ev="ready", id=cmd["id"], t_ns=time.monotonic_ns())
 
@@ -202,7 +212,57 @@ def _tail(path: str | None, limit: int = 400) -> str:
         return ""
 
 
+_RECORD: str | None = None
+
+
+def _record(pid: int) -> None:
+    """Append "PID START" to the record file (remote hosts: for `itb clean --inventory`)."""
+    if _RECORD is None:
+        return
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            start = f.read().rsplit(") ", 1)[1].split()[19]
+        with open(_RECORD, "a") as f:
+            f.write(f"{pid} {start}\n")
+    except (OSError, IndexError):
+        pass
+
+
+def kill_recorded(path: str) -> int:
+    """`--kill FILE`: SIGKILL every process recorded in FILE that is still the same one
+    (PID and start time), with its process group; prints how many."""
+    killed = 0
+    try:
+        lines = open(path).read().split("\n")
+    except OSError:
+        lines = []
+    me = os.getpid()
+    for line in lines:
+        try:
+            pid, start = (int(x) for x in line.split())
+            with open(f"/proc/{pid}/stat") as f:
+                now = int(f.read().rsplit(") ", 1)[1].split()[19])
+        except (ValueError, OSError, IndexError):
+            continue
+        if now != start or pid == me:
+            continue
+        for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+            try:
+                kill()
+            except (ProcessLookupError, PermissionError):
+                pass
+        killed += 1
+    print(killed)
+    return 0
+
+
 def main() -> int:
+    global _RECORD
+    if len(sys.argv) == 3 and sys.argv[1] == "--kill":
+        return kill_recorded(sys.argv[2])
+    if len(sys.argv) == 3 and sys.argv[1] == "--record":
+        _RECORD = sys.argv[2]
+        _record(os.getpid())
     _die_with_parent()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     try:

@@ -1,0 +1,190 @@
+"""The inventory of an SSH testbed: which machines, how to reach them, what each plays.
+
+A TOML file (docs/ssh.md):
+
+    [ssh]                        # defaults for every host
+    user = "root"
+    key = "id_ed25519"           # private key; relative paths are from the file's directory
+    known_hosts = "known_hosts"  # host keys accepted so far (a first contact is refused)
+    remote_dir = "/var/tmp/itb"  # where ITB puts its programs and logs on each host
+
+    [[host]]
+    name = "h1"
+    address = "192.0.2.11"       # control: where its sshd listens
+    port = 22
+    role = "left"                # left | right (end hosts) | emulator
+    data_iface = "eth1"          # data plane: the interface and address experiments use
+    data_addr = "10.0.0.1/24"
+    nodes = ["l1"]               # optional: the scenario hosts it plays (default: by side)
+
+    [[host]]
+    name = "em"
+    role = "emulator"            # runs linkem as an L2 wire between two interfaces
+    emulator_ifaces = ["eth1", "eth2"]   # faces left, faces right
+
+Errors name the file, the field and the reason (`ScenarioError`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+
+from itb.errors import ScenarioError
+
+ROLES = ("left", "right", "emulator")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SshDefaults(_Strict):
+    user: str = "root"
+    key: str | None = None
+    known_hosts: str = "known_hosts"
+    remote_dir: str = "/var/tmp/itb"
+    connect_timeout_s: float = 10.0
+
+
+class InventoryHost(_Strict):
+    name: str
+    address: str
+    port: int = 22
+    user: str | None = None
+    key: str | None = None
+    role: Literal["left", "right", "emulator"]
+    data_iface: str | None = None
+    data_addr: str | None = None
+    emulator_ifaces: tuple[str, str] | None = None
+    nodes: tuple[str, ...] | None = None
+    remote_dir: str | None = None  # default: [ssh].remote_dir
+
+    @field_validator("data_addr")
+    @classmethod
+    def _cidr(cls, v: str | None) -> str | None:
+        if v is not None:
+            iface = ipaddress.ip_interface(v)  # ValueError → a field error
+            if iface.network.prefixlen == iface.max_prefixlen:
+                raise ValueError(f"{v!r} needs its prefix length (e.g. 10.0.0.1/24)")
+        return v
+
+    @field_validator("port")
+    @classmethod
+    def _port(cls, v: int) -> int:
+        if not 0 < v < 65536:
+            raise ValueError("must be 1..65535")
+        return v
+
+    @model_validator(mode="after")
+    def _by_role(self):
+        if self.role == "emulator":
+            if self.emulator_ifaces is None:
+                raise ValueError("an emulator host needs emulator_ifaces = [faces left, faces right]")
+        elif self.data_iface is None or self.data_addr is None:
+            raise ValueError(f"a {self.role} host needs data_iface and data_addr")
+        return self
+
+    @property
+    def ip(self) -> str:
+        return str(ipaddress.ip_interface(self.data_addr).ip) if self.data_addr else ""
+
+
+class Provider(_Strict):
+    """A reservation through EnOSlib (itb.backends.ssh.enos)."""
+
+    kind: Literal["static", "g5k", "chameleon", "vagrant"]
+    config: dict = {}
+
+
+class Inventory(_Strict):
+    ssh: SshDefaults = SshDefaults()
+    host: tuple[InventoryHost, ...] = ()
+    provider: Provider | None = None
+    source: str | None = None  # the file it was read from (not in the file)
+
+    @model_validator(mode="after")
+    def _unique(self):
+        names = [h.name for h in self.host]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"host names must be unique: {', '.join(dup)} repeated")
+        if sum(h.role == "emulator" for h in self.host) > 1:
+            raise ValueError("at most one host has role = \"emulator\"")
+        return self
+
+    @property
+    def base(self) -> Path:
+        return Path(self.source).parent if self.source else Path(".")
+
+    def path(self, value: str) -> Path:
+        p = Path(value).expanduser()
+        return p if p.is_absolute() else self.base / p
+
+    def user(self, h: InventoryHost) -> str:
+        return h.user or self.ssh.user
+
+    def key(self, h: InventoryHost) -> Path | None:
+        k = h.key or self.ssh.key
+        return None if k is None else self.path(k)
+
+    def remote_dir(self, h: InventoryHost) -> str:
+        """ITB's directory on the host, one per prefix."""
+        from itb.emulation import naming
+
+        return f"{(h.remote_dir or self.ssh.remote_dir).rstrip('/')}/{naming.prefix()}"
+
+    def known_hosts(self) -> Path:
+        return self.path(self.ssh.known_hosts)
+
+    def by_role(self, role: str) -> list[InventoryHost]:
+        return [h for h in self.host if h.role == role]
+
+    def emulator(self) -> InventoryHost | None:
+        found = self.by_role("emulator")
+        return found[0] if found else None
+
+    def get(self, name: str) -> InventoryHost:
+        for h in self.host:
+            if h.name == name:
+                return h
+        raise KeyError(name)
+
+
+def _field(loc: tuple, data: dict) -> str:
+    """`host[2].data_addr` → `host "em".data_addr` when the host has a name."""
+    parts = [str(p) for p in loc]
+    if len(parts) >= 2 and parts[0] == "host" and parts[1].isdigit():
+        hosts = data.get("host") or []
+        i = int(parts[1])
+        if i < len(hosts) and isinstance(hosts[i], dict) and "name" in hosts[i]:
+            return f"host {hosts[i]['name']!r}" + "".join(f".{p}" for p in parts[2:])
+        return f"host[{i}]" + "".join(f".{p}" for p in parts[2:])
+    return ".".join(parts) or "(file)"
+
+
+def from_dict(data: dict, source: str | None = None) -> Inventory:
+    try:
+        inv = Inventory.model_validate({**data, "source": source})
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise ScenarioError(source, _field(err["loc"], data), err["msg"]) from None
+    if not inv.host and inv.provider is None:
+        raise ScenarioError(source, "host", "no host: an inventory lists [[host]] entries "
+                            "(or names a [provider] that reserves them)")
+    return inv
+
+
+def load(path: str | Path) -> Inventory:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ScenarioError(str(path), "(file)", "no such file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(str(path), "(file)", f"not valid TOML: {e}") from None
+    return from_dict(data, str(path))

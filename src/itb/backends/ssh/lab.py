@@ -1,0 +1,280 @@
+"""`itb lab up|down`: an SSH testbed on this one machine, to try and test the SSH backend.
+
+Every lab "host" is a network namespace running its own OpenSSH server (Debian's
+`openssh-server`, one `sshd` per host with its own host key). The engine reaches each
+one over a control veth from the root namespace; their data-plane interfaces meet in
+a "switch" namespace (two bridges, left and right) joined by the emulator host, whose
+two interfaces the SSH backend bridges with linkem during a run:
+
+    h1..hk (left) ── swl ══ em (linkem: ea ↔ eb) ══ swr ── hk+1..hN (right)
+
+The lab records what it creates in `<dir>/lab.json` before creating it, and `down`
+removes exactly that: namespaces, root-side control veths, the sshd processes
+(identified by PID and start time). It writes `<dir>/inventory.toml` (the user's
+key pair and the hosts' keys in `<dir>/known_hosts`, accepted because the lab made
+them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import tomli_w
+from pyroute2 import netns as pr_netns
+
+from itb.backends import procs
+from itb.backends.owner import ProcessId
+from itb.emulation import naming
+from itb.errors import BackendError, PreflightError
+
+DATA_NET = "198.19.0"  # /24: the data plane (left and right hosts on one L2 segment)
+CONTROL_NET = "198.19.1"  # /30 per host: the engine's side .4k+1, the host's .4k+2
+MAX_HOSTS = 60
+SSHD_READY_S = 10.0
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LabHost:
+    index: int  # 0: the emulator host
+    name: str
+    role: str
+
+    @property
+    def ns(self) -> str:
+        return f"{naming.prefix()}lab-{self.name}"
+
+    @property
+    def root_if(self) -> str:
+        return f"{naming.prefix()}lc{self.index}"[:15]
+
+    @property
+    def control_ip(self) -> str:
+        return f"{CONTROL_NET}.{4 * self.index + 2}"
+
+    @property
+    def root_ip(self) -> str:
+        return f"{CONTROL_NET}.{4 * self.index + 1}"
+
+
+def default_dir() -> Path:
+    return Path("runs/lab")
+
+
+def switch_ns() -> str:
+    return f"{naming.prefix()}lab-sw"
+
+
+def hosts_for(n: int) -> list[LabHost]:
+    left = (n + 1) // 2
+    out = [LabHost(0, "em", "emulator")]
+    out += [LabHost(i, f"h{i}", "left" if i <= left else "right") for i in range(1, n + 1)]
+    return out
+
+
+def state_path(d: Path) -> Path:
+    return d / "lab.json"
+
+
+def read_state(d: Path) -> dict | None:
+    try:
+        return json.loads(state_path(d).read_text())
+    except FileNotFoundError:
+        return None
+    except json.JSONDecodeError as e:
+        raise BackendError(f"{state_path(d)}: not valid JSON ({e})") from None
+
+
+def _write_state(d: Path, state: dict) -> None:
+    tmp = state_path(d).with_suffix(".tmp")
+    tmp.write_text(json.dumps(state, indent=1))
+    os.replace(tmp, state_path(d))
+
+
+def sshd_binary() -> str:
+    for p in (shutil.which("sshd"), "/usr/sbin/sshd"):
+        if p and os.access(p, os.X_OK):
+            return p
+    raise PreflightError("sshd not found: install Debian's openssh-server (`make setup` does)")
+
+
+def _ip(*argv: str) -> None:
+    res = subprocess.run(["ip", *argv], capture_output=True, text=True)
+    if res.returncode != 0:
+        raise BackendError(f"ip {' '.join(argv)}: {res.stderr.strip()}")
+
+
+def up(n: int = 8, d: Path | None = None, progress: Progress = lambda s: None) -> Path:
+    """Builds the lab; returns the inventory's path. Refused if one is up in `d`."""
+    d = (d or default_dir()).resolve()
+    if os.geteuid() != 0:
+        raise PreflightError("the lab needs root (network namespaces)")
+    if not 2 <= n <= MAX_HOSTS:
+        raise PreflightError(f"--hosts must be 2..{MAX_HOSTS} (one sender and one receiver at least)")
+    sshd = sshd_binary()
+    if read_state(d):
+        raise BackendError(f"a lab is already up ({state_path(d)}): `itb lab down` first")
+    hosts = hosts_for(n)
+    foreign = [ns for ns in [switch_ns(), *(h.ns for h in hosts)] if procs.ns_inode(ns)]
+    if foreign:
+        raise BackendError(f"namespace(s) {', '.join(foreign)} exist but are not this lab's: "
+                           "left alone; remove them or use another ITB_PREFIX")
+    d.mkdir(parents=True, exist_ok=True)
+    state = {"created": time.time(), "prefix": naming.prefix(), "hosts": n,
+             "namespaces": [switch_ns(), *(h.ns for h in hosts)],
+             "root_ifs": [h.root_if for h in hosts], "sshd": [], "files": []}
+    _write_state(d, state)
+    try:
+        _build(d, hosts, sshd, state, progress)
+    except BaseException:
+        progress("lab build failed: removing what was created")
+        down(d)
+        raise
+    return d / "inventory.toml"
+
+
+def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Progress) -> None:
+    import asyncssh
+
+    sw = switch_ns()
+    pr_netns.create(sw)
+    for br in ("swl", "swr"):
+        _ip("-n", sw, "link", "add", br, "type", "bridge")
+        _ip("-n", sw, "link", "set", br, "up")
+    user_key = asyncssh.generate_private_key("ssh-ed25519", comment="itb-lab")
+    key_path = d / "id_ed25519"
+    user_key.write_private_key(str(key_path))
+    key_path.chmod(0o600)
+    (d / "authorized_keys").write_bytes(user_key.export_public_key())
+    state["files"] += ["id_ed25519", "authorized_keys", "known_hosts", "inventory.toml"]
+    _write_state(d, state)
+    known = []
+    for h in hosts:
+        progress(f"lab host {h.name} ({h.role}): namespace {h.ns}, sshd on {h.control_ip}")
+        pr_netns.create(h.ns)
+        _ip("-n", h.ns, "link", "set", "lo", "up")
+        _ip("link", "add", h.root_if, "type", "veth", "peer", "name", "ctl", "netns", h.ns)
+        _ip("addr", "add", f"{h.root_ip}/30", "dev", h.root_if)
+        _ip("link", "set", h.root_if, "up")
+        _ip("-n", h.ns, "addr", "add", f"{h.control_ip}/30", "dev", "ctl")
+        _ip("-n", h.ns, "link", "set", "ctl", "up")
+        if h.role == "emulator":
+            for ifname, br in (("ea", "swl"), ("eb", "swr")):
+                _wire(h.ns, ifname, f"em-{ifname}", br)
+        else:
+            _wire(h.ns, "eth1", h.name, "swl" if h.role == "left" else "swr")
+            _ip("-n", h.ns, "addr", "add", f"{DATA_NET}.{h.index}/24", "dev", "eth1")
+        known.append(_start_sshd(d, h, sshd, state))
+        _write_state(d, state)
+    (d / "known_hosts").write_text("".join(known))
+    for h in hosts:
+        _wait_listening(h)
+    inventory = _inventory(d, hosts)
+    (d / "inventory.toml").write_text(inventory)
+
+
+def _wire(host_ns: str, ifname: str, port: str, bridge: str) -> None:
+    sw = switch_ns()
+    _ip("-n", host_ns, "link", "add", ifname, "type", "veth", "peer", "name", port, "netns", sw)
+    _ip("-n", sw, "link", "set", port, "master", bridge)
+    _ip("-n", sw, "link", "set", port, "up")
+    _ip("-n", host_ns, "link", "set", ifname, "up")
+
+
+def _start_sshd(d: Path, h: LabHost, sshd: str, state: dict) -> str:
+    import asyncssh
+
+    hd = d / h.name
+    hd.mkdir(exist_ok=True)
+    (hd / "fs").mkdir(exist_ok=True)
+    key = asyncssh.generate_private_key("ssh-ed25519", comment=f"itb-lab-{h.name}")
+    key_path = hd / "ssh_host_ed25519_key"
+    key_path.write_bytes(b"")
+    key_path.chmod(0o600)
+    key.write_private_key(str(key_path))
+    conf = hd / "sshd_config"
+    conf.write_text("\n".join([
+        "Port 22", f"ListenAddress {h.control_ip}", f"HostKey {key_path}",
+        f"PidFile {hd / 'sshd.pid'}", f"AuthorizedKeysFile {d / 'authorized_keys'}",
+        "PermitRootLogin prohibit-password", "PubkeyAuthentication yes",
+        "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
+        "StrictModes no", "MaxSessions 200", "MaxStartups 200", "LogLevel ERROR",
+        "Subsystem sftp internal-sftp", ""]))
+    Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
+    err = open(hd / "sshd.log", "ab")
+    proc = subprocess.Popen(["ip", "netns", "exec", h.ns, sshd, "-D", "-e", "-f", str(conf)],
+                            stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+                            start_new_session=True)
+    err.close()
+    ident = ProcessId.of(proc.pid)
+    state["sshd"].append({"host": h.name, **(ident.to_json() if ident else {"pid": proc.pid,
+                                                                           "start": 0})})
+    pub = key.export_public_key().decode().split()
+    return f"{h.control_ip} {pub[0]} {pub[1]}\n"
+
+
+def _wait_listening(h: LabHost) -> None:
+    import socket
+
+    deadline = time.monotonic() + SSHD_READY_S
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((h.control_ip, 22), timeout=0.5) as s:
+                if s.recv(4).startswith(b"SSH"):
+                    return
+        except OSError:
+            time.sleep(0.05)
+    raise BackendError(f"lab host {h.name}: sshd not listening on {h.control_ip}:22 after "
+                       f"{SSHD_READY_S:.0f} s (see its sshd.log)")
+
+
+def _inventory(d: Path, hosts: list[LabHost]) -> str:
+    data: dict = {"ssh": {"user": "root", "key": str(d / "id_ed25519"),
+                          "known_hosts": str(d / "known_hosts")}, "host": []}
+    for h in hosts:
+        entry: dict = {"name": h.name, "address": h.control_ip, "port": 22, "role": h.role,
+                       # the lab's hosts share this machine's file system: one dir each
+                       "remote_dir": str(d / h.name / "fs")}
+        if h.role == "emulator":
+            entry["emulator_ifaces"] = ["ea", "eb"]
+        else:
+            entry |= {"data_iface": "eth1", "data_addr": f"{DATA_NET}.{h.index}/24"}
+        data["host"].append(entry)
+    return ("# Written by `itb lab up`: hosts are network namespaces of this machine, each\n"
+            "# with its own sshd; see docs/ssh.md.\n" + tomli_w.dumps(data))
+
+
+def down(d: Path | None = None, progress: Progress = lambda s: None) -> list[str]:
+    """Removes what the lab recorded (idempotent); returns the namespaces removed."""
+    d = (d or default_dir()).resolve()
+    state = read_state(d)
+    if state is None:
+        return []
+    for rec in state.get("sshd", []):
+        ident = ProcessId.from_json(rec)
+        if ident is not None and ident.alive():
+            procs.stop([ident.pid], grace_s=2.0)
+    removed = []
+    for ns in state.get("namespaces", []):
+        if procs.ns_inode(ns) is None:
+            continue
+        procs.stop(procs.pids_in(ns), grace_s=1.0)  # what ran there: the lab's own
+        progress(f"removing namespace {ns}")
+        pr_netns.remove(ns)
+        removed.append(ns)
+    for ifname in state.get("root_ifs", []):
+        if Path(f"/sys/class/net/{ifname}").exists():
+            subprocess.run(["ip", "link", "del", ifname], capture_output=True)
+    for name in state.get("files", []):
+        (d / name).unlink(missing_ok=True)
+    for i in range(0, int(state.get("hosts", 0)) + 1):
+        shutil.rmtree(d / ("em" if i == 0 else f"h{i}"), ignore_errors=True)
+    state_path(d).unlink(missing_ok=True)
+    return removed

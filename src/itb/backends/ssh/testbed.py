@@ -1,0 +1,339 @@
+"""An SSH testbed for one run: connect and check every host (preflight), deploy ITB's
+programs, set the hosts up (sysctls, access-link shaping, linkem on the emulator host),
+and leave every host as it was found.
+
+What ITB changes on a host is recorded *there*, in `<remote dir>/state.json`, before it
+is changed: the original value of every sysctl it sets, the interfaces it shaped, and
+(by the worker) the PID and start time of every process it started. `teardown` and
+`clean` (also after the engine was killed with SIGKILL) undo exactly that.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable
+
+from itb import native
+from itb.backends.owner import ProcessId
+from itb.backends.ssh import placement as P
+from itb.backends.ssh.conn import Connection, HostUnreachable
+from itb.backends.ssh.inventory import Inventory
+from itb.backends.ssh.remote import PROCS_FILE, WORKER_FILE, Remote, RemoteEmulator, SshNode
+from itb.emulation import linkem, naming
+from itb.emulation.plan import socket_buffer_max, tbf_params
+from itb.errors import BackendError, CommandFailed, ItbError, PreflightError
+from itb.scenario.model import Topology
+
+Say = Callable[[str], None]
+STATE_FILE = "state.json"
+NEEDED = ("python3", "ip", "tc", "sysctl", "find")
+
+
+class Busy(ItbError):
+    exit_code = 3
+
+
+def parallel(fn, items: list) -> list:
+    """fn over items at once (one thread each); the first error is raised after all end."""
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=min(16, len(items))) as ex:
+        futs = [ex.submit(fn, it) for it in items]
+        errors = [f.exception() for f in futs if f.exception() is not None]
+        if errors:
+            raise errors[0]
+        return [f.result() for f in futs]
+
+
+def engine_id() -> dict:
+    return {"hostname": socket.gethostname(), **ProcessId.me().to_json()}
+
+
+def engine_alive(rec: dict | None) -> bool:
+    """The engine recorded on a host is a live process of this machine."""
+    if not rec or rec.get("hostname") != socket.gethostname():
+        return False
+    ident = ProcessId.from_json(rec)
+    return ident is not None and ident.alive()
+
+
+def connect(inv: Inventory, names: list[str] | None = None) -> dict[str, Remote]:
+    """Opens the control connection of each host and checks it can act as root there."""
+    hosts = [h for h in inv.host if names is None or h.name in names]
+    remotes: dict[str, Remote] = {}
+
+    def one(h):
+        c = Connection(inv, h).open()
+        try:
+            remotes[h.name] = Remote(c, inv.remote_dir(h), sudo=_needs_sudo(c))
+        except BaseException:
+            c.close()
+            raise
+
+    try:
+        parallel(one, hosts)
+    except BaseException:
+        for r in remotes.values():
+            r.conn.close()
+        raise
+    return remotes
+
+
+def _needs_sudo(c: Connection) -> bool:
+    uid = c.run(["id", "-u"], check=False).stdout.strip()
+    if uid == "0":
+        return False
+    res = c.run(["sudo", "-n", "true"], check=False)
+    if res.returncode != 0:
+        why = (res.stderr or res.stdout).strip().splitlines()
+        raise PreflightError(
+            f"host {c.name}: field user: {c.user!r} is not root and cannot use sudo without a "
+            f"password ({why[-1] if why else f'sudo exited {res.returncode}'}); ITB needs "
+            "root there (sysctls, qdiscs, raw sockets)")
+    return True
+
+
+class SshTestbed:
+    def __init__(self, inv: Inventory, topo: Topology, seed: int = 1, say: Say = lambda s: None):
+        self.inv, self.seed, self.say = inv, seed, say
+        self.placement = P.place(topo, inv)
+        self.topology = P.placed_topology(topo, inv, self.placement)
+        self.remotes: dict[str, Remote] = {}
+        self.emulators: dict[str, RemoteEmulator] = {}
+        self.run_dir: Path | None = None
+        self.warnings: list[str] = []
+        if topo.links and any(lk.emulated for lk in topo.links) and self.placement.link is None:
+            self.warnings.append("the inventory has no emulator host: the path between the "
+                                 "sides is the real network, not the scenario's bottleneck; "
+                                 "the calibration measures it")
+
+    def used(self) -> list[str]:
+        names = set(self.placement.hosts.values())
+        if self.placement.emulator:
+            names.add(self.placement.emulator)
+        return sorted(names)
+
+    # -- preflight --------------------------------------------------------------------
+    def preflight(self, kernel_ccs: list[str]) -> None:
+        self.remotes = connect(self.inv, self.used())
+        parallel(lambda r: self._check(r, kernel_ccs), list(self.remotes.values()))
+
+    def _check(self, r: Remote, kernel_ccs: list[str]) -> None:
+        h = self.inv.get(r.name)
+        for tool in NEEDED:
+            if r.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False).returncode != 0:
+                raise PreflightError(f"host {r.name}: {tool!r} not found there")
+        state = r.conn.read_text(f"{r.dir}/{STATE_FILE}")
+        if state is not None:
+            rec = _json(state).get("engine")
+            who = "a live ITB run" if engine_alive(rec) else "an earlier run that did not clean up"
+            raise Busy(f"host {r.name}: {r.dir} holds the state of {who} ({rec}); "
+                       "`itb clean --inventory FILE` restores the host")
+        ifaces = list(h.emulator_ifaces or ()) + ([h.data_iface] if h.data_iface else [])
+        for iface in ifaces:
+            if r.run(["ip", "link", "show", "dev", iface], check=False).returncode != 0:
+                field = "emulator_ifaces" if h.role == "emulator" else "data_iface"
+                raise PreflightError(f"host {r.name}: field {field}: no interface {iface!r} there")
+        if h.role != "emulator" and kernel_ccs:
+            avail = r.run(["sysctl", "-n", "net.ipv4.tcp_available_congestion_control"]).stdout.split()
+            for cc in kernel_ccs:
+                if cc not in avail:
+                    r.run(["modprobe", f"tcp_{cc}"], check=False)
+            avail = r.run(["sysctl", "-n", "net.ipv4.tcp_available_congestion_control"]).stdout.split()
+            missing = [cc for cc in kernel_ccs if cc not in avail]
+            if missing:
+                raise PreflightError(
+                    f"host {r.name}: congestion control {', '.join(missing)} is not available "
+                    f"in its kernel (it has: {' '.join(avail)}; no module tcp_{missing[0]})")
+
+    # -- deployment -------------------------------------------------------------------
+    def deploy(self, run_dir: Path) -> None:
+        """Record, then change: ITB's directory, programs, sysctls, shaping, emulator."""
+        self.run_dir = run_dir
+        parallel(self._deploy_one, list(self.remotes.values()))
+        if self.placement.link is not None:
+            self._start_emulator()
+
+    def _state(self, r: Remote, state: dict) -> None:
+        r.conn.write_text(f"{r.dir}/{STATE_FILE}", json.dumps(state, indent=1))
+
+    def _deploy_one(self, r: Remote) -> None:
+        h = self.inv.get(r.name)
+        r.run(["mkdir", "-p", f"{r.dir}/bin", f"{r.dir}/run", f"{r.dir}/emulators"])
+        if r.sudo:
+            r.run(["chown", "-R", r.conn.user, r.dir])
+        state = {"engine": engine_id(), "created": time.time(), "sysctls": {}, "qdiscs": []}
+        self._state(r, state)  # before anything else changes
+        _upload(r, Path(native.REPO) / "src/itb/engine/worker.py", WORKER_FILE)
+        _upload(r, Path(native.binary("linkem" if h.role == "emulator" else "flow")),
+                "bin/" + ("linkem" if h.role == "emulator" else "flow"), mode=0o755)
+        wanted = {}
+        if h.role == "emulator":
+            for iface in h.emulator_ifaces:
+                wanted[f"net.ipv6.conf.{iface}.disable_ipv6"] = "1"  # an L2 wire says nothing
+        else:
+            bufmax = socket_buffer_max(self.topology)
+            wanted |= {"net.ipv4.tcp_rmem": f"4096 131072 {bufmax}",
+                       "net.ipv4.tcp_wmem": f"4096 16384 {bufmax}",
+                       "net.ipv4.tcp_no_metrics_save": "1",
+                       "net.ipv4.tcp_slow_start_after_idle": "0"}
+        for key in wanted:
+            state["sysctls"][key] = " ".join(r.run(["sysctl", "-n", key]).stdout.split())
+        self._state(r, state)
+        for key, value in wanted.items():
+            r.run(["sysctl", "-qw", f"{key}={value}"])
+        shaped = [(h.data_iface, P.access_rate_bps(self.topology, n))
+                  for n, host in self.placement.hosts.items() if host == r.name]
+        shaped = [(i, rate) for i, rate in shaped if rate]
+        if shaped:
+            state["qdiscs"] = [i for i, _ in shaped]
+            self._state(r, state)
+            for iface, rate in shaped[:1]:  # one data interface per host
+                burst, limit = tbf_params(rate, self.topology.mtu)
+                r.run(["tc", "qdisc", "replace", "dev", iface, "root", "tbf", "rate",
+                       f"{rate}bit", "burst", str(burst), "limit", str(limit)])
+        for iface in h.emulator_ifaces or ():
+            r.run(["ip", "link", "set", "dev", iface, "up"])
+
+    def _start_emulator(self) -> None:
+        link, em = self.placement.link, self.remotes[self.placement.emulator]
+        h = self.inv.get(em.name)
+        log_dir = f"{em.dir}/emulators/{link.name}"
+        em.run(["mkdir", "-p", log_dir])
+        config = linkem.config_for(self.topology, link, Path(log_dir), self.seed)
+        config["interfaces"] = list(h.emulator_ifaces)
+        config_path = f"{log_dir}/linkem.json"
+        em.conn.write_text(config_path, json.dumps(config, indent=1))
+        mirror = naming.state_dir() / "ssh-emulators" / link.name
+        self.say(f"starting link emulator {link.name} on host {em.name} "
+                 f"({' ↔ '.join(h.emulator_ifaces)})")
+        self.emulators[link.name] = RemoteEmulator(link.name, em, config_path, log_dir, mirror,
+                                                   f"{em.dir}/bin/linkem")
+
+    # -- the nodes of a repetition ----------------------------------------------------
+    def nodes(self) -> list[SshNode]:
+        assert self.run_dir is not None
+        out = []
+        for node, host in sorted(self.placement.hosts.items()):
+            r = self.remotes[host]
+            paths = [(str(self.run_dir.resolve()), f"{r.dir}/run"),
+                     (native.binary("flow"), f"{r.dir}/bin/flow")]
+            out.append(SshNode(node, r, paths))
+        return out
+
+    def prepare(self, rep_dir: Path) -> None:
+        """The repetition's log directories on every host."""
+        rel = rep_dir.resolve().relative_to(self.run_dir.resolve())
+        by_host: dict[str, list[str]] = {}
+        for node, host in self.placement.hosts.items():
+            by_host.setdefault(host, []).append(f"{self.remotes[host].dir}/run/{rel}/nodes/{node}")
+        parallel(lambda kv: self.remotes[kv[0]].run(["mkdir", "-p", *kv[1]]), list(by_host.items()))
+
+    def gather(self, rep_dir: Path) -> list[str]:
+        """The repetition's logs from every host that answers; returns the hosts that did
+        not (their logs are missing, the repetition says why)."""
+        rel = rep_dir.resolve().relative_to(self.run_dir.resolve())
+        lost = []
+        for node, host in sorted(self.placement.hosts.items()):
+            r = self.remotes[host]
+            try:
+                r.conn.get(f"{r.dir}/run/{rel}/nodes/{node}", rep_dir / "nodes" / node)
+            except HostUnreachable:
+                lost.append(host)
+        for host in sorted(set(self.placement.hosts.values()) - set(lost)):
+            r = self.remotes[host]
+            try:
+                r.run(["rm", "-rf", "--", f"{r.dir}/run/{rel}"], check=False)
+            except HostUnreachable:
+                lost.append(host)
+        for em in self.emulators.values():
+            try:
+                em.sync_logs()
+            except (HostUnreachable, CommandFailed):
+                lost.append(em.remote.name)
+        return sorted(set(lost))
+
+    # -- teardown ---------------------------------------------------------------------
+    def teardown(self) -> list[str]:
+        """Stops the emulator and restores every host that answers; returns the others."""
+        for em in self.emulators.values():
+            em.close()
+        self.emulators.clear()
+        failed = []
+        for r in self.remotes.values():
+            try:
+                restore(r)
+            except (HostUnreachable, CommandFailed) as e:
+                failed.append(f"{r.name}: {e}")
+            r.conn.close()
+        return failed
+
+
+def _json(text: str | None) -> dict:
+    try:
+        return json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {}
+
+
+def _upload(r: Remote, local: Path, rel: str, mode: int | None = None) -> None:
+    """Copies a program unless the host already has this exact file (sha256)."""
+    want = hashlib.sha256(local.read_bytes()).hexdigest()
+    res = r.run(["sha256sum", f"{r.dir}/{rel}"], check=False)
+    if res.returncode == 0 and res.stdout.split()[:1] == [want]:
+        return
+    r.conn.put(local, f"{r.dir}/{rel}", mode=mode)
+
+
+def restore(r: Remote) -> dict:
+    """Leaves the host as ITB found it: kills what ITB's workers started there, restores
+    the sysctls, removes the qdiscs, deletes ITB's directory. Idempotent."""
+    state = _json(r.conn.read_text(f"{r.dir}/{STATE_FILE}"))
+    if not state and r.run(["test", "-e", r.dir], check=False).returncode != 0:
+        return {}
+    done: dict = {"host": r.name}
+    if r.run(["test", "-f", f"{r.dir}/{WORKER_FILE}"], check=False).returncode == 0:
+        res = r.run(["python3", f"{r.dir}/{WORKER_FILE}", "--kill", f"{r.dir}/{PROCS_FILE}"],
+                    check=False)
+        done["killed"] = int(res.stdout.strip() or 0) if res.stdout.strip().isdigit() else 0
+    for key, value in (state.get("sysctls") or {}).items():
+        if value:
+            r.run(["sysctl", "-qw", f"{key}={value}"], check=False)
+    done["sysctls"] = len(state.get("sysctls") or {})
+    for iface in state.get("qdiscs") or []:
+        r.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
+    done["qdiscs"] = len(state.get("qdiscs") or [])
+    r.run(["rm", "-rf", "--", r.dir])
+    return done
+
+
+def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> list[dict]:
+    """`itb clean --inventory`: every host that answers restored (refused for a host a
+    live run of this machine still uses, unless `force`); unreachable hosts are named."""
+    results, unreachable = [], []
+    for h in inv.host:
+        try:
+            r = connect(inv, [h.name])[h.name]
+        except PreflightError as e:
+            unreachable.append(str(e))
+            continue
+        try:
+            rec = _json(r.conn.read_text(f"{r.dir}/{STATE_FILE}")).get("engine")
+            if engine_alive(rec) and not force:
+                raise Busy(f"host {h.name}: a live run (PID {rec.get('pid')}) uses it; "
+                           "nothing was changed (`--force` cleans anyway)")
+            done = restore(r)
+            if done:
+                say(f"host {h.name}: restored ({done.get('killed', 0)} process(es) killed, "
+                    f"{done.get('sysctls', 0)} sysctl(s), {done.get('qdiscs', 0)} qdisc(s))")
+                results.append(done)
+        finally:
+            r.conn.close()
+    if unreachable:
+        raise BackendError("not cleaned, unreachable: " + "; ".join(unreachable))
+    return results

@@ -1,0 +1,42 @@
+"""`itb lab up|down`: an SSH testbed on this machine (sshd per network namespace)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from itb.cli.common import app, out, progress
+
+lab_app = typer.Typer(help="An SSH testbed on this one machine, to try the SSH backend: "
+                      "each host is a network namespace with its own OpenSSH server, the "
+                      "left and right hosts are joined through an emulator host. See "
+                      "docs/ssh.md.", no_args_is_help=True)
+app.add_typer(lab_app, name="lab")
+
+DIR = typer.Option(Path("runs/lab"), "--dir", help="Where the lab keeps its keys, sshd "
+                   "configurations and inventory.")
+
+
+@lab_app.command("up")
+def up(hosts: int = typer.Option(8, "--hosts", min=2, help="End hosts (the first half left, "
+                                 "the rest right); an emulator host comes on top."),
+       d: Path = DIR) -> None:
+    """Start the lab and write its inventory (printed): pass it as --inventory to
+    `itb run`, `itb bench`, `itb calibrate` and `itb clean`."""
+    from itb.backends.ssh import lab
+
+    path = lab.up(hosts, d, progress)
+    out.print(path.read_text(), markup=False, highlight=False)
+    out.print(f"lab up: {hosts} end host(s) + emulator host; inventory: {path}")
+
+
+@lab_app.command("down")
+def down(d: Path = DIR) -> None:
+    """Stop the lab's sshd servers and remove its namespaces, veths, keys and inventory
+    (only what `itb lab up` recorded in <dir>/lab.json)."""
+    from itb.backends.ssh import lab
+
+    removed = lab.down(d, progress)
+    out.print(f"lab down: removed {len(removed)} namespace(s)" if removed else
+              "lab down: no lab up")
