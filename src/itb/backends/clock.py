@@ -22,7 +22,7 @@ class ClockEstimate:
 
     @property
     def uncertainty_ns(self) -> int:
-        return self.rtt_ns // 2
+        return (self.rtt_ns + 1) // 2  # rounded up: the bound holds for an odd round trip
 
     def to_json(self) -> dict:
         return {"offset_ns": self.offset_ns, "rtt_ns": self.rtt_ns,

@@ -107,9 +107,21 @@ def _whole_lines(df: pd.DataFrame | None) -> pd.DataFrame | None:
     return df.dropna(subset=[df.columns[-1]])
 
 
+def clock_offsets(result: dict) -> dict[str, int]:
+    """Node → its clock minus the engine's, as measured before the repetition (SSH hosts;
+    a local namespace shares the engine's clock: 0). Programs date their logs on their
+    own host's clock; subtracting the offset puts every date on the engine's."""
+    return {node: int(c.get("offset_ns") or 0) for node, c in (result.get("clock") or {}).items()}
+
+
+def _on_engine_clock(t, node: str, offsets: dict[str, int]):
+    return None if t is None else t - offsets.get(node, 0)
+
+
 def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]) -> list[dict]:
     rd = rundir.rep_dir(run, repetition)
     result = rundir.read_json(rd / "result.json")
+    offsets = clock_offsets(result)
     rows = []
     for e in events:
         if e["kind"] not in ("transfer", "pingpong", "udp"):
@@ -124,11 +136,13 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
         else:
             expected = send.get("bytes")
         got = recv.get("bytes")
-        start, end = send.get("start_ns"), recv.get("last_byte_ns")
+        start = _on_engine_clock(send.get("start_ns"), e["src"], offsets)
+        end = _on_engine_clock(recv.get("last_byte_ns"), e["dst"], offsets)
         ok = bool(recv.get("ok") and send.get("ok") and got is not None
                   and (e["kind"] == "udp" or got == expected))  # UDP may lose datagrams
         if e["kind"] == "pingpong":
-            end = send.get("end_ns")  # the last echo back at the sender ends a ping-pong
+            # the last echo back at the sender ends a ping-pong
+            end = _on_engine_clock(send.get("end_ns"), e["src"], offsets)
         complete = ok and start is not None and end is not None and e["kind"] != "udp"
         error = recv.get("error") or send.get("error")
         if not recv and not send:
@@ -215,20 +229,24 @@ def _tcpinfo_frame(t: pd.DataFrame, repetition: int, transfer: str) -> pd.DataFr
 def sample_frames(run: Path, repetition: int, interval_s: float,
                   events: list[dict]) -> list[pd.DataFrame]:
     rd = rundir.rep_dir(run, repetition)
+    result = rd / "result.json"
+    offsets = clock_offsets(rundir.read_json(result) if result.exists() else {})
     out = []
     for e in events:
         if e["kind"] not in ("transfer", "pingpong", "udp"):
             continue
         role_r = "udp-recv" if e["kind"] == "udp" else "recv"
-        logs = [(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv",
+        logs = [(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv", e["dst"],
                  lambda df: _goodput_frame(df, repetition, e["id"], interval_s))]
         if e["kind"] == "transfer":
-            logs.append((rd / "nodes" / e["src"] / f"{e['id']}.send.csv",
+            logs.append((rd / "nodes" / e["src"] / f"{e['id']}.send.csv", e["src"],
                          lambda df: _tcpinfo_frame(df, repetition, e["id"])))
-        for path, frame in logs:
+        for path, node, frame in logs:
             df = _whole_lines(_csv(path))
             if df is not None and len(df) and "t_ns" in df:
                 with _reading(path):
+                    if offsets.get(node):
+                        df = df.assign(t_ns=df["t_ns"].astype("int64") - offsets[node])
                     out.append(frame(df))
     return out
 

@@ -31,7 +31,7 @@ from itb.engine import checks, procplan, records, rundir, testbeds
 from itb.engine.execute import Outcome, Repetition
 from itb.engine.nodes import Workers
 from itb.scenario.scenario import Scenario
-from itb.errors import BackendError, OutputError, os_reason
+from itb.errors import BackendError, OutputError, PreflightError, os_reason
 from itb.scenario.timeline import events_for_repetition
 
 Say = Callable[[str], None]
@@ -246,9 +246,56 @@ def _execute_all(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> N
         _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick)
 
 
+def _build(sc, tb, run_dir, meta, stage):
+    with stage("reservation"):
+        tb.up(run_dir)
+    with stage("deployment"):
+        meta["sysctls"] = checks.deployment_check(sc, tb.host)
+    with stage("configuration"):
+        emulators = tb.emulators
+        workers = Workers(tb.hosts())
+    if "calibration" not in meta:
+        try:
+            with stage("calibration"):
+                cal = checks.quick_calibration(sc, tb.host, tb.topology)
+                rundir.write_json(run_dir / "calibration.json", cal)
+                meta["calibration"] = "calibration.json"
+        except BaseException:
+            workers.close()
+            raise
+    return workers, emulators
+
+
+def _failed_build(run_dir, r, reps, e, tb, meta, stage, say) -> None:
+    rd = rundir.rep_dir(run_dir, r)
+    try:
+        if rd.exists():
+            shutil.rmtree(rd)
+        rd.mkdir(parents=True)
+    except OSError as err:
+        raise OutputError(rd, f"cannot be written: {os_reason(err)}") from None
+    reason = f"the testbed could not be rebuilt: {e}"
+    rundir.commit(rd, {"repetition": r, "status": "failed", "reason": reason,
+                       "environment": True, "dispatch": [], "procs": {}, "clock": {}})
+    say(f"repetition {r}/{reps}: failed — {reason}")
+    _teardown(tb, meta, stage, say)
+
+
+def _teardown(tb, meta, stage, say) -> None:
+    """Between repetitions: what cannot be restored now (a host that does not answer)
+    is a warning; the next build restores it first, `itb clean` retries it."""
+    with stage("cleaning"):
+        try:
+            tb.down()
+        except BackendError as e:
+            meta.setdefault("warnings", []).append(str(e))
+            say(f"warning: {e}")
+
+
 def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
     exp = sc.experiment
     workers = None
+    rebuilt = False
     try:
         for r in range(1, reps + 1):
             if r in done:
@@ -257,18 +304,16 @@ def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> 
             if stop.is_set():
                 break
             if workers is None:
-                with stage("reservation"):
-                    tb.up(run_dir)
-                with stage("deployment"):
-                    meta["sysctls"] = checks.deployment_check(sc, tb.host)
-                with stage("configuration"):
-                    emulators = tb.emulators
-                    workers = Workers(tb.hosts())
-                if "calibration" not in meta:
-                    with stage("calibration"):
-                        cal = checks.quick_calibration(sc, tb.host, tb.topology)
-                        rundir.write_json(run_dir / "calibration.json", cal)
-                        meta["calibration"] = "calibration.json"
+                try:
+                    workers, emulators = _build(sc, tb, run_dir, meta, stage)
+                except (PreflightError, BackendError) as e:
+                    # The first build's errors stop the run (nothing was measured yet); a
+                    # rebuild after a failed repetition (a host that stopped answering)
+                    # fails this repetition only, and the sweep goes on.
+                    if not rebuilt:
+                        raise
+                    _failed_build(run_dir, r, reps, e, tb, meta, stage, say)
+                    continue
             with stage(f"execution {r}/{reps}"):
                 outcome = run_repetition(sc, run_dir, r, workers, emulators, stop, tick,
                                          kernel_ccs(meta), tb)
@@ -290,8 +335,8 @@ def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> 
             if outcome.status != "ok":
                 workers.close()
                 workers = None
-                with stage("cleaning"):
-                    tb.down()  # the next repetition starts on a fresh testbed
+                rebuilt = True
+                _teardown(tb, meta, stage, say)  # the next repetition starts on a fresh testbed
     finally:
         if workers is not None:
             workers.close()
@@ -319,7 +364,12 @@ def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulat
     plan = procplan.build(events, topo, rd, exp.interval_us, cc_names)
     rundir.write_json(rd / "plan.json", [asdict(p) for p in plan.procs])
     if tb is not None:
-        tb.prepare(rd)
+        try:
+            tb.prepare(rd)
+        except BackendError as e:  # a host that stopped answering between repetitions
+            out = Outcome()
+            out.fail(f"preparing the repetition: {e}", environment=True)
+            return out
     # The commit marker (result.json) is written by the caller, after the gathering.
     return Repetition(plan, workers, emulators, exp.duration_us, tick, stop, tag=r).run()
 

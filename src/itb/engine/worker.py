@@ -246,12 +246,14 @@ def kill_recorded(path: str) -> int:
             continue
         if now != start or pid == me:
             continue
+        hit = False
         for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
             try:
                 kill()
+                hit = True
             except (ProcessLookupError, PermissionError):
                 pass
-        killed += 1
+        killed += hit
     print(killed)
     return 0
 

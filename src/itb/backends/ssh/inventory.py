@@ -32,7 +32,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from itb.errors import ScenarioError
 
@@ -80,15 +80,6 @@ class InventoryHost(_Strict):
             raise ValueError("must be 1..65535")
         return v
 
-    @model_validator(mode="after")
-    def _by_role(self):
-        if self.role == "emulator":
-            if self.emulator_ifaces is None:
-                raise ValueError("an emulator host needs emulator_ifaces = [faces left, faces right]")
-        elif self.data_iface is None or self.data_addr is None:
-            raise ValueError(f"a {self.role} host needs data_iface and data_addr")
-        return self
-
     @property
     def ip(self) -> str:
         return str(ipaddress.ip_interface(self.data_addr).ip) if self.data_addr else ""
@@ -106,16 +97,6 @@ class Inventory(_Strict):
     host: tuple[InventoryHost, ...] = ()
     provider: Provider | None = None
     source: str | None = None  # the file it was read from (not in the file)
-
-    @model_validator(mode="after")
-    def _unique(self):
-        names = [h.name for h in self.host]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ValueError(f"host names must be unique: {', '.join(dup)} repeated")
-        if sum(h.role == "emulator" for h in self.host) > 1:
-            raise ValueError("at most one host has role = \"emulator\"")
-        return self
 
     @property
     def base(self) -> Path:
@@ -167,12 +148,36 @@ def _field(loc: tuple, data: dict) -> str:
     return ".".join(parts) or "(file)"
 
 
+def _checks(inv: Inventory, source: str | None) -> None:
+    """What involves several fields or hosts, each error naming its own field."""
+    seen: set[str] = set()
+    for h in inv.host:
+        if h.name in seen:
+            raise ScenarioError(source, f"host {h.name!r}.name", "host names must be unique")
+        seen.add(h.name)
+        if h.role == "emulator" and h.emulator_ifaces is None:
+            raise ScenarioError(source, f"host {h.name!r}.emulator_ifaces", "an emulator host "
+                                "needs it: [interface facing left, interface facing right]")
+        for f in ("data_iface", "data_addr"):
+            if h.role != "emulator" and getattr(h, f) is None:
+                raise ScenarioError(source, f"host {h.name!r}.{f}",
+                                    f"a {h.role} host needs its data-plane {f}")
+    emulators = [h.name for h in inv.host if h.role == "emulator"]
+    if len(emulators) > 1:
+        raise ScenarioError(source, f"host {emulators[1]!r}.role",
+                            f"at most one emulator host ({emulators[0]!r} is one)")
+
+
 def from_dict(data: dict, source: str | None = None) -> Inventory:
+    if "source" in data:
+        raise ScenarioError(source, "source", "Extra inputs are not permitted")
     try:
         inv = Inventory.model_validate({**data, "source": source})
     except ValidationError as e:
         err = e.errors()[0]
-        raise ScenarioError(source, _field(err["loc"], data), err["msg"]) from None
+        msg = err["msg"].removeprefix("Value error, ")
+        raise ScenarioError(source, _field(err["loc"], data), msg) from None
+    _checks(inv, source)
     if not inv.host and inv.provider is None:
         raise ScenarioError(source, "host", "no host: an inventory lists [[host]] entries "
                             "(or names a [provider] that reserves them)")
@@ -185,6 +190,8 @@ def load(path: str | Path) -> Inventory:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise ScenarioError(str(path), "(file)", "no such file") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ScenarioError(str(path), "(file)", f"cannot be read: {e}") from None
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(str(path), "(file)", f"not valid TOML: {e}") from None
     return from_dict(data, str(path))

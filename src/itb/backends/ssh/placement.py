@@ -42,9 +42,7 @@ def place(topo: Topology, inv: Inventory) -> Placement:
         if getattr(topo, opt):
             raise _fail(inv, f"testbed option {opt} is not available over SSH yet (it sets "
                         "per-route metrics on the hosts); run it on the local backend")
-    em = inv.emulator()
-    if emulated and em is None:
-        pass  # a real bottleneck: the inventory's network is the path
+    em = inv.emulator()  # none: a real bottleneck, the inventory's network is the path
     placed: dict[str, str] = {}
     claimed = {}
     for h in inv.host:

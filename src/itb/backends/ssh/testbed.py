@@ -129,6 +129,9 @@ class SshTestbed:
             if r.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False).returncode != 0:
                 raise PreflightError(f"host {r.name}: {tool!r} not found there")
         state = r.conn.read_text(f"{r.dir}/{STATE_FILE}")
+        if state is not None and _json(state).get("engine") == engine_id():
+            restore(r)  # this run's own, left when the host stopped answering: undo first
+            state = None
         if state is not None:
             rec = _json(state).get("engine")
             who = "a live ITB run" if engine_alive(rec) else "an earlier run that did not clean up"
