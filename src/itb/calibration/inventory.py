@@ -55,10 +55,39 @@ def mtu(host: NetnsHost, ifname: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def inventory(src: NetnsHost, others: list[NetnsHost], ifname: str) -> dict:
-    root = NetnsHost("root", None)
+def host_facts(host, ifname: str | None) -> dict:
+    """CPU, kernel and NIC of a host reached through its `Host` (an SSH host: not this
+    machine): the documents' calibration table, one row."""
+    def out(argv) -> str:
+        res = host.run(argv, check=False)
+        return res.stdout.strip() if res.returncode == 0 else ""
+
+    model = "unknown"
+    for line in out(["cat", "/proc/cpuinfo"]).splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    facts = {"cpu": {"model": model, "cores": int(out(["nproc"]) or 0) or None,
+                     "kernel": out(["uname", "-r"]) or None, "machine": out(["uname", "-m"]) or None}}
+    if ifname:
+        driver = {}
+        for line in out(["ethtool", "-i", ifname]).splitlines():
+            k, _, v = line.partition(":")
+            if k.strip() in ("driver", "version", "firmware-version", "bus-info"):
+                driver[k.strip()] = v.strip()
+        speed = out(["cat", f"/sys/class/net/{ifname}/speed"])
+        facts["nic"] = {"ifname": ifname, **driver, "mtu": mtu(host, ifname),
+                        "speed_mbps": int(speed) if speed.lstrip("-").isdigit() else None,
+                        "offloads": offloads(host, ifname)}
+    facts["congestion_controls"] = out(
+        ["sysctl", "-n", "net.ipv4.tcp_available_congestion_control"]).split()
+    return facts
+
+
+def inventory(src: NetnsHost, others: list[NetnsHost], ifname: str, local: bool = True) -> dict:
+    root = NetnsHost("root", None) if local else src
     return {
-        "cpu": cpu(),
+        "cpu": cpu() if local else host_facts(src, None)["cpu"],
         "host": src.name,
         "sysctls": sysctls(src, HOST_SYSCTLS),
         "root_sysctls": sysctls(root, ROOT_SYSCTLS),

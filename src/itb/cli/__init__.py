@@ -9,11 +9,11 @@ import sys
 import tempfile
 import traceback
 
-from itb.cli import bench, cc, lab, profile, run, study, study_profile, testbed
+from itb.cli import bench, cc, inventory, lab, profile, run, study, study_profile, testbed
 from itb.cli.common import app, err
 from itb.errors import ItbError
 
-COMMANDS = (bench, cc, lab, profile, run, study, study_profile, testbed)  # imported for their registrations on `app`
+COMMANDS = (bench, cc, inventory, lab, profile, run, study, study_profile, testbed)  # imported for their registrations on `app`
 INTERNAL_ERROR = 70  # sysexits' EX_SOFTWARE: a bug of ITB, not of the input or machine
 
 

@@ -90,7 +90,8 @@ def deployment_check(sc: Scenario, host_of=_netns) -> dict:
     return {"bdp_bytes": bdp, "hosts": out}
 
 
-def quick_calibration(sc: Scenario, host_of=_netns, topo=None, ifname: str = "eth0") -> dict:
+def quick_calibration(sc: Scenario, host_of=_netns, topo=None,
+                      ifname_of=lambda node: "eth0", local: bool = True) -> dict:
     """Idle RTT of every source/destination pair of the timeline vs its configuration
     (`topo`: the topology with the addresses the hosts really have)."""
     topo = topo or sc.topology
@@ -109,6 +110,6 @@ def quick_calibration(sc: Scenario, host_of=_netns, topo=None, ifname: str = "et
                                            if spec.rtt_us else None)})
     if pairs:
         s, d = pairs[0]
-        out["inventory"] = inv.inventory(host_of(s), [], ifname)
+        out["inventory"] = inv.inventory(host_of(s), [], ifname_of(s), local)
     return out
 

@@ -251,13 +251,15 @@ def _build(sc, tb, run_dir, meta, stage):
         tb.up(run_dir)
     with stage("deployment"):
         meta["sysctls"] = checks.deployment_check(sc, tb.host)
+        if tb.facts():  # SSH hosts: CPU, kernel, NIC of each (the calibration table)
+            meta["hosts"] = tb.facts()
     with stage("configuration"):
         emulators = tb.emulators
         workers = Workers(tb.hosts())
     if "calibration" not in meta:
         try:
             with stage("calibration"):
-                cal = checks.quick_calibration(sc, tb.host, tb.topology)
+                cal = tb.quick_calibration()
                 rundir.write_json(run_dir / "calibration.json", cal)
                 meta["calibration"] = "calibration.json"
         except BaseException:
@@ -318,7 +320,7 @@ def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> 
                 outcome = run_repetition(sc, run_dir, r, workers, emulators, stop, tick,
                                          kernel_ccs(meta), tb)
             with stage(f"gathering {r}/{reps}"):
-                for host in tb.gather(rundir.rep_dir(run_dir, r)):
+                for host in tb.gather(rundir.rep_dir(run_dir, r), outcome.end_ns):
                     outcome.fail(f"host {host} stopped answering: its logs of this repetition "
                                  "could not be gathered", environment=True)
                 try:

@@ -14,6 +14,7 @@ from typing import Callable
 from itb.backends import local
 from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.testbed import SshTestbed
+from itb.calibration.inventory import host_facts
 from itb.engine import checks
 from itb.errors import BackendError
 from itb.scenario.scenario import Scenario
@@ -53,7 +54,13 @@ class LocalTestbed:
     def prepare(self, rep_dir: Path) -> None:
         pass
 
-    def gather(self, rep_dir: Path) -> list[str]:
+    def quick_calibration(self) -> dict:
+        return checks.quick_calibration(self.sc)
+
+    def facts(self) -> dict:
+        return {}
+
+    def gather(self, rep_dir: Path, end_ns: int = 0) -> list[str]:
         return []
 
     def built(self) -> bool:
@@ -103,13 +110,26 @@ class RemoteTestbed:
     def host(self, node: str):
         return next(n for n in self.tb.nodes() if n.name == node)
 
+    def quick_calibration(self) -> dict:
+        return checks.quick_calibration(self.sc, self.host, self.topology, self.tb.ifname,
+                                        local=False)
+
+    def facts(self) -> dict:
+        """Each host's CPU, kernel and NIC (its data interface; the emulator's first)."""
+        out = {}
+        for name, r in sorted(self.tb.remotes.items()):
+            h = self.inv.get(name)
+            out[name] = {"role": h.role,
+                         **host_facts(r, h.data_iface or (h.emulator_ifaces or (None,))[0])}
+        return out
+
     def prepare(self, rep_dir: Path) -> None:
         self.tb.prepare(rep_dir)
         for em in self.tb.emulators.values():
             em.sync_clock()
 
-    def gather(self, rep_dir: Path) -> list[str]:
-        return self.tb.gather(rep_dir)
+    def gather(self, rep_dir: Path, end_ns: int = 0) -> list[str]:
+        return self.tb.gather(rep_dir, end_ns)
 
     def built(self) -> bool:
         return self._built

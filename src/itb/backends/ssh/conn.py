@@ -92,16 +92,17 @@ class Connection:
             raise UnknownHostKey(
                 f"host {h.name} ({self.where()}): known_hosts {kh} does not exist, so its host "
                 "key cannot be verified: refused (accept the hosts' keys first: "
-                "`itb inventory trust INVENTORY`)")
+                "`itb inventory trust INVENTORY` shows them and asks)")
         opts = dict(host=h.address, port=h.port, username=self.user, known_hosts=str(kh),
-                    client_keys=[str(key)] if key else None, agent_path=None,
                     config=[], connect_timeout=inv.ssh.connect_timeout_s,
                     keepalive_interval=2, keepalive_count_max=3)
+        if key is not None:  # else the user's agent and ~/.ssh keys, as ssh would
+            opts |= {"client_keys": [str(key)], "agent_path": None}
         try:
             self.conn = call(asyncssh.connect(**opts), timeout=inv.ssh.connect_timeout_s + 5)
         except asyncssh.HostKeyNotVerifiable as e:
             raise UnknownHostKey(
-                f"host {h.name} ({self.where()}): its host key is not the one in {kh} "
+                f"host {h.name} ({self.where()}): its host key is not accepted in {kh} "
                 f"({e.reason}): refused. A first contact must be accepted explicitly: "
                 "`itb inventory trust INVENTORY` shows the key and adds it") from None
         except asyncssh.PermissionDenied:
@@ -308,3 +309,24 @@ class RemoteProc:
         loop().call_soon_threadsafe(self.proc.close)
 
     terminate = kill
+
+
+def fetch_host_key(inv: Inventory, host: InventoryHost):
+    """The key the host presents (for the user to accept), without logging in."""
+    async def go():
+        return await asyncio.wait_for(
+            asyncssh.get_server_host_key(host.address, host.port, config=[]),
+            inv.ssh.connect_timeout_s)
+    try:
+        key = call(go(), timeout=inv.ssh.connect_timeout_s + 5)
+    except (OSError, asyncssh.Error, TimeoutError, asyncio.TimeoutError) as e:
+        raise PreflightError(f"host {host.name}: field address: cannot connect to "
+                             f"{host.address}:{host.port}: {e or type(e).__name__}") from None
+    if key is None:
+        raise PreflightError(f"host {host.name}: {host.address}:{host.port} presented no host key")
+    return key
+
+
+def known_hosts_line(host: InventoryHost, key) -> str:
+    where = host.address if host.port == 22 else f"[{host.address}]:{host.port}"
+    return f"{where} {key.export_public_key().decode().strip()}\n"

@@ -31,7 +31,11 @@ from itb.scenario.model import Topology
 
 Say = Callable[[str], None]
 STATE_FILE = "state.json"
-NEEDED = ("python3", "ip", "tc", "sysctl", "find")
+MIRROR = "ssh-emulators"  # local copies of remote emulators' logs (in the state dir)
+NEEDED = ("python3", "ip", "tc", "sysctl", "find", "sha256sum", "ping")
+# linkem writes a row ~100 ms after its interval and flushes every 100 ms; the rows kept
+# run 300 ms past the end (itb.engine.records.EMULATOR_LOG_MARGIN_NS)
+EMULATOR_ROWS_WRITTEN_NS = 800_000_000
 
 
 class Busy(ItbError):
@@ -139,9 +143,16 @@ class SshTestbed:
                        "`itb clean --inventory FILE` restores the host")
         ifaces = list(h.emulator_ifaces or ()) + ([h.data_iface] if h.data_iface else [])
         for iface in ifaces:
+            field = "emulator_ifaces" if h.role == "emulator" else "data_iface"
             if r.run(["ip", "link", "show", "dev", iface], check=False).returncode != 0:
-                field = "emulator_ifaces" if h.role == "emulator" else "data_iface"
                 raise PreflightError(f"host {r.name}: field {field}: no interface {iface!r} there")
+            root = r.run(["tc", "qdisc", "show", "dev", iface, "root"]).stdout.split()
+            # a configured root qdisc has a handle; the kernel's default has "0:"
+            if self._access_rate(r.name) and len(root) > 2 and root[2] != "0:":
+                raise PreflightError(
+                    f"host {r.name}: field {field}: {iface} has a configured root qdisc "
+                    f"({' '.join(root[:3])}) that ITB's access shaping would replace: refused; "
+                    "remove it, or leave the interface unshaped (an access rate of none)")
         if h.role != "emulator" and kernel_ccs:
             avail = r.run(["sysctl", "-n", "net.ipv4.tcp_available_congestion_control"]).stdout.split()
             for cc in kernel_ccs:
@@ -153,6 +164,14 @@ class SshTestbed:
                 raise PreflightError(
                     f"host {r.name}: congestion control {', '.join(missing)} is not available "
                     f"in its kernel (it has: {' '.join(avail)}; no module tcp_{missing[0]})")
+
+    def _access_rate(self, host: str) -> int | None:
+        """The rate its data interface is shaped to: its node's access link (a host that
+        plays several nodes gets the highest of their rates; docs/ssh.md)."""
+        rates = [P.access_rate_bps(self.topology, n) for n, h in self.placement.hosts.items()
+                 if h == host]
+        rates = [x for x in rates if x]
+        return max(rates) if rates else None
 
     # -- deployment -------------------------------------------------------------------
     def deploy(self, run_dir: Path) -> None:
@@ -190,18 +209,16 @@ class SshTestbed:
         self._state(r, state)
         for key, value in wanted.items():
             r.run(["sysctl", "-qw", f"{key}={value}"])
-        shaped = [(h.data_iface, P.access_rate_bps(self.topology, n))
-                  for n, host in self.placement.hosts.items() if host == r.name]
-        shaped = [(i, rate) for i, rate in shaped if rate]
-        if shaped:
-            state["qdiscs"] = [i for i, _ in shaped]
+        rate = self._access_rate(r.name)
+        if rate:
+            state["qdiscs"] = [h.data_iface]
             self._state(r, state)
-            for iface, rate in shaped[:1]:  # one data interface per host
-                burst, limit = tbf_params(rate, self.topology.mtu)
-                r.run(["tc", "qdisc", "replace", "dev", iface, "root", "tbf", "rate",
-                       f"{rate}bit", "burst", str(burst), "limit", str(limit)])
+            burst, limit = tbf_params(rate, self.topology.mtu)
+            r.run(["tc", "qdisc", "replace", "dev", h.data_iface, "root", "tbf", "rate",
+                   f"{rate}bit", "burst", str(burst), "limit", str(limit)])
         for iface in h.emulator_ifaces or ():
             r.run(["ip", "link", "set", "dev", iface, "up"])
+
 
     def _start_emulator(self) -> None:
         link, em = self.placement.link, self.remotes[self.placement.emulator]
@@ -212,7 +229,7 @@ class SshTestbed:
         config["interfaces"] = list(h.emulator_ifaces)
         config_path = f"{log_dir}/linkem.json"
         em.conn.write_text(config_path, json.dumps(config, indent=1))
-        mirror = naming.state_dir() / "ssh-emulators" / link.name
+        mirror = naming.state_dir() / MIRROR / link.name
         self.say(f"starting link emulator {link.name} on host {em.name} "
                  f"({' ↔ '.join(h.emulator_ifaces)})")
         self.emulators[link.name] = RemoteEmulator(link.name, em, config_path, log_dir, mirror,
@@ -229,6 +246,9 @@ class SshTestbed:
             out.append(SshNode(node, r, paths))
         return out
 
+    def ifname(self, node: str) -> str:
+        return self.inv.get(self.placement.hosts[node]).data_iface
+
     def prepare(self, rep_dir: Path) -> None:
         """The repetition's log directories on every host."""
         rel = rep_dir.resolve().relative_to(self.run_dir.resolve())
@@ -237,9 +257,11 @@ class SshTestbed:
             by_host.setdefault(host, []).append(f"{self.remotes[host].dir}/run/{rel}/nodes/{node}")
         parallel(lambda kv: self.remotes[kv[0]].run(["mkdir", "-p", *kv[1]]), list(by_host.items()))
 
-    def gather(self, rep_dir: Path) -> list[str]:
+    def gather(self, rep_dir: Path, end_ns: int = 0) -> list[str]:
         """The repetition's logs from every host that answers; returns the hosts that did
-        not (their logs are missing, the repetition says why)."""
+        not (their logs are missing, the repetition says why). The emulator's log is
+        copied once linkem has written the rows up to the end (`end_ns`, engine clock)
+        and its margin."""
         rel = rep_dir.resolve().relative_to(self.run_dir.resolve())
         lost = []
         for node, host in sorted(self.placement.hosts.items()):
@@ -254,6 +276,9 @@ class SshTestbed:
                 r.run(["rm", "-rf", "--", f"{r.dir}/run/{rel}"], check=False)
             except HostUnreachable:
                 lost.append(host)
+        wait = (end_ns + EMULATOR_ROWS_WRITTEN_NS - time.monotonic_ns()) / 1e9
+        if self.emulators and wait > 0:
+            time.sleep(wait)
         for em in self.emulators.values():
             try:
                 em.sync_logs()
@@ -264,8 +289,11 @@ class SshTestbed:
     # -- teardown ---------------------------------------------------------------------
     def teardown(self) -> list[str]:
         """Stops the emulator and restores every host that answers; returns the others."""
+        import shutil
+
         for em in self.emulators.values():
             em.close()
+            shutil.rmtree(em.log_dir, ignore_errors=True)
         self.emulators.clear()
         failed = []
         for r in self.remotes.values():
@@ -318,7 +346,7 @@ def restore(r: Remote) -> dict:
 def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> list[dict]:
     """`itb clean --inventory`: every host that answers restored (refused for a host a
     live run of this machine still uses, unless `force`); unreachable hosts are named."""
-    results, unreachable = [], []
+    results, unreachable, busy = [], [], []
     for h in inv.host:
         try:
             r = connect(inv, [h.name])[h.name]
@@ -328,8 +356,9 @@ def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> lis
         try:
             rec = _json(r.conn.read_text(f"{r.dir}/{STATE_FILE}")).get("engine")
             if engine_alive(rec) and not force:
-                raise Busy(f"host {h.name}: a live run (PID {rec.get('pid')}) uses it; "
-                           "nothing was changed (`--force` cleans anyway)")
+                busy.append(f"host {h.name}: a live run (PID {rec.get('pid')}) uses it; "
+                            "nothing was changed there (`--force` cleans anyway)")
+                continue
             done = restore(r)
             if done:
                 say(f"host {h.name}: restored ({done.get('killed', 0)} process(es) killed, "
@@ -337,6 +366,11 @@ def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> lis
                 results.append(done)
         finally:
             r.conn.close()
+    import shutil
+
+    shutil.rmtree(naming.state_dir() / MIRROR, ignore_errors=True)
+    if busy:
+        raise Busy("; ".join(busy))
     if unreachable:
         raise BackendError("not cleaned, unreachable: " + "; ".join(unreachable))
     return results

@@ -1,0 +1,91 @@
+"""`itb inventory trust|check`: an SSH testbed's hosts, before a run uses them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from itb.cli.common import app, err, load_inventory, out, progress
+
+inventory_app = typer.Typer(help="The hosts of an SSH testbed's inventory (docs/ssh.md): "
+                            "accept their host keys, check that ITB can use them.",
+                            no_args_is_help=True)
+app.add_typer(inventory_app, name="inventory")
+
+FILE = typer.Argument(..., help="The inventory (TOML; `itb lab up` writes runs/lab/inventory.toml).")
+
+
+@inventory_app.command("trust")
+def trust(file: Path = FILE,
+          yes: bool = typer.Option(False, "--yes", help="Accept every key not yet known "
+                                   "without asking (only on a network you control).")) -> None:
+    """Show the host key each host presents and, once you accept it, add it to the
+    inventory's known_hosts. ITB never adds a key on its own: a host whose key is not
+    there is refused. A key that differs from the one already recorded is never
+    replaced here (edit known_hosts yourself if the host was reinstalled)."""
+    import asyncssh
+
+    from itb.backends.ssh import conn
+
+    inv = load_inventory(file)
+    kh = inv.known_hosts()
+    known = asyncssh.read_known_hosts(str(kh)) if kh.is_file() else None
+    added = []
+    for h in inv.host:
+        key = conn.fetch_host_key(inv, h)
+        fp = key.get_fingerprint("sha256")
+        if known is not None:
+            trusted, _, revoked, *_ = known.match(h.address, h.address, h.port)
+            if any(k.public_data == key.public_data for k in trusted):
+                out.print(f"{h.name} ({h.address}:{h.port}): {fp} already known")
+                continue
+            if trusted:
+                err.print(f"[red]{h.name} ({h.address}:{h.port}) presents {fp}, not the key "
+                          f"recorded in {kh}: left as it is (a changed host key may be an "
+                          "attack)[/red]")
+                raise typer.Exit(3)
+        if not yes and not typer.confirm(f"{h.name} ({h.address}:{h.port}) presents "
+                                         f"{key.get_algorithm()} {fp}. Trust it?"):
+            out.print(f"{h.name}: not trusted")
+            continue
+        added.append(conn.known_hosts_line(h, key))
+        out.print(f"{h.name}: {fp} added")
+    if added:
+        kh.parent.mkdir(parents=True, exist_ok=True)
+        with open(kh, "a") as f:
+            f.writelines(added)
+    out.print(f"known_hosts {kh}: {len(added)} key(s) added")
+
+
+@inventory_app.command("check")
+def check(file: Path = FILE) -> None:
+    """Log in to every host (host key, user, key, sudo), check the tools ITB needs and
+    show each one's CPU, kernel, NIC and congestion controls. Changes nothing."""
+    from itb.backends.ssh import testbed
+    from itb.calibration.inventory import host_facts
+
+    inv = load_inventory(file)
+    remotes = testbed.connect(inv)
+    table = Table(title=f"hosts of {file}")
+    for col in ("host", "role", "user", "kernel", "cpu", "nic", "congestion controls"):
+        table.add_column(col)
+    try:
+        for name, r in sorted(remotes.items()):
+            h = inv.get(name)
+            progress(f"checking {name}")
+            for tool in testbed.NEEDED:
+                if r.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False).returncode:
+                    raise testbed.PreflightError(f"host {name}: {tool!r} not found there")
+            iface = h.data_iface or (h.emulator_ifaces or (None,))[0]
+            f = host_facts(r, iface)
+            nic = f.get("nic", {})
+            table.add_row(name, h.role, r.conn.user + (" (sudo)" if r.sudo else ""),
+                          f["cpu"]["kernel"] or "?", f"{f['cpu']['cores']} × {f['cpu']['model']}",
+                          f"{iface} {nic.get('driver', '?')} mtu {nic.get('mtu')}",
+                          " ".join(f["congestion_controls"]))
+    finally:
+        for r in remotes.values():
+            r.conn.close()
+    out.print(table)
