@@ -202,7 +202,10 @@ def _start_sshd(d: Path, h: LabHost, sshd: str, state: dict) -> str:
     conf = hd / "sshd_config"
     conf.write_text("\n".join([
         "Port 22", f"ListenAddress {h.control_ip}", f"HostKey {key_path}",
-        f"PidFile {hd / 'sshd.pid'}", f"AuthorizedKeysFile {d / 'authorized_keys'}",
+        f"PidFile {hd / 'sshd.pid'}", "AuthorizedKeysFile none",
+        # read as root: the lab's directory need not be readable by every user it admits
+        f"AuthorizedKeysCommand /bin/cat {d / 'authorized_keys'}",
+        "AuthorizedKeysCommandUser root",
         "PermitRootLogin prohibit-password", "PubkeyAuthentication yes",
         "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
         "StrictModes no", "MaxSessions 200", "MaxStartups 200", "LogLevel ERROR",

@@ -1,0 +1,269 @@
+"""The SSH backend against real OpenSSH servers: `itb lab up` starts one sshd per network
+namespace (each with its own host key), the engine drives them over real TCP.
+
+One lab serves the module (prefix itbs); every test leaves its hosts as it found them,
+which the `clean_hosts` check verifies: no process but sshd in any lab namespace, the
+sysctls and qdiscs as before, no ITB directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import tomli_w
+
+from tests.integration.conftest import FLOW, LINKEM, REPO, itb
+
+DATA = Path(__file__).parent / "data"
+TWO_PAIRS = DATA / "ssh-two-pairs.toml"
+PREFIX = "itbs"
+WATCHED = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_no_metrics_save",
+           "net.ipv4.tcp_slow_start_after_idle")
+
+
+def _env(state: Path) -> dict:
+    env = os.environ.copy()
+    env.update({"ITB_PREFIX": PREFIX, "ITB_STATE_DIR": str(state), "ITB_FLOW": str(FLOW),
+                "ITB_LINKEM": str(LINKEM)})
+    return env
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    if os.geteuid() != 0 or not FLOW.exists() or not LINKEM.exists():
+        pytest.skip("needs root and the native programs")
+    if not Path("/usr/sbin/sshd").exists():
+        pytest.skip("openssh-server not installed (make system-deps)")
+    d = tmp_path_factory.mktemp("lab")
+    env = _env(d / "state")
+    res = itb("lab", "up", "--hosts", "4", "--dir", str(d / "lab"), env=env)
+    assert res.returncode == 0, res.stderr
+    inv = d / "lab" / "inventory.toml"
+    assert str(inv) in res.stdout and "[[host]]" in res.stdout  # printed
+    try:
+        yield {"dir": d, "inventory": inv, "env": env, "before": _host_snapshot(d / "lab")}
+    finally:
+        itb("clean", "--inventory", str(inv), "--force", env=env)
+        res = itb("lab", "down", "--dir", str(d / "lab"), env=env)
+        assert res.returncode == 0, res.stderr
+        left = subprocess.run(["ip", "netns"], capture_output=True, text=True).stdout
+        assert f"{PREFIX}lab-" not in left
+
+
+def _lab_namespaces(lab_dir: Path) -> list[str]:
+    return [ns for ns in json.loads((lab_dir / "lab.json").read_text())["namespaces"]
+            if not ns.endswith("lab-sw")]
+
+
+def _host_snapshot(lab_dir: Path) -> dict:
+    """Per lab namespace: its processes' names, watched sysctls, root qdiscs, ITB dirs."""
+    snap = {}
+    for ns in _lab_namespaces(lab_dir):
+        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
+                              text=True).stdout.split()
+        comms = sorted(Path(f"/proc/{p}/comm").read_text().strip() for p in pids
+                       if Path(f"/proc/{p}").exists())
+        sysctls = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", *WATCHED],
+                                 capture_output=True, text=True).stdout.split("\n")
+        qdiscs = subprocess.run(["ip", "-n", ns, "-o", "link", "show"], capture_output=True,
+                                text=True).stdout
+        tc = subprocess.run(["tc", "-n", ns, "qdisc", "show"], capture_output=True,
+                            text=True).stdout
+        name = ns.split("lab-")[1]
+        itb_dirs = sorted(p.name for p in (lab_dir / name / "fs").glob("*"))
+        snap[ns] = {"procs": comms, "sysctls": sysctls, "links": len(qdiscs.splitlines()),
+                    "qdiscs": sorted(line.split()[1] for line in tc.splitlines()),
+                    "itb_dirs": itb_dirs}
+    return snap
+
+
+def assert_hosts_as_found(lab: dict) -> None:
+    now = _host_snapshot(lab["dir"] / "lab")
+    assert now == lab["before"]
+    for ns, s in now.items():
+        assert s["procs"] == ["sshd"], f"{ns}: {s['procs']}"
+        assert s["itb_dirs"] == []
+
+
+def _inventory_variant(lab: dict, tmp_path: Path, **changes) -> Path:
+    """The lab's inventory with [ssh] fields or one host's fields changed."""
+    import tomllib
+
+    data = tomllib.loads(lab["inventory"].read_text())
+    for k, v in changes.items():
+        if k.startswith("host_"):
+            data["host"][1][k[5:]] = v
+        else:
+            data["ssh"][k] = v
+    path = tmp_path / "inventory.toml"
+    path.write_text(tomli_w.dumps(data))
+    return path
+
+
+def _run(lab, tmp_path, *args, scenario=TWO_PAIRS, inventory=None, timeout=300):
+    return itb("run", str(scenario), "--inventory", str(inventory or lab["inventory"]),
+               "--out", str(tmp_path / "run"), *args, env=lab["env"], timeout=timeout)
+
+
+def _meta(tmp_path) -> dict:
+    return json.loads((tmp_path / "run" / "meta.json").read_text())
+
+
+def test_a_run_over_ssh_moves_exact_volumes_with_submillisecond_skew(lab, tmp_path):
+    res = _run(lab, tmp_path, "--repeat", "2")
+    assert res.returncode == 0, res.stdout + res.stderr
+    meta = _meta(tmp_path)
+    assert meta["backend"] == "ssh" and meta["status"] == "complete"
+    assert set(meta["inventory"]["placement"].values()) == {"h1", "h2", "h3", "h4"}
+    assert meta["hosts"]["em"]["role"] == "emulator" and meta["hosts"]["h1"]["nic"]["ifname"] == "eth1"
+    import pandas as pd
+
+    tr = pd.read_parquet(tmp_path / "run" / "transfers.parquet")
+    assert len(tr) == 4 and tr["ok"].all()
+    assert (tr["bytes"] == tr["bytes_expected"]).all() and (tr["bytes"] == 10_000_000).all()
+    skew = meta["dispatch"]["start_skew"]
+    assert skew["events"] == 4 and skew["p99_ms"] < 1.0, skew
+    for r in (1, 2):
+        res_json = json.loads((tmp_path / "run" / f"rep-{r:03d}" / "result.json").read_text())
+        for node, c in res_json["clock"].items():
+            assert not c["same_clock"] and c["samples"] == 16
+            assert abs(c["offset_ns"]) <= c["uncertainty_ns"]  # one machine: true offset 0
+    bott = pd.read_parquet(tmp_path / "run" / "bottleneck.parquet")
+    assert len(bott) > 0  # the emulator host's 1 ms log came back
+    assert_hosts_as_found(lab)
+
+
+def test_an_unknown_host_key_is_refused_and_nothing_changes(lab, tmp_path):
+    (tmp_path / "empty_known_hosts").write_text("")
+    inv = _inventory_variant(lab, tmp_path, known_hosts=str(tmp_path / "empty_known_hosts"))
+    res = _run(lab, tmp_path, inventory=inv)
+    assert res.returncode == 4
+    assert "host key is not accepted" in res.stderr and "itb inventory trust" in res.stderr
+    assert_hosts_as_found(lab)
+    # accepting explicitly (--yes: every key) makes the same inventory usable
+    res = itb("inventory", "trust", str(inv), "--yes", env=lab["env"])
+    assert res.returncode == 0 and "5 key(s) added" in res.stdout
+    res = itb("inventory", "check", str(inv), env=lab["env"])
+    assert res.returncode == 0, res.stderr
+
+
+@pytest.mark.parametrize("case", ["key", "unreachable", "cc"])
+def test_preflight_refusals_name_host_field_and_reason(lab, tmp_path, case):
+    scenario = TWO_PAIRS
+    if case == "key":
+        inv = _inventory_variant(lab, tmp_path, key=str(tmp_path / "no-such-key"))
+        want = ["field key", "no-such-key", "no such file"]
+    elif case == "unreachable":
+        inv = _inventory_variant(lab, tmp_path, host_port=2222)
+        want = ["host h1", "field address", "cannot connect"]
+    else:
+        inv = lab["inventory"]
+        scenario = tmp_path / "vegas.toml"
+        scenario.write_text(TWO_PAIRS.read_text().replace('cc = "cubic"', 'cc = "vegas"'))
+        want = ["congestion control vegas is not available", "host h"]
+    res = _run(lab, tmp_path, scenario=scenario, inventory=inv)
+    assert res.returncode == 4, res.stdout + res.stderr
+    for w in want:
+        assert w in res.stderr, res.stderr
+    assert_hosts_as_found(lab)
+
+
+@pytest.fixture
+def unprivileged_user():
+    """A throw-away account without sudo rights (removed afterwards)."""
+    name = "itb-nosudo"
+    subprocess.run(["userdel", name], capture_output=True)
+    # "*": no password, but not a locked account (sshd without PAM refuses "!")
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh",
+                    "--password", "*", name], check=True)
+    try:
+        yield name
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def test_a_user_without_sudo_is_refused(lab, tmp_path, unprivileged_user):
+    inv = _inventory_variant(lab, tmp_path, user=unprivileged_user)
+    res = _run(lab, tmp_path, inventory=inv)
+    assert res.returncode == 4, res.stdout + res.stderr
+    assert "field user" in res.stderr and "cannot use sudo" in res.stderr
+    assert_hosts_as_found(lab)
+
+
+def _session_sshd(lab_dir: Path, host: str) -> list[int]:
+    """The sshd processes of one lab host but its listener: its open sessions."""
+    state = json.loads((lab_dir / "lab.json").read_text())
+    listener = next(s["pid"] for s in state["sshd"] if s["host"] == host)
+    ns = f"{PREFIX}lab-{host}"
+    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+    return [int(p) for p in pids if int(p) != listener
+            and Path(f"/proc/{p}/comm").read_text().strip() == "sshd"]
+
+
+def _start_run(lab, tmp_path, reps: int):
+    return subprocess.Popen([sys.executable, "-m", "itb.cli", "run", str(TWO_PAIRS),
+                             "--inventory", str(lab["inventory"]), "--out",
+                             str(tmp_path / "run"), "--repeat", str(reps)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=lab["env"])
+
+
+def _wait_for(proc, text: str, timeout: float = 120) -> str:
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line and proc.poll() is not None:
+            break
+        seen += line
+        if text in line:
+            return seen
+    raise AssertionError(f"{text!r} not seen: {seen[-2000:]}")
+
+
+def test_killing_a_hosts_sshd_fails_only_that_repetition(lab, tmp_path):
+    proc = _start_run(lab, tmp_path, 3)
+    try:
+        _wait_for(proc, "execution 2/3")
+        time.sleep(0.5)
+        victims = _session_sshd(lab["dir"] / "lab", "h3")
+        assert victims
+        for p in victims:
+            os.kill(p, signal.SIGKILL)
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    meta = _meta(tmp_path)
+    assert meta["repetition_status"] == ["ok", "failed", "ok"], out
+    rep2 = json.loads((tmp_path / "run" / "rep-002" / "result.json").read_text())
+    assert "host h3" in rep2["reason"] and rep2["environment"]
+    assert proc.returncode == 1
+    assert_hosts_as_found(lab)
+
+
+def test_after_sigkill_of_the_engine_clean_inventory_restores_every_host(lab, tmp_path):
+    proc = _start_run(lab, tmp_path, 1)
+    try:
+        _wait_for(proc, "execution 1/1")
+        time.sleep(1.0)
+        changed = _host_snapshot(lab["dir"] / "lab")
+        assert changed != lab["before"]  # sysctls, qdiscs, ITB's directories: in use
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    res = itb("clean", "--inventory", str(lab["inventory"]), env=lab["env"])
+    assert res.returncode == 0, res.stderr
+    assert "restored 5 host(s)" in res.stdout
+    assert_hosts_as_found(lab)
+    res = itb("clean", "--inventory", str(lab["inventory"]), env=lab["env"])
+    assert res.returncode == 0 and "nothing of ITB" in res.stdout
