@@ -15,9 +15,9 @@ BPF_STAMP := $(BPF_OUT)/.built
 # linkem and flow come from one cargo build; the stamp says it ran.
 NATIVE_STAMP := native/target/release/.built
 
-.PHONY: setup system-deps python native bpf calibrate quick test unit integration native-test bench clean
+.PHONY: setup system-deps python native bpf enoslib calibrate quick test unit integration native-test bench clean
 
-setup: system-deps python native bpf
+setup: system-deps python native bpf enoslib
 
 system-deps:
 	@missing=""; for t in ip:iproute2 ping:iputils-ping iperf3:iperf3 ethtool:ethtool sysctl:procps chromium:chromium \
@@ -36,6 +36,17 @@ $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+# EnOSlib (reservations on Grid'5000, Chameleon, Vagrant, static inventories) pins rich 12,
+# which ITB's CLI cannot share: it gets an environment of its own, which ITB calls
+# (src/itb/backends/ssh/enos_helper.py).
+ENOS_VENV := .venv-enoslib
+enoslib: $(ENOS_VENV)/.installed
+$(ENOS_VENV)/.installed:
+	python3 -m venv $(ENOS_VENV)
+	$(ENOS_VENV)/bin/pip install -q --upgrade pip
+	$(ENOS_VENV)/bin/pip install -q 'enoslib>=10,<11'
 	touch $@
 
 # The UDT endpoint (C++ on Debian's libudt, UDT4): profile pursuit with UDT.

@@ -21,12 +21,16 @@ DIR = typer.Option(Path("runs/lab"), "--dir", help="Where the lab keeps its keys
 @lab_app.command("up")
 def up(hosts: int = typer.Option(8, "--hosts", min=2, help="End hosts (the first half left, "
                                  "the rest right); an emulator host comes on top."),
-       d: Path = DIR) -> None:
+       d: Path = DIR,
+       control_net: str = typer.Option("198.19.1", "--control-net", help="The /24 (three "
+                                       "octets) of the control veths between this machine "
+                                       "and the lab's sshd servers; another lab needs "
+                                       "another.")) -> None:
     """Start the lab and write its inventory (printed): pass it as --inventory to
     `itb run`, `itb bench`, `itb calibrate` and `itb clean`."""
     from itb.backends.ssh import lab
 
-    path = lab.up(hosts, d, progress)
+    path = lab.up(hosts, d, progress, control_net)
     out.print(path.read_text(), markup=False, highlight=False)
     out.print(f"lab up: {hosts} end host(s) + emulator host; inventory: {path}")
 

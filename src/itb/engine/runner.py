@@ -89,7 +89,38 @@ def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
     """Runs the scenario under the prefix's lock (`Busy`, nothing touched, when another
     command holds it)."""
     with owner.exclusive(f"itb run into {opts.out}"):
-        return _run(sc, opts, say, tick)
+        inv = opts.inventory
+        if inv is None or inv.provider is None:
+            return _run(sc, opts, say, tick)
+        return _reserved(sc, opts, say, tick)
+
+
+def _reserved(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
+    """The run on hosts reserved through EnOSlib, released at the end whatever happens
+    (failure, Ctrl-C, SIGTERM: during the reservation they interrupt it, then release)."""
+    from dataclasses import replace
+
+    from itb.backends.ssh import enos
+
+    inv = opts.inventory
+    enos.validate(inv)  # the configuration against EnOSlib's schema, before reserving
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    main = threading.current_thread() is threading.main_thread()
+    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS[1:]} if main else {}
+    try:
+        for sig in previous:
+            signal.signal(sig, interrupt)
+        try:
+            reserved = enos.reserve(inv, say)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+        return _run(sc, replace(opts, inventory=reserved), say, tick)
+    finally:
+        enos.release(inv, say)
 
 
 def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
@@ -116,7 +147,9 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
     if opts.inventory is not None:
         meta["inventory"] = {"source": opts.inventory.source,
                              "placement": getattr(tb, "tb").placement.hosts,
-                             "emulator": getattr(tb, "tb").placement.emulator}
+                             "emulator": getattr(tb, "tb").placement.emulator,
+                             "provider": (opts.inventory.provider.kind
+                                          if opts.inventory.provider else None)}
     stage = Stages(meta, say)
     stop = threading.Event()
     result = RunResult(run_dir, "incomplete")

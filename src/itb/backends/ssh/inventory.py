@@ -89,7 +89,10 @@ class Provider(_Strict):
     """A reservation through EnOSlib (itb.backends.ssh.enos)."""
 
     kind: Literal["static", "g5k", "chameleon", "vagrant"]
-    config: dict = {}
+    config: dict = {}  # EnOSlib's configuration of that provider (+ data_networks)
+    # freshly reserved machines have keys nobody has seen: accept them (said, never a
+    # key that differs from a recorded one); false: they must be in known_hosts already
+    accept_new_host_keys: bool = False
 
 
 class Inventory(_Strict):

@@ -46,6 +46,7 @@ class LabHost:
     index: int  # 0: the emulator host
     name: str
     role: str
+    net: str = CONTROL_NET  # the control /24 (first three octets)
 
     @property
     def ns(self) -> str:
@@ -57,11 +58,11 @@ class LabHost:
 
     @property
     def control_ip(self) -> str:
-        return f"{CONTROL_NET}.{4 * self.index + 2}"
+        return f"{self.net}.{4 * self.index + 2}"
 
     @property
     def root_ip(self) -> str:
-        return f"{CONTROL_NET}.{4 * self.index + 1}"
+        return f"{self.net}.{4 * self.index + 1}"
 
 
 def default_dir() -> Path:
@@ -72,11 +73,16 @@ def switch_ns() -> str:
     return f"{naming.prefix()}lab-sw"
 
 
-def hosts_for(n: int) -> list[LabHost]:
+def hosts_for(n: int, net: str = CONTROL_NET) -> list[LabHost]:
     left = (n + 1) // 2
-    out = [LabHost(0, "em", "emulator")]
-    out += [LabHost(i, f"h{i}", "left" if i <= left else "right") for i in range(1, n + 1)]
+    out = [LabHost(0, "em", "emulator", net)]
+    out += [LabHost(i, f"h{i}", "left" if i <= left else "right", net) for i in range(1, n + 1)]
     return out
+
+
+def _control_net_in_use(net: str) -> bool:
+    res = subprocess.run(["ip", "-o", "-4", "addr", "show"], capture_output=True, text=True)
+    return any(f" {net}." in line for line in res.stdout.splitlines())
 
 
 def state_path(d: Path) -> Path:
@@ -111,8 +117,10 @@ def _ip(*argv: str) -> None:
         raise BackendError(f"ip {' '.join(argv)}: {res.stderr.strip()}")
 
 
-def up(n: int = 8, d: Path | None = None, progress: Progress = lambda s: None) -> Path:
-    """Builds the lab; returns the inventory's path. Refused if one is up in `d`."""
+def up(n: int = 8, d: Path | None = None, progress: Progress = lambda s: None,
+       control_net: str = CONTROL_NET) -> Path:
+    """Builds the lab; returns the inventory's path. Refused if one is up in `d`, or
+    when its control network's addresses are already in use on this machine."""
     d = (d or default_dir()).resolve()
     if os.geteuid() != 0:
         raise PreflightError("the lab needs root (network namespaces)")
@@ -121,7 +129,15 @@ def up(n: int = 8, d: Path | None = None, progress: Progress = lambda s: None) -
     sshd = sshd_binary()
     if read_state(d):
         raise BackendError(f"a lab is already up ({state_path(d)}): `itb lab down` first")
-    hosts = hosts_for(n)
+    parts = control_net.split(".")
+    if len(parts) != 3 or not all(p.isdigit() and int(p) < 256 for p in parts):
+        raise PreflightError(f"--control-net {control_net!r}: the first three octets of a /24, "
+                             "e.g. 198.19.1")
+    if _control_net_in_use(control_net):
+        raise BackendError(f"addresses of {control_net}.0/24 are already in use on this machine "
+                           "(another lab is up?): nothing was created; take it down with its "
+                           "ITB_PREFIX and --dir, or choose another --control-net")
+    hosts = hosts_for(n, control_net)
     foreign = [ns for ns in [switch_ns(), *(h.ns for h in hosts)] if procs.ns_inode(ns)]
     if foreign:
         raise BackendError(f"namespace(s) {', '.join(foreign)} exist but are not this lab's: "
@@ -153,7 +169,8 @@ def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Prog
     user_key.write_private_key(str(key_path))
     key_path.chmod(0o600)
     (d / "authorized_keys").write_bytes(user_key.export_public_key())
-    state["files"] += ["id_ed25519", "authorized_keys", "known_hosts", "inventory.toml"]
+    state["files"] += ["id_ed25519", "authorized_keys", "known_hosts", "inventory.toml",
+                       "enoslib-static.toml"]
     _write_state(d, state)
     known = []
     for h in hosts:
@@ -178,6 +195,7 @@ def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Prog
         _wait_listening(h)
     inventory = _inventory(d, hosts)
     (d / "inventory.toml").write_text(inventory)
+    (d / "enoslib-static.toml").write_text(_static_provider(d, hosts))
 
 
 def _wire(host_ns: str, ifname: str, port: str, bridge: str) -> None:
@@ -252,6 +270,29 @@ def _inventory(d: Path, hosts: list[LabHost]) -> str:
         data["host"].append(entry)
     return ("# Written by `itb lab up`: hosts are network namespaces of this machine, each\n"
             "# with its own sshd; see docs/ssh.md.\n" + tomli_w.dumps(data))
+
+
+def _static_provider(d: Path, hosts: list[LabHost]) -> str:
+    """The same hosts as an EnOSlib static-provider configuration: ITB reserves them
+    through EnOSlib (a static reservation only lists them) and releases them after."""
+    machines = []
+    for h in hosts:
+        extra: dict = {"remote_dir": str(d / h.name / "fs")}
+        if h.role == "emulator":
+            extra["emulator_ifaces"] = ["ea", "eb"]
+        else:
+            extra |= {"data_iface": "eth1", "data_addr": f"{DATA_NET}.{h.index}/24"}
+        machines.append({"roles": [h.role], "address": h.control_ip, "alias": h.name,
+                         "user": "root", "keyfile": str(d / "id_ed25519"), "port": 22,
+                         "extra": extra})
+    data = {"ssh": {"known_hosts": str(d / "known_hosts"), "key": str(d / "id_ed25519")},
+            "provider": {"kind": "static", "config": {"resources": {
+                "machines": machines,
+                "networks": [{"roles": ["data"], "cidr": f"{DATA_NET}.0/24",
+                              "start": f"{DATA_NET}.1", "end": f"{DATA_NET}.{MAX_HOSTS}",
+                              "gateway": f"{DATA_NET}.254", "dns": f"{DATA_NET}.254"}]}}}}
+    return ("# Written by `itb lab up`: the lab's hosts through EnOSlib's static provider\n"
+            "# (docs/enoslib.md).\n" + tomli_w.dumps(data))
 
 
 def down(d: Path | None = None, progress: Progress = lambda s: None) -> list[str]:

@@ -345,7 +345,16 @@ def restore(r: Remote) -> dict:
 
 def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> list[dict]:
     """`itb clean --inventory`: every host that answers restored (refused for a host a
-    live run of this machine still uses, unless `force`); unreachable hosts are named."""
+    live run of this machine still uses, unless `force`); unreachable hosts are named.
+    An inventory with a [provider]: its hosts are found again through EnOSlib (a
+    reservation of the same name is reused), restored, and the reservation released."""
+    if inv.provider is not None and not inv.host:
+        from itb.backends.ssh import enos
+
+        try:
+            return clean(enos.reserve(inv, say), force, say)
+        finally:
+            enos.release(inv, say)
     results, unreachable, busy = [], [], []
     for h in inv.host:
         try:
