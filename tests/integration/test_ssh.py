@@ -267,3 +267,17 @@ def test_after_sigkill_of_the_engine_clean_inventory_restores_every_host(lab, tm
     assert_hosts_as_found(lab)
     res = itb("clean", "--inventory", str(lab["inventory"]), env=lab["env"])
     assert res.returncode == 0 and "nothing of ITB" in res.stdout
+
+
+@pytest.mark.skipif(not (REPO / ".venv-enoslib" / "bin" / "python").exists(),
+                    reason="EnOSlib's environment not built (make enoslib)")
+def test_enoslib_static_provider_reserves_runs_and_releases(lab, tmp_path):
+    inv = lab["dir"] / "lab" / "enoslib-static.toml"
+    res = _run(lab, tmp_path, inventory=inv)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "reserving through EnOSlib (static)" in res.stderr
+    assert "releasing the EnOSlib (static) reservation" in res.stderr
+    meta = _meta(tmp_path)
+    assert meta["inventory"]["provider"] == "static" and meta["status"] == "complete"
+    assert set(meta["inventory"]["placement"].values()) == {"h1", "h2", "h3", "h4"}
+    assert_hosts_as_found(lab)

@@ -75,9 +75,7 @@ def check(file: Path = FILE) -> None:
         for name, r in sorted(remotes.items()):
             h = inv.get(name)
             progress(f"checking {name}")
-            for tool in testbed.NEEDED:
-                if r.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False).returncode:
-                    raise testbed.PreflightError(f"host {name}: {tool!r} not found there")
+            testbed.missing_tools(r)
             iface = h.data_iface or (h.emulator_ifaces or (None,))[0]
             f = host_facts(r, iface)
             nic = f.get("nic", {})

@@ -116,12 +116,15 @@ class RemoteTestbed:
 
     def facts(self) -> dict:
         """Each host's CPU, kernel and NIC (its data interface; the emulator's first)."""
-        out = {}
-        for name, r in sorted(self.tb.remotes.items()):
+        from itb.backends.ssh.testbed import parallel
+
+        def one(item):
+            name, r = item
             h = self.inv.get(name)
-            out[name] = {"role": h.role,
-                         **host_facts(r, h.data_iface or (h.emulator_ifaces or (None,))[0])}
-        return out
+            return name, {"role": h.role,
+                          **host_facts(r, h.data_iface or (h.emulator_ifaces or (None,))[0])}
+
+        return dict(parallel(one, sorted(self.tb.remotes.items())))
 
     def prepare(self, rep_dir: Path) -> None:
         self.tb.prepare(rep_dir)

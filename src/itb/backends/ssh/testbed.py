@@ -88,6 +88,16 @@ def connect(inv: Inventory, names: list[str] | None = None) -> dict[str, Remote]
     return remotes
 
 
+def missing_tools(r: Remote, tools=NEEDED) -> None:
+    """PreflightError naming the programs ITB needs that the host lacks (one command)."""
+    res = r.run(["sh", "-c", 'for t; do command -v "$t" >/dev/null || echo "$t"; done',
+                 "sh", *tools], check=False)
+    missing = res.stdout.split()
+    if missing:
+        raise PreflightError(f"host {r.name}: {', '.join(missing)} not found there "
+                             "(ITB needs them on every host)")
+
+
 def _needs_sudo(c: Connection) -> bool:
     uid = c.run(["id", "-u"], check=False).stdout.strip()
     if uid == "0":
@@ -129,9 +139,7 @@ class SshTestbed:
 
     def _check(self, r: Remote, kernel_ccs: list[str]) -> None:
         h = self.inv.get(r.name)
-        for tool in NEEDED:
-            if r.run(["sh", "-c", 'command -v "$1"', "sh", tool], check=False).returncode != 0:
-                raise PreflightError(f"host {r.name}: {tool!r} not found there")
+        missing_tools(r)
         state = r.conn.read_text(f"{r.dir}/{STATE_FILE}")
         if state is not None and _json(state).get("engine") == engine_id():
             restore(r)  # this run's own, left when the host stopped answering: undo first
@@ -296,12 +304,15 @@ class SshTestbed:
             shutil.rmtree(em.log_dir, ignore_errors=True)
         self.emulators.clear()
         failed = []
-        for r in self.remotes.values():
+
+        def one(r: Remote) -> None:
             try:
                 restore(r)
             except (HostUnreachable, CommandFailed) as e:
                 failed.append(f"{r.name}: {e}")
             r.conn.close()
+
+        parallel(one, list(self.remotes.values()))
         return failed
 
 

@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""SSH backend vs local backend on the same scenario, in one invocation: the NXE
+fair-share scenario (four 50 MB transfers into a 100 Mbit/s, 20 ms bottleneck) run N
+times on the lab (`itb lab up`: one sshd per namespace, the engine over real SSH) and
+N times on the local testbed; prints each one's mean completion time, the local
+backend's 95 % interval, the fluid model's fair-share ideal, exact volumes and the
+SSH run's measured start skew (p99).
+
+Run as root from the repository: `.venv/bin/python bench/ssh_vs_local.py [--repeat N]
+[--scenario FILE] [--keep DIR]`. It brings a lab up under ITB_PREFIX=benchssh (control
+network --control-net, default 198.19.9) and down again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+from scipy import stats
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def itb(*args: str, env: dict) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "itb.cli", *args], env=env, text=True,
+                          capture_output=True)
+
+
+def figures(run: Path) -> dict:
+    tr = pd.read_parquet(run / "transfers.parquet")
+    fwd = tr[tr["kind"] == "transfer"]
+    metrics = json.loads((run / "metrics.json").read_text())
+    meta = json.loads((run / "meta.json").read_text())
+    ct = fwd["completion_s"].dropna()
+    n = len(ct)
+    half = (stats.t.ppf(0.975, n - 1) * ct.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
+    ideal = _ideal(metrics)
+    return {"transfers": int(len(fwd)), "completed": int(n),
+            "exact_volumes": bool((fwd["bytes"] == fwd["bytes_expected"]).all()),
+            "mean_s": float(ct.mean()), "ci95_half_s": float(half), "ideal_s": ideal,
+            "vs_ideal_pct": 100 * (ct.mean() - ideal) / ideal if ideal else None,
+            "skew": meta.get("dispatch", {}).get("start_skew", {})}
+
+
+def _ideal(metrics: dict) -> float | None:
+    """The fair-share ideal mean completion time, wherever metrics.json holds it."""
+    stack = [metrics]
+    while stack:
+        d = stack.pop()
+        if isinstance(d, dict):
+            for k, v in d.items():
+                if k in ("ideal_mean_s", "fair_share_ideal_mean_s") and isinstance(v, (int, float)):
+                    return float(v)
+                stack.append(v)
+        elif isinstance(d, list):
+            stack.extend(d)
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--scenario", default=str(REPO / "scenarios/nxe/fair-share-4x50M.toml"))
+    ap.add_argument("--control-net", default="198.19.9")
+    ap.add_argument("--keep", help="keep the run directories here")
+    a = ap.parse_args()
+    work = Path(a.keep or tempfile.mkdtemp(prefix="itb-ssh-bench-"))
+    env = {**os.environ, "ITB_PREFIX": "benchssh"}
+    lab = work / "lab"
+    up = itb("lab", "up", "--dir", str(lab), "--control-net", a.control_net, env=env)
+    if up.returncode:
+        print(up.stderr, file=sys.stderr)
+        return 1
+    try:
+        ssh = itb("run", a.scenario, "--repeat", str(a.repeat), "--out", str(work / "ssh"),
+                  "--inventory", str(lab / "inventory.toml"), env=env)
+    finally:
+        itb("lab", "down", "--dir", str(lab), env=env)
+    local = itb("run", a.scenario, "--repeat", str(a.repeat), "--out", str(work / "local"), env=env)
+    for name, res in (("ssh", ssh), ("local", local)):
+        if res.returncode:
+            print(f"{name} run failed:\n{res.stdout[-2000:]}{res.stderr[-2000:]}", file=sys.stderr)
+            return 1
+    s, lo = figures(work / "ssh"), figures(work / "local")
+    inside = abs(s["mean_s"] - lo["mean_s"]) <= lo["ci95_half_s"]
+    print(f"scenario {a.scenario}, {a.repeat} repetitions each")
+    for name, f in (("ssh  ", s), ("local", lo)):
+        print(f"{name}: {f['completed']}/{f['transfers']} transfers completed, exact volumes "
+              f"{f['exact_volumes']}, mean completion {f['mean_s']:.3f} s "
+              f"(95 % interval ± {f['ci95_half_s']:.3f} s), fair-share ideal "
+              f"{f['ideal_s']} s → {f['vs_ideal_pct']:+.1f} %")
+    sk = s["skew"]
+    print(f"ssh start skew over {sk.get('events')} events: p50 {sk.get('p50_ms', 0):.3f} ms, "
+          f"p99 {sk.get('p99_ms', 0):.3f} ms, max {sk.get('max_ms', 0):.3f} ms "
+          f"(clock offset uncertainty ≤ {sk.get('clock_uncertainty_max_ms', 0):.3f} ms)")
+    print(f"ssh mean within the local 95 % interval: {inside} "
+          f"(difference {s['mean_s'] - lo['mean_s']:+.3f} s)")
+    print(f"run directories: {work}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
