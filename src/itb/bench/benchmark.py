@@ -29,13 +29,18 @@ class BenchArgs:
     spacing_s: float
     scale: Scale
     pa_messages: int = apps.PA_MESSAGES
+    inventory: object = None  # an SSH testbed's inventory (None: the local testbed)
 
     def key(self) -> dict:
-        """What identifies a benchmark: the same key resumes the same directory."""
-        return {"apps": list(self.apps), "classes": [c.name for c in self.classes],
-                "ccs": list(self.ccs), "repeat": self.repeat, "seed": self.seed,
-                "spacing_s": self.spacing_s, "scale": self.scale.to_json(),
-                "pa_messages": self.pa_messages}
+        """What identifies a benchmark: the same key resumes the same directory (a
+        benchmark on an SSH testbed is another one than the local testbed's)."""
+        key = {"apps": list(self.apps), "classes": [c.name for c in self.classes],
+               "ccs": list(self.ccs), "repeat": self.repeat, "seed": self.seed,
+               "spacing_s": self.spacing_s, "scale": self.scale.to_json(),
+               "pa_messages": self.pa_messages}
+        if self.inventory is not None:
+            key["inventory"] = self.inventory.source
+        return key
 
 
 @dataclass
@@ -63,7 +68,9 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep:
         cells.append(SweepCell(cell.name, g.doc, {
             "app": cell.app, "variant": cell.variant, "class": cell.cls.name, "cc": cell.cc,
             "realisation": g.realisation}))
-    return Sweep(out, "bench", args.key(), cells, args.repeat, args.seed)
+    sweep = Sweep(out, "bench", args.key(), cells, args.repeat, args.seed)
+    sweep.inventory = args.inventory
+    return sweep
 
 
 def run_bench(args: BenchArgs, out: Path, say: Say = print, tick: Say = lambda s: None) -> BenchResult:

@@ -73,6 +73,7 @@ class Sweep:
         self.index = out / f"{kind}.json"
         self.state: dict = {}
         self.signal: int | None = None  # set when a run was stopped by a signal
+        self.inventory = None  # an SSH testbed's inventory for every run (None: local)
 
     def scenario(self, name: str) -> Path:
         return self.out / "scenarios" / f"{name}.toml"
@@ -132,7 +133,7 @@ class Sweep:
             run_dir = self.run_dir(name)
             opts = runner.RunOptions(out=run_dir, repetitions=r,
                                      resume=(run_dir / "meta.json").exists(),
-                                     analyse=analyse_run)
+                                     analyse=analyse_run, inventory=self.inventory)
             try:
                 res = runner.run(load_scenario(self.scenario(name)), opts, say=lambda m: None,
                                  tick=tick)

@@ -9,19 +9,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 from itb import cc
-from itb.backends import local, owner, procs
-from itb.backends.host import NetnsHost
+from itb.backends import owner
 from itb.calibration import inventory as inv
-from itb.calibration import probes, udpmtu, udprate
+from itb.calibration import probes, udpmtu, udprate, where
 from itb.calibration.path import PathSpec, default_pair, path_spec
 from itb.calibration.verdict import Check, at_least, at_most, relative
-from itb.emulation import monitor, naming
+from itb.emulation import monitor
 from itb.scenario.model import Topology
 from itb.scenario.paths import path_links
 
@@ -73,8 +71,13 @@ class Calibration:
 
 
 def calibrate(topo: Topology, opts: Options = Options(),
-              progress: Callable[[str], None] = lambda m: None) -> Calibration:
+              progress: Callable[[str], None] = lambda m: None,
+              inventory=None) -> Calibration:
+    """On the local testbed, or (`inventory`) on an SSH testbed: there the hosts' own
+    kernels must have the congestion control (checked in preflight)."""
     with owner.exclusive("itb calibrate"):
+        if inventory is not None:
+            return _calibrate(topo, opts, opts.cc, progress, inventory)
         kernel_cc = cc.ensure([opts.cc], progress=progress)
         try:
             return _calibrate(topo, opts, kernel_cc[0].kernel_name, progress)
@@ -82,37 +85,48 @@ def calibrate(topo: Topology, opts: Options = Options(),
             cc.release(kernel_cc, progress=progress)
 
 
-def _calibrate(topo: Topology, opts: Options, kernel_cc: str, progress) -> Calibration:
+def _calibrate(topo: Topology, opts: Options, kernel_cc: str, progress,
+               inventory=None) -> Calibration:
     src_name, dst_name = default_pair(topo)
     spec = path_spec(topo, src_name, dst_name)
-    state = local.up(topo, progress)
+    bed = (where.LocalBed(topo, progress) if inventory is None else
+           where.SshBed(inventory, topo, kernel_cc, progress))
     cal = Calibration(
         testbed={"name": topo.name, "hash": topo.content_hash(), "source": topo.source},
         path={"src": src_name, "dst": dst_name, "rtt_ms": spec.rtt_us / 1000,
               "rate_bps": spec.rate_bps, "loss": spec.loss,
               "queue_delay_ms": None if spec.queue_delay_us is None else spec.queue_delay_us / 1000,
               "bdp_bytes": spec.bdp_bytes})
+    if not bed.local:
+        cal.testbed["inventory"] = inventory.source
+        cal.testbed["placement"] = bed.tb.placement.hosts
     try:
-        _measure(cal, topo, state, spec, opts, kernel_cc, progress)
+        _measure(cal, bed, spec, opts, kernel_cc, progress)
     finally:
         progress("tearing the testbed down")
-        stats = local.down()
+        stats = bed.down()
     _judge_emulator(cal, spec, stats)
     return cal
 
 
-def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts: Options,
-             kernel_cc: str, progress) -> None:
-    src, dst = local.host(state, spec.src), local.host(state, spec.dst)
+def _fresh(em, bed) -> None:
+    """A remote emulator's log, copied here once the rows just measured are written."""
+    if em is not None and not bed.local:
+        time.sleep(LOG_SETTLE_NS / 1e9 + 0.3)
+        em.sync_logs()
+
+
+def _measure(cal: Calibration, bed, spec: PathSpec, opts: Options, kernel_cc: str,
+             progress) -> None:
+    topo = bed.topology  # on an SSH testbed: the hosts' real addresses
+    src, dst = bed.host(spec.src), bed.host(spec.dst)
     addr = topo.address(spec.dst)
-    em = next((e for e in local.emulators_of(state)
-               if spec.bottleneck and e.link == spec.bottleneck.name), None)
+    em = bed.emulator(spec.bottleneck.name) if spec.bottleneck else None
     direction = spec.direction
-    src_if = next(ep.ifname for lk in topo.links for ep in (lk.a, lk.b) if ep.node == spec.src)
-    dst_if = next(ep.ifname for lk in topo.links for ep in (lk.a, lk.b) if ep.node == spec.dst)
-    others = [NetnsHost(n, naming.node_ns(n)) for n in (spec.dst,)]
-    cal.inventory = inv.inventory(src, others, src_if)
+    src_if, dst_if = bed.ifname(spec.src), bed.ifname(spec.dst)
+    cal.inventory = inv.inventory(src, [dst], src_if, bed.local)
     _check_buffers(cal, spec)
+    off = em.clock_offset_ns if em else 0  # the emulator dates its rows on its own clock
 
     began = time.monotonic_ns()
     progress("idle RTT")
@@ -127,9 +141,9 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
     omit = max(2, int(spec.rtt_us * 30 / 1e6) + 1)  # slow start and buffer autotuning ramp
     progress(f"one bulk TCP flow ({opts.cc}) for {opts.tcp_seconds:g} s (+{omit} s ramp)")
     bg = probes.BackgroundPing(src, addr)
-    cpu0, t0 = (procs.cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
+    cpu0, t0 = (em.cpu_seconds() if em else 0.0), time.monotonic_ns()
     tcp = iperf.run(["-C", kernel_cc], opts.tcp_seconds, omit)
-    t1, cpu1 = time.monotonic_ns(), (procs.cpu_seconds(em.pid) if em else 0.0)
+    t1, cpu1 = time.monotonic_ns(), (em.cpu_seconds() if em else 0.0)
     loaded = bg.stop()
     goodput = tcp["end"]["sum_received"]["bits_per_second"]
     retrans = tcp["end"]["sum_sent"].get("retransmits")
@@ -150,6 +164,8 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
         cal.checks.append(Check("TCP goodput, 1 flow (unlimited path)", None, goodput / 1e6,
                                 "Mbit/s", None, f"{opts.cc}, {retrans} retransmissions"))
     if em and spec.rate_bps:
+        _fresh(em, bed)
+        t0, t1 = t0 + off, t1 + off
         lo = t0 + int(omit * 1e9)
         rows = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1), lo, t1)
         peak = max(monitor.windowed_rates_bps(rows, 100_000_000), default=0.0)
@@ -168,25 +184,29 @@ def _measure(cal: Calibration, topo: Topology, state: dict, spec: PathSpec, opts
                                       f"median under load {probes.median(loaded):.2f} ms"))
 
     if spec.rate_bps:
-        _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress)
-        _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress)
+        _udp_rate(cal, bed, src, dst, addr, em, direction, spec, opts, progress)
+        if bed.local:
+            _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress)
+        else:
+            cal.warnings.append("the MTU-size UDP test (the receiver's interface counters, "
+                                "the emulator's threads) runs on the local testbed only")
     if spec.loss > 0:
         _loss(cal, iperf, spec, opts, progress)
     if em:
-        _log_whole(cal, em, began)
+        _fresh(em, bed)
+        _log_whole(cal, em, began + off, off)
 
 
-def _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress) -> None:
+def _udp_rate(cal, bed, src, dst, addr, em, direction, spec, opts, progress) -> None:
     """Constant-rate UDP at 1.2 × C: what reaches the receiver (steady part, in frames)."""
     offered = spec.rate_bps * 1.2 * UDP_PAYLOAD / (UDP_PAYLOAD + FRAME_OVERHEAD)  # payload
     progress(f"UDP at 1.2 × the rate ({1.2 * spec.rate_bps / 1e6:.0f} Mbit/s of frames) "
              f"for {opts.udp_seconds:g} s")
-    module = [sys.executable, "-m", "itb.calibration.udprate"]
-    sink = dst.spawn([*module, "recv", str(UDP_PORT), str(opts.udp_seconds + 3)],
+    sink = dst.spawn([*bed.udprate(spec.dst), "recv", str(UDP_PORT), str(opts.udp_seconds + 3)],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        time.sleep(0.3)  # the sink binds
-        sent = json.loads(src.run([*module, "send", addr, str(UDP_PORT), str(offered),
+        time.sleep(0.3 if bed.local else 1.0)  # the sink binds
+        sent = json.loads(src.run([*bed.udprate(spec.src), "send", addr, str(UDP_PORT), str(offered),
                                    str(opts.udp_seconds), str(UDP_PAYLOAD)],
                                   timeout=opts.udp_seconds + 30).stdout)
         got = json.loads(sink.communicate(timeout=opts.udp_seconds + 30)[0])
@@ -194,6 +214,11 @@ def _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress) -> None:
         if sink.poll() is None:
             sink.kill()
             sink.wait()
+    # Every date on this machine's clock (the sender's and the receiver's are their own)
+    o_src, o_dst = bed.offset(spec.src), bed.offset(spec.dst)
+    sent["start_ns"] -= o_src
+    sent["end_ns"] -= o_src
+    got["samples"] = [[t - o_dst, b] for t, b in got["samples"]]
     # Steady part: 1 s after the start (the queue fills) until 0.3 s before the end.
     t0, t1 = sent["start_ns"] + 1_000_000_000, sent["end_ns"] - 300_000_000
     payload_bps = udprate.rate_between(got["samples"], t0, t1)
@@ -206,6 +231,8 @@ def _udp_rate(cal, src, dst, addr, em, direction, spec, opts, progress) -> None:
             f"offered {offered_bps * (UDP_PAYLOAD + FRAME_OVERHEAD) / UDP_PAYLOAD / 1e6:.1f} "
             "Mbit/s of frames"))
     if em:
+        _fresh(em, bed)
+        t0, t1 = t0 + em.clock_offset_ns, t1 + em.clock_offset_ns
         window = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1), t0, t1)
         rows = monitor.busy_span(window)
         if rows:
@@ -239,11 +266,11 @@ def _gap_text(gaps: list[monitor.Gap], zero_ns: int, origin: str = " after the w
             f"{g.describe(zero_ns, origin)}{more}")
 
 
-def _log_whole(cal: Calibration, em, t0_ns: int) -> None:
+def _log_whole(cal: Calibration, em, t0_ns: int, off: int = 0) -> None:
     """A failed check when the emulator's log lost rows between t0_ns and now, in
     either direction: every figure read from it meanwhile (the MTU-size UDP test's
-    departures too) may be off."""
-    hi = time.monotonic_ns() - LOG_SETTLE_NS  # rows are written ~0.2 s after their interval
+    departures too) may be off. Dates on the emulator's clock (`off`: its offset)."""
+    hi = time.monotonic_ns() + off - LOG_SETTLE_NS  # rows are written ~0.2 s after their interval
     time.sleep(LOG_SETTLE_NS / 1e9)
     gaps = [g for d in ("ab", "ba") for g in monitor.window_gaps(em.log_dir, d, t0_ns, hi)]
     if gaps:

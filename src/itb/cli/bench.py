@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from itb.cli.common import app, out, err, parse_ccs, parse_capacity, csv_option, ticker
+from itb.cli.common import (app, out, err, parse_ccs, parse_capacity, csv_option, ticker,
+                            INVENTORY, load_inventory)
 
 
 QUICK = {"apps": "BU,PA", "classes": "B,F", "ccs": "cubic,reno,bbr", "repeat": 2,
@@ -51,7 +52,8 @@ def bench_cmd(
                                         help="PA: round trips of 1 MB messages (the "
                                         "documents' 200; fewer for a short check)."),
         seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order and of "
-                                 "every random draw.")) -> None:
+                                 "every random draw."),
+        inventory: Optional[Path] = INVENTORY) -> None:
     """Run the ITB benchmark: application × class × protocol, repeated, then print the
     table and write the report.
 
@@ -81,7 +83,7 @@ def bench_cmd(
                     mode=scaling.lower())
     args = BenchArgs(tuple(app_list), tuple(parse_classes(classes or q.get("classes") or "A-L")),
                      tuple(cc_list), repeat or q.get("repeat") or 3, seed, spacing, sc,
-                     pa_messages)
+                     pa_messages, load_inventory(inventory))
     target = out_dir or default_dir("bench", args.key())
     err.print(f"benchmark directory: {target}")
     tick = ticker()

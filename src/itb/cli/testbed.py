@@ -138,7 +138,11 @@ def calibrate(file: Optional[Path] = FILE_ARG,
               pairs: Optional[int] = PAIRS, rate: Optional[str] = RATE,
               access_rate: Optional[str] = ACCESS, rtt: Optional[str] = RTT,
               loss: Optional[str] = LOSS, buffer: Optional[str] = BUFFER,
-              mtu: Optional[int] = MTU) -> None:
+              mtu: Optional[int] = MTU,
+              inventory: Optional[Path] = typer.Option(
+                  None, "--inventory", help="Calibrate the SSH testbed of this inventory "
+                  "(docs/ssh.md): the same checks between its hosts, through its emulator "
+                  "host (the MTU-size UDP test runs locally only).")) -> None:
     """Build the testbed, measure it against its configuration, tear it down.
 
     Idle RTT and RTT under load, bottleneck rate with one TCP flow and with UDP at
@@ -149,8 +153,14 @@ def calibrate(file: Optional[Path] = FILE_ARG,
     from itb.calibration.run import calibrate as run_calibration
 
     topo = load_testbed_file(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
+    from itb.cli.common import load_inventory
+
+    inv = load_inventory(inventory)
+    if inv is not None and inv.provider is not None:
+        raise typer.BadParameter("calibrating an EnOSlib reservation is not supported yet: "
+                                 "give an inventory that lists its hosts", param_hint="--inventory")
     cal = run_calibration(topo, Options(tcp_seconds, udp_seconds, loss_packets=loss_packets, cc=cc),
-                          progress)
+                          progress, inventory=inv)
     _print_calibration(cal)
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)

@@ -328,7 +328,6 @@ def _teardown(tb, meta, stage, say) -> None:
 
 
 def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
-    exp = sc.experiment
     workers = None
     rebuilt = False
     try:

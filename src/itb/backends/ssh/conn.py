@@ -296,6 +296,25 @@ class RemoteProc:
     def poll(self) -> int | None:
         return self.returncode if self._done.is_set() else None
 
+    def communicate(self, input=None, timeout: float | None = None) -> tuple[bytes, bytes]:
+        """Everything it printed until its end (as `Popen.communicate`, bytes)."""
+        import subprocess
+        import time
+
+        deadline = None if timeout is None else time.monotonic() + timeout
+        out = []
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                line = self._lines.get(timeout=left)
+            except queue.Empty:
+                raise subprocess.TimeoutExpired("remote process", timeout) from None
+            if line is None:
+                break
+            out.append(line)
+        self._done.wait(5)
+        return b"".join(out), self.stderr.read()
+
     def wait(self, timeout: float | None = None) -> int:
         import subprocess
 

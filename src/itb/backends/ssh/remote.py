@@ -104,6 +104,7 @@ class RemoteEmulator:
         self._hello = threading.Event()
         self._synced: dict[str, int] = {}
         self._clock_replies: queue.Queue = queue.Queue()
+        self.pid: int | None = None  # linkem's, on the emulator host
         self.proc = remote.conn.process(remote.argv(remote.worker_argv()))
         threading.Thread(target=self._read, daemon=True).start()
         if not self._hello.wait(30):
@@ -133,6 +134,8 @@ class RemoteEmulator:
                 self._clock_replies.put((ev.get("seq"), ev.get("t_ns"), time.monotonic_ns()))
             elif kind == "ready":
                 self._ready.set()
+            elif kind == "dispatched":
+                self.pid = ev.get("pid")
             elif kind == "spawn_failed":
                 self._dead = f"could not start: {ev.get('reason')}"
             elif kind == "exited":
@@ -169,6 +172,13 @@ class RemoteEmulator:
     def death(self) -> str | None:
         return self._dead
 
+    def cpu_seconds(self) -> float:
+        """linkem's CPU time so far (user + system), read on the emulator host."""
+        stat = self.remote.run(["cat", f"/proc/{self.pid}/stat"]).stdout
+        fields = stat.rsplit(") ", 1)[1].split()
+        ticks = int(self.remote.run(["getconf", "CLK_TCK"]).stdout.strip() or 100)
+        return (int(fields[11]) + int(fields[12])) / ticks
+
     def sync_logs(self) -> None:
         """Bring the remote log segments that changed since the last call into the local
         mirror; segments the gathering consumed (deleted from the mirror) go remotely too."""
@@ -189,7 +199,9 @@ class RemoteEmulator:
             self.remote.conn.get(f"{self.remote_log_dir}/{name}", mirror / name)
             self._synced[name] = int(size)
 
-    def close(self) -> None:
+    def close(self) -> dict | None:
+        """Stops linkem (its worker gives it SIGTERM: it writes its statistics) and
+        returns those statistics when the host still answers."""
         try:
             self._send(op="quit")
         except BackendError:
@@ -198,3 +210,45 @@ class RemoteEmulator:
             self.proc.wait(10)
         except Exception:
             self.proc.kill()
+        try:
+            text = self.remote.conn.read_text(f"{self.remote_log_dir}/{monitor.STATS_FILE}")
+            return json.loads(text) if text else None
+        except (BackendError, ValueError):
+            return None
+
+
+def measure_clock(remote: Remote) -> C.ClockEstimate:
+    """The host's clock against this machine's, through a worker started for it."""
+    proc = remote.conn.process(remote.argv(remote.worker_argv()))
+    replies: queue.Queue = queue.Queue()
+
+    def read():
+        for raw in proc.stdout:
+            try:
+                ev = json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+            if ev.get("ev") in ("hello", "clock"):
+                replies.put((ev.get("seq"), ev.get("t_ns"), time.monotonic_ns()))
+        replies.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def exchange(seq: int):
+        t1 = time.monotonic_ns()
+        proc.stdin.write((json.dumps({"op": "clock", "seq": seq}) + "\n").encode())
+        while True:
+            got = replies.get(timeout=5)
+            if got is None:
+                raise BackendError(f"host {remote.name}: its worker stopped")
+            if got[0] == seq:
+                return t1, got[1], got[2]
+
+    try:
+        if replies.get(timeout=30) is None:  # its hello
+            raise BackendError(f"host {remote.name}: its worker did not start")
+        return C.estimate(exchange)
+    except queue.Empty:
+        raise BackendError(f"host {remote.name}: its worker did not answer") from None
+    finally:
+        proc.kill()

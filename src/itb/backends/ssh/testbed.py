@@ -121,6 +121,7 @@ class SshTestbed:
         self.emulators: dict[str, RemoteEmulator] = {}
         self.run_dir: Path | None = None
         self.warnings: list[str] = []
+        self.stats: dict[str, dict] = {}  # link → its emulator's final statistics
         if topo.links and any(lk.emulated for lk in topo.links) and self.placement.link is None:
             self.warnings.append("the inventory has no emulator host: the path between the "
                                  "sides is the real network, not the scenario's bottleneck; "
@@ -299,8 +300,11 @@ class SshTestbed:
         """Stops the emulator and restores every host that answers; returns the others."""
         import shutil
 
-        for em in self.emulators.values():
-            em.close()
+        self.stats = {}
+        for link, em in self.emulators.items():
+            stats = em.close()
+            if stats is not None:
+                self.stats[link] = stats
             shutil.rmtree(em.log_dir, ignore_errors=True)
         self.emulators.clear()
         failed = []
