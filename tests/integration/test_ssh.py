@@ -281,3 +281,39 @@ def test_enoslib_static_provider_reserves_runs_and_releases(lab, tmp_path):
     assert meta["inventory"]["provider"] == "static" and meta["status"] == "complete"
     assert set(meta["inventory"]["placement"].values()) == {"h1", "h2", "h3", "h4"}
     assert_hosts_as_found(lab)
+
+
+def test_calibrate_measures_the_ssh_testbed_against_its_configuration(lab, tmp_path):
+    out = tmp_path / "cal.json"
+    res = itb("calibrate", str(TWO_PAIRS), "--inventory", str(lab["inventory"]), "--json",
+              str(out), "--tcp-seconds", "3", "--udp-seconds", "2", env=lab["env"], timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    cal = json.loads(out.read_text())
+    assert cal["ok"] and cal["testbed"]["placement"] == {"l1": "h1", "r1": "h3"}
+    checks = {c["quantity"]: c for c in cal["checks"]}
+    assert checks["idle RTT (median of 100 pings)"]["ok"]
+    tcp = checks["TCP goodput, 1 flow"]  # the path's rate: the 50 Mbit/s access link
+    assert tcp["ok"] and tcp["configured"] == 50 and tcp["measured"] > 45
+    assert checks["UDP at 1.2 × rate: emulator departures"]["ok"]
+    assert cal["emulator"]["stats"]["ab"]["tx_segments"] > 0  # linkem's own final figures
+    assert cal["inventory"]["mtu"] == 1500 and cal["inventory"]["cpu"]["kernel"]
+    assert_hosts_as_found(lab)
+
+
+def test_sigterm_stops_cleanly_restores_the_hosts_and_the_run_resumes(lab, tmp_path):
+    proc = _start_run(lab, tmp_path, 2)
+    try:
+        _wait_for(proc, "execution 1/2")
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, out
+    assert _meta(tmp_path)["status"] == "incomplete"
+    assert_hosts_as_found(lab)  # torn down before it exited
+    res = _run(lab, tmp_path, "--repeat", "2", "--resume")
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert _meta(tmp_path)["repetition_status"] == ["ok", "ok"]
+    assert_hosts_as_found(lab)

@@ -90,7 +90,7 @@ def _calibrate(topo: Topology, opts: Options, kernel_cc: str, progress,
     src_name, dst_name = default_pair(topo)
     spec = path_spec(topo, src_name, dst_name)
     bed = (where.LocalBed(topo, progress) if inventory is None else
-           where.SshBed(inventory, topo, kernel_cc, progress))
+           where.SshBed(inventory, topo, kernel_cc, progress, (src_name, dst_name)))
     cal = Calibration(
         testbed={"name": topo.name, "hash": topo.content_hash(), "source": topo.source},
         path={"src": src_name, "dst": dst_name, "rtt_ms": spec.rtt_us / 1000,

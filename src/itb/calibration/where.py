@@ -73,8 +73,9 @@ class SshBed:
 
     local = False
 
-    def __init__(self, inv: Inventory, topo: Topology, kernel_cc: str, progress: Progress):
-        self.tb = ssh.SshTestbed(inv, topo, say=progress)
+    def __init__(self, inv: Inventory, topo: Topology, kernel_cc: str, progress: Progress,
+                 pair: tuple[str, str]):
+        self.tb = ssh.SshTestbed(inv, topo, say=progress, only=set(pair))
         self.topology = self.tb.topology
         self.inv = inv
         self._offsets: dict[str, int] = {}

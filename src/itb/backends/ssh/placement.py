@@ -33,7 +33,8 @@ def _fail(inv: Inventory, what: str) -> PreflightError:
     return PreflightError(f"{inv.source or 'inventory'}: {what}")
 
 
-def place(topo: Topology, inv: Inventory) -> Placement:
+def place(topo: Topology, inv: Inventory, only: set[str] | None = None) -> Placement:
+    """`only`: place just these scenario hosts (a calibration's pair)."""
     emulated = [lk for lk in topo.links if lk.emulated]
     if len(emulated) > 1:
         raise _fail(inv, f"testbed {topo.name!r} emulates {len(emulated)} links; over SSH one "
@@ -51,13 +52,14 @@ def place(topo: Topology, inv: Inventory) -> Placement:
                 raise _fail(inv, f"host {h.name!r}: field nodes: {node!r} is already played by "
                             f"{claimed[node]!r}")
             claimed[node] = h.name
-    hosts = topo.hosts()
-    names = {n.name for n in hosts}
+    hosts = [n for n in topo.hosts() if only is None or n.name in only]
+    names = {n.name for n in topo.hosts()}
     for node, h in claimed.items():
         if node not in names:
             raise _fail(inv, f"host {h!r}: field nodes: the scenario has no host {node!r} "
                         f"(it has {', '.join(sorted(names))})")
-        placed[node] = h
+        if only is None or node in only:
+            placed[node] = h
     for side in ("left", "right"):
         want = [n.name for n in hosts if n.side == side and n.name not in placed]
         free = [h.name for h in inv.by_role(side) if not h.nodes]

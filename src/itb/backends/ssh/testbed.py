@@ -113,9 +113,10 @@ def _needs_sudo(c: Connection) -> bool:
 
 
 class SshTestbed:
-    def __init__(self, inv: Inventory, topo: Topology, seed: int = 1, say: Say = lambda s: None):
+    def __init__(self, inv: Inventory, topo: Topology, seed: int = 1, say: Say = lambda s: None,
+                 only: set[str] | None = None):
         self.inv, self.seed, self.say = inv, seed, say
-        self.placement = P.place(topo, inv)
+        self.placement = P.place(topo, inv, only)
         self.topology = P.placed_topology(topo, inv, self.placement)
         self.remotes: dict[str, Remote] = {}
         self.emulators: dict[str, RemoteEmulator] = {}
