@@ -163,11 +163,12 @@ def test_preflight_refusals_name_host_field_and_reason(lab, tmp_path, case):
     elif case == "unreachable":
         inv = _inventory_variant(lab, tmp_path, host_port=2222)
         want = ["host h1", "field address", "cannot connect"]
-    else:
-        inv = lab["inventory"]
+    else:  # the kernel lacks vegas, and the inventory forbids ITB's eBPF on h1
+        inv = _inventory_variant(lab, tmp_path, host_ebpf=False)
         scenario = tmp_path / "vegas.toml"
         scenario.write_text(TWO_PAIRS.read_text().replace('cc = "cubic"', 'cc = "vegas"'))
-        want = ["congestion control vegas is not available", "host h"]
+        want = ["host h1: congestion control vegas is not available in its kernel",
+                "field ebpf: false"]
     res = _run(lab, tmp_path, scenario=scenario, inventory=inv)
     assert res.returncode == 4, res.stdout + res.stderr
     for w in want:
@@ -316,4 +317,21 @@ def test_sigterm_stops_cleanly_restores_the_hosts_and_the_run_resumes(lab, tmp_p
     res = _run(lab, tmp_path, "--repeat", "2", "--resume")
     assert res.returncode == 0, res.stdout + res.stderr
     assert _meta(tmp_path)["repetition_status"] == ["ok", "ok"]
+    assert_hosts_as_found(lab)
+
+
+def test_a_cc_the_kernel_lacks_is_itbs_ebpf_registered_on_the_hosts_and_removed(lab, tmp_path):
+    scenario = tmp_path / "highspeed.toml"
+    scenario.write_text(TWO_PAIRS.read_text().replace('cc = "cubic"', 'cc = "highspeed"'))
+    before = subprocess.run(["bpftool", "struct_ops", "show"], capture_output=True, text=True).stdout
+    res = _run(lab, tmp_path, scenario=scenario)
+    assert res.returncode == 0, res.stdout + res.stderr
+    meta = _meta(tmp_path)
+    assert meta["congestion_controls"][0]["kernel_name"] == "itb_highspeed"
+    import pandas as pd
+
+    tr = pd.read_parquet(tmp_path / "run" / "transfers.parquet")
+    assert (tr["cc_in_use"] == "itb_highspeed").all()  # what the sockets ran
+    after = subprocess.run(["bpftool", "struct_ops", "show"], capture_output=True, text=True).stdout
+    assert after == before  # unregistered by the teardown
     assert_hosts_as_found(lab)

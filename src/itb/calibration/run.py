@@ -98,6 +98,7 @@ def _calibrate(topo: Topology, opts: Options, kernel_cc: str, progress,
               "queue_delay_ms": None if spec.queue_delay_us is None else spec.queue_delay_us / 1000,
               "bdp_bytes": spec.bdp_bytes})
     if not bed.local:
+        kernel_cc = bed.tb.ccs.names.get(kernel_cc, kernel_cc)  # ITB's eBPF: itb_<name>
         cal.testbed["inventory"] = inventory.source
         cal.testbed["placement"] = bed.tb.placement.hosts
     try:

@@ -83,7 +83,9 @@ class SshBed:
         progress(f"connecting to {len(self.tb.used())} host(s)")
         self.tb.preflight([kernel_cc])
         try:
-            self.tb.deploy(self.tmp)
+            from itb.cc import ebpf
+
+            self.tb.deploy(self.tmp, ebpf.object_path)
             for r in self.tb.remotes.values():
                 ssh._upload(r, UDPRATE, "bin/udprate.py")
             for em in self.tb.emulators.values():

@@ -177,10 +177,9 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
                 # run here.
                 loaded = cc.ensure(sorted(exp.ccs()), progress=say)
                 meta["congestion_controls"] = [r.to_json() for r in loaded]
-            else:  # the hosts' own kernels: checked there, nothing loaded
+            else:  # the hosts' kernels' own, else ITB's eBPF registered there
                 meta["warnings"] = tb.preflight(sorted(exp.ccs()))
-                meta["congestion_controls"] = [{"name": c, "kernel_name": c, "source": "kernel"}
-                                               for c in sorted(exp.ccs())]
+                meta["congestion_controls"] = tb.congestion_controls()
             for w in meta["warnings"]:
                 say(f"warning: {w}")
         _create(run_dir, sc, exp, meta, opts.resume)

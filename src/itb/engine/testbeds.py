@@ -99,10 +99,20 @@ class RemoteTestbed:
         return self.warnings
 
     def up(self, run_dir: Path) -> None:
+        from itb.cc import ebpf
+
         if not self.tb.remotes:  # rebuilt after a failed repetition: connect again
             self.tb.preflight(self._kernel_ccs)
         self._built = True
-        self.tb.deploy(run_dir)
+        self.tb.deploy(run_dir, ebpf.object_path)
+
+    def congestion_controls(self) -> list[dict]:
+        """As meta.json records them: canonical name, the name the hosts select it by."""
+        p = self.tb.ccs
+        return [{"name": n, "kernel_name": k, "source": p.source[n],
+                 # ITB's registered there (once per kernel: hosts may share one)
+                 "kernel_lacks_it_on": sorted(h for h, ns in p.register.items() if n in ns)}
+                for n, k in sorted(p.names.items())]
 
     def hosts(self) -> list:
         return self.tb.nodes()

@@ -49,6 +49,9 @@ class SshDefaults(_Strict):
     known_hosts: str = "known_hosts"
     remote_dir: str = "/var/tmp/itb"
     connect_timeout_s: float = 10.0
+    # a congestion control the host kernel lacks may be ITB's eBPF, registered there
+    # (false: such a CC is refused instead, e.g. where loading BPF is not allowed)
+    ebpf: bool = True
 
 
 class InventoryHost(_Strict):
@@ -63,6 +66,7 @@ class InventoryHost(_Strict):
     emulator_ifaces: tuple[str, str] | None = None
     nodes: tuple[str, ...] | None = None
     remote_dir: str | None = None  # default: [ssh].remote_dir
+    ebpf: bool | None = None  # default: [ssh].ebpf
 
     @field_validator("data_addr")
     @classmethod
@@ -121,6 +125,9 @@ class Inventory(_Strict):
         from itb.emulation import naming
 
         return f"{(h.remote_dir or self.ssh.remote_dir).rstrip('/')}/{naming.prefix()}"
+
+    def ebpf(self, h: InventoryHost) -> bool:
+        return self.ssh.ebpf if h.ebpf is None else h.ebpf
 
     def known_hosts(self) -> Path:
         return self.path(self.ssh.known_hosts)

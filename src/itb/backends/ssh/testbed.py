@@ -20,6 +20,7 @@ from typing import Callable
 
 from itb import native
 from itb.backends.owner import ProcessId
+from itb.backends.ssh import ccs as C
 from itb.backends.ssh import placement as P
 from itb.backends.ssh.conn import Connection, HostUnreachable
 from itb.backends.ssh.inventory import Inventory
@@ -123,6 +124,7 @@ class SshTestbed:
         self.run_dir: Path | None = None
         self.warnings: list[str] = []
         self.stats: dict[str, dict] = {}  # link → its emulator's final statistics
+        self.ccs = C.Plan()  # congestion controls: kernel names, what to register where
         if topo.links and any(lk.emulated for lk in topo.links) and self.placement.link is None:
             self.warnings.append("the inventory has no emulator host: the path between the "
                                  "sides is the real network, not the scenario's bottleneck; "
@@ -135,11 +137,15 @@ class SshTestbed:
         return sorted(names)
 
     # -- preflight --------------------------------------------------------------------
-    def preflight(self, kernel_ccs: list[str]) -> None:
+    def preflight(self, ccs: list[str]) -> None:
+        """Connects and checks every host; `ccs` (canonical names): resolved on the end
+        hosts into `self.ccs` (what the programs select, what deploy registers)."""
         self.remotes = connect(self.inv, self.used())
-        parallel(lambda r: self._check(r, kernel_ccs), list(self.remotes.values()))
+        parallel(self._check, list(self.remotes.values()))
+        ends = [r for r in self.remotes.values() if self.inv.get(r.name).role != "emulator"]
+        self.ccs = C.plan(ends, ccs, lambda host: self.inv.ebpf(self.inv.get(host)))
 
-    def _check(self, r: Remote, kernel_ccs: list[str]) -> None:
+    def _check(self, r: Remote) -> None:
         h = self.inv.get(r.name)
         missing_tools(r)
         state = r.conn.read_text(f"{r.dir}/{STATE_FILE}")
@@ -163,17 +169,6 @@ class SshTestbed:
                     f"host {r.name}: field {field}: {iface} has a configured root qdisc "
                     f"({' '.join(root[:3])}) that ITB's access shaping would replace: refused; "
                     "remove it, or leave the interface unshaped (an access rate of none)")
-        if h.role != "emulator" and kernel_ccs:
-            avail = r.run(["sysctl", "-n", "net.ipv4.tcp_available_congestion_control"]).stdout.split()
-            for cc in kernel_ccs:
-                if cc not in avail:
-                    r.run(["modprobe", f"tcp_{cc}"], check=False)
-            avail = r.run(["sysctl", "-n", "net.ipv4.tcp_available_congestion_control"]).stdout.split()
-            missing = [cc for cc in kernel_ccs if cc not in avail]
-            if missing:
-                raise PreflightError(
-                    f"host {r.name}: congestion control {', '.join(missing)} is not available "
-                    f"in its kernel (it has: {' '.join(avail)}; no module tcp_{missing[0]})")
 
     def _access_rate(self, host: str) -> int | None:
         """The rate its data interface is shaped to: its node's access link (a host that
@@ -184,10 +179,26 @@ class SshTestbed:
         return max(rates) if rates else None
 
     # -- deployment -------------------------------------------------------------------
-    def deploy(self, run_dir: Path) -> None:
-        """Record, then change: ITB's directory, programs, sysctls, shaping, emulator."""
+    def deploy(self, run_dir: Path, bpf_object=None) -> None:
+        """Record, then change: ITB's directory, programs, sysctls, shaping, ITB's eBPF
+        congestion controls (`bpf_object(name)`: the compiled object), emulator."""
         self.run_dir = run_dir
         parallel(self._deploy_one, list(self.remotes.values()))
+        for host, names in sorted(self.ccs.register.items()):  # one host at a time: a
+            r = self.remotes[host]                              # kernel may be shared
+            state = _json(r.conn.read_text(f"{r.dir}/{STATE_FILE}"))
+            state.setdefault("struct_ops", [])
+
+            def record(name, r=r, state=state):
+                state["struct_ops"].append(name)
+                self._state(r, state)
+
+            def forget(name, r=r, state=state):
+                state["struct_ops"].remove(name)
+                self._state(r, state)
+
+            self.say(f"registering ITB's eBPF {', '.join(names)} on host {host}")
+            C.register(r, names, bpf_object, record, forget, _upload)
         if self.placement.link is not None:
             self._start_emulator()
 
@@ -355,6 +366,8 @@ def restore(r: Remote) -> dict:
     for iface in state.get("qdiscs") or []:
         r.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
     done["qdiscs"] = len(state.get("qdiscs") or [])
+    C.unregister(r, state.get("struct_ops") or [])
+    done["struct_ops"] = len(state.get("struct_ops") or [])
     r.run(["rm", "-rf", "--", r.dir])
     return done
 
@@ -387,7 +400,8 @@ def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> lis
             done = restore(r)
             if done:
                 say(f"host {h.name}: restored ({done.get('killed', 0)} process(es) killed, "
-                    f"{done.get('sysctls', 0)} sysctl(s), {done.get('qdiscs', 0)} qdisc(s))")
+                    f"{done.get('sysctls', 0)} sysctl(s), {done.get('qdiscs', 0)} qdisc(s), "
+                    f"{done.get('struct_ops', 0)} eBPF congestion control(s))")
                 results.append(done)
         finally:
             r.conn.close()
