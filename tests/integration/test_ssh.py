@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -208,6 +209,19 @@ def _session_sshd(lab_dir: Path, host: str) -> list[int]:
             and Path(f"/proc/{p}/comm").read_text().strip() == "sshd"]
 
 
+@contextmanager
+def _running(lab, tmp_path, reps: int, stage: str):
+    """A run in the background, yielded once it reached `stage`; killed if still alive
+    when the block ends."""
+    proc = _start_run(lab, tmp_path, reps)
+    try:
+        _wait_for(proc, stage)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def _start_run(lab, tmp_path, reps: int):
     return subprocess.Popen([sys.executable, "-m", "itb.cli", "run", str(TWO_PAIRS),
                              "--inventory", str(lab["inventory"]), "--out",
@@ -230,18 +244,13 @@ def _wait_for(proc, text: str, timeout: float = 120) -> str:
 
 
 def test_killing_a_hosts_sshd_fails_only_that_repetition(lab, tmp_path):
-    proc = _start_run(lab, tmp_path, 3)
-    try:
-        _wait_for(proc, "execution 2/3")
+    with _running(lab, tmp_path, 3, "execution 2/3") as proc:
         time.sleep(0.5)
         victims = _session_sshd(lab["dir"] / "lab", "h3")
         assert victims
         for p in victims:
             os.kill(p, signal.SIGKILL)
         out, _ = proc.communicate(timeout=300)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     meta = _meta(tmp_path)
     assert meta["repetition_status"] == ["ok", "failed", "ok"], out
     rep2 = json.loads((tmp_path / "run" / "rep-002" / "result.json").read_text())
@@ -251,17 +260,12 @@ def test_killing_a_hosts_sshd_fails_only_that_repetition(lab, tmp_path):
 
 
 def test_after_sigkill_of_the_engine_clean_inventory_restores_every_host(lab, tmp_path):
-    proc = _start_run(lab, tmp_path, 1)
-    try:
-        _wait_for(proc, "execution 1/1")
+    with _running(lab, tmp_path, 1, "execution 1/1") as proc:
         time.sleep(1.0)
         changed = _host_snapshot(lab["dir"] / "lab")
         assert changed != lab["before"]  # sysctls, qdiscs, ITB's directories: in use
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     res = itb("clean", "--inventory", str(lab["inventory"]), env=lab["env"])
     assert res.returncode == 0, res.stderr
     assert "restored 5 host(s)" in res.stdout
@@ -302,15 +306,10 @@ def test_calibrate_measures_the_ssh_testbed_against_its_configuration(lab, tmp_p
 
 
 def test_sigterm_stops_cleanly_restores_the_hosts_and_the_run_resumes(lab, tmp_path):
-    proc = _start_run(lab, tmp_path, 2)
-    try:
-        _wait_for(proc, "execution 1/2")
+    with _running(lab, tmp_path, 2, "execution 1/2") as proc:
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         out, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 143, out
     assert _meta(tmp_path)["status"] == "incomplete"
     assert_hosts_as_found(lab)  # torn down before it exited

@@ -6,10 +6,11 @@ An SSH host will implement the same two methods.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from dataclasses import dataclass, field
-from typing import IO, Protocol, Sequence
+from typing import IO, Iterable, Iterator, Protocol, Sequence
 
 from itb.backends import cgroup
 from itb.errors import CommandFailed
@@ -36,6 +37,17 @@ class Host(Protocol):
         stdout: IO | int | None = None, stderr: IO | int | None = None,
         env: dict[str, str] | None = None,
     ) -> subprocess.Popen: ...
+
+
+def json_lines(stream: Iterable[bytes | str]) -> Iterator[dict]:
+    """The JSON objects of a line stream (a worker's events); other lines are skipped."""
+    for raw in stream:
+        try:
+            ev = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(ev, dict):
+            yield ev
 
 
 def _check_argv(argv: Sequence[str]) -> list[str]:

@@ -244,8 +244,11 @@ class Repetition:
             rec["cancelled_ns"] = ev["t_ns"]
             awaited.discard(ident)
         elif kind == "worker_gone":
-            where = self.workers[node].where if node in self.workers.by_node else node
-            self.out.fail(f"the worker of node {node} died{where}", environment=True)
+            where = self.workers[node].where if node in self.workers.by_node else ""
+            doing = sorted(i for i, r in self.out.procs.items()
+                           if r.get("node") == node and "dispatched_ns" in r and "exited_ns" not in r)
+            what = f"; it was running {', '.join(doing)}" if doing else "; nothing of it was running"
+            self.out.fail(f"the worker of node {node} died{where}{what}", environment=True)
 
     def _dispatch_sets(self, zero: int) -> None:
         for s in sorted(self.plan.sets, key=lambda s: s.at_us):

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from itb.backends import clock as C
 from itb.backends.clock import ClockEstimate
-from itb.backends.host import Host
+from itb.backends.host import Host, json_lines
 from itb.errors import BackendError
 
 HELLO_TIMEOUT_S = 30.0
@@ -64,11 +64,7 @@ class WorkerHandle:
         self.reader.start()
 
     def _read(self) -> None:
-        for raw in self.proc.stdout:
-            try:
-                ev = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
+        for ev in json_lines(self.proc.stdout):
             if ev.get("ev") == "hello":
                 self.pid = ev.get("pid")
                 self.hello.set()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from itb.backends import clock as C
-from itb.backends.host import Completed
+from itb.backends.host import Completed, json_lines
 from itb.backends.ssh.conn import Connection, RemoteProc
 from itb.emulation import monitor
 from itb.errors import BackendError
@@ -122,11 +122,7 @@ class RemoteEmulator:
             raise BackendError(f"link emulator {link} on host {remote.name}: {why}")
 
     def _read(self) -> None:
-        for raw in self.proc.stdout:
-            try:
-                ev = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
+        for ev in json_lines(self.proc.stdout):
             kind = ev.get("ev")
             if kind == "hello":
                 self._hello.set()
@@ -223,11 +219,7 @@ def measure_clock(remote: Remote) -> C.ClockEstimate:
     replies: queue.Queue = queue.Queue()
 
     def read():
-        for raw in proc.stdout:
-            try:
-                ev = json.loads(raw)
-            except json.JSONDecodeError:
-                continue
+        for ev in json_lines(proc.stdout):
             if ev.get("ev") in ("hello", "clock"):
                 replies.put((ev.get("seq"), ev.get("t_ns"), time.monotonic_ns()))
         replies.put(None)
