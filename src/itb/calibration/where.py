@@ -15,7 +15,7 @@ from typing import Callable
 
 from itb import native
 from itb.backends import local, procs
-from itb.backends.ssh import remote
+from itb.backends.ssh import hosts, remote
 from itb.backends.ssh import testbed as ssh
 from itb.backends.ssh.inventory import Inventory
 from itb.scenario.model import Topology
@@ -87,7 +87,7 @@ class SshBed:
 
             self.tb.deploy(self.tmp, ebpf.object_path)
             for r in self.tb.remotes.values():
-                ssh._upload(r, UDPRATE, "bin/udprate.py")
+                hosts.upload(r, UDPRATE, "bin/udprate.py")
             for em in self.tb.emulators.values():
                 em.sync_clock()
         except BaseException:

@@ -146,7 +146,7 @@ def start_skew(run_dir: Path, reps: int) -> dict:
     round trip of the exchange that measured it; 0 for a namespace of this machine)."""
     import numpy as np
 
-    skews, unc = [], []
+    skews, unc, every = [], [], []
     for r in range(1, reps + 1):
         res = rundir.rep_result(run_dir, r) or {}
         for d in res.get("dispatch", []):
@@ -155,12 +155,16 @@ def start_skew(run_dir: Path, reps: int) -> dict:
             u = d.get("clock_uncertainty_ns", 0)
             skews.append((abs(d["error_ns"]) + u) / 1e6)
             unc.append(u / 1e6)
+            every.append({"repetition": r, "id": d["id"], "node": d.get("node"),
+                          "skew_ms": round(skews[-1], 6), "error_ms": round(d["error_ns"] / 1e6, 6),
+                          "clock_uncertainty_ms": round(u / 1e6, 6)})
     if not skews:
         return {"events": 0}
     return {"events": len(skews), "p50_ms": float(np.percentile(skews, 50)),
             "p99_ms": float(np.percentile(skews, 99)), "max_ms": max(skews),
             "clock_uncertainty_max_ms": max(unc),
-            "definition": "|dispatch error| + clock offset uncertainty, engine clock"}
+            "definition": "|dispatch error| + clock offset uncertainty, engine clock",
+            "per_event": every}
 
 
 def manifest(run_dir: Path) -> list[dict]:

@@ -166,8 +166,9 @@ def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Prog
         _ip("-n", sw, "link", "set", br, "up")
     user_key = asyncssh.generate_private_key("ssh-ed25519", comment="itb-lab")
     key_path = d / "id_ed25519"
+    key_path.write_bytes(b"")
+    key_path.chmod(0o600)  # before the key is in it
     user_key.write_private_key(str(key_path))
-    key_path.chmod(0o600)
     (d / "authorized_keys").write_bytes(user_key.export_public_key())
     state["files"] += ["id_ed25519", "authorized_keys", "known_hosts", "inventory.toml",
                        "enoslib-static.toml"]

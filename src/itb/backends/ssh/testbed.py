@@ -10,107 +10,33 @@ is changed: the original value of every sysctl it sets, the interfaces it shaped
 
 from __future__ import annotations
 
-import hashlib
 import json
-import socket
+import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable
 
 from itb import native
-from itb.backends.owner import ProcessId
 from itb.backends.ssh import ccs as C
 from itb.backends.ssh import placement as P
-from itb.backends.ssh.conn import Connection, HostUnreachable
+from itb.backends.ssh.cleanup import MIRROR, clean, restore
+from itb.backends.ssh.conn import HostUnreachable
+from itb.backends.ssh.hosts import (NEEDED, STATE_FILE, Busy, connect, read_json, upload,
+                                    engine_alive, engine_id, missing_tools, parallel, programs)
 from itb.backends.ssh.inventory import Inventory
-from itb.backends.ssh.remote import PROCS_FILE, WORKER_FILE, Remote, RemoteEmulator, SshNode
+from itb.backends.ssh.remote import WORKER_FILE, Remote, RemoteEmulator, SshNode
 from itb.emulation import linkem, naming
 from itb.emulation.plan import socket_buffer_max, tbf_params
-from itb.errors import BackendError, CommandFailed, ItbError, PreflightError
+from itb.errors import CommandFailed, PreflightError
 from itb.scenario.model import Topology
 
+__all__ = ["SshTestbed", "NEEDED", "Busy", "clean", "connect", "missing_tools", "parallel",
+           "restore", "PreflightError"]
+
 Say = Callable[[str], None]
-STATE_FILE = "state.json"
-MIRROR = "ssh-emulators"  # local copies of remote emulators' logs (in the state dir)
-NEEDED = ("python3", "ip", "tc", "sysctl", "find", "sha256sum", "ping")
 # linkem writes a row ~100 ms after its interval and flushes every 100 ms; the rows kept
 # run 300 ms past the end (itb.engine.records.EMULATOR_LOG_MARGIN_NS)
 EMULATOR_ROWS_WRITTEN_NS = 800_000_000
-
-
-class Busy(ItbError):
-    exit_code = 3
-
-
-def parallel(fn, items: list) -> list:
-    """fn over items at once (one thread each); the first error is raised after all end."""
-    if not items:
-        return []
-    with ThreadPoolExecutor(max_workers=min(16, len(items))) as ex:
-        futs = [ex.submit(fn, it) for it in items]
-        errors = [f.exception() for f in futs if f.exception() is not None]
-        if errors:
-            raise errors[0]
-        return [f.result() for f in futs]
-
-
-def engine_id() -> dict:
-    return {"hostname": socket.gethostname(), **ProcessId.me().to_json()}
-
-
-def engine_alive(rec: dict | None) -> bool:
-    """The engine recorded on a host is a live process of this machine."""
-    if not rec or rec.get("hostname") != socket.gethostname():
-        return False
-    ident = ProcessId.from_json(rec)
-    return ident is not None and ident.alive()
-
-
-def connect(inv: Inventory, names: list[str] | None = None) -> dict[str, Remote]:
-    """Opens the control connection of each host and checks it can act as root there."""
-    hosts = [h for h in inv.host if names is None or h.name in names]
-    remotes: dict[str, Remote] = {}
-
-    def one(h):
-        c = Connection(inv, h).open()
-        try:
-            remotes[h.name] = Remote(c, inv.remote_dir(h), sudo=_needs_sudo(c))
-        except BaseException:
-            c.close()
-            raise
-
-    try:
-        parallel(one, hosts)
-    except BaseException:
-        for r in remotes.values():
-            r.conn.close()
-        raise
-    return remotes
-
-
-def missing_tools(r: Remote, tools=NEEDED) -> None:
-    """PreflightError naming the programs ITB needs that the host lacks (one command)."""
-    res = r.run(["sh", "-c", 'for t; do command -v "$t" >/dev/null || echo "$t"; done',
-                 "sh", *tools], check=False)
-    missing = res.stdout.split()
-    if missing:
-        raise PreflightError(f"host {r.name}: {', '.join(missing)} not found there "
-                             "(ITB needs them on every host)")
-
-
-def _needs_sudo(c: Connection) -> bool:
-    uid = c.run(["id", "-u"], check=False).stdout.strip()
-    if uid == "0":
-        return False
-    res = c.run(["sudo", "-n", "true"], check=False)
-    if res.returncode != 0:
-        why = (res.stderr or res.stdout).strip().splitlines()
-        raise PreflightError(
-            f"host {c.name}: field user: {c.user!r} is not root and cannot use sudo without a "
-            f"password ({why[-1] if why else f'sudo exited {res.returncode}'}); ITB needs "
-            "root there (sysctls, qdiscs, raw sockets)")
-    return True
 
 
 class SshTestbed:
@@ -149,11 +75,11 @@ class SshTestbed:
         h = self.inv.get(r.name)
         missing_tools(r)
         state = r.conn.read_text(f"{r.dir}/{STATE_FILE}")
-        if state is not None and _json(state).get("engine") == engine_id():
+        if state is not None and read_json(state).get("engine") == engine_id():
             restore(r)  # this run's own, left when the host stopped answering: undo first
             state = None
         if state is not None:
-            rec = _json(state).get("engine")
+            rec = read_json(state).get("engine")
             who = "a live ITB run" if engine_alive(rec) else "an earlier run that did not clean up"
             raise Busy(f"host {r.name}: {r.dir} holds the state of {who} ({rec}); "
                        "`itb clean --inventory FILE` restores the host")
@@ -186,7 +112,7 @@ class SshTestbed:
         parallel(self._deploy_one, list(self.remotes.values()))
         for host, names in sorted(self.ccs.register.items()):  # one host at a time: a
             r = self.remotes[host]                              # kernel may be shared
-            state = _json(r.conn.read_text(f"{r.dir}/{STATE_FILE}"))
+            state = read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}"))
             state.setdefault("struct_ops", [])
 
             def record(name, r=r, state=state):
@@ -198,7 +124,7 @@ class SshTestbed:
                 self._state(r, state)
 
             self.say(f"registering ITB's eBPF {', '.join(names)} on host {host}")
-            C.register(r, names, bpf_object, record, forget, _upload)
+            C.register(r, names, bpf_object, record, forget, upload)
         if self.placement.link is not None:
             self._start_emulator()
 
@@ -212,9 +138,9 @@ class SshTestbed:
             r.run(["chown", "-R", r.conn.user, r.dir])
         state = {"engine": engine_id(), "created": time.time(), "sysctls": {}, "qdiscs": []}
         self._state(r, state)  # before anything else changes
-        _upload(r, Path(native.REPO) / "src/itb/engine/worker.py", WORKER_FILE)
-        _upload(r, Path(native.binary("linkem" if h.role == "emulator" else "flow")),
-                "bin/" + ("linkem" if h.role == "emulator" else "flow"), mode=0o755)
+        upload(r, Path(native.REPO) / "src/itb/engine/worker.py", WORKER_FILE)
+        for name in programs(h.role):
+            upload(r, Path(native.binary(name)), f"bin/{name}", mode=0o755)
         wanted = {}
         if h.role == "emulator":
             for iface in h.emulator_ifaces:
@@ -263,7 +189,7 @@ class SshTestbed:
         for node, host in sorted(self.placement.hosts.items()):
             r = self.remotes[host]
             paths = [(str(self.run_dir.resolve()), f"{r.dir}/run"),
-                     (native.binary("flow"), f"{r.dir}/bin/flow")]
+                     *((native.binary(p), f"{r.dir}/bin/{p}") for p in programs("left"))]
             out.append(SshNode(node, r, paths))
         return out
 
@@ -310,8 +236,6 @@ class SshTestbed:
     # -- teardown ---------------------------------------------------------------------
     def teardown(self) -> list[str]:
         """Stops the emulator and restores every host that answers; returns the others."""
-        import shutil
-
         self.stats = {}
         for link, em in self.emulators.items():
             stats = em.close()
@@ -330,86 +254,3 @@ class SshTestbed:
 
         parallel(one, list(self.remotes.values()))
         return failed
-
-
-def _json(text: str | None) -> dict:
-    try:
-        return json.loads(text or "{}")
-    except json.JSONDecodeError:
-        return {}
-
-
-def _upload(r: Remote, local: Path, rel: str, mode: int | None = None) -> None:
-    """Copies a program unless the host already has this exact file (sha256)."""
-    want = hashlib.sha256(local.read_bytes()).hexdigest()
-    res = r.run(["sha256sum", f"{r.dir}/{rel}"], check=False)
-    if res.returncode == 0 and res.stdout.split()[:1] == [want]:
-        return
-    r.conn.put(local, f"{r.dir}/{rel}", mode=mode)
-
-
-def restore(r: Remote) -> dict:
-    """Leaves the host as ITB found it: kills what ITB's workers started there, restores
-    the sysctls, removes the qdiscs, deletes ITB's directory. Idempotent."""
-    state = _json(r.conn.read_text(f"{r.dir}/{STATE_FILE}"))
-    if not state and r.run(["test", "-e", r.dir], check=False).returncode != 0:
-        return {}
-    done: dict = {"host": r.name}
-    if r.run(["test", "-f", f"{r.dir}/{WORKER_FILE}"], check=False).returncode == 0:
-        res = r.run(["python3", f"{r.dir}/{WORKER_FILE}", "--kill", f"{r.dir}/{PROCS_FILE}"],
-                    check=False)
-        done["killed"] = int(res.stdout.strip() or 0) if res.stdout.strip().isdigit() else 0
-    for key, value in (state.get("sysctls") or {}).items():
-        if value:
-            r.run(["sysctl", "-qw", f"{key}={value}"], check=False)
-    done["sysctls"] = len(state.get("sysctls") or {})
-    for iface in state.get("qdiscs") or []:
-        r.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
-    done["qdiscs"] = len(state.get("qdiscs") or [])
-    C.unregister(r, state.get("struct_ops") or [])
-    done["struct_ops"] = len(state.get("struct_ops") or [])
-    r.run(["rm", "-rf", "--", r.dir])
-    return done
-
-
-def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> list[dict]:
-    """`itb clean --inventory`: every host that answers restored (refused for a host a
-    live run of this machine still uses, unless `force`); unreachable hosts are named.
-    An inventory with a [provider]: its hosts are found again through EnOSlib (a
-    reservation of the same name is reused), restored, and the reservation released."""
-    if inv.provider is not None and not inv.host:
-        from itb.backends.ssh import enos
-
-        try:
-            return clean(enos.reserve(inv, say), force, say)
-        finally:
-            enos.release(inv, say)
-    results, unreachable, busy = [], [], []
-    for h in inv.host:
-        try:
-            r = connect(inv, [h.name])[h.name]
-        except PreflightError as e:
-            unreachable.append(str(e))
-            continue
-        try:
-            rec = _json(r.conn.read_text(f"{r.dir}/{STATE_FILE}")).get("engine")
-            if engine_alive(rec) and not force:
-                busy.append(f"host {h.name}: a live run (PID {rec.get('pid')}) uses it; "
-                            "nothing was changed there (`--force` cleans anyway)")
-                continue
-            done = restore(r)
-            if done:
-                say(f"host {h.name}: restored ({done.get('killed', 0)} process(es) killed, "
-                    f"{done.get('sysctls', 0)} sysctl(s), {done.get('qdiscs', 0)} qdisc(s), "
-                    f"{done.get('struct_ops', 0)} eBPF congestion control(s))")
-                results.append(done)
-        finally:
-            r.conn.close()
-    import shutil
-
-    shutil.rmtree(naming.state_dir() / MIRROR, ignore_errors=True)
-    if busy:
-        raise Busy("; ".join(busy))
-    if unreachable:
-        raise BackendError("not cleaned, unreachable: " + "; ".join(unreachable))
-    return results

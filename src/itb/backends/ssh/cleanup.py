@@ -1,0 +1,85 @@
+"""Leaving SSH hosts as ITB found them: `restore` undoes what a host's state file
+records (processes by PID and start time, sysctls, qdiscs, eBPF registrations, ITB's
+directory); `clean` does it for every host of an inventory (`itb clean --inventory`),
+also after the engine was killed.
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import Callable
+
+from itb.backends.ssh import ccs as C
+from itb.backends.ssh.hosts import STATE_FILE, Busy, read_json, connect, engine_alive
+from itb.backends.ssh.inventory import Inventory
+from itb.backends.ssh.remote import PROCS_FILE, WORKER_FILE, Remote
+from itb.emulation import naming
+from itb.errors import BackendError, PreflightError
+
+Say = Callable[[str], None]
+MIRROR = "ssh-emulators"  # local copies of remote emulators' logs (in the state dir)
+
+
+def restore(r: Remote) -> dict:
+    """Leaves the host as ITB found it: kills what ITB's workers started there, restores
+    the sysctls, removes the qdiscs, deletes ITB's directory. Idempotent."""
+    state = read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}"))
+    if not state and r.run(["test", "-e", r.dir], check=False).returncode != 0:
+        return {}
+    done: dict = {"host": r.name}
+    if r.run(["test", "-f", f"{r.dir}/{WORKER_FILE}"], check=False).returncode == 0:
+        res = r.run(["python3", f"{r.dir}/{WORKER_FILE}", "--kill", f"{r.dir}/{PROCS_FILE}"],
+                    check=False)
+        done["killed"] = int(res.stdout.strip() or 0) if res.stdout.strip().isdigit() else 0
+    for key, value in (state.get("sysctls") or {}).items():
+        if value:
+            r.run(["sysctl", "-qw", f"{key}={value}"], check=False)
+    done["sysctls"] = len(state.get("sysctls") or {})
+    for iface in state.get("qdiscs") or []:
+        r.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
+    done["qdiscs"] = len(state.get("qdiscs") or [])
+    C.unregister(r, state.get("struct_ops") or [])
+    done["struct_ops"] = len(state.get("struct_ops") or [])
+    r.run(["rm", "-rf", "--", r.dir])
+    return done
+
+
+def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> list[dict]:
+    """`itb clean --inventory`: every host that answers restored (refused for a host a
+    live run of this machine still uses, unless `force`); unreachable hosts are named.
+    An inventory with a [provider]: its hosts are found again through EnOSlib (a
+    reservation of the same name is reused), restored, and the reservation released."""
+    if inv.provider is not None and not inv.host:
+        from itb.backends.ssh import enos
+
+        try:
+            return clean(enos.reserve(inv, say), force, say)
+        finally:
+            enos.release(inv, say)
+    results, unreachable, busy = [], [], []
+    for h in inv.host:
+        try:
+            r = connect(inv, [h.name])[h.name]
+        except PreflightError as e:
+            unreachable.append(str(e))
+            continue
+        try:
+            rec = read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}")).get("engine")
+            if engine_alive(rec) and not force:
+                busy.append(f"host {h.name}: a live run (PID {rec.get('pid')}) uses it; "
+                            "nothing was changed there (`--force` cleans anyway)")
+                continue
+            done = restore(r)
+            if done:
+                say(f"host {h.name}: restored ({done.get('killed', 0)} process(es) killed, "
+                    f"{done.get('sysctls', 0)} sysctl(s), {done.get('qdiscs', 0)} qdisc(s), "
+                    f"{done.get('struct_ops', 0)} eBPF congestion control(s))")
+                results.append(done)
+        finally:
+            r.conn.close()
+    shutil.rmtree(naming.state_dir() / MIRROR, ignore_errors=True)
+    if busy:
+        raise Busy("; ".join(busy))
+    if unreachable:
+        raise BackendError("not cleaned, unreachable: " + "; ".join(unreachable))
+    return results

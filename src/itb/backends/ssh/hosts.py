@@ -1,0 +1,127 @@
+"""The SSH hosts of an inventory as ITB uses them: connecting (every host at once),
+checking that ITB can act as root there, the state file each host keeps of what ITB
+changed on it, and the upload of ITB's programs (skipped when the host has the same
+file).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from itb import native
+from itb.backends.owner import ProcessId
+from itb.backends.ssh.conn import Connection
+from itb.backends.ssh.inventory import Inventory
+from itb.backends.ssh.remote import Remote
+from itb.errors import ItbError, PreflightError
+
+STATE_FILE = "state.json"
+NEEDED = ("python3", "ip", "tc", "sysctl", "find", "sha256sum", "ping")
+
+
+class Busy(ItbError):
+    exit_code = 3
+
+
+def parallel(fn, items: list) -> list:
+    """fn over items at once (one thread each); the first error is raised after all end."""
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=min(16, len(items))) as ex:
+        futs = [ex.submit(fn, it) for it in items]
+        errors = [f.exception() for f in futs if f.exception() is not None]
+        if errors:
+            raise errors[0]
+        return [f.result() for f in futs]
+
+
+def engine_id() -> dict:
+    return {"hostname": socket.gethostname(), **ProcessId.me().to_json()}
+
+
+def engine_alive(rec: dict | None) -> bool:
+    """The engine recorded on a host is a live process of this machine."""
+    if not rec or rec.get("hostname") != socket.gethostname():
+        return False
+    ident = ProcessId.from_json(rec)
+    return ident is not None and ident.alive()
+
+
+def connect(inv: Inventory, names: list[str] | None = None) -> dict[str, Remote]:
+    """Opens the control connection of each host and checks it can act as root there."""
+    hosts = [h for h in inv.host if names is None or h.name in names]
+    remotes: dict[str, Remote] = {}
+
+    def one(h):
+        c = Connection(inv, h).open()
+        try:
+            remotes[h.name] = Remote(c, inv.remote_dir(h), sudo=_needs_sudo(c))
+        except BaseException:
+            c.close()
+            raise
+
+    try:
+        parallel(one, hosts)
+    except BaseException:
+        for r in remotes.values():
+            r.conn.close()
+        raise
+    return remotes
+
+
+def missing_tools(r: Remote, tools=NEEDED) -> None:
+    """PreflightError naming the programs ITB needs that the host lacks (one command)."""
+    res = r.run(["sh", "-c", 'for t; do command -v "$t" >/dev/null || echo "$t"; done',
+                 "sh", *tools], check=False)
+    missing = res.stdout.split()
+    if missing:
+        raise PreflightError(f"host {r.name}: {', '.join(missing)} not found there "
+                             "(ITB needs them on every host)")
+
+
+def _needs_sudo(c: Connection) -> bool:
+    uid = c.run(["id", "-u"], check=False).stdout.strip()
+    if uid == "0":
+        return False
+    res = c.run(["sudo", "-n", "true"], check=False)
+    if res.returncode != 0:
+        why = (res.stderr or res.stdout).strip().splitlines()
+        raise PreflightError(
+            f"host {c.name}: field user: {c.user!r} is not root and cannot use sudo without a "
+            f"password ({why[-1] if why else f'sudo exited {res.returncode}'}); ITB needs "
+            "root there (sysctls, qdiscs, raw sockets)")
+    return True
+
+
+def programs(role: str) -> list[str]:
+    """ITB's native programs a host of that role runs (UDT's endpoint when built here)."""
+    if role == "emulator":
+        return ["linkem"]
+    out = ["flow"]
+    try:
+        native.binary("itb-udt")
+        out.append("itb-udt")  # it needs Debian's libudt there too
+    except PreflightError:
+        pass
+    return out
+
+
+def read_json(text: str | None) -> dict:
+    """A state file's text as a dict ({} when absent or not JSON)."""
+    try:
+        return json.loads(text or "{}")
+    except json.JSONDecodeError:
+        return {}
+
+
+def upload(r: Remote, local: Path, rel: str, mode: int | None = None) -> None:
+    """Copies a program unless the host already has this exact file (sha256)."""
+    want = hashlib.sha256(local.read_bytes()).hexdigest()
+    res = r.run(["sha256sum", f"{r.dir}/{rel}"], check=False)
+    if res.returncode == 0 and res.stdout.split()[:1] == [want]:
+        return
+    r.conn.put(local, f"{r.dir}/{rel}", mode=mode)
