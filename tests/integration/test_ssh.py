@@ -334,3 +334,37 @@ def test_a_cc_the_kernel_lacks_is_itbs_ebpf_registered_on_the_hosts_and_removed(
     after = subprocess.run(["bpftool", "struct_ops", "show"], capture_output=True, text=True).stdout
     assert after == before  # unregistered by the teardown
     assert_hosts_as_found(lab)
+
+
+def test_a_real_bottleneck_is_measured_not_configured(tmp_path):
+    """A lab whose sides are joined directly (no emulator host): the path is the real
+    network; a run says so, the calibration reports its figures without judging them
+    against the scenario's."""
+    if not Path("/usr/sbin/sshd").exists() or not FLOW.exists():
+        pytest.skip("needs openssh-server and the native programs")
+    env = _env(tmp_path / "state")
+    d = tmp_path / "lab"
+    res = itb("lab", "up", "--hosts", "4", "--dir", str(d), "--control-net", "198.19.2",
+              "--no-emulator", env=env)
+    assert res.returncode == 0, res.stderr
+    assert 'role = "emulator"' not in (d / "inventory.toml").read_text()
+    try:
+        out = tmp_path / "cal.json"
+        res = itb("calibrate", str(TWO_PAIRS), "--inventory", str(d / "inventory.toml"),
+                  "--json", str(out), "--tcp-seconds", "2", "--udp-seconds", "1", env=env,
+                  timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+        cal = json.loads(out.read_text())
+        assert "real network" in cal["testbed"]["bottleneck"]
+        rtt = next(c for c in cal["checks"] if c["quantity"].startswith("idle RTT"))
+        assert rtt["ok"] is None and rtt["configured"] is None and rtt["measured"] < 5  # ms, not 20
+        assert "the scenario says 20" in rtt["detail"]
+        res = itb("run", str(TWO_PAIRS), "--inventory", str(d / "inventory.toml"), "--out",
+                  str(tmp_path / "run"), env=env, timeout=300)
+        assert res.returncode == 0, res.stdout + res.stderr
+        meta = json.loads((tmp_path / "run" / "meta.json").read_text())
+        assert any("real network" in w for w in meta["warnings"])
+        assert meta["inventory"]["emulator"] is None
+    finally:
+        res = itb("lab", "down", "--dir", str(d), env=env)
+        assert res.returncode == 0

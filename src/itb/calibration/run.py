@@ -107,7 +107,22 @@ def _calibrate(topo: Topology, opts: Options, kernel_cc: str, progress,
         progress("tearing the testbed down")
         stats = bed.down()
     _judge_emulator(cal, spec, stats)
+    if not bed.local and bed.tb.placement.link is None:
+        _measured_not_configured(cal)
     return cal
+
+
+def _measured_not_configured(cal: Calibration) -> None:
+    """An SSH testbed without an emulator host: the path is the real network (a switch
+    port as bottleneck), so its RTT, rate and loss are what the calibration finds, not
+    the scenario's: every figure is reported, none is judged against the scenario."""
+    cal.testbed["bottleneck"] = "real network (no emulator host): measured, not configured"
+    for c in cal.checks:
+        if c.quantity.startswith("socket buffer"):
+            continue  # the hosts' own setting: still judged
+        c.detail = "; ".join(p for p in (c.detail, f"the scenario says {c.configured} {c.unit}"
+                                         if c.configured is not None else "") if p)
+        c.configured, c.ok, c.tolerance_pct, c.error_pct, c.cause = None, None, None, None, None
 
 
 def _fresh(em, bed) -> None:

@@ -25,14 +25,20 @@ def up(hosts: int = typer.Option(8, "--hosts", min=2, help="End hosts (the first
        control_net: str = typer.Option("198.19.1", "--control-net", help="The /24 (three "
                                        "octets) of the control veths between this machine "
                                        "and the lab's sshd servers; another lab needs "
-                                       "another.")) -> None:
+                                       "another."),
+       emulator: bool = typer.Option(True, "--emulator/--no-emulator", help="Join the two "
+                                     "sides through an emulator host (linkem runs there "
+                                     "during a run), or directly (a real bottleneck: the "
+                                     "scenario's is not applied; calibration measures it).")
+       ) -> None:
     """Start the lab and write its inventory (printed): pass it as --inventory to
     `itb run`, `itb bench`, `itb calibrate` and `itb clean`."""
     from itb.backends.ssh import lab
 
-    path = lab.up(hosts, d, progress, control_net)
+    path = lab.up(hosts, d, progress, control_net, emulator)
     out.print(path.read_text(), markup=False, highlight=False)
-    out.print(f"lab up: {hosts} end host(s) + emulator host; inventory: {path}")
+    out.print(f"lab up: {hosts} end host(s)" + (" + emulator host" if emulator else
+              ", sides joined directly") + f"; inventory: {path}")
 
 
 @lab_app.command("down")

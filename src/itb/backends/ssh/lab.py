@@ -73,9 +73,9 @@ def switch_ns() -> str:
     return f"{naming.prefix()}lab-sw"
 
 
-def hosts_for(n: int, net: str = CONTROL_NET) -> list[LabHost]:
+def hosts_for(n: int, net: str = CONTROL_NET, emulator: bool = True) -> list[LabHost]:
     left = (n + 1) // 2
-    out = [LabHost(0, "em", "emulator", net)]
+    out = [LabHost(0, "em", "emulator", net)] if emulator else []
     out += [LabHost(i, f"h{i}", "left" if i <= left else "right", net) for i in range(1, n + 1)]
     return out
 
@@ -118,9 +118,11 @@ def _ip(*argv: str) -> None:
 
 
 def up(n: int = 8, d: Path | None = None, progress: Progress = lambda s: None,
-       control_net: str = CONTROL_NET) -> Path:
+       control_net: str = CONTROL_NET, emulator: bool = True) -> Path:
     """Builds the lab; returns the inventory's path. Refused if one is up in `d`, or
-    when its control network's addresses are already in use on this machine."""
+    when its control network's addresses are already in use on this machine. Without
+    `emulator` the two sides' switches are joined by a plain veth: a real bottleneck
+    (whatever the kernel's veth path gives), which only calibration can tell."""
     d = (d or default_dir()).resolve()
     if os.geteuid() != 0:
         raise PreflightError("the lab needs root (network namespaces)")
@@ -137,7 +139,7 @@ def up(n: int = 8, d: Path | None = None, progress: Progress = lambda s: None,
         raise BackendError(f"addresses of {control_net}.0/24 are already in use on this machine "
                            "(another lab is up?): nothing was created; take it down with its "
                            "ITB_PREFIX and --dir, or choose another --control-net")
-    hosts = hosts_for(n, control_net)
+    hosts = hosts_for(n, control_net, emulator)
     foreign = [ns for ns in [switch_ns(), *(h.ns for h in hosts)] if procs.ns_inode(ns)]
     if foreign:
         raise BackendError(f"namespace(s) {', '.join(foreign)} exist but are not this lab's: "
@@ -164,6 +166,11 @@ def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Prog
     for br in ("swl", "swr"):
         _ip("-n", sw, "link", "add", br, "type", "bridge")
         _ip("-n", sw, "link", "set", br, "up")
+    if not any(h.role == "emulator" for h in hosts):  # the sides joined directly
+        _ip("-n", sw, "link", "add", "trunk-l", "type", "veth", "peer", "name", "trunk-r")
+        for port, br in (("trunk-l", "swl"), ("trunk-r", "swr")):
+            _ip("-n", sw, "link", "set", port, "master", br)
+            _ip("-n", sw, "link", "set", port, "up")
     user_key = asyncssh.generate_private_key("ssh-ed25519", comment="itb-lab")
     key_path = d / "id_ed25519"
     key_path.write_bytes(b"")
@@ -319,7 +326,7 @@ def down(d: Path | None = None, progress: Progress = lambda s: None) -> list[str
             subprocess.run(["ip", "link", "del", ifname], capture_output=True)
     for name in state.get("files", []):
         (d / name).unlink(missing_ok=True)
-    for i in range(0, int(state.get("hosts", 0)) + 1):
+    for i in range(0, int(state.get("hosts", 0)) + 1):  # "em" too, when there was one
         shutil.rmtree(d / ("em" if i == 0 else f"h{i}"), ignore_errors=True)
     state_path(d).unlink(missing_ok=True)
     return removed
