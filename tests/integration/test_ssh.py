@@ -93,14 +93,15 @@ def assert_hosts_as_found(lab: dict) -> None:
         assert s["itb_dirs"] == []
 
 
-def _inventory_variant(lab: dict, tmp_path: Path, **changes) -> Path:
-    """The lab's inventory with [ssh] fields or one host's fields changed."""
+def _inventory_variant(lab: dict, tmp_path: Path, host_index: int = 1, **changes) -> Path:
+    """The lab's inventory with [ssh] fields or one host's (`host_<field>`; the host at
+    host_index: 1 is h1, which plays l1; 3 is h3, r1) changed."""
     import tomllib
 
     data = tomllib.loads(lab["inventory"].read_text())
     for k, v in changes.items():
         if k.startswith("host_"):
-            data["host"][1][k[5:]] = v
+            data["host"][host_index][k[5:]] = v
         else:
             data["ssh"][k] = v
     path = tmp_path / "inventory.toml"
@@ -155,7 +156,7 @@ def test_an_unknown_host_key_is_refused_and_nothing_changes(lab, tmp_path):
     assert res.returncode == 0, res.stderr
 
 
-@pytest.mark.parametrize("case", ["key", "unreachable", "cc"])
+@pytest.mark.parametrize("case", ["key", "unreachable", "cc", "address"])
 def test_preflight_refusals_name_host_field_and_reason(lab, tmp_path, case):
     scenario = TWO_PAIRS
     if case == "key":
@@ -164,6 +165,10 @@ def test_preflight_refusals_name_host_field_and_reason(lab, tmp_path, case):
     elif case == "unreachable":
         inv = _inventory_variant(lab, tmp_path, host_port=2222)
         want = ["host h1", "field address", "cannot connect"]
+    elif case == "address":
+        inv = _inventory_variant(lab, tmp_path, host_data_addr="198.19.0.77/24")
+        want = ["host h1: field data_addr: 198.19.0.77/24 is not an address of eth1",
+                "add_address = true"]
     else:  # the kernel lacks vegas, and the inventory forbids ITB's eBPF on h1
         inv = _inventory_variant(lab, tmp_path, host_ebpf=False)
         scenario = tmp_path / "vegas.toml"
@@ -368,3 +373,20 @@ def test_a_real_bottleneck_is_measured_not_configured(tmp_path):
     finally:
         res = itb("lab", "down", "--dir", str(d), env=env)
         assert res.returncode == 0
+
+
+def test_an_address_itb_adds_for_the_run_is_removed_after(lab, tmp_path):
+    inv = _inventory_variant(lab, tmp_path, host_index=3, host_data_addr="198.19.0.77/24",
+                             host_add_address=True)  # h3 plays r1, a receiver
+    res = _run(lab, tmp_path, inventory=inv)
+    assert res.returncode == 0, res.stdout + res.stderr
+    plan = json.loads((tmp_path / "run" / "rep-001" / "plan.json").read_text())
+    send = next(p for p in plan if p["role"] == "send" and p["node"] == "l1")
+    assert "198.19.0.77:20001" in send["argv"]  # l1 sent to the address ITB added on h3
+    import pandas as pd
+
+    assert pd.read_parquet(tmp_path / "run" / "transfers.parquet")["ok"].all()
+    addrs = subprocess.run(["ip", "-n", f"{PREFIX}lab-h3", "-o", "addr"], capture_output=True,
+                           text=True).stdout
+    assert "198.19.0.77" not in addrs and "198.19.0.3/24" in addrs
+    assert_hosts_as_found(lab)

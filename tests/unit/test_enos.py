@@ -112,6 +112,20 @@ def test_the_helper_answers_errors_as_one_json_line(tmp_path, capsys, fake_enosl
     assert enos_helper.main(["h", "bogus"]) == 2
 
 
+def test_a_data_subnet_gives_the_end_hosts_one_address_each_added_by_itb():
+    hosts = [{"name": "n2", "role": "right", "data_iface": "eth1", "data_addr": "192.168.2.1/24"},
+             {"name": "n1", "role": "left", "data_iface": "eth1"},
+             {"name": "em", "role": "emulator", "emulator_ifaces": ["a", "b"]}]
+    enos.assign_addresses(hosts, "10.222.0.0/30")
+    assert [(h["name"], h.get("data_addr"), h.get("add_address")) for h in hosts] == [
+        ("n2", "10.222.0.2/30", True), ("n1", "10.222.0.1/30", True), ("em", None, None)]
+    with pytest.raises(ScenarioError, match="too small"):
+        enos.assign_addresses(hosts + [{"name": "n3", "role": "left"}], "10.222.0.0/30")
+    with pytest.raises(ScenarioError) as info:
+        enos.assign_addresses(hosts, "10.222.0.1/33")
+    assert info.value.field == "provider.config.data_subnet"
+
+
 def test_hosts_without_an_itb_role_are_left_out():
     assert enos.to_host({"name": "x", "address": "a", "roles": ["control"]}) is None
     extra = {"name": "e", "address": "a", "roles": ["emulator"],

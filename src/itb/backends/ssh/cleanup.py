@@ -38,6 +38,8 @@ def restore(r: Remote) -> dict:
     for iface in state.get("qdiscs") or []:
         r.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
     done["qdiscs"] = len(state.get("qdiscs") or [])
+    for iface, addr in state.get("addresses") or []:
+        r.run(["ip", "addr", "del", addr, "dev", iface], check=False)
     C.unregister(r, state.get("struct_ops") or [])
     done["struct_ops"] = len(state.get("struct_ops") or [])
     r.run(["rm", "-rf", "--", r.dir])

@@ -90,7 +90,8 @@ def to_host(entry: dict) -> dict | None:
     for k in ("user", "key"):
         if entry.get(k):
             host[k] = entry[k]
-    for k in ("data_iface", "data_addr", "emulator_ifaces", "nodes", "remote_dir"):
+    for k in ("data_iface", "data_addr", "emulator_ifaces", "nodes", "remote_dir",
+              "add_address", "ebpf"):
         if extra.get(k) is not None:
             host[k] = extra[k]
     if role == "emulator" and "emulator_ifaces" not in host:
@@ -104,6 +105,28 @@ def to_host(entry: dict) -> dict | None:
     return host
 
 
+def assign_addresses(hosts: list[dict], subnet: str | None) -> None:
+    """`data_subnet` (provider config): the end hosts' data addresses, one each from it in
+    name order, added by ITB for the run (the emulator bridges the two sides at L2, so
+    they must share one subnet, which separate VLANs' own addressing does not give)."""
+    if not subnet:
+        return
+    import ipaddress
+
+    try:
+        net = ipaddress.ip_network(subnet)
+    except ValueError as e:
+        raise ScenarioError(None, "provider.config.data_subnet", str(e)) from None
+    pool = net.hosts()
+    for h in sorted((h for h in hosts if h["role"] != "emulator"), key=lambda h: h["name"]):
+        try:
+            h["data_addr"] = f"{next(pool)}/{net.prefixlen}"
+        except StopIteration:
+            raise ScenarioError(None, "provider.config.data_subnet",
+                                f"{subnet} is too small for {len(hosts)} hosts") from None
+        h["add_address"] = True
+
+
 def reserve(inv: I.Inventory, say: Say = lambda s: None) -> I.Inventory:
     """Reserves (or finds again: EnOSlib reuses a running job of the same name) the
     provider's resources; returns the inventory with its hosts."""
@@ -111,6 +134,7 @@ def reserve(inv: I.Inventory, say: Say = lambda s: None) -> I.Inventory:
     say(f"reserving through EnOSlib ({p.kind})")
     answer = call("reserve", p)
     hosts = [h for h in (to_host(e) for e in answer.get("hosts", [])) if h is not None]
+    assign_addresses(hosts, p.config.get("data_subnet"))
     if not hosts:
         raise BackendError(f"EnOSlib ({p.kind}) returned no host with an ITB role "
                            f"({', '.join(ROLES)})")

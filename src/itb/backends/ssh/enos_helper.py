@@ -11,7 +11,8 @@ It imports nothing of ITB. One command per call; the answer is one JSON line on 
 
 KIND: static | g5k | chameleon | vagrant. CONFIG: EnOSlib's configuration dictionary of
 that provider (its `resources` with `machines` and `networks`, the job's options),
-plus ITB's `data_networks` (the network roles whose addresses are the data plane).
+plus ITB's `data_networks` (the network roles whose interfaces are the data plane) and
+`data_subnet` (the data addresses ITB gives the end hosts).
 
 `reserve` returns the hosts EnOSlib gives, with their roles (ITB's: left, right,
 emulator): {"hosts": [{"name", "address", "port", "user", "key", "roles", "extra",
@@ -24,6 +25,7 @@ import json
 import sys
 
 ITB_ROLES = ("left", "right", "emulator")
+ITB_KEYS = ("data_networks", "data_subnet")  # ITB's, not EnOSlib's
 
 
 def _enoslib():
@@ -34,7 +36,7 @@ def _enoslib():
 
 def _conf(en, kind: str, config: dict):
     """The provider's configuration object (schema-checked by EnOSlib)."""
-    config = {k: v for k, v in config.items() if k != "data_networks"}
+    config = {k: v for k, v in config.items() if k not in ITB_KEYS}
     if kind == "static":
         return en.StaticConf.from_dictionary(config)
     if kind == "g5k":
@@ -61,7 +63,7 @@ def validate(kind: str, config: dict) -> dict:
     if kind == "g5k":
         from enoslib.infra.enos_g5k.schema import SCHEMA_USER
 
-        en.G5kConf.validate({k: v for k, v in config.items() if k != "data_networks"},
+        en.G5kConf.validate({k: v for k, v in config.items() if k not in ITB_KEYS},
                             SCHEMA_USER)
     else:
         _conf(en, kind, config)

@@ -67,6 +67,9 @@ class InventoryHost(_Strict):
     nodes: tuple[str, ...] | None = None
     remote_dir: str | None = None  # default: [ssh].remote_dir
     ebpf: bool | None = None  # default: [ssh].ebpf
+    # ITB adds data_addr to data_iface for the run (and removes it after); false: the
+    # address must be there already (checked in preflight)
+    add_address: bool = False
 
     @field_validator("data_addr")
     @classmethod

@@ -95,6 +95,13 @@ class SshTestbed:
                     f"host {r.name}: field {field}: {iface} has a configured root qdisc "
                     f"({' '.join(root[:3])}) that ITB's access shaping would replace: refused; "
                     "remove it, or leave the interface unshaped (an access rate of none)")
+        if h.data_addr and not h.add_address:
+            have = r.run(["ip", "-o", "addr", "show", "dev", h.data_iface]).stdout.split()
+            if h.data_addr not in have:
+                raise PreflightError(
+                    f"host {r.name}: field data_addr: {h.data_addr} is not an address of "
+                    f"{h.data_iface} there (set add_address = true for ITB to add it, and "
+                    "remove it afterwards)")
 
     def _access_rate(self, host: str) -> int | None:
         """The rate its data interface is shaped to: its node's access link (a host that
@@ -165,7 +172,13 @@ class SshTestbed:
                    f"{rate}bit", "burst", str(burst), "limit", str(limit)])
         for iface in h.emulator_ifaces or ():
             r.run(["ip", "link", "set", "dev", iface, "up"])
-
+        if h.add_address:
+            have = r.run(["ip", "-o", "addr", "show", "dev", h.data_iface]).stdout.split()
+            if h.data_addr not in have:
+                state["addresses"] = [[h.data_iface, h.data_addr]]
+                self._state(r, state)
+                r.run(["ip", "addr", "add", h.data_addr, "dev", h.data_iface])
+            r.run(["ip", "link", "set", "dev", h.data_iface, "up"])
 
     def _start_emulator(self) -> None:
         link, em = self.placement.link, self.remotes[self.placement.emulator]
