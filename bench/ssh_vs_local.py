@@ -9,6 +9,11 @@ SSH run's measured start skew (p99).
 Run as root from the repository: `.venv/bin/python bench/ssh_vs_local.py [--repeat N]
 [--scenario FILE] [--keep DIR]`. It brings a lab up under ITB_PREFIX=benchssh (control
 network --control-net, default 198.19.9) and down again.
+
+`--compare-bench SSH_DIR LOCAL_DIR` compares two benchmark directories instead (e.g.
+`itb bench --quick --capacity 1Gbit --inventory runs/lab/inventory.toml` against the
+same without --inventory): per cell, each one's mean completion time with its 95 %
+interval, and whether the SSH mean lies within the local interval.
 """
 
 from __future__ import annotations
@@ -64,7 +69,33 @@ def _ideal(metrics: dict) -> float | None:
     return None
 
 
+def compare_bench(ssh_dir: Path, local_dir: Path) -> int:
+    def rows(d: Path) -> dict:
+        table = json.loads((d / "table.json").read_text())
+        return {(r["app"], r.get("variant"), r["class"], r["cc"]): r for r in table["rows"]}
+
+    ssh, loc = rows(ssh_dir), rows(local_dir)
+    inside = total = 0
+    print(f"{'cell':<16} {'ssh T_mean (s)':>22} {'local T_mean (s)':>22} {'diff %':>8}  ssh in local 95 %")
+    for key in sorted(set(ssh) & set(loc), key=str):
+        a, b = ssh[key], loc[key]
+        if a["t_mean"] is None or b["t_mean"] is None:
+            continue
+        name = "-".join(str(k) for k in key if k)
+        ci_a, ci_b = a.get("t_mean_ci95"), b.get("t_mean_ci95")
+        within = ci_b is not None and abs(a["t_mean"] - b["t_mean"]) <= ci_b
+        total += 1
+        inside += within
+        fmt = lambda m, c: f"{m:.3f} ± {c:.3f}" if c is not None else f"{m:.3f} ± –"
+        print(f"{name:<16} {fmt(a['t_mean'], ci_a):>22} {fmt(b['t_mean'], ci_b):>22} "
+              f"{100 * (a['t_mean'] - b['t_mean']) / b['t_mean']:>+8.1f}  {within}")
+    print(f"{inside} of {total} cells: the SSH mean within the local 95 % interval")
+    return 0
+
+
 def main() -> int:
+    if len(sys.argv) == 4 and sys.argv[1] == "--compare-bench":
+        return compare_bench(Path(sys.argv[2]), Path(sys.argv[3]))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--scenario", default=str(REPO / "scenarios/nxe/fair-share-4x50M.toml"))

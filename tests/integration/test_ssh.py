@@ -44,7 +44,9 @@ def lab(tmp_path_factory):
         pytest.skip("openssh-server not installed (make system-deps)")
     d = tmp_path_factory.mktemp("lab")
     env = _env(d / "state")
-    res = itb("lab", "up", "--hosts", "4", "--dir", str(d / "lab"), env=env)
+    # a control network of its own: a lab the user has up (198.19.1) is left alone
+    res = itb("lab", "up", "--hosts", "4", "--dir", str(d / "lab"), "--control-net", "198.19.21",
+              env=env)
     assert res.returncode == 0, res.stderr
     inv = d / "lab" / "inventory.toml"
     assert str(inv) in res.stdout and "[[host]]" in res.stdout  # printed
@@ -349,7 +351,7 @@ def test_a_real_bottleneck_is_measured_not_configured(tmp_path):
         pytest.skip("needs openssh-server and the native programs")
     env = _env(tmp_path / "state")
     d = tmp_path / "lab"
-    res = itb("lab", "up", "--hosts", "4", "--dir", str(d), "--control-net", "198.19.2",
+    res = itb("lab", "up", "--hosts", "4", "--dir", str(d), "--control-net", "198.19.22",
               "--no-emulator", env=env)
     assert res.returncode == 0, res.stderr
     assert 'role = "emulator"' not in (d / "inventory.toml").read_text()

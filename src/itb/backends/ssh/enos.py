@@ -105,7 +105,7 @@ def to_host(entry: dict) -> dict | None:
     return host
 
 
-def assign_addresses(hosts: list[dict], subnet: str | None) -> None:
+def assign_addresses(hosts: list[dict], subnet: str | None, source: str | None = None) -> None:
     """`data_subnet` (provider config): the end hosts' data addresses, one each from it in
     name order, added by ITB for the run (the emulator bridges the two sides at L2, so
     they must share one subnet, which separate VLANs' own addressing does not give)."""
@@ -116,14 +116,15 @@ def assign_addresses(hosts: list[dict], subnet: str | None) -> None:
     try:
         net = ipaddress.ip_network(subnet)
     except ValueError as e:
-        raise ScenarioError(None, "provider.config.data_subnet", str(e)) from None
+        raise ScenarioError(source, "provider.config.data_subnet", str(e)) from None
     pool = net.hosts()
-    for h in sorted((h for h in hosts if h["role"] != "emulator"), key=lambda h: h["name"]):
+    ends = sorted((h for h in hosts if h["role"] != "emulator"), key=lambda h: h["name"])
+    for h in ends:
         try:
             h["data_addr"] = f"{next(pool)}/{net.prefixlen}"
         except StopIteration:
-            raise ScenarioError(None, "provider.config.data_subnet",
-                                f"{subnet} is too small for {len(hosts)} hosts") from None
+            raise ScenarioError(source, "provider.config.data_subnet",
+                                f"{subnet} is too small for {len(ends)} end hosts") from None
         h["add_address"] = True
 
 
@@ -134,7 +135,7 @@ def reserve(inv: I.Inventory, say: Say = lambda s: None) -> I.Inventory:
     say(f"reserving through EnOSlib ({p.kind})")
     answer = call("reserve", p)
     hosts = [h for h in (to_host(e) for e in answer.get("hosts", [])) if h is not None]
-    assign_addresses(hosts, p.config.get("data_subnet"))
+    assign_addresses(hosts, p.config.get("data_subnet"), inv.source)
     if not hosts:
         raise BackendError(f"EnOSlib ({p.kind}) returned no host with an ITB role "
                            f"({', '.join(ROLES)})")
