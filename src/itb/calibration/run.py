@@ -125,10 +125,17 @@ def _measured_not_configured(cal: Calibration) -> None:
         c.configured, c.ok, c.tolerance_pct, c.error_pct, c.cause = None, None, None, None, None
 
 
-def _fresh(em, bed) -> None:
-    """A remote emulator's log, copied here once the rows just measured are written."""
-    if em is not None and not bed.local:
-        time.sleep(LOG_SETTLE_NS / 1e9 + 0.3)
+def _fresh(em, bed, until_ns: int) -> None:
+    """The emulator's log once it holds the rows up to `until_ns` (this machine's clock):
+    linkem writes a row ~0.1 s after its interval and flushes every 0.1 s, so a log read
+    at once lacks the last rows (a "hole" that is not one). A remote emulator's log is
+    then copied here."""
+    if em is None:
+        return
+    wait = (until_ns + LOG_SETTLE_NS - time.monotonic_ns()) / 1e9
+    if wait > 0:
+        time.sleep(wait)
+    if not bed.local:
         em.sync_logs()
 
 
@@ -180,7 +187,7 @@ def _measure(cal: Calibration, bed, spec: PathSpec, opts: Options, kernel_cc: st
         cal.checks.append(Check("TCP goodput, 1 flow (unlimited path)", None, goodput / 1e6,
                                 "Mbit/s", None, f"{opts.cc}, {retrans} retransmissions"))
     if em and spec.rate_bps:
-        _fresh(em, bed)
+        _fresh(em, bed, t1)
         t0, t1 = t0 + off, t1 + off
         lo = t0 + int(omit * 1e9)
         rows = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1), lo, t1)
@@ -209,7 +216,7 @@ def _measure(cal: Calibration, bed, spec: PathSpec, opts: Options, kernel_cc: st
     if spec.loss > 0:
         _loss(cal, iperf, spec, opts, progress)
     if em:
-        _fresh(em, bed)
+        _fresh(em, bed, time.monotonic_ns())
         _log_whole(cal, em, began + off, off)
 
 
@@ -247,7 +254,7 @@ def _udp_rate(cal, bed, src, dst, addr, em, direction, spec, opts, progress) -> 
             f"offered {offered_bps * (UDP_PAYLOAD + FRAME_OVERHEAD) / UDP_PAYLOAD / 1e6:.1f} "
             "Mbit/s of frames"))
     if em:
-        _fresh(em, bed)
+        _fresh(em, bed, t1)
         t0, t1 = t0 + em.clock_offset_ns, t1 + em.clock_offset_ns
         window = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1), t0, t1)
         rows = monitor.busy_span(window)
