@@ -349,7 +349,8 @@ def test_a_real_bottleneck_is_measured_not_configured(tmp_path):
     against the scenario's."""
     if not Path("/usr/sbin/sshd").exists() or not FLOW.exists():
         pytest.skip("needs openssh-server and the native programs")
-    env = _env(tmp_path / "state")
+    # a prefix of its own: the module's lab (prefix itbs) is up meanwhile
+    env = {**_env(tmp_path / "state"), "ITB_PREFIX": "itbr"}
     d = tmp_path / "lab"
     res = itb("lab", "up", "--hosts", "4", "--dir", str(d), "--control-net", "198.19.22",
               "--no-emulator", env=env)
