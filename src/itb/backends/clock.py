@@ -4,10 +4,15 @@ with the shortest round trip gives the offset (its error is at most half that tr
 
 from __future__ import annotations
 
+import queue
+import time
 from dataclasses import dataclass
 from typing import Callable
 
+from itb.errors import BackendError
+
 SAMPLES = 16
+REPLY_TIMEOUT_S = 5.0
 
 
 @dataclass
@@ -43,3 +48,35 @@ def estimate(exchange: Callable[[int], tuple[int, int, int]], samples: int = SAM
     quick = [o for _, o in found[: max(1, len(found) // 2)]]
     rtt, offset = found[0]
     return ClockEstimate(offset, rtt, max(quick) - min(quick), len(found))
+
+
+class Replies:
+    """The clock answers of one worker ({"ev": "clock", "seq", "t_ns"} events), noted
+    with the time they came back; `exchange` is what `estimate` calls."""
+
+    def __init__(self, send: Callable[[int], None], who: str, timeout_s: float = REPLY_TIMEOUT_S):
+        self.send, self.who, self.timeout_s = send, who, timeout_s
+        self.q: queue.Queue = queue.Queue()
+
+    def note(self, ev: dict) -> None:
+        """From the worker's reader thread, for each clock event (None: it stopped)."""
+        self.q.put(None if ev is None else (ev.get("seq"), ev.get("t_ns"), time.monotonic_ns()))
+
+    def exchange(self, seq: int) -> tuple[int, int, int]:
+        t1 = time.monotonic_ns()
+        self.send(seq)
+        while True:
+            try:
+                got = self.q.get(timeout=self.timeout_s)
+            except queue.Empty:
+                raise BackendError(f"{self.who} did not answer a clock request within "
+                                   f"{self.timeout_s:.0f} s") from None
+            if got is None:
+                raise BackendError(f"{self.who} stopped")
+            if got[0] == seq:
+                return t1, got[1], got[2]
+
+    def estimate(self) -> ClockEstimate:
+        while not self.q.empty():  # late answers of an earlier measurement
+            self.q.get_nowait()
+        return estimate(self.exchange)

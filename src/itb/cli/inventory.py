@@ -25,38 +25,29 @@ def trust(file: Path = FILE,
     inventory's known_hosts. ITB never adds a key on its own: a host whose key is not
     there is refused. A key that differs from the one already recorded is never
     replaced here (edit known_hosts yourself if the host was reinstalled)."""
-    import asyncssh
-
     from itb.backends.ssh import conn
 
     inv = load_inventory(file)
-    kh = inv.known_hosts()
-    known = asyncssh.read_known_hosts(str(kh)) if kh.is_file() else None
-    added = []
+    known = conn.KnownHosts(inv)
     for h in inv.host:
         key = conn.fetch_host_key(inv, h)
         fp = key.get_fingerprint("sha256")
-        if known is not None:
-            trusted, _, revoked, *_ = known.match(h.address, h.address, h.port)
-            if any(k.public_data == key.public_data for k in trusted):
-                out.print(f"{h.name} ({h.address}:{h.port}): {fp} already known")
-                continue
-            if trusted:
-                err.print(f"[red]{h.name} ({h.address}:{h.port}) presents {fp}, not the key "
-                          f"recorded in {kh}: left as it is (a changed host key may be an "
-                          "attack)[/red]")
-                raise typer.Exit(3)
+        status = known.status(h, key)
+        if status == "known":
+            out.print(f"{h.name} ({h.address}:{h.port}): {fp} already known")
+            continue
+        if status == "changed":
+            err.print(f"[red]{h.name} ({h.address}:{h.port}) presents {fp}, not the key "
+                      f"recorded in {known.path}: left as it is (a changed host key may be an "
+                      "attack)[/red]")
+            raise typer.Exit(3)
         if not yes and not typer.confirm(f"{h.name} ({h.address}:{h.port}) presents "
                                          f"{key.get_algorithm()} {fp}. Trust it?"):
             out.print(f"{h.name}: not trusted")
             continue
-        added.append(conn.known_hosts_line(h, key))
+        known.add(h, key)
         out.print(f"{h.name}: {fp} added")
-    if added:
-        kh.parent.mkdir(parents=True, exist_ok=True)
-        with open(kh, "a") as f:
-            f.writelines(added)
-    out.print(f"known_hosts {kh}: {len(added)} key(s) added")
+    out.print(f"known_hosts {known.path}: {known.save()} key(s) added")
 
 
 @inventory_app.command("check")
@@ -76,7 +67,7 @@ def check(file: Path = FILE) -> None:
             h = inv.get(name)
             progress(f"checking {name}")
             testbed.missing_tools(r)
-            iface = h.data_iface or (h.emulator_ifaces or (None,))[0]
+            iface = h.iface
             f = host_facts(r, iface)
             nic = f.get("nic", {})
             table.add_row(name, h.role, r.conn.user + (" (sudo)" if r.sudo else ""),

@@ -54,7 +54,8 @@ class WorkerHandle:
         self.same_clock = getattr(host, "same_clock", True)
         self.offset_ns = 0  # the node's clock minus the engine's
         self.clock = C.SAME if self.same_clock else None
-        self._clock_replies: queue.Queue = queue.Queue()
+        self._clock = C.Replies(lambda seq: self.send(op="clock", seq=seq),
+                                f"worker on {self.node}", CLOCK_TIMEOUT_S)
         self.proc = host.spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=env)
         self.lock = threading.Lock()
@@ -70,7 +71,7 @@ class WorkerHandle:
                 self.hello.set()
                 continue
             if ev.get("ev") == "clock":
-                self._clock_replies.put((ev.get("seq"), ev.get("t_ns"), time.monotonic_ns()))
+                self._clock.note(ev)
                 continue
             for k in _TIME_KEYS:
                 if isinstance(ev.get(k), int):
@@ -90,24 +91,10 @@ class WorkerHandle:
         """Measures the node's clock offset (not for a local namespace: same clock)."""
         if self.same_clock:
             return self.clock
-        while not self._clock_replies.empty():
-            self._clock_replies.get_nowait()
         self.offset_ns = 0
-        self.clock = C.estimate(self._exchange)
+        self.clock = self._clock.estimate()
         self.offset_ns = self.clock.offset_ns
         return self.clock
-
-    def _exchange(self, seq: int) -> tuple[int, int, int]:
-        t1 = time.monotonic_ns()
-        self.send(op="clock", seq=seq)
-        try:
-            while True:
-                got, t_node, t3 = self._clock_replies.get(timeout=CLOCK_TIMEOUT_S)
-                if got == seq:
-                    return t1, t_node, t3
-        except queue.Empty:
-            raise BackendError(f"worker on {self.node} did not answer a clock request "
-                               f"within {CLOCK_TIMEOUT_S:.0f} s") from None
 
     def send(self, **cmd) -> None:
         if self.rewrite is not None and cmd.get("op") == "spawn":

@@ -25,7 +25,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from itb import cc
 from itb.backends import owner
 from itb.engine import checks, procplan, records, rundir, testbeds
 from itb.engine.execute import Outcome, Repetition
@@ -144,12 +143,8 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
                                      "or add --resume")
         meta, done = records.run_meta(sc, reps, seed), set()
     meta["backend"] = tb.name
-    if opts.inventory is not None:
-        meta["inventory"] = {"source": opts.inventory.source,
-                             "placement": getattr(tb, "tb").placement.hosts,
-                             "emulator": getattr(tb, "tb").placement.emulator,
-                             "provider": (opts.inventory.provider.kind
-                                          if opts.inventory.provider else None)}
+    if tb.inventory() is not None:
+        meta["inventory"] = tb.inventory()
     stage = Stages(meta, say)
     stop = threading.Event()
     result = RunResult(run_dir, "incomplete")
@@ -166,20 +161,12 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
 
     for sig in previous:
         signal.signal(sig, on_signal)
-    loaded: list[cc.Resolved] = []
     failure: BaseException | None = None
     try:
         with stage("preflight"):
-            if tb.name == "local":
-                meta["warnings"] = tb.preflight([])
-                # The kernel's implementation when it has one, else ours (registered now
-                # and unregistered at the end); a program the verifier refuses stops the
-                # run here.
-                loaded = cc.ensure(sorted(exp.ccs()), progress=say)
-                meta["congestion_controls"] = [r.to_json() for r in loaded]
-            else:  # the hosts' kernels' own, else ITB's eBPF registered there
-                meta["warnings"] = tb.preflight(sorted(exp.ccs()))
-                meta["congestion_controls"] = tb.congestion_controls()
+            # congestion controls: the kernel's where it has them, else ITB's eBPF ones
+            meta["warnings"] = tb.preflight(sorted(exp.ccs()))
+            meta["congestion_controls"] = tb.congestion_controls()
             for w in meta["warnings"]:
                 say(f"warning: {w}")
         _create(run_dir, sc, exp, meta, opts.resume)
@@ -195,7 +182,7 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
                 with stage("cleaning"):
                     tb.down()
         finally:
-            cc.release(loaded, progress=say)
+            tb.release()
         _finish(result, run_dir, reps, meta, stage, stop, opts, failure)
     return result
 
@@ -283,8 +270,9 @@ def _build(sc, tb, run_dir, meta, stage):
         tb.up(run_dir)
     with stage("deployment"):
         meta["sysctls"] = checks.deployment_check(sc, tb.host)
-        if tb.facts():  # SSH hosts: CPU, kernel, NIC of each (the calibration table)
-            meta["hosts"] = tb.facts()
+        facts = tb.facts()  # SSH hosts: CPU, kernel, NIC of each (the calibration table)
+        if facts:
+            meta["hosts"] = facts
     with stage("configuration"):
         emulators = tb.emulators
         workers = Workers(tb.hosts())
@@ -300,14 +288,20 @@ def _build(sc, tb, run_dir, meta, stage):
     return workers, emulators
 
 
-def _failed_build(run_dir, r, reps, e, tb, meta, stage, say) -> None:
+def _empty_rep_dir(run_dir: Path, r: int) -> Path:
+    """The repetition's directory, empty: an attempt that did not commit starts again."""
     rd = rundir.rep_dir(run_dir, r)
     try:
         if rd.exists():
             shutil.rmtree(rd)
         rd.mkdir(parents=True)
-    except OSError as err:
-        raise OutputError(rd, f"cannot be written: {os_reason(err)}") from None
+    except OSError as e:
+        raise OutputError(rd, f"cannot be written: {os_reason(e)}") from None
+    return rd
+
+
+def _failed_build(run_dir, r, reps, e, tb, meta, stage, say) -> None:
+    rd = _empty_rep_dir(run_dir, r)
     reason = f"the testbed could not be rebuilt: {e}"
     rundir.commit(rd, {"repetition": r, "status": "failed", "reason": reason,
                        "environment": True, "dispatch": [], "procs": {}, "clock": {}})
@@ -384,13 +378,7 @@ def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulat
                    stop: threading.Event, tick: Say, cc_names: dict[str, str],
                    tb=None) -> Outcome:
     exp = sc.experiment
-    rd = rundir.rep_dir(run_dir, r)
-    try:
-        if rd.exists():
-            shutil.rmtree(rd)  # an attempt that did not commit: start it again
-        rd.mkdir(parents=True)
-    except OSError as e:
-        raise OutputError(rd, f"cannot be written: {os_reason(e)}") from None
+    rd = _empty_rep_dir(run_dir, r)
     events = events_for_repetition(exp, r)
     rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
     topo = sc.topology if tb is None else tb.topology  # the hosts' real addresses

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from itb import cc
 from itb.backends import local
 from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.testbed import SshTestbed
@@ -25,12 +26,13 @@ Say = Callable[[str], None]
 class LocalTestbed:
     name = "local"
 
-    def __init__(self, sc: Scenario, seed: int):
-        self.sc, self.seed = sc, seed
+    def __init__(self, sc: Scenario, seed: int, say: Say = lambda s: None):
+        self.sc, self.seed, self.say = sc, seed, say
         self.topology = sc.topology
         self.state: dict | None = None
         self.emulators: dict = {}
         self.warnings: list[str] = []
+        self.loaded: list = []  # congestion controls made selectable (itb.cc.Resolved)
 
     def check_free(self) -> None:
         if local.read_state():
@@ -38,8 +40,23 @@ class LocalTestbed:
                                "a run builds its own; take it down with `itb testbed down` "
                                "first, or use another ITB_PREFIX")
 
-    def preflight(self, kernel_ccs: list[str]) -> list[str]:
-        return checks.preflight(self.sc)
+    def preflight(self, ccs: list[str]) -> list[str]:
+        """Checks, then makes the congestion controls selectable: the kernel's
+        implementation when it has one, else ITB's (registered now, unregistered by
+        `release`); a program the verifier refuses stops the run here."""
+        warnings = checks.preflight(self.sc)
+        self.loaded = cc.ensure(ccs, progress=self.say)
+        return warnings
+
+    def congestion_controls(self) -> list[dict]:
+        return [r.to_json() for r in self.loaded]
+
+    def inventory(self) -> None:
+        return None
+
+    def release(self) -> None:
+        cc.release(self.loaded, progress=self.say)
+        self.loaded = []
 
     def up(self, run_dir: Path) -> None:
         self.state = local.up(self.topology, lambda m: None, seed=self.seed)
@@ -106,6 +123,15 @@ class RemoteTestbed:
         self._built = True
         self.tb.deploy(run_dir, ebpf.object_path)
 
+    def inventory(self) -> dict:
+        """meta.json's `inventory`: where the run's hosts came from and what plays what."""
+        p = self.tb.placement
+        return {"source": self.inv.source, "placement": p.hosts, "emulator": p.emulator,
+                "provider": self.inv.provider.kind if self.inv.provider else None}
+
+    def release(self) -> None:
+        pass  # what the hosts were given goes with their restore (`down`)
+
     def congestion_controls(self) -> list[dict]:
         """As meta.json records them: canonical name, the name the hosts select it by."""
         p = self.tb.ccs
@@ -132,7 +158,7 @@ class RemoteTestbed:
             name, r = item
             h = self.inv.get(name)
             return name, {"role": h.role,
-                          **host_facts(r, h.data_iface or (h.emulator_ifaces or (None,))[0])}
+                          **host_facts(r, h.iface)}
 
         return dict(parallel(one, sorted(self.tb.remotes.items())))
 
@@ -157,4 +183,4 @@ class RemoteTestbed:
 
 
 def for_run(sc: Scenario, seed: int, inventory: Inventory | None, say: Say = lambda s: None):
-    return LocalTestbed(sc, seed) if inventory is None else RemoteTestbed(sc, seed, inventory, say)
+    return LocalTestbed(sc, seed, say) if inventory is None else RemoteTestbed(sc, seed, inventory, say)

@@ -349,3 +349,34 @@ def fetch_host_key(inv: Inventory, host: InventoryHost):
 def known_hosts_line(host: InventoryHost, key) -> str:
     where = host.address if host.port == 22 else f"[{host.address}]:{host.port}"
     return f"{where} {key.export_public_key().decode().strip()}\n"
+
+
+class KnownHosts:
+    """The inventory's known_hosts file, as `itb inventory trust` and a reservation's
+    `accept_new_host_keys` read and extend it: a key is known, new, or changed (a
+    changed key is never replaced)."""
+
+    def __init__(self, inv: Inventory):
+        self.path = inv.known_hosts()
+        self.known = asyncssh.read_known_hosts(str(self.path)) if self.path.is_file() else None
+        self.added: list[str] = []
+
+    def status(self, host: InventoryHost, key) -> str:
+        """"known", "new" or "changed" (another key is recorded for the host)."""
+        if self.known is None:
+            return "new"
+        trusted = self.known.match(host.address, host.address, host.port)[0]
+        if any(k.public_data == key.public_data for k in trusted):
+            return "known"
+        return "changed" if trusted else "new"
+
+    def add(self, host: InventoryHost, key) -> None:
+        self.added.append(known_hosts_line(host, key))
+
+    def save(self) -> int:
+        """Appends the accepted keys; returns how many."""
+        if self.added:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a") as f:
+                f.writelines(self.added)
+        return len(self.added)

@@ -151,29 +151,20 @@ def reserve(inv: I.Inventory, say: Say = lambda s: None) -> I.Inventory:
 def accept_keys(inv: I.Inventory, say: Say) -> None:
     """The keys of freshly reserved hosts, accepted because the inventory says so
     (`provider.accept_new_host_keys`); a key that differs from a recorded one is not."""
-    import asyncssh
-
     from itb.backends.ssh import conn
 
-    kh = inv.known_hosts()
-    known = asyncssh.read_known_hosts(str(kh)) if kh.is_file() else None
-    added = []
+    known = conn.KnownHosts(inv)
     for h in inv.host:
         key = conn.fetch_host_key(inv, h)
-        if known is not None:
-            trusted = known.match(h.address, h.address, h.port)[0]
-            if any(k.public_data == key.public_data for k in trusted):
-                continue
-            if trusted:
-                raise PreflightError(f"host {h.name}: its host key changed ({key.get_fingerprint()}"
-                                     f" is not the one in {kh}): refused")
-        added.append(conn.known_hosts_line(h, key))
-        say(f"host {h.name}: accepted its new host key {key.get_fingerprint()} "
-            "(provider.accept_new_host_keys)")
-    if added:
-        kh.parent.mkdir(parents=True, exist_ok=True)
-        with open(kh, "a") as f:
-            f.writelines(added)
+        status = known.status(h, key)
+        if status == "changed":
+            raise PreflightError(f"host {h.name}: its host key changed ({key.get_fingerprint()}"
+                                 f" is not the one in {known.path}): refused")
+        if status == "new":
+            known.add(h, key)
+            say(f"host {h.name}: accepted its new host key {key.get_fingerprint()} "
+                "(provider.accept_new_host_keys)")
+    known.save()
 
 
 def release(inv: I.Inventory, say: Say = lambda s: None) -> None:

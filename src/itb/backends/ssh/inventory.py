@@ -88,6 +88,11 @@ class InventoryHost(_Strict):
         return v
 
     @property
+    def iface(self) -> str | None:
+        """Its data-plane interface (an emulator host's: the one facing left)."""
+        return self.data_iface or (self.emulator_ifaces or (None,))[0]
+
+    @property
     def ip(self) -> str:
         return str(ipaddress.ip_interface(self.data_addr).ip) if self.data_addr else ""
 

@@ -264,18 +264,20 @@ def _wait_listening(h: LabHost) -> None:
                        f"{SSHD_READY_S:.0f} s (see its sshd.log)")
 
 
+def _data_plane(d: Path, h: LabHost) -> dict:
+    """A lab host's fields besides how to reach it (both inventories give them)."""
+    # the lab's hosts share this machine's file system: one dir each
+    out: dict = {"remote_dir": str(d / h.name / "fs")}
+    if h.role == "emulator":
+        return out | {"emulator_ifaces": ["ea", "eb"]}
+    return out | {"data_iface": "eth1", "data_addr": f"{DATA_NET}.{h.index}/24"}
+
+
 def _inventory(d: Path, hosts: list[LabHost]) -> str:
     data: dict = {"ssh": {"user": "root", "key": str(d / "id_ed25519"),
-                          "known_hosts": str(d / "known_hosts")}, "host": []}
-    for h in hosts:
-        entry: dict = {"name": h.name, "address": h.control_ip, "port": 22, "role": h.role,
-                       # the lab's hosts share this machine's file system: one dir each
-                       "remote_dir": str(d / h.name / "fs")}
-        if h.role == "emulator":
-            entry["emulator_ifaces"] = ["ea", "eb"]
-        else:
-            entry |= {"data_iface": "eth1", "data_addr": f"{DATA_NET}.{h.index}/24"}
-        data["host"].append(entry)
+                          "known_hosts": str(d / "known_hosts")},
+                  "host": [{"name": h.name, "address": h.control_ip, "port": 22,
+                            "role": h.role, **_data_plane(d, h)} for h in hosts]}
     return ("# Written by `itb lab up`: hosts are network namespaces of this machine, each\n"
             "# with its own sshd; see docs/ssh.md.\n" + tomli_w.dumps(data))
 
@@ -283,16 +285,9 @@ def _inventory(d: Path, hosts: list[LabHost]) -> str:
 def _static_provider(d: Path, hosts: list[LabHost]) -> str:
     """The same hosts as an EnOSlib static-provider configuration: ITB reserves them
     through EnOSlib (a static reservation only lists them) and releases them after."""
-    machines = []
-    for h in hosts:
-        extra: dict = {"remote_dir": str(d / h.name / "fs")}
-        if h.role == "emulator":
-            extra["emulator_ifaces"] = ["ea", "eb"]
-        else:
-            extra |= {"data_iface": "eth1", "data_addr": f"{DATA_NET}.{h.index}/24"}
-        machines.append({"roles": [h.role], "address": h.control_ip, "alias": h.name,
-                         "user": "root", "keyfile": str(d / "id_ed25519"), "port": 22,
-                         "extra": extra})
+    machines = [{"roles": [h.role], "address": h.control_ip, "alias": h.name, "user": "root",
+                 "keyfile": str(d / "id_ed25519"), "port": 22, "extra": _data_plane(d, h)}
+                for h in hosts]
     data = {"ssh": {"known_hosts": str(d / "known_hosts"), "key": str(d / "id_ed25519")},
             "provider": {"kind": "static", "config": {"resources": {
                 "machines": machines,

@@ -103,7 +103,8 @@ class RemoteEmulator:
         self._ready = threading.Event()
         self._hello = threading.Event()
         self._synced: dict[str, int] = {}
-        self._clock_replies: queue.Queue = queue.Queue()
+        self._clock = C.Replies(lambda seq: self._send(op="clock", seq=seq),
+                                f"host {remote.name}: the emulator's worker")
         self.pid: int | None = None  # linkem's, on the emulator host
         self.proc = remote.conn.process(remote.argv(remote.worker_argv()))
         threading.Thread(target=self._read, daemon=True).start()
@@ -127,7 +128,7 @@ class RemoteEmulator:
             if kind == "hello":
                 self._hello.set()
             elif kind == "clock":
-                self._clock_replies.put((ev.get("seq"), ev.get("t_ns"), time.monotonic_ns()))
+                self._clock.note(ev)
             elif kind == "ready":
                 self._ready.set()
             elif kind == "dispatched":
@@ -150,18 +151,7 @@ class RemoteEmulator:
 
     def sync_clock(self) -> C.ClockEstimate:
         """The emulator host's clock offset: its log rows are dated on that clock."""
-        def exchange(seq: int):
-            t1 = time.monotonic_ns()
-            self._send(op="clock", seq=seq)
-            while True:
-                try:
-                    got, t_node, t3 = self._clock_replies.get(timeout=5)
-                except queue.Empty:
-                    raise BackendError(f"host {self.remote.name}: the emulator's worker did "
-                                       "not answer a clock request within 5 s") from None
-                if got == seq:
-                    return t1, t_node, t3
-        est = C.estimate(exchange)
+        est = self._clock.estimate()
         self.clock_offset_ns = est.offset_ns
         return est
 
@@ -216,31 +206,24 @@ class RemoteEmulator:
 def measure_clock(remote: Remote) -> C.ClockEstimate:
     """The host's clock against this machine's, through a worker started for it."""
     proc = remote.conn.process(remote.argv(remote.worker_argv()))
-    replies: queue.Queue = queue.Queue()
+    replies = C.Replies(lambda seq: proc.stdin.write(
+        (json.dumps({"op": "clock", "seq": seq}) + "\n").encode()), f"host {remote.name}: its worker")
+    hello, started = threading.Event(), []
 
     def read():
         for ev in json_lines(proc.stdout):
-            if ev.get("ev") in ("hello", "clock"):
-                replies.put((ev.get("seq"), ev.get("t_ns"), time.monotonic_ns()))
-        replies.put(None)
+            if ev.get("ev") == "hello":
+                started.append(True)
+                hello.set()
+            elif ev.get("ev") == "clock":
+                replies.note(ev)
+        replies.note(None)
+        hello.set()  # it ended: no need to wait for a hello
 
     threading.Thread(target=read, daemon=True).start()
-
-    def exchange(seq: int):
-        t1 = time.monotonic_ns()
-        proc.stdin.write((json.dumps({"op": "clock", "seq": seq}) + "\n").encode())
-        while True:
-            got = replies.get(timeout=5)
-            if got is None:
-                raise BackendError(f"host {remote.name}: its worker stopped")
-            if got[0] == seq:
-                return t1, got[1], got[2]
-
     try:
-        if replies.get(timeout=30) is None:  # its hello
+        if not hello.wait(30) or not started:
             raise BackendError(f"host {remote.name}: its worker did not start")
-        return C.estimate(exchange)
-    except queue.Empty:
-        raise BackendError(f"host {remote.name}: its worker did not answer") from None
+        return replies.estimate()
     finally:
         proc.kill()
