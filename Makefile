@@ -80,7 +80,7 @@ quick: setup
 	$(ITB) bench --quick
 
 test: setup native-test
-	$(PY) -m pytest tests -q -ra; rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
+	$(PY) -m pytest tests -q -ra --durations=15; rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
 
 native-test:
 	cd native && cargo test --release --quiet

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -63,3 +64,35 @@ def engine_env(isolated, monkeypatch):
 def itb(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "itb.cli", *args], capture_output=True,
                           text=True, timeout=timeout, env=env or os.environ.copy())
+
+
+def ssh_env(prefix: str, state: Path) -> dict:
+    """The environment of `itb` commands on an SSH lab under `prefix`."""
+    env = os.environ.copy()
+    env.update({"ITB_PREFIX": prefix, "ITB_STATE_DIR": str(state), "ITB_FLOW": str(FLOW),
+                "ITB_LINKEM": str(LINKEM)})
+    return env
+
+
+@contextmanager
+def lab_up(d: Path, prefix: str, hosts: int, control_net: str):
+    """An SSH lab (`itb lab up`) in d/lab under `prefix`, on a control network of its own
+    (a lab the user has up, 198.19.1, is left alone); yields (inventory, env, the `lab
+    up` result). Afterwards its hosts are cleaned and it is taken down, pass or fail."""
+    if os.geteuid() != 0 or not FLOW.exists() or not LINKEM.exists():
+        pytest.skip("needs root and the native programs")
+    if not Path("/usr/sbin/sshd").exists():
+        pytest.skip("openssh-server not installed (make system-deps)")
+    env = ssh_env(prefix, d / "state")
+    res = itb("lab", "up", "--hosts", str(hosts), "--dir", str(d / "lab"), "--control-net",
+              control_net, env=env)
+    assert res.returncode == 0, res.stderr
+    inv = d / "lab" / "inventory.toml"
+    try:
+        yield inv, env, res
+    finally:
+        itb("clean", "--inventory", str(inv), "--force", env=env)
+        res = itb("lab", "down", "--dir", str(d / "lab"), env=env)
+        assert res.returncode == 0, res.stderr
+        left = subprocess.run(["ip", "netns"], capture_output=True, text=True).stdout
+        assert f"{prefix}lab-" not in left

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import tomli_w
 
-from tests.integration.conftest import FLOW, LINKEM, REPO, itb
+from tests.integration.conftest import FLOW, REPO, itb, lab_up, ssh_env
 
 DATA = Path(__file__).parent / "data"
 TWO_PAIRS = DATA / "ssh-two-pairs.toml"
@@ -30,34 +30,15 @@ WATCHED = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_no_metrics_sa
 
 
 def _env(state: Path) -> dict:
-    env = os.environ.copy()
-    env.update({"ITB_PREFIX": PREFIX, "ITB_STATE_DIR": str(state), "ITB_FLOW": str(FLOW),
-                "ITB_LINKEM": str(LINKEM)})
-    return env
+    return ssh_env(PREFIX, state)
 
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    if os.geteuid() != 0 or not FLOW.exists() or not LINKEM.exists():
-        pytest.skip("needs root and the native programs")
-    if not Path("/usr/sbin/sshd").exists():
-        pytest.skip("openssh-server not installed (make system-deps)")
     d = tmp_path_factory.mktemp("lab")
-    env = _env(d / "state")
-    # a control network of its own: a lab the user has up (198.19.1) is left alone
-    res = itb("lab", "up", "--hosts", "4", "--dir", str(d / "lab"), "--control-net", "198.19.21",
-              env=env)
-    assert res.returncode == 0, res.stderr
-    inv = d / "lab" / "inventory.toml"
-    assert str(inv) in res.stdout and "[[host]]" in res.stdout  # printed
-    try:
+    with lab_up(d, PREFIX, 4, "198.19.21") as (inv, env, res):
+        assert str(inv) in res.stdout and "[[host]]" in res.stdout  # printed
         yield {"dir": d, "inventory": inv, "env": env, "before": _host_snapshot(d / "lab")}
-    finally:
-        itb("clean", "--inventory", str(inv), "--force", env=env)
-        res = itb("lab", "down", "--dir", str(d / "lab"), env=env)
-        assert res.returncode == 0, res.stderr
-        left = subprocess.run(["ip", "netns"], capture_output=True, text=True).stdout
-        assert f"{PREFIX}lab-" not in left
 
 
 def _lab_namespaces(lab_dir: Path) -> list[str]:

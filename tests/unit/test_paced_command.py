@@ -82,7 +82,7 @@ def test_a_command_without_profile_is_as_before(tmp_path):
     ('cc = "vegasx"', "command[0].cc", "unknown congestion control"),
     ("control_port = 70000", "command[0].control_port", "between 1 and 65535"),
     ('profile = [[3, "10Mbit"]]', "command[0].profile", "starts at date 0"),
-    ('profile = "nowhere.csv"', "command[0].profile", "cannot read"),
+    ('profile = "nowhere.csv"', "command[0].profile", "no such file"),
 ])
 def test_bad_paced_commands_are_refused_with_field_and_reason(tmp_path, extra, field, words):
     with pytest.raises(ScenarioError) as e:

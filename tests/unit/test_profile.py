@@ -128,7 +128,10 @@ def test_a_scenario_without_profiles_keeps_its_hash(tmp_path):
     ('enforce = "application"', "transfer[0].enforce", "has neither"),
     ('enforce = "tbf"', "transfer[0].enforce", "unsupported enforcement"),
     ('profile = [[2, "10Mbit"]]', "transfer[0].profile", "starts at date 0"),
-    ('profile = "missing.csv"', "transfer[0].profile", "cannot read"),
+    ('profile = "missing.csv"', "transfer[0].profile", "no such file"),
+    ('profile = "/dev/zero"', "transfer[0].profile", "is a character device"),
+    ('profile = [[0, "10Mbit"], [86401, "20Mbit"]]', "transfer[0].profile",
+     "step 1: date 86401 s is after 86400 s"),
 ])
 def test_bad_profiles_are_refused_before_anything_runs(tmp_path, body, field, words):
     base = 'src = "l1"\ndst = "r1"\n'
@@ -281,3 +284,19 @@ def test_transfers_with_a_profile_get_no_fair_share_ideal():
     assert m.repetitions[0].fair_share is None and m.overall.fair_share is None
     assert m.overall.lateness.n == 1 and m.overall.lateness.mean_s == pytest.approx(0.1)
     assert m.repetitions[0].transfers[0].lateness_s == pytest.approx(0.1)
+
+
+def test_a_profile_date_the_sender_cannot_reach_is_refused_by_the_file_line_check(tmp_path):
+    # 10^12 s: flow refused it ("date too large") only once the testbed was built
+    (tmp_path / "far.csv").write_text("t_s,rate_bps\n0,100000000\n1000000000000,200000000\n")
+    e = refused(tmp_path, '[[transfer]]\nsrc = "l1"\ndst = "r1"\nvolume = "1MB"\n'
+                          'profile = "far.csv"\n')
+    assert e.field == "transfer[0].profile" and e.exit_code == 2
+    assert "step 1: date 1e+12 s is after 86400 s (24 h, the longest timeline)" in e.reason
+
+
+def test_the_latest_profile_date_is_the_longest_timeline():
+    from itb.scenario.sections import MAX_DURATION_US
+
+    assert profiles.MAX_DATE_US == MAX_DURATION_US == 86_400_000_000
+    assert profiles.check(((0, 1000), (86_400_000_000, 2000)))[-1][0] == 86_400_000_000

@@ -61,11 +61,12 @@ def test_another_format_is_refused_naming_the_file(tmp_path, version):
     assert f"itb report {tmp_path}" in str(e.value)
 
 
-def test_unreadable_or_wrong_content_is_an_itb_error(tmp_path):
+def test_unreadable_or_wrong_content_is_bad_input_exit_2(tmp_path):
     path = tmp_path / "metrics.json"
     path.write_text("{")
-    with pytest.raises(ItbError, match="cannot read the metrics"):
+    with pytest.raises(ItbError, match="cannot read the metrics") as e:
         RunMetrics.load(path)
+    assert e.value.exit_code == 2
     doc = _metrics().model_dump(mode="json")
     del doc["overall"]["completion"]
     path.write_text(json.dumps(doc))

@@ -42,7 +42,7 @@ FULL = """
 user = "itb"
 key = "keys/id_ed25519"
 known_hosts = "kh/known_hosts"
-remote_dir = "/srv/itb/"
+remote_dir = "/srv/itb"
 connect_timeout_s = 3.5
 
 [[host]]
@@ -96,7 +96,7 @@ def test_full_inventory_loads_every_field(tmp_path):
     assert isinstance(inv, Inventory) and inv.source == str(path)
     assert (inv.ssh.user, inv.ssh.key, inv.ssh.known_hosts, inv.ssh.remote_dir,
             inv.ssh.connect_timeout_s) == ("itb", "keys/id_ed25519", "kh/known_hosts",
-                                           "/srv/itb/", 3.5)
+                                           "/srv/itb", 3.5)
     assert [h.name for h in inv.host] == ["h1", "h2", "em"]
     h1, h2, em = inv.host
     assert (h1.address, h1.port, h1.user, h1.role, h1.data_iface, h1.data_addr, h1.nodes) == (
@@ -151,7 +151,7 @@ def test_remote_dir_per_host_overrides_ssh_and_gets_the_prefix(tmp_path, monkeyp
     h1, h2, _ = inv.host
     monkeypatch.setenv("ITB_PREFIX", "ci7")
     assert inv.remote_dir(h1) == "/opt/itb-h1/ci7"
-    assert inv.remote_dir(h2) == "/srv/itb/ci7"  # [ssh].remote_dir, trailing slash dropped
+    assert inv.remote_dir(h2) == "/srv/itb/ci7"  # [ssh].remote_dir + the prefix
     monkeypatch.delenv("ITB_PREFIX")
     assert inv.remote_dir(h2) == "/srv/itb/itb"  # default prefix
 
@@ -238,7 +238,8 @@ def test_duplicate_host_names(tmp_path):
 
 
 def test_two_emulator_hosts(tmp_path):
-    e = load_error(write(tmp_path, LEFT + EM + EM.replace('"em"', '"em2"')))
+    em2 = EM.replace('"em"', '"em2"').replace('"192.0.2.10"', '"192.0.2.20"')
+    e = load_error(write(tmp_path, LEFT + EM + em2))
     assert "at most one emulator host" in e.reason and e.field == "host 'em2'.role"
 
 
@@ -251,7 +252,8 @@ def test_unreadable_file_is_a_scenario_error(tmp_path):
     (tmp_path / "d.toml").mkdir()
     with pytest.raises(ScenarioError) as info:
         inventory.load(tmp_path / "d.toml")
-    assert info.value.field == "(file)" and "cannot be read" in info.value.reason
+    assert info.value.field == "(file)"
+    assert info.value.reason == "is a directory, not an inventory file (ITB reads only regular files)"
 
 
 @pytest.mark.parametrize("text", ["", '[ssh]\nuser = "x"\n'])
@@ -264,3 +266,42 @@ def test_from_dict_without_source_says_command_line():
     with pytest.raises(ScenarioError) as info:
         inventory.from_dict({})
     assert info.value.file == "<command line>" and info.value.field == "host"
+
+
+@pytest.mark.parametrize("value, why", [
+    ("/", "system directory"), ("/etc", "system directory"), ("/var/tmp", "system directory"),
+    ("/etc/itb", "lies in one"), ("/usr/local/itb", "lies in one"),
+    ("../..", "absolute path"), ("itb", "absolute path"),
+    ("/srv/../etc", "not normalised"), ("/srv/itb/", "not normalised"), ("//srv", "not normalised"),
+    ("/srv/it\nb", "control character")])
+def test_remote_dir_that_is_not_a_directory_of_its_own_is_refused(tmp_path, value, why):
+    e = load_error(write(tmp_path, "[ssh]\nremote_dir = " + _toml_str(value) + "\n" + LEFT))
+    assert e.field == "ssh.remote_dir" and why in e.reason
+    e = load_error(write(tmp_path, LEFT + "remote_dir = " + _toml_str(value) + "\n"))
+    assert e.field == "host 'h1'.remote_dir" and why in e.reason
+
+
+def _toml_str(v: str) -> str:
+    import json
+
+    return json.dumps(v)  # a JSON string is a TOML basic string
+
+
+@pytest.mark.parametrize("value", ["/srv/itb", "/var/tmp/itb", "/tmp/itb", "/home/alice/itb",
+                                   "/opt/itb", "/run/itb"])
+def test_remote_dir_of_its_own_is_accepted(tmp_path, value):
+    inv = inventory.load(write(tmp_path, "[ssh]\nremote_dir = " + _toml_str(value) + "\n" + LEFT))
+    assert inv.remote_dir(inv.host[0]) == value + "/itb"
+
+
+def test_two_hosts_at_one_address_and_port_are_refused(tmp_path):
+    twin = RIGHT.replace('"192.0.2.12"', '"192.0.2.11"')
+    e = load_error(write(tmp_path, LEFT + twin))
+    assert e.field == "host 'h2'.address"
+    assert "192.0.2.11:22 is also host 'h1''s" in e.reason
+
+
+def test_one_address_on_two_ports_is_two_hosts(tmp_path):
+    twin = RIGHT.replace('"192.0.2.12"', '"192.0.2.11"\nport = 2222')
+    inv = inventory.load(write(tmp_path, LEFT + twin))
+    assert [(h.address, h.port) for h in inv.host] == [("192.0.2.11", 22), ("192.0.2.11", 2222)]

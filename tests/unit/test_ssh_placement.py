@@ -18,7 +18,7 @@ import pytest
 from itb.backends.clock import ClockEstimate, estimate
 from itb.backends.ssh.inventory import from_dict
 from itb.backends.ssh.placement import Placement, access_rate_bps, place, placed_topology
-from itb.errors import PreflightError
+from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,17 +94,18 @@ def test_one_host_may_play_several_nodes(topo):
 
 @pytest.mark.parametrize("side, kw, have", [("left", {"left": ("h1", "h2", "h3")}, 3),
                                             ("right", {"right": ("s1",)}, 1)])
-def test_too_few_hosts_of_a_side(topo, side, kw, have):
-    with pytest.raises(PreflightError) as info:
+def test_too_few_hosts_of_a_side_is_bad_input_exit_2(topo, side, kw, have):
+    with pytest.raises(ScenarioError) as info:
         place(topo, inventory(**kw))
     msg = str(info.value)
     assert msg.startswith(SRC + ": ")
     assert f"4 {side} host(s) to place" in msg
     assert f"has {have} free host(s) with role = \"{side}\"" in msg
+    assert info.value.exit_code == 2
 
 
 def test_nodes_naming_a_missing_scenario_host(topo):
-    with pytest.raises(PreflightError) as info:
+    with pytest.raises(ScenarioError) as info:
         place(topo, inventory(extra={"h2": {"nodes": ["l9"]}}))
     msg = str(info.value)
     assert SRC in msg and "host 'h2'" in msg and "no host 'l9'" in msg
@@ -112,7 +113,7 @@ def test_nodes_naming_a_missing_scenario_host(topo):
 
 
 def test_same_node_claimed_twice(topo):
-    with pytest.raises(PreflightError) as info:
+    with pytest.raises(ScenarioError) as info:
         place(topo, inventory(extra={"h2": {"nodes": ["l1"]}, "h3": {"nodes": ["l1"]}}))
     msg = str(info.value)
     assert SRC in msg and "host 'h3'" in msg and "'l1' is already played by 'h2'" in msg

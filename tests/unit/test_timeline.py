@@ -99,6 +99,16 @@ def test_synchronised_start_and_reverse_direction(tmp_path):
     ('[experiment]\nrepetitions = 0\n[[transfer]]\nsrc = "l1"\ndst = "r1"\nvolume = "1MB"',
      "experiment.repetitions", "between 1"),
     ('[experiment]\nrepetitions = 2', "(file)", "timeline is empty"),
+    # what flow's --interval-us accepts: 1 ms to 1 h (it refused others once running)
+    ('[experiment]\ninterval = "100us"\n[[transfer]]\nsrc = "l1"\ndst = "r1"\nvolume = "1MB"',
+     "experiment.interval", "must be 1ms to 3600s"),
+    ('[experiment]\ninterval = "3601s"\n[[transfer]]\nsrc = "l1"\ndst = "r1"\nvolume = "1MB"',
+     "experiment.interval", "must be 1ms to 3600s"),
+    ('[experiment]\nduration = "86401s"\n[[transfer]]\nsrc = "l1"\ndst = "r1"\nvolume = "1MB"',
+     "experiment.duration", "at most 86400 s"),
+    # flow allocated the message and aborted (SIGABRT) once the testbed was up
+    ('[[pingpong]]\nsrc = "l1"\ndst = "r1"\nsize = "100GB"\ncount = 1', "pingpong[0].size",
+     "a message is at most 1GiB"),
 ])
 def test_bad_timelines_name_field_and_reason(tmp_path, body, field, words):
     e = error(tmp_path, body)

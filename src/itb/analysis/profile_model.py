@@ -67,6 +67,7 @@ class Model(VersionedResults):
     """The fitted model of one mechanism (e.g. nocc + pacing) on one testbed."""
 
     FORMAT = 1
+    KIND = "model"
     WHAT = "profile model"
     DESCRIPTION = "a profile model"
 

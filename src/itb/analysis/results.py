@@ -9,10 +9,18 @@ from typing import ClassVar
 from pydantic import BaseModel, ValidationError
 
 from itb.engine.rundir import write_json
-from itb.errors import ItbError
+from itb import files
+from itb.errors import ItbError, ScenarioError
 
 
-class OtherFormat(ItbError):
+class DamagedResults(ItbError):
+    """A result file (or one given as such, e.g. `--model`) that does not hold them: bad
+    input, as a bad scenario is."""
+
+    exit_code = 2
+
+
+class OtherFormat(DamagedResults):
     """A result file written by another version of ITB (or before formats were recorded)."""
 
 
@@ -22,6 +30,7 @@ class VersionedResults(BaseModel):
     again."""
 
     FORMAT: ClassVar[int] = 1
+    KIND: ClassVar[str] = "results"  # its size limit (itb.files.LIMITS)
     WHAT: ClassVar[str] = "results"
     DESCRIPTION: ClassVar[str] = "these results"  # "… is not <DESCRIPTION>"
     format_version: int = 0
@@ -39,12 +48,16 @@ class VersionedResults(BaseModel):
 
     @classmethod
     def load(cls, path: Path):
-        """The results in `path`: ItbError naming the file when it cannot be read or does
-        not hold them, OtherFormat when another version of ITB wrote it."""
+        """The results in `path`: DamagedResults (exit 2) naming the file when it cannot be
+        read (not a regular file, larger than its kind's limit) or does not hold them,
+        OtherFormat when another version of ITB wrote it."""
         try:
-            doc = json.loads(path.read_text())
-        except (OSError, ValueError) as e:
-            raise ItbError(f"{path}: cannot read the {cls.WHAT}: {e}") from e
+            doc = json.loads(files.read_text(path, cls.KIND))
+        except ScenarioError as e:
+            raise DamagedResults(f"{path}: cannot read the {cls.WHAT}: {e.reason}") from None
+        except ValueError as e:
+            raise DamagedResults(f"{path}: cannot read the {cls.WHAT}: not valid JSON "
+                                 f"({e})") from None
         got = doc.get("format_version") if isinstance(doc, dict) else None
         if got != cls.FORMAT:
             raise OtherFormat(f"{path}: {cls.WHAT} format {got!r}, this ITB reads "
@@ -54,5 +67,5 @@ class VersionedResults(BaseModel):
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(x) for x in first["loc"])
-            raise ItbError(f"{path}: not {cls.DESCRIPTION} ({e.error_count()} error(s); "
-                           f"{where}: {first['msg']})") from e
+            raise DamagedResults(f"{path}: not {cls.DESCRIPTION} ({e.error_count()} error(s); "
+                                 f"{where}: {first['msg']})") from None

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from itb.analysis.series import select_link
 from itb.engine import rundir
+from itb.engine.runrecords import ProcRecord, ResultView, read_events, read_record
 
 SETTLE_S = 1.0
 TAIL_S = 0.2  # the last step ends this long before the transfer or command does
@@ -92,7 +93,8 @@ class ProfileKept(BaseModel):
         return worst_ratio_error(self.steps)
 
 
-def _span_and_direction(e: dict, tr: pd.DataFrame, procs: dict, sides: dict[str, str]):
+def _span_and_direction(e: dict, tr: pd.DataFrame, procs: dict[str, ProcRecord],
+                        sides: dict[str, str]):
     """(start, end, direction) of a profiled event; None where it has no span."""
     if e["kind"] == "transfer":
         row = tr[tr["transfer"] == e["id"]]
@@ -101,16 +103,16 @@ def _span_and_direction(e: dict, tr: pd.DataFrame, procs: dict, sides: dict[str,
         start, end = row["start_ns"].iloc[0], row["end_ns"].iloc[0]
         direction = "reverse" if e.get("direction") == "reverse" else "forward"
     else:
-        p = procs.get(f"{e['id']}.command", {})
-        start, end = p.get("dispatched_ns"), p.get("exited_ns")
+        p = procs.get(f"{e['id']}.command") or ProcRecord()
+        start, end = p.dispatched_ns, p.exited_ns
         direction = {"left": "forward", "right": "reverse"}.get(sides.get(e["host"]) or "")
     if direction is None or start is None or end is None or not (np.isfinite(start) and np.isfinite(end)):
         return None
     return int(start), int(end), direction
 
 
-def _others(e: dict, events: list[dict], tr: pd.DataFrame, procs: dict, sides: dict[str, str],
-            span: tuple[int, int, str]) -> list[str]:
+def _others(e: dict, events: list[dict], tr: pd.DataFrame, procs: dict[str, ProcRecord],
+            sides: dict[str, str], span: tuple[int, int, str]) -> list[str]:
     """What else sent in the same direction during the span: transfers, ping-pongs and
     UDP streams from a host on that side, and commands on a host of that side."""
     start, end, direction = span
@@ -122,8 +124,8 @@ def _others(e: dict, events: list[dict], tr: pd.DataFrame, procs: dict, sides: d
                 and lo < end and hi > start):
             out.append(str(row.transfer))
     for o in events:
-        p = procs.get(f"{o['id']}.command", {})
-        lo, hi = p.get("dispatched_ns"), p.get("exited_ns", end)
+        p = procs.get(f"{o['id']}.command") or ProcRecord()
+        lo, hi = p.dispatched_ns, end if p.exited_ns is None else p.exited_ns
         if (o["kind"] == "command" and o["id"] != e["id"] and sides.get(o["host"]) == side
                 and lo is not None and lo < end and hi > start):
             out.append(o["id"])
@@ -144,8 +146,9 @@ def profiles_kept(run: Path, transfers: pd.DataFrame, bottleneck: pd.DataFrame,
         rd = rundir.rep_dir(run, r)
         if not (rd / "events.json").exists():
             continue
-        events = rundir.read_json(rd / "events.json")
-        procs = (rundir.rep_result(run, r) or {}).get("procs", {})
+        events = read_events(rd / "events.json")
+        result = rd / "result.json"
+        procs = read_record(result, ResultView).procs if result.exists() else {}
         tr = transfers[transfers["repetition"] == r] if len(transfers) else transfers
         for e in events:
             if not e.get("profile") or e["kind"] not in ("transfer", "command"):

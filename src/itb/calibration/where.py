@@ -117,7 +117,10 @@ class SshBed:
     def down(self) -> dict:
         import shutil
 
-        failed = self.tb.teardown()
+        try:
+            failed = self.tb.teardown()
+        finally:
+            self.tb.release()
         shutil.rmtree(self.tmp, ignore_errors=True)
         if failed:
             from itb.errors import BackendError

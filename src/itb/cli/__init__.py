@@ -11,25 +11,29 @@ import traceback
 
 from itb.cli import bench, cc, inventory, lab, profile, run, study, study_profile, testbed
 from itb.cli.common import app, err
-from itb.errors import ItbError
+from itb.emulation import naming
+from itb.errors import INTERNAL, SIGNAL_BASE, ItbError
 
 COMMANDS = (bench, cc, inventory, lab, profile, run, study, study_profile, testbed)  # imported for their registrations on `app`
-INTERNAL_ERROR = 70  # sysexits' EX_SOFTWARE: a bug of ITB, not of the input or machine
+INTERNAL_ERROR = INTERNAL  # sysexits' EX_SOFTWARE: a bug of ITB, not of the input or machine
 
 
 def main() -> None:
-    """Exit codes (docs/experiment.md): 0 success, 1 the experiment failed (a repetition
-    or a check), 2 bad input, 3 environment (testbed, commands, busy prefix, output
-    directory), 4 missing prerequisite, 5 no testbed up, 70 internal error, 128 + N
-    stopped by signal N (130 Ctrl-C, 143 SIGTERM)."""
+    """Exit codes (itb.errors.EXIT_CODES, docs/exit-codes.md): 0 success, 1 the
+    experiment failed (a repetition or a check), 2 bad input, 3 environment or in use
+    (testbed, commands, busy prefix or lab, output directory), 4 missing prerequisite,
+    5 no testbed up, 70 internal error, 128 + N stopped by signal N (130 Ctrl-C, 143
+    SIGTERM)."""
     try:
+        if not {"--help", "-h"} & set(sys.argv[1:]) and len(sys.argv) > 1:
+            naming.prefix()  # a bad ITB_PREFIX is refused before anything is touched
         app()
     except ItbError as e:
         err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted")
-        sys.exit(130)
+        sys.exit(SIGNAL_BASE + 2)  # SIGINT
     except Exception as e:  # a bug: one line here, the traceback in a file
         fd, path = tempfile.mkstemp(prefix="itb-crash-", suffix=".txt")
         with os.fdopen(fd, "w") as f:

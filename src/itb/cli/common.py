@@ -131,9 +131,17 @@ INVENTORY = typer.Option(None, "--inventory", help="Run on the SSH testbed this 
 
 
 def load_inventory(path):
-    """The inventory at `path` (None: the local backend)."""
+    """The inventory at `path` (None: the local backend). The hosts of a lab are held
+    for the whole command (a benchmark's runs and what comes between them): `itb lab
+    down` refuses meanwhile."""
     if path is None:
         return None
-    from itb.backends.ssh import inventory
+    import atexit
 
-    return inventory.load(path)
+    from itb.backends.ssh import inventory, labhold
+
+    inv = inventory.load(path)
+    hold = labhold.hold(inv.ssh.lab, inv.source)
+    if hold is not None:
+        atexit.register(hold.release)
+    return inv

@@ -52,21 +52,41 @@ def trust(file: Path = FILE,
 
 @inventory_app.command("check")
 def check(file: Path = FILE) -> None:
-    """Log in to every host (host key, user, key, sudo), check the tools ITB needs and
-    show each one's CPU, kernel, NIC and congestion controls. Changes nothing."""
-    from itb.backends.ssh import testbed
+    """Log in to every host (host key, user, key, sudo) and check there what the
+    inventory claims: the tools ITB needs, each data-plane interface and address, a
+    remote_dir owned by the SSH user (or absent: ITB creates it), no directory of
+    someone else's where ITB's would go, one machine per entry. Shows each host's CPU,
+    kernel, NIC and congestion controls. Changes nothing. Exit 1 listing every problem
+    found (a host that does not answer is one)."""
+    from itb.backends.ssh import testbed, verify
     from itb.calibration.inventory import host_facts
+    from itb.errors import ItbError
 
     inv = load_inventory(file)
-    remotes = testbed.connect(inv)
+    progress(f"connecting to {len(inv.host)} host(s)")
+
+    def one(h):  # every host, also when another does not answer
+        try:
+            return testbed.connect(inv, [h.name]), None
+        except ItbError as e:
+            return {}, str(e)
+
+    remotes, found = {}, []
+    for got, problem in testbed.parallel(one, list(inv.host)):
+        remotes.update(got)
+        found += [problem] if problem else []
     table = Table(title=f"hosts of {file}")
     for col in ("host", "role", "user", "kernel", "cpu", "nic", "congestion controls"):
         table.add_column(col)
     try:
+        found += [p.message for p in verify.same_machine(remotes)]
         for name, r in sorted(remotes.items()):
             h = inv.get(name)
             progress(f"checking {name}")
-            testbed.missing_tools(r)
+            problems = verify.host_problems(r, h)
+            found += [p.message for p in problems]
+            if any(p.tools for p in problems):
+                continue  # without its tools, the facts cannot be read
             iface = h.iface
             f = host_facts(r, iface)
             nic = f.get("nic", {})
@@ -78,3 +98,9 @@ def check(file: Path = FILE) -> None:
         for r in remotes.values():
             r.conn.close()
     out.print(table)
+    if found:
+        for msg in found:
+            err.print(f"[red]problem:[/red] {msg}", highlight=False, soft_wrap=True)
+        err.print(f"{file}: {len(found)} problem(s)")
+        raise typer.Exit(1)
+    out.print(f"{file}: {len(inv.host)} host(s) as the inventory says")

@@ -42,11 +42,17 @@ def up(hosts: int = typer.Option(8, "--hosts", min=2, help="End hosts (the first
 
 
 @lab_app.command("down")
-def down(d: Path = DIR) -> None:
+def down(d: Path = DIR,
+         force: bool = typer.Option(False, "--force", help="Stop the commands that use the "
+                                    "lab first (SIGTERM: a run restores its hosts and keeps "
+                                    "the repetitions it finished), then take it down.")
+         ) -> None:
     """Stop the lab's sshd servers and remove its namespaces, veths, keys and inventory
-    (only what `itb lab up` recorded in <dir>/lab.json)."""
+    (only what `itb lab up` recorded in <dir>/lab.json). Refused (exit 3, nothing
+    removed) while a command (`itb run`, `bench`, `calibrate`, `clean` with the lab's
+    inventory) uses the lab, unless --force."""
     from itb.backends.ssh import lab
 
-    removed = lab.down(d, progress)
+    removed = lab.down(d, progress, force=force)
     out.print(f"lab down: removed {len(removed)} namespace(s)" if removed else
               "lab down: no lab up")

@@ -123,10 +123,14 @@ def profile_predict(
 ) -> None:
     """The input profile that gives a wanted throughput profile, and when a volume sent
     along it completes (the calibrated model inverted: RR-6874 eq. 3 and 6)."""
-    from itb.analysis.profile_model import Model
+    from itb import files
     from itb.errors import ScenarioError
     from itb.scenario import profile as profiles
     from itb.scenario.units import UnitError, parse_size
+
+    if model is not None:  # a file given is checked before the analysis is imported
+        files.check(model, "model", "--model")
+    from itb.analysis.profile_model import Model
     from itb.study.pursuit_setup import Mechanism
 
     try:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from itb.cli.common import (app, out, err, PAIRS, RATE, ACCESS, RTT, LOSS, BUFFER, MTU, INVENTORY,
@@ -45,14 +46,16 @@ def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus
     3 environment (testbed in use, disk full, ...), 4 missing prerequisite, 70 internal
     error, 128 + signal when stopped (130 Ctrl-C, 143 SIGTERM).
     """
-    from itb.engine import rundir
-    from itb.engine.runner import RunOptions, run
     from itb.scenario.scenario import load_scenario
 
     if resume and out_dir is None:
         raise typer.BadParameter("--resume needs --out RUN_DIR", param_hint="--resume")
+    # the inputs first: a bad one is refused before the engine is even imported
     sc = load_scenario(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
     inv = load_inventory(inventory)
+    from itb.engine import rundir
+    from itb.engine.runner import RunOptions, run
+
     target = out_dir or rundir.default_run_dir(Path("runs"), sc.experiment.name)
     err.print(f"run directory: {target}")
     tick = ticker()
@@ -88,10 +91,36 @@ def _print_run(result) -> None:
         style = "green" if r.get("status") == "ok" else "red"
         t.add_row(str(i), f"[{style}]{r.get('status')}[/{style}]", r.get("reason") or "")
     out.print(t)
+    for i, r in enumerate(result.repetitions, 1):
+        _print_truncated(i, r.get("truncated") or [])
     m = result.metrics  # RunMetrics, None when the analysis failed or did not run
     if m is not None:
         _print_metrics(m)
     out.print(f"results in {result.run_dir}")
+
+
+def _binary_size(n: int) -> str:
+    """1048576 → "1 MiB", 1500 → "1500 B": an output limit as the user likely wrote it."""
+    for unit, factor in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= factor and n % factor == 0:
+            return f"{n // factor} {unit}"
+    return f"{n} B"
+
+
+def _print_truncated(repetition: int, cut: list[dict]) -> None:
+    """One line per process whose output was cut (result.json's `truncated`)."""
+    by_process: dict[str, list[dict]] = {}
+    for t in cut:
+        by_process.setdefault(t["process"], []).append(t)
+    for proc, streams in by_process.items():
+        dropped = ", ".join(f"{t['stream']} {t['dropped_bytes']} bytes" if t.get("dropped_bytes")
+                            is not None else t["stream"] for t in streams)
+        first, limit = streams[0], streams[0].get("limit_bytes")
+        why = (f"could not be written ({escape(first['reason'])})" if first.get("reason") else
+               "was truncated at its output limit"
+               + (f" of {_binary_size(limit)}" if limit else ""))
+        out.print(f"[yellow]repetition {repetition}: the output of {proc} on {first['node']} "
+                  f"{why}; dropped: {dropped}[/yellow]", soft_wrap=True)
 
 
 def _print_metrics(m: RunMetrics) -> None:

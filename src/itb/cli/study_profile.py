@@ -112,6 +112,10 @@ def _model(mech, given: Optional[Path], open_window: bool) -> Path:
     """The mechanism's model file; a warning when it was calibrated with the receivers'
     windows other than the study will run them (its predictions then carry the
     difference: half a second at 100 ms for nocc)."""
+    from itb import files
+
+    if given is not None:  # checked before the analysis is imported
+        files.check(given, "model", "--model")
     from itb.analysis.profile_model import Model
 
     path = given or mech.model_path()

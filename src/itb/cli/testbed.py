@@ -102,9 +102,15 @@ def clean(force: bool = typer.Option(False, "--force", help="Remove the testbed 
         from itb.backends.ssh import testbed as ssh_testbed
         from itb.cli.common import load_inventory
 
+        from itb.backends.ssh.cleanup import restored
+
         done = ssh_testbed.clean(load_inventory(inventory), force=force, say=progress)
-        out.print(f"clean: restored {len(done)} host(s)" if done else
+        n = sum(restored(d) for d in done)
+        out.print(f"clean: restored {n} host(s)" if n else
                   "clean: nothing of ITB on the inventory's hosts")
+        for d in done:
+            if d.get("left"):
+                out.print(f"clean: {d['left']}", highlight=False)
         return
 
     from itb import cc

@@ -4,11 +4,26 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
+
+from itb.errors import ScenarioError
+
+# Names of namespaces and interfaces, and a directory on remote hosts, are built from
+# it: a plain name, never a path (ITB_PREFIX="" or ".." would name a host's directory
+# itself or its parent).
+PREFIX_PATTERN = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 def prefix() -> str:
-    return os.environ.get("ITB_PREFIX", "itb")
+    """ITB_PREFIX (default "itb"); `ScenarioError` (exit 2) unless 1–32 letters, digits,
+    "-" or "_"."""
+    value = os.environ.get("ITB_PREFIX", "itb")
+    if not PREFIX_PATTERN.fullmatch(value):
+        raise ScenarioError("<environment>", "ITB_PREFIX",
+                            f"{value!r} is not a prefix: 1 to 32 letters, digits, '-' or '_' "
+                            "(it names namespaces, interfaces and ITB's directories)")
+    return value
 
 
 def node_ns(node: str) -> str:

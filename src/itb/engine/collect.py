@@ -20,6 +20,15 @@ from itb.emulation import monitor
 from itb.scenario import profile as profiles
 from itb.scenario.paths import path_links
 from itb.engine import rundir
+from itb.engine.runrecords import (
+    EmulatorConfig,
+    FlowSummary,
+    RepResult,
+    ResultView,
+    model_of,
+    read_events,
+    read_record,
+)
 from itb.engine.window import mark_corrupt
 from itb.scenario.model import Topology
 
@@ -30,11 +39,18 @@ TCPINFO_COLUMNS = ("cwnd", "ssthresh", "rtt_us", "total_retrans", "pacing_rate_b
 ETHERNET_HEADER_BYTES = 14
 
 
-def _json(path: Path) -> dict | None:
+def _summary(path: Path, model=FlowSummary) -> dict | None:
+    """A program's JSON summary (or the emulator's configuration) as written, once
+    checked against its model; None when there is none or a stopped program left it
+    cut short (not JSON). One of the wrong shape: `RunDirError` naming file and field."""
     try:
-        return json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         return None
+    except (UnicodeDecodeError, OSError) as e:
+        raise rundir.RunDirError(f"{path}: cannot be read ({e}); the file is damaged") from None
+    model_of(path, data, model)
+    return data
 
 
 def _csv(path: Path) -> pd.DataFrame | None:
@@ -107,11 +123,13 @@ def _whole_lines(df: pd.DataFrame | None) -> pd.DataFrame | None:
     return df.dropna(subset=[df.columns[-1]])
 
 
-def clock_offsets(result: dict) -> dict[str, int]:
+def clock_offsets(result: ResultView | None) -> dict[str, int]:
     """Node → its clock minus the engine's, as measured before the repetition (SSH hosts;
     a local namespace shares the engine's clock: 0). Programs date their logs on their
     own host's clock; subtracting the offset puts every date on the engine's."""
-    return {node: int(c.get("offset_ns") or 0) for node, c in (result.get("clock") or {}).items()}
+    if result is None:
+        return {}
+    return {node: c.offset_ns or 0 for node, c in result.clock.items()}
 
 
 def _on_engine_clock(t, node: str, offsets: dict[str, int]):
@@ -120,15 +138,15 @@ def _on_engine_clock(t, node: str, offsets: dict[str, int]):
 
 def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]) -> list[dict]:
     rd = rundir.rep_dir(run, repetition)
-    result = rundir.read_json(rd / "result.json")
+    result = read_record(rd / "result.json", ResultView)
     offsets = clock_offsets(result)
     rows = []
     for e in events:
         if e["kind"] not in ("transfer", "pingpong", "udp"):
             continue
         role_r, role_s = ("udp-recv", "udp-send") if e["kind"] == "udp" else ("recv", "send")
-        recv = _json(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.json") or {}
-        send = _json(rd / "nodes" / e["src"] / f"{e['id']}.{role_s}.json") or {}
+        recv = _summary(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.json") or {}
+        send = _summary(rd / "nodes" / e["src"] / f"{e['id']}.{role_s}.json") or {}
         if e["kind"] == "transfer":
             expected = e["volume"]
         elif e["kind"] == "pingpong":
@@ -146,7 +164,7 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
         complete = ok and start is not None and end is not None and e["kind"] != "udp"
         error = recv.get("error") or send.get("error")
         if not recv and not send:
-            error = result.get("reason") or "no logs"
+            error = result.reason or "no logs"
         elif e["kind"] != "udp" and got is not None and got != expected and not error:
             error = f"received {got} of {expected} bytes"
         if e.get("wait") is False and not ok:
@@ -168,7 +186,7 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
             # the two limits apart: a link's rate is on the wire, a pacing cap on payload
             "access_link_bps": link_bps if link_bps else np.nan,
             "pacing_cap_bps": (e.get("rate_bps") or np.nan) if e["kind"] != "udp" else np.nan,
-            "rtt_s": spec.rtt_us / 1e6, "rep_start_ns": result.get("zero_ns"),
+            "rtt_s": spec.rtt_us / 1e6, "rep_start_ns": result.zero_ns,
             "at_s": e["at_us"] / 1e6} | sent_columns(send) | cpu_columns(send, recv)
             | profile_columns(e, complete, end, start))
     return rows
@@ -230,7 +248,7 @@ def sample_frames(run: Path, repetition: int, interval_s: float,
                   events: list[dict]) -> list[pd.DataFrame]:
     rd = rundir.rep_dir(run, repetition)
     result = rd / "result.json"
-    offsets = clock_offsets(rundir.read_json(result) if result.exists() else {})
+    offsets = clock_offsets(read_record(result, ResultView) if result.exists() else None)
     out = []
     for e in events:
         if e["kind"] not in ("transfer", "pingpong", "udp"):
@@ -257,7 +275,7 @@ def bottleneck_frames(run: Path, repetition: int) -> list[pd.DataFrame]:
     if not em_root.exists():
         return out
     for link_dir in sorted(p for p in em_root.iterdir() if p.is_dir()):
-        conf = _json(link_dir / "linkem.json") or {}
+        conf = _summary(link_dir / "linkem.json", EmulatorConfig) or {}
         interval_s = conf.get("interval_us", 1000) / 1e6
         for d, name in (("ab", "forward"), ("ba", "reverse")):
             path = link_dir / f"linkem-{d}.csv"
@@ -281,10 +299,10 @@ def build_tables(run: Path, topo: Topology, interval_s: float) -> dict[str, pd.D
     user interrupted is not a measurement (a resume runs it again): it is left out."""
     reps = sorted(int(p.name[4:]) for p in run.glob("rep-[0-9][0-9][0-9]")
                   if (p / "result.json").exists() and (p / "events.json").exists()
-                  and rundir.read_json(p / "result.json").get("status") != "interrupted")
+                  and read_record(p / "result.json", RepResult).status != "interrupted")
     transfers, samples, bottleneck = [], [], []
     for r in reps:
-        events = rundir.read_json(rundir.rep_dir(run, r) / "events.json")
+        events = read_events(rundir.rep_dir(run, r) / "events.json")
         transfers += transfer_rows(run, r, topo, events)
         samples += sample_frames(run, r, interval_s, events)
         bottleneck += bottleneck_frames(run, r)

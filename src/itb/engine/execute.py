@@ -8,6 +8,8 @@ they dispatched, so the dispatch error of every event is measured. Link changes
 so are the rate steps of commands held to a profile (`itb.engine.pacing`).
 The repetition ends when every awaited process has exited, fails at the first process
 that exits non-zero (or at the end of the timeline), and is torn down either way.
+A process whose output reached its limit (`output_limit_bytes`: the worker drops the
+rest) is recorded in `truncated`, with a warning; the repetition goes on.
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ class Outcome:
     dispatch: list[dict] = field(default_factory=list)  # one per dispatched event
     procs: dict[str, dict] = field(default_factory=dict)  # id → what happened to it
     clock: dict[str, dict] = field(default_factory=dict)  # node → its measured clock offset
+    # {"process", "node", "stream", "limit_bytes", "dropped_bytes"} per stream whose output
+    # was cut ("reason" instead of "limit_bytes" when its file could not be written)
+    truncated: list[dict] = field(default_factory=list)
 
     def fail(self, reason: str, status: str = "failed", environment: bool = False) -> None:
         if self.status == "ok":  # the first cause is the one worth reporting
@@ -58,7 +63,7 @@ class Outcome:
                 "failed_ns": self.failed_ns, "warnings": self.warnings, "start_ns": self.start_ns,
                 "zero_ns": self.zero_ns,
                 "end_ns": self.end_ns, "dispatch": self.dispatch, "procs": self.procs,
-                "clock": self.clock}
+                "clock": self.clock, "truncated": self.truncated}
 
 
 class Interrupted(Exception):
@@ -67,7 +72,8 @@ class Interrupted(Exception):
 
 def _spawn_cmd(p: ProcSpec, at_ns: int, prefix: str) -> dict:
     return {"op": "spawn", "id": prefix + p.id, "at_ns": at_ns, "argv": list(p.argv),
-            "stdout": p.stdout, "stderr": p.stderr, "stdin": p.stdin, "ready": p.ready}
+            "stdout": p.stdout, "stderr": p.stderr, "stdin": p.stdin, "ready": p.ready,
+            "output_limit_bytes": p.output_limit_bytes}
 
 
 def _exit_text(rc: int) -> str:
@@ -230,9 +236,12 @@ class Repetition:
         elif kind == "spawn_failed":
             rec["error"] = ev.get("reason")
             self.out.fail(f"{ident} on {node} could not start: {ev.get('reason')}")
+        elif kind == "truncated":
+            self._truncated(ident, node, ev)
         elif kind == "exited":
             rc = ev["rc"]
             rec.update(exited_ns=ev["t_ns"], rc=rc)
+            self._truncated(ident, node, ev)
             awaited.discard(ident)
             ready.discard(ident)
             p = self.by_id.get(ident)
@@ -249,6 +258,27 @@ class Repetition:
                            if r.get("node") == node and "dispatched_ns" in r and "exited_ns" not in r)
             what = f"; it was running {', '.join(doing)}" if doing else "; nothing of it was running"
             self.out.fail(f"the worker of node {node} died{where}{what}", environment=True)
+
+    def _truncated(self, ident: str, node: str, ev: dict) -> None:
+        """A stream of the process was cut ("truncated": recorded, said as a warning) and,
+        at its exit, how many bytes each stream dropped in all."""
+        cut = {t["stream"]: t for t in self.out.truncated if t["process"] == ident}
+        dropped = {s: n for s, n in (ev.get("dropped_bytes") or {}).items() if n}
+        for stream in [ev["stream"]] if ev.get("ev") == "truncated" else list(dropped):
+            if stream in cut:
+                continue
+            p, reason = self.by_id.get(ident), ev.get("reason")
+            limit = ev.get("limit_bytes") or (p.output_limit_bytes if p else None)
+            cut[stream] = {"process": ident, "node": node, "stream": stream,
+                           **({"reason": reason} if reason else {"limit_bytes": limit}),
+                           "dropped_bytes": None}
+            self.out.truncated.append(cut[stream])
+            self.out.warnings.append(f"{ident} on {node}: its {stream} " + (
+                f"could not be written ({reason}): the rest was dropped" if reason else
+                f"reached its output limit ({limit} bytes, stdout and stderr together): "
+                "the rest was dropped"))
+        for stream, n in dropped.items():
+            cut[stream]["dropped_bytes"] = n
 
     def _dispatch_sets(self, zero: int) -> None:
         for s in sorted(self.plan.sets, key=lambda s: s.at_us):
@@ -286,6 +316,8 @@ class Repetition:
             except queue.Empty:
                 continue
             ev, ident = ne.event, self._own(ne.event)
+            if ev.get("ev") in ("exited", "truncated") and ident is not None:
+                self._truncated(ident, ne.node, ev)
             if ev.get("ev") == "exited" and ident is not None:
                 self.out.procs.setdefault(ident, {"node": ne.node}).update(
                     exited_ns=ev["t_ns"], rc=ev["rc"], stopped=True)

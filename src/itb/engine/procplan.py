@@ -2,7 +2,9 @@
 
 Receivers (flow recv, flow udp-recv) start in a prelude before the timeline's zero and
 must say "ready" before it; senders and commands start at their dates. Every process
-logs into the repetition's directory, under nodes/<node>/<event id>.<role>.*
+logs into the repetition's directory, under nodes/<node>/<event id>.<role>.*, and
+every one's stdout and stderr together are bounded: a command's by its `output_limit`
+(default 64 MiB), ITB's own programs (which print a few lines) by the same 64 MiB.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from itb.engine import pacing
 from itb.engine.pacing import PaceSpec
 from itb.scenario.model import Topology
 from itb.scenario.events import Command, Pingpong, SetLink, Transfer, Udp
+from itb.scenario.sections import DEFAULT_OUTPUT_LIMIT
 
 BASE_PORT = 20000
 IDLE_TIMEOUT_S = 60
@@ -40,6 +43,8 @@ class ProcSpec:
     wait: bool = True  # the repetition ends only once it has exited
     check: bool = True  # a non-zero exit fails the repetition
     pace: PaceSpec | None = None  # a command held to a profile / cc (itb.engine.pacing)
+    # stdout and stderr together kept on disk; what comes after is read and dropped
+    output_limit_bytes: int = DEFAULT_OUTPUT_LIMIT
 
 
 @dataclass
@@ -107,7 +112,8 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
                 # in it from its first instruction, so from its first connection
                 argv = (native.binary("itb-incgroup"), str(cgroup.seen_from_nodes(group)), *argv)
             procs.append(spec(f"{e.id}.command", e, "command", e.host, e.at_us, argv, f,
-                              wait=e.wait, check=e.check, pace=held))
+                              wait=e.wait, check=e.check, pace=held,
+                              output_limit_bytes=e.output_limit_bytes or DEFAULT_OUTPUT_LIMIT))
             continue
         port += 1
         where = listen = endpoint(topo, e.dst, port)

@@ -11,6 +11,9 @@
         emulator/<link>/...    the link emulator's per-interval logs for this repetition
       transfers.parquet  samples.parquet  bottleneck.parquet  metrics.json
       report/                  figures and report.html
+
+Its JSON records are read back through their typed models (`itb.engine.runrecords`):
+a wrong shape, or a run of another format, is a `RunDirError` naming file and field.
 """
 
 from __future__ import annotations
@@ -21,14 +24,18 @@ import os
 import time
 from pathlib import Path
 
-from itb.errors import ItbError, OutputError, os_reason
+from itb.engine.runrecords import FORMAT_VERSION  # noqa: F401 (rundir.FORMAT_VERSION, as before)
+from itb.engine.runrecords import (
+    RepResult,
+    RunDirError,
+    RunMeta,
+    load_json,
+    read_checked,
+    read_record,
+)
+from itb.errors import OutputError, os_reason
 
-FORMAT_VERSION = 1
 MIN_FREE_BYTES = 1 << 20  # less free space than this after a repetition: it may be cut
-
-
-class RunDirError(ItbError):
-    exit_code = 2
 
 
 def write_json(path: Path, data) -> None:
@@ -77,14 +84,9 @@ def sync_dir(path: Path) -> None:
 
 
 def read_json(path: Path):
-    """A JSON file of the run; `RunDirError` naming the file when it is not valid."""
-    try:
-        return json.loads(path.read_text())
-    except json.JSONDecodeError as e:
-        raise RunDirError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: "
-                          f"{e.msg}); the file is damaged") from None
-    except UnicodeDecodeError:
-        raise RunDirError(f"{path}: not text; the file is damaged") from None
+    """A JSON file of the run; `RunDirError` naming the file when it is not valid. A
+    record of the run is read with its model instead (`runrecords.read_record`)."""
+    return load_json(path)
 
 
 def read_table(path: Path):
@@ -100,11 +102,18 @@ def read_table(path: Path):
                           "is damaged: `itb report RUN` rebuilds it from the raw logs") from None
 
 
-def damaged(run: Path) -> list[str]:
-    """Every committed repetition whose files differ from its commit marker, as
-    "rep-NNN: what differs"."""
-    return [f"{rd.name}: {problem}" for rd in sorted(run.glob("rep-[0-9][0-9][0-9]"))
-            if (rd / "result.json").exists() and (problem := verify(rd)) is not None]
+def damaged(run: Path, meta: RunMeta | None = None) -> list[str]:
+    """Every committed repetition whose files differ from its commit marker (or whose
+    marker is not a repetition's result), and every one `meta` records as ended whose
+    marker is gone, as "rep-NNN: what differs"."""
+    out = [f"{rd.name}: {problem}" for rd in sorted(run.glob("rep-[0-9][0-9][0-9]"))
+           if (rd / "result.json").exists() and (problem := verify(rd)) is not None]
+    for r, status in enumerate(meta.repetition_status if meta is not None else [], 1):
+        marker = rep_dir(run, r) / "result.json"
+        if status != "not run" and not marker.exists():
+            out.append(f"{marker.parent.name}: no commit marker ({marker}), though meta.json "
+                       f"records the repetition {status}")
+    return sorted(out)
 
 
 def _digest_and_sync(path: Path) -> tuple[int, str]:
@@ -137,20 +146,20 @@ def verify(rd: Path) -> str | None:
     """None when the repetition's files are those its commit marker lists, else what
     differs (first problem only)."""
     try:
-        res = read_json(rd / "result.json")
+        res = read_record(rd / "result.json", RepResult)
     except FileNotFoundError:
         return "no commit marker (result.json)"
     except RunDirError as e:
         return str(e)
-    for f in res.get("files", []):  # runs before markers listed files: nothing to check
-        p = rd / f["path"]
+    for f in res.files:  # runs before markers listed files: nothing to check
+        p = rd / f.path
         if not p.is_file():
-            return f"{f['path']} is missing"
+            return f"{f.path} is missing"
         size, digest = _digest_and_sync(p)
-        if size != f["bytes"]:
-            return f"{f['path']} has {size} bytes, {f['bytes']} when committed"
-        if digest != f["sha256"]:
-            return f"{f['path']} changed since it was committed (SHA-256 differs)"
+        if size != f.bytes:
+            return f"{f.path} has {size} bytes, {f.bytes} when committed"
+        if digest != f.sha256:
+            return f"{f.path} changed since it was committed (SHA-256 differs)"
     return None
 
 
@@ -171,8 +180,16 @@ def rep_dir(run: Path, repetition: int) -> Path:
 
 
 def rep_result(run: Path, repetition: int) -> dict | None:
+    """The repetition's result.json as written, once checked against `RepResult`; None
+    when it has none."""
     path = rep_dir(run, repetition) / "result.json"
-    return read_json(path) if path.exists() else None
+    return read_checked(path, RepResult) if path.exists() else None
+
+
+def rep_record(run: Path, repetition: int) -> RepResult | None:
+    """The repetition's result.json, typed; None when it has none."""
+    path = rep_dir(run, repetition) / "result.json"
+    return read_record(path, RepResult) if path.exists() else None
 
 
 def repetitions_done(run: Path, total: int, say=None) -> set[int]:
@@ -187,9 +204,8 @@ def repetitions_done(run: Path, total: int, say=None) -> set[int]:
             continue
         problem = verify(rd)
         if problem is None:
-            res = read_json(rd / "result.json")
-            if res.get("status") == "ok" or (res.get("status") == "failed"
-                                             and not res.get("environment")):
+            res = read_record(rd / "result.json", RepResult)
+            if res.status == "ok" or (res.status == "failed" and not res.environment):
                 done.add(r)
         elif say is not None:
             say(f"repetition {r}: {problem}: it is redone")
@@ -207,12 +223,14 @@ def default_run_dir(root: Path, name: str) -> Path:
 
 
 def open_for_resume(run: Path, scenario_hash: str) -> dict:
+    """meta.json of the run to resume, as written (the runner goes on with it), once it
+    is checked: a run description of this format (`RunMeta`), of the same scenario."""
     meta_path = run / "meta.json"
     if not meta_path.exists():
         raise RunDirError(f"{run}: not a run directory (no meta.json); nothing to resume")
-    meta = read_json(meta_path)
-    if meta.get("scenario_hash") != scenario_hash:
+    meta = read_checked(meta_path, RunMeta)
+    if meta["scenario_hash"] != scenario_hash:
         raise RunDirError(f"{run}: it was run with another scenario (hash "
-                          f"{str(meta.get('scenario_hash'))[:12]}…, this one {scenario_hash[:12]}…); "
+                          f"{meta['scenario_hash'][:12]}…, this one {scenario_hash[:12]}…); "
                           "resume needs the same file")
     return meta

@@ -130,7 +130,8 @@ class RemoteTestbed:
                 "provider": self.inv.provider.kind if self.inv.provider else None}
 
     def release(self) -> None:
-        pass  # what the hosts were given goes with their restore (`down`)
+        # what the hosts were given goes with their restore (`down`); the lab is let go
+        self.tb.release()
 
     def congestion_controls(self) -> list[dict]:
         """As meta.json records them: canonical name, the name the hosts select it by."""

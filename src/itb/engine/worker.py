@@ -3,7 +3,8 @@
 It runs on the node (inside its network namespace here; over SSH later), reads
 commands as JSON lines on stdin and answers with events as JSON lines on stdout:
 
-  → {"op": "spawn", "id", "at_ns", "argv", "stdout", "stderr", "stdin": bool, "ready": bool}
+  → {"op": "spawn", "id", "at_ns", "argv", "stdout", "stderr", "stdin": bool, "ready": bool,
+     "ready_match": text, "output_limit_bytes": int}   (the last two optional)
   → {"op": "write", "id", "data"}          text to a child's stdin (e.g. a rate change)
   → {"op": "signal", "id", "signal"}       signal one child
   → {"op": "clock", "seq"}                 answered at once with the worker's clock
@@ -16,7 +17,19 @@ commands as JSON lines on stdin and answers with events as JSON lines on stdout:
   ← {"ev": "clock", "seq", "t_ns"}         (NTP-style offset measurement by the engine)
   ← {"ev": "ready", "id", "t_ns"}          the child printed a line "ready" (or, with
                                             "ready_match", a line containing that text)
-  ← {"ev": "exited", "id", "t_ns", "rc", "stderr_tail"}
+  ← {"ev": "truncated", "id", "t_ns", "stream", "limit_bytes"}   what the child writes to
+                                            this stream is dropped from now on (once per
+                                            stream; "reason": its file cannot be written)
+  ← {"ev": "exited", "id", "t_ns", "rc", "stderr_tail"}   with a limit also
+                                            "dropped_bytes": {"stdout": n, "stderr": n}
+
+A child's stdout comes through a pipe, read in 64 KiB chunks into its file; the ready
+line is looked for on a line buffer of at most 4 KiB, until it was seen. With
+"output_limit_bytes" its stderr is piped too and the two streams share that budget: at
+most that many bytes reach the two files, the rest is read and dropped (the child is
+never blocked on a full pipe nor killed for it); "stderr_tail" is the end of what it
+wrote, kept or not. Without a limit its stderr goes straight to its file. The copying
+threads run under the normal scheduler: a flood of output must not take the dates' CPU.
 
 Dates are CLOCK_MONOTONIC nanoseconds of the node's own clock (one clock for all local
 namespaces; on a remote host the engine converts with the offset it measured).
@@ -29,6 +42,7 @@ once per node and must start fast.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -92,7 +106,7 @@ class Worker:
             return
         t = time.monotonic_ns()
         try:
-            pid, stdin_fd, stdout_fd = _spawn(cmd)
+            pid, stdin_fd, pipes = _spawn(cmd)
         except OSError as e:
             self.emit(ev="spawn_failed", id=cmd["id"], t_ns=t, reason=str(e))
             return
@@ -102,28 +116,35 @@ class Worker:
         if stdin_fd is not None:
             self.stdins[cmd["id"]] = stdin_fd
         self.emit(ev="dispatched", id=cmd["id"], at_ns=at, t_ns=t, spawned_ns=spawned, pid=pid)
-        reader = threading.Thread(target=self._copy_stdout, args=(cmd, stdout_fd), daemon=True)
-        reader.start()
+        output = Output(cmd.get("output_limit_bytes"))
+        ready = ReadyLine(cmd.get("ready_match")) if cmd.get("ready") else None
+        readers = [threading.Thread(target=self._copy, args=(cmd, stream, fd, output, ready),
+                                    daemon=True) for stream, fd in pipes.items()]
+        for r in readers:
+            r.start()
         _, status = os.waitpid(pid, 0)
         done = time.monotonic_ns()
-        reader.join(timeout=2.0)
+        deadline = time.monotonic() + 2.0  # a grandchild may keep a pipe open: not forever
+        for r in readers:
+            r.join(timeout=max(0.0, deadline - time.monotonic()))
         fd = self.stdins.pop(cmd["id"], None)
         if fd is not None:
             os.close(fd)
         self.children.pop(cmd["id"], None)
+        extra = {} if output.limit is None else {"dropped_bytes": output.dropped_counts()}
+        tail = output.tail.decode(errors="replace").strip() if "stderr" in pipes else None
         self.emit(ev="exited", id=cmd["id"], t_ns=done, rc=os.waitstatus_to_exitcode(status),
-                  stderr_tail=_tail(cmd.get("stderr")))
+                  stderr_tail=_tail(cmd["stderr"]) if tail is None else tail, **extra)
 
-    def _copy_stdout(self, cmd: dict, fd: int) -> None:
-        """Child's stdout to its file; a line "ready" is reported at once."""
-        with os.fdopen(fd, "rb") as pipe, open(cmd["stdout"], "ab") as out:
-            for line in pipe:
-                out.write(line)
-                match = cmd.get("ready_match")
-                if cmd.get("ready") and (line.strip() == b"ready" if not match
-                                         else match.encode() in line):
-                    out.flush()
-                    self.emit(ev="ready", id=cmd["id"], t_ns=time.monotonic_ns())
+    def _copy(self, cmd: dict, stream: str, fd: int, output: Output, ready) -> None:
+        with contextlib.suppress(OSError):  # not the real-time scheduling it inherited
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+        now, ident = time.monotonic_ns, cmd["id"]
+        copy_stream(fd, cmd[stream], stream, output, ready if stream == "stdout" else None,
+                    lambda: self.emit(ev="ready", id=ident, t_ns=now()),
+                    lambda why: self.emit(ev="truncated", id=ident, t_ns=now(), stream=stream,
+                                          **({"reason": why} if why else
+                                             {"limit_bytes": output.limit})))
 
     def stop_all(self, grace_s: float = STOP_GRACE_S) -> None:
         pids = list(self.children.values())
@@ -145,26 +166,132 @@ def sleep_until(at_ns: int) -> None:
             time.sleep((left - SPIN_NS) / 1e9)
 
 
-def _spawn(cmd: dict) -> tuple[int, int | None, int]:
+def _spawn(cmd: dict) -> tuple[int, int | None, dict[str, int]]:
+    """The child, started; its stdin's pipe (or None) and the pipes of its output."""
     argv = [str(a) for a in cmd["argv"]]
     path = shutil.which(argv[0]) or argv[0]
-    out_r, out_w = os.pipe()
-    actions = [(os.POSIX_SPAWN_DUP2, out_w, 1),
-               (os.POSIX_SPAWN_OPEN, 2, cmd["stderr"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)]
+    pipes: dict[str, int] = {}
+    actions: list[tuple] = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0)]
     stdin_w = None
     if cmd.get("stdin"):
         in_r, stdin_w = os.pipe()
-        actions.insert(0, (os.POSIX_SPAWN_DUP2, in_r, 0))
-    else:
-        actions.insert(0, (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0))
+        actions = [(os.POSIX_SPAWN_DUP2, in_r, 0)]
+    for stream, fd in (("stdout", 1), ("stderr", 2)):
+        if stream == "stdout" or cmd.get("output_limit_bytes") is not None:
+            pipes[stream], w = os.pipe()
+            actions.append((os.POSIX_SPAWN_DUP2, w, fd))
+        else:
+            actions.append((os.POSIX_SPAWN_OPEN, fd, cmd[stream],
+                            os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
     try:
         pid = os.posix_spawn(path, argv, _CHILD_ENV, file_actions=actions, setsid=True,
-                             scheduler=(os.SCHED_OTHER, os.sched_param(0)))
-    finally:
-        os.close(out_w)
-        if cmd.get("stdin"):
-            os.close(in_r)
-    return pid, stdin_w, out_r
+                             scheduler=(os.SCHED_OTHER, os.sched_param(0)),
+                             setsigdef=(signal.SIGPIPE,))  # Python ignores it; a child must not
+    except OSError:
+        for r in [*pipes.values(), *([stdin_w] if stdin_w is not None else [])]:
+            os.close(r)
+        raise
+    finally:  # the child's ends
+        for a in actions:
+            if a[0] == os.POSIX_SPAWN_DUP2:
+                os.close(a[1])
+    return pid, stdin_w, pipes
+
+
+CHUNK = 65_536  # one read of a child's output (a pipe holds 64 KiB by default)
+READY_LINE_MAX = 4096  # a longer line is not a ready line: not held in memory
+
+
+class Output:
+    """One child's output: what it may still write to its files, stdout and stderr
+    together (None: no limit), what each stream dropped, the last 400 bytes of its
+    stderr (kept or dropped). Shared by its copying threads."""
+
+    def __init__(self, limit: int | None = None):
+        self.limit, self.used, self.lock = limit, 0, threading.Lock()
+        self.dropped = {"stdout": 0, "stderr": 0}
+        self.tail = b""
+
+    def take(self, stream: str, chunk: bytes, writable: bool = True) -> tuple[int, bool]:
+        """How many bytes of the chunk may be written; True the first time this stream
+        drops some."""
+        n = len(chunk)
+        with self.lock:
+            keep = (0 if not writable else n if self.limit is None
+                    else max(0, min(n, self.limit - self.used)))
+            self.used += keep
+            first = keep < n and self.dropped[stream] == 0
+            self.dropped[stream] += n - keep
+            if stream == "stderr":
+                self.tail = (self.tail + chunk[-400:])[-400:]
+            return keep, first
+
+    def dropped_counts(self) -> dict[str, int]:
+        with self.lock:
+            return dict(self.dropped)
+
+
+class ReadyLine:
+    """The "ready" line (or the first containing `match`) of a stream read in chunks,
+    holding at most READY_LINE_MAX bytes of a line, and nothing once it was seen."""
+
+    def __init__(self, match: str | None = None):
+        self.match = match.encode() if match else None
+        self.line, self.overlong, self.seen = bytearray(), False, False
+
+    def feed(self, chunk: bytes) -> bool:
+        """True when this chunk ended the ready line."""
+        start = 0
+        while not self.seen:
+            nl = chunk.find(b"\n", start)
+            piece = chunk[start:] if nl < 0 else chunk[start:nl]
+            self.overlong = self.overlong or len(self.line) + len(piece) > READY_LINE_MAX
+            if self.overlong:
+                self.line.clear()
+            else:
+                self.line += piece
+            if nl < 0:
+                return False
+            self.seen, start = self.end_of_line(), nl + 1
+        return self.seen
+
+    def end_of_line(self) -> bool:
+        """Is the line held (ended by "\n" or by the end of the stream) the ready line?"""
+        line, whole = bytes(self.line), not (self.overlong or self.seen)
+        self.line, self.overlong = bytearray(), False
+        return whole and (line.strip() == b"ready" if self.match is None else self.match in line)
+
+
+def copy_stream(fd: int, path: str, stream: str, output: Output, ready: ReadyLine | None,
+                on_ready, on_drop) -> None:
+    """Read the pipe `fd` to its end, append to `path` what the budget allows and drop
+    the rest: `on_drop(None)` when it starts, `on_drop(reason)` when the file cannot be
+    written (the rest is dropped too); `on_ready()` once the ready line is written."""
+    out, failed = None, None
+    try:
+        out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError as e:
+        failed = f"{path}: {e.strerror}"
+    with os.fdopen(fd, "rb", buffering=0) as pipe:
+        while chunk := pipe.read(CHUNK):
+            keep, first = output.take(stream, chunk, writable=out is not None)
+            view = memoryview(chunk)[:keep]
+            try:
+                while view:
+                    view = view[os.write(out, view):]
+            except OSError as e:  # (what it kept of the budget stays taken)
+                os.close(out)
+                out, failed, first = None, f"{path}: {e.strerror}", True
+                with output.lock:
+                    output.dropped[stream] += len(view)
+            if first:
+                on_drop(failed)
+            if ready is not None and not ready.seen and ready.feed(chunk):
+                on_ready()
+    if ready is not None and ready.end_of_line():
+        on_ready()
+    if out is not None:
+        os.close(out)
 
 
 # ITB's programs (flow) ask the kernel to kill them when their parent, this worker, dies.

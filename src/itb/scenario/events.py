@@ -108,6 +108,9 @@ class Command(_Frozen):
     profile: tuple[tuple[int, int], ...] | None = Field(default=None, exclude_if=lambda v: v is None)
     cc: str | None = Field(default=None, exclude_if=lambda v: v is None)
     control_port: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    # stdout and stderr together kept on disk (None: the default, DEFAULT_OUTPUT_LIMIT);
+    # left out of the canonical form while unset
+    output_limit_bytes: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
     @property
     def paced(self) -> bool:

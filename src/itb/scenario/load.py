@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from itb import files
 from itb.errors import ScenarioError
 from itb.scenario.model import Topology
 from itb.scenario.schema import validate_file
@@ -63,12 +64,7 @@ def load_testbed_data(data: dict, source: str | None, overrides: dict | None = N
 
 
 def read_toml(path: Path) -> dict:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(
-            str(path), "(file)", f"cannot read the file: {getattr(e, 'strerror', None) or e}"
-        ) from None
+    text = files.read_text(path, "scenario")
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:

@@ -22,9 +22,14 @@ import tomllib
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from itb import files
+from itb.errors import ScenarioError
 from itb.scenario.units import UnitError, format_rate, parse_duration, parse_rate
 
 MAX_STEPS = 10_000
+# The latest date of a step: the longest timeline (sections.MAX_DURATION_US, 24 h); the
+# sender's own limit (flow: dates in u64 nanoseconds after a monotonic start) is far above
+MAX_DATE_US = 24 * 3600 * 1_000_000
 RATE_LO = 1_000  # 1 kbit/s, as any traffic rate
 RATE_HI = 100_000_000_000
 CSV_HEADER = ["t_s", "rate_bps"]
@@ -77,6 +82,10 @@ def check(steps: tuple[Step, ...]) -> tuple[Step, ...]:
         raise UnitError(f"{len(steps)} steps: at most {MAX_STEPS}")
     if steps[0][0] != 0:
         raise UnitError(f"step 0: a profile starts at date 0 (got {steps[0][0] / 1e6:g} s)")
+    late = next((k for k, (at, _) in enumerate(steps) if at > MAX_DATE_US), None)
+    if late is not None:
+        raise UnitError(f"step {late}: date {steps[late][0] / 1e6:g} s is after "
+                        f"{MAX_DATE_US / 1e6:g} s (24 h, the longest timeline)")
     for k in range(1, len(steps)):
         if steps[k][0] <= steps[k - 1][0]:
             raise UnitError(f"step {k}: date {steps[k][0] / 1e6:g} s is not after the "
@@ -87,9 +96,9 @@ def check(steps: tuple[Step, ...]) -> tuple[Step, ...]:
 def read_file(path: Path) -> tuple[Step, ...]:
     """A profile file (.csv or .toml); UnitError names the file and the line or step."""
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise UnitError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
+        text = files.read_text(path, "profile")
+    except ScenarioError as e:
+        raise UnitError(f"{path}: {e.reason}") from None
     if path.suffix == ".toml":
         try:
             data = tomllib.loads(text)

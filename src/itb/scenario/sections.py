@@ -32,7 +32,13 @@ MAX_STREAMS = 64
 MAX_REPETITIONS = 1000
 MAX_SEED = 2**63 - 1  # the emulator's and numpy's seeds are 64-bit
 MAX_DURATION_US = 24 * 3600 * 1_000_000
+MIN_INTERVAL_US, MAX_INTERVAL_US = 1_000, 3_600_000_000
+MAX_MESSAGE_BYTES = 1 << 30  # flow's largest buffer (--read-size, --write-size)
 EVENT_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}"
+# What a command's stdout and stderr together may leave on disk per process, unless its
+# `output_limit` says otherwise; the rest is read and dropped (itb.engine.worker).
+DEFAULT_OUTPUT_LIMIT = 64 * 2**20
+MAX_OUTPUT_LIMIT = 16 * 2**30
 
 
 def _date(v: object) -> int:
@@ -44,6 +50,28 @@ def _positive_duration(v: object) -> int:
     if us <= 0:
         raise UnitError(f"must be longer than 0 (got {v!r})")
     return us
+
+
+def _timeline_span(v: object) -> int:
+    us = _positive_duration(v)
+    if us > MAX_DURATION_US:
+        raise UnitError(f"at most {MAX_DURATION_US // 1_000_000} s (24 h; got {v!r})")
+    return us
+
+
+def _sampling_interval(v: object) -> int:
+    """What the endpoints sample at (flow's --interval-us: 1 ms to 1 h)."""
+    us = parse_duration(v)
+    if not MIN_INTERVAL_US <= us <= MAX_INTERVAL_US:
+        raise UnitError(f"must be 1ms to 3600s, what the endpoints sample at (got {v!r})")
+    return us
+
+
+def _message_size(v: object) -> int:
+    n = _volume(v)
+    if n > MAX_MESSAGE_BYTES:
+        raise UnitError(f"a message is at most 1GiB, what the endpoints buffer (got {v!r})")
+    return n
 
 
 def _volume(v: object) -> int:
@@ -87,6 +115,13 @@ def _argv(v: object) -> tuple[str, ...]:
     return tuple(v)
 
 
+def _output_limit(v: object) -> int:
+    n = parse_size(v)
+    if not 0 < n <= MAX_OUTPUT_LIMIT:
+        raise UnitError(f"an output limit must be larger than 0 and at most 16GiB (got {v!r})")
+    return n
+
+
 def _event_id(v: object) -> str:
     if not isinstance(v, str) or not re.fullmatch(EVENT_ID, v):
         raise UnitError(f"{v!r} is not a valid id: up to 32 letters, digits, '.', '_' or '-'")
@@ -115,9 +150,11 @@ class ExperimentSection(_Section):
     name: str | None = None
     repetitions: Annotated[int, strict_int(1, MAX_REPETITIONS)] = 1
     seed: Annotated[int, strict_int(0, MAX_SEED)] = 1
-    duration: Span = 300_000_000  # end of the timeline: every event lies before it
+    # end of the timeline: every event lies before it
+    duration: Annotated[int, BeforeValidator(_timeline_span)] = 300_000_000
     spacing: Date = 1_000_000  # default start spacing inside a group of transfers
-    interval: Span = 100_000  # goodput and tcp_info sampling interval
+    # goodput and tcp_info sampling interval
+    interval: Annotated[int, BeforeValidator(_sampling_interval)] = 100_000
     files_dir: str | None = None  # the only directory source_file/sink_file may name
 
 
@@ -150,7 +187,8 @@ class PingpongSpec(_Section):
     dst: str
     at: Date = 0
     count: Annotated[int, strict_int(1, 1_000_000)] = 200
-    size: Volume = 1_000_000
+    # one message: flow holds it in memory on both ends, in buffers of at most 1 GiB
+    size: Annotated[int, BeforeValidator(_message_size)] = 1_000_000
     cc: CC = "cubic"
     rate: TrafficRate = None  # pacing cap of each direction (a source's access capacity)
     direction: Direction | None = None
@@ -211,6 +249,8 @@ class CommandSpec(_Section):
     profile: ProfileField = None
     cc: Annotated[str | None, BeforeValidator(lambda v: v if v is None else _cc(v))] = None
     control_port: Annotated[int | None, strict_int(1, 65535)] = None
+    # bytes of stdout and stderr together kept on disk; default DEFAULT_OUTPUT_LIMIT
+    output_limit: Annotated[int | None, BeforeValidator(lambda v: _output_limit(v))] = None
 
 
 class ScenarioSections(_Section):

@@ -263,7 +263,7 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
         events.append(Command(id=new_id(c.id, f"cmd{i + 1}", f"{where}.id"),
                               at_us=date(c.at, f"{where}.at"), host=name, argv=c.argv,
                               check=c.check, wait=c.wait, profile=steps, cc=c.cc,
-                              control_port=c.control_port))
+                              control_port=c.control_port, output_limit_bytes=c.output_limit))
     if len(events) > MAX_EVENTS:
         fail("(file)", f"{len(events)} timeline events (groups expanded): at most "
                        f"{MAX_EVENTS}; use [[tcp_background]] for many short flows")

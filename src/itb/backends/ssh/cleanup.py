@@ -2,6 +2,10 @@
 records (processes by PID and start time, sysctls, qdiscs, eBPF registrations, ITB's
 directory); `clean` does it for every host of an inventory (`itb clean --inventory`),
 also after the engine was killed.
+
+Only a directory that carries ITB's owner marker is read or removed
+(itb.backends.ssh.itbdir): `<remote_dir>/<prefix>` made by someone else is left alone,
+whatever it holds, and said so.
 """
 
 from __future__ import annotations
@@ -10,7 +14,10 @@ import shutil
 from typing import Callable
 
 from itb.backends.ssh import ccs as C
-from itb.backends.ssh.hosts import STATE_FILE, Busy, read_json, connect, engine_alive
+from itb.backends.ssh import itbdir, labhold
+from itb.backends.owner import Busy
+from itb.backends.ssh.hosts import read_json, connect, engine_alive
+from itb.backends.ssh.itbdir import STATE_FILE
 from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.remote import PROCS_FILE, WORKER_FILE, Remote
 from itb.emulation import naming
@@ -22,10 +29,14 @@ MIRROR = "ssh-emulators"  # local copies of remote emulators' logs (in the state
 
 def restore(r: Remote) -> dict:
     """Leaves the host as ITB found it: kills what ITB's workers started there, restores
-    the sysctls, removes the qdiscs, deletes ITB's directory. Idempotent."""
-    state = read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}"))
-    if not state and r.run(["test", "-e", r.dir], check=False).returncode != 0:
+    the sysctls, removes the qdiscs, removes ITB's directory (what its marker records).
+    Idempotent; {} when ITB has no directory there; "left" says what was left alone."""
+    st = itbdir.status(r)
+    if st == "absent":
         return {}
+    if st != "ours" or itbdir.marker(r) is None:
+        return {"host": r.name, "left": itbdir.foreign_reason(r, st)}
+    state = read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}"))
     done: dict = {"host": r.name}
     if r.run(["test", "-f", f"{r.dir}/{WORKER_FILE}"], check=False).returncode == 0:
         res = r.run(["python3", f"{r.dir}/{WORKER_FILE}", "--kill", f"{r.dir}/{PROCS_FILE}"],
@@ -42,13 +53,22 @@ def restore(r: Remote) -> dict:
         r.run(["ip", "addr", "del", addr, "dev", iface], check=False)
     C.unregister(r, state.get("struct_ops") or [])
     done["struct_ops"] = len(state.get("struct_ops") or [])
-    r.run(["rm", "-rf", "--", r.dir])
+    left = itbdir.remove(r)
+    if left:
+        done["left"] = left
     return done
+
+
+def restored(done: dict) -> bool:
+    """`restore` undid something there (not only left a foreign directory alone)."""
+    return bool(set(done) - {"host", "left"})
 
 
 def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> list[dict]:
     """`itb clean --inventory`: every host that answers restored (refused for a host a
     live run of this machine still uses, unless `force`); unreachable hosts are named.
+    Returns `restore`'s record of each host where ITB found something (its "left": what
+    was left alone as not ITB's).
     An inventory with a [provider]: its hosts are found again through EnOSlib (a
     reservation of the same name is reused), restored, and the reservation released."""
     if inv.provider is not None and not inv.host:
@@ -58,6 +78,15 @@ def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> lis
             return clean(enos.reserve(inv, say), force, say)
         finally:
             enos.release(inv, say)
+    lab = labhold.hold(inv.ssh.lab, inv.source)  # `itb lab down` waits meanwhile
+    try:
+        return _clean(inv, force, say)
+    finally:
+        if lab is not None:
+            lab.release()
+
+
+def _clean(inv: Inventory, force: bool, say: Say) -> list[dict]:
     results, unreachable, busy = [], [], []
     for h in inv.host:
         try:
@@ -66,16 +95,19 @@ def clean(inv: Inventory, force: bool = False, say: Say = lambda s: None) -> lis
             unreachable.append(str(e))
             continue
         try:
-            rec = read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}")).get("engine")
+            ours = itbdir.status(r) == "ours"
+            rec = read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}")).get("engine") \
+                if ours else None
             if engine_alive(rec) and not force:
                 busy.append(f"host {h.name}: a live run (PID {rec.get('pid')}) uses it; "
                             "nothing was changed there (`--force` cleans anyway)")
                 continue
             done = restore(r)
-            if done:
+            if restored(done):
                 say(f"host {h.name}: restored ({done.get('killed', 0)} process(es) killed, "
                     f"{done.get('sysctls', 0)} sysctl(s), {done.get('qdiscs', 0)} qdisc(s), "
                     f"{done.get('struct_ops', 0)} eBPF congestion control(s))")
+            if done:
                 results.append(done)
         finally:
             r.conn.close()

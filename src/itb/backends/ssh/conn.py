@@ -86,7 +86,9 @@ class Connection:
         h, inv = self.host, self.inv
         key = inv.key(h)
         if key is not None and not key.is_file():
-            raise PreflightError(f"host {h.name}: field key: {key}: no such file")
+            what = ("is a directory, not a private key file" if key.is_dir() else
+                    "not a regular file" if key.exists() else "no such file")
+            raise PreflightError(f"host {h.name}: field key: {key}: {what}")
         kh = inv.known_hosts()
         if not kh.is_file():
             raise UnknownHostKey(
@@ -124,6 +126,11 @@ class Connection:
                 call(conn.wait_closed(), timeout=5)
             except Exception:
                 pass
+
+    def host_key_fingerprint(self) -> str | None:
+        """SHA-256 fingerprint of the host key the server presented (None: not connected)."""
+        key = self.conn.get_server_host_key() if self.conn is not None else None
+        return key.get_fingerprint("sha256") if key is not None else None
 
     def alive(self) -> bool:
         return self.conn is not None and not self.conn.is_closed()

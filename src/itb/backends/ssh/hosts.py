@@ -17,14 +17,9 @@ from itb.backends.owner import ProcessId
 from itb.backends.ssh.conn import Connection
 from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.remote import Remote
-from itb.errors import ItbError, PreflightError
+from itb.errors import PreflightError
 
-STATE_FILE = "state.json"
-NEEDED = ("python3", "ip", "tc", "sysctl", "find", "sha256sum", "ping")
-
-
-class Busy(ItbError):
-    exit_code = 3
+NEEDED = ("python3", "ip", "tc", "sysctl", "find", "sha256sum", "ping", "stat")
 
 
 def parallel(fn, items: list) -> list:
@@ -59,7 +54,9 @@ def connect(inv: Inventory, names: list[str] | None = None) -> dict[str, Remote]
     def one(h):
         c = Connection(inv, h).open()
         try:
-            remotes[h.name] = Remote(c, inv.remote_dir(h), sudo=_needs_sudo(c))
+            uid = c.run(["id", "-u"], check=False).stdout.strip()
+            remotes[h.name] = Remote(c, inv.remote_dir(h), sudo=_needs_sudo(c, uid),
+                                     uid=int(uid) if uid.isdigit() else None)
         except BaseException:
             c.close()
             raise
@@ -83,8 +80,7 @@ def missing_tools(r: Remote, tools=NEEDED) -> None:
                              "(ITB needs them on every host)")
 
 
-def _needs_sudo(c: Connection) -> bool:
-    uid = c.run(["id", "-u"], check=False).stdout.strip()
+def _needs_sudo(c: Connection, uid: str) -> bool:
     if uid == "0":
         return False
     res = c.run(["sudo", "-n", "true"], check=False)

@@ -28,15 +28,45 @@ Errors name the file, the field and the reason (`ScenarioError`).
 from __future__ import annotations
 
 import ipaddress
+import posixpath
 import tomllib
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from itb import files
 from itb.errors import ScenarioError
 
 ROLES = ("left", "right", "emulator")
+# remote_dir may not be one of these (ITB's directory would sit among the system's
+# files), nor lie under the first group at all
+SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
+                "/proc", "/sbin", "/sys", "/usr")
+SYSTEM_DIRS = ("/", "/home", "/media", "/mnt", "/opt", "/root", "/run", "/srv", "/tmp",
+               "/var", "/var/cache", "/var/lib", "/var/log", "/var/mail", "/var/spool",
+               "/var/tmp", "/var/run", "/var/opt", "/var/local")
+
+
+def check_remote_dir(v: str | None) -> str | None:
+    """An absolute, normalised path, neither a system directory nor under /etc, /usr, …
+    (ValueError: why). ITB works in `<remote_dir>/<prefix>`, which it creates."""
+    if v is None:
+        return v
+    if not v.startswith("/"):
+        raise ValueError(f"{v!r} must be an absolute path (e.g. /var/tmp/itb)")
+    if any(ord(c) < 32 or c == "\x7f" for c in v):
+        raise ValueError(f"{v!r} holds a control character")
+    norm = posixpath.normpath(v)
+    if norm.startswith("//"):
+        norm = "/" + norm.lstrip("/")
+    if norm != v:
+        raise ValueError(f"{v!r} is not normalised (no '..', '.', '//' nor trailing '/'): "
+                         f"write {norm!r} if that is the directory meant")
+    if v in SYSTEM_DIRS or v in SYSTEM_TREES or any(v.startswith(t + "/") for t in SYSTEM_TREES):
+        raise ValueError(f"{v!r} is a system directory or lies in one: give ITB a directory "
+                         "of its own, such as /var/tmp/itb")
+    return v
 
 
 class _Strict(BaseModel):
@@ -49,9 +79,14 @@ class SshDefaults(_Strict):
     known_hosts: str = "known_hosts"
     remote_dir: str = "/var/tmp/itb"
     connect_timeout_s: float = 10.0
+
+    _remote_dir = field_validator("remote_dir")(classmethod(lambda cls, v: check_remote_dir(v)))
     # a congestion control the host kernel lacks may be ITB's eBPF, registered there
     # (false: such a CC is refused instead, e.g. where loading BPF is not allowed)
     ebpf: bool = True
+    # written by `itb lab up`: the lab these hosts are; a run holds it meanwhile, and
+    # `itb lab down` refuses (itb.backends.ssh.labhold)
+    lab: str | None = None
 
 
 class InventoryHost(_Strict):
@@ -70,6 +105,8 @@ class InventoryHost(_Strict):
     # ITB adds data_addr to data_iface for the run (and removes it after); false: the
     # address must be there already (checked in preflight)
     add_address: bool = False
+
+    _remote_dir = field_validator("remote_dir")(classmethod(lambda cls, v: check_remote_dir(v)))
 
     @field_validator("data_addr")
     @classmethod
@@ -169,10 +206,17 @@ def _field(loc: tuple, data: dict) -> str:
 def _checks(inv: Inventory, source: str | None) -> None:
     """What involves several fields or hosts, each error naming its own field."""
     seen: set[str] = set()
+    endpoints: dict[tuple[str, int], str] = {}
     for h in inv.host:
         if h.name in seen:
             raise ScenarioError(source, f"host {h.name!r}.name", "host names must be unique")
         seen.add(h.name)
+        key = (h.address.lower(), h.port)
+        if key in endpoints:
+            raise ScenarioError(source, f"host {h.name!r}.address", f"{h.address}:{h.port} is "
+                                f"also host {endpoints[key]!r}'s: one machine listed twice "
+                                "(its ITB directory and state would be shared)")
+        endpoints[key] = h.name
         if h.role == "emulator" and h.emulator_ifaces is None:
             raise ScenarioError(source, f"host {h.name!r}.emulator_ifaces", "an emulator host "
                                 "needs it: [interface facing left, interface facing right]")
@@ -205,11 +249,7 @@ def from_dict(data: dict, source: str | None = None) -> Inventory:
 def load(path: str | Path) -> Inventory:
     path = Path(path)
     try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ScenarioError(str(path), "(file)", "no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ScenarioError(str(path), "(file)", f"cannot be read: {e}") from None
+        data = tomllib.loads(files.read_text(path, "inventory"))
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(str(path), "(file)", f"not valid TOML: {e}") from None
     return from_dict(data, str(path))

@@ -31,6 +31,7 @@ from pyroute2 import netns as pr_netns
 
 from itb.backends import procs
 from itb.backends.owner import ProcessId
+from itb.backends.ssh import labhold
 from itb.emulation import naming
 from itb.errors import BackendError, PreflightError
 
@@ -275,7 +276,7 @@ def _data_plane(d: Path, h: LabHost) -> dict:
 
 def _inventory(d: Path, hosts: list[LabHost]) -> str:
     data: dict = {"ssh": {"user": "root", "key": str(d / "id_ed25519"),
-                          "known_hosts": str(d / "known_hosts")},
+                          "known_hosts": str(d / "known_hosts"), "lab": str(d)},
                   "host": [{"name": h.name, "address": h.control_ip, "port": 22,
                             "role": h.role, **_data_plane(d, h)} for h in hosts]}
     return ("# Written by `itb lab up`: hosts are network namespaces of this machine, each\n"
@@ -288,7 +289,8 @@ def _static_provider(d: Path, hosts: list[LabHost]) -> str:
     machines = [{"roles": [h.role], "address": h.control_ip, "alias": h.name, "user": "root",
                  "keyfile": str(d / "id_ed25519"), "port": 22, "extra": _data_plane(d, h)}
                 for h in hosts]
-    data = {"ssh": {"known_hosts": str(d / "known_hosts"), "key": str(d / "id_ed25519")},
+    data = {"ssh": {"known_hosts": str(d / "known_hosts"), "key": str(d / "id_ed25519"),
+                    "lab": str(d)},
             "provider": {"kind": "static", "config": {"resources": {
                 "machines": machines,
                 "networks": [{"roles": ["data"], "cidr": f"{DATA_NET}.0/24",
@@ -298,12 +300,23 @@ def _static_provider(d: Path, hosts: list[LabHost]) -> str:
             "# (docs/enoslib.md).\n" + tomli_w.dumps(data))
 
 
-def down(d: Path | None = None, progress: Progress = lambda s: None) -> list[str]:
-    """Removes what the lab recorded (idempotent); returns the namespaces removed."""
+def down(d: Path | None = None, progress: Progress = lambda s: None, force: bool = False
+         ) -> list[str]:
+    """Removes what the lab recorded (idempotent); returns the namespaces removed.
+    Refused (`Busy`, nothing removed) while a command uses the lab's hosts; `force`
+    stops those commands first (labhold.take_down)."""
     d = (d or default_dir()).resolve()
     state = read_state(d)
     if state is None:
         return []
+    lock = labhold.take_down(d, force, progress)
+    try:
+        return _remove(d, state, progress)
+    finally:
+        os.close(lock)
+
+
+def _remove(d: Path, state: dict, progress: Progress) -> list[str]:
     for rec in state.get("sshd", []):
         ident = ProcessId.from_json(rec)
         if ident is not None and ident.alive():
@@ -321,7 +334,9 @@ def down(d: Path | None = None, progress: Progress = lambda s: None) -> list[str
             subprocess.run(["ip", "link", "del", ifname], capture_output=True)
     for name in state.get("files", []):
         (d / name).unlink(missing_ok=True)
+    shutil.rmtree(d / labhold.USERS, ignore_errors=True)  # the users' records: ITB's
     for i in range(0, int(state.get("hosts", 0)) + 1):  # "em" too, when there was one
         shutil.rmtree(d / ("em" if i == 0 else f"h{i}"), ignore_errors=True)
     state_path(d).unlink(missing_ok=True)
+    (d / labhold.LOCK).unlink(missing_ok=True)  # last: a new holder then sees no lab.json
     return removed

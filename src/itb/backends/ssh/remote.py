@@ -36,6 +36,7 @@ class Remote:
     conn: Connection
     dir: str  # ITB's directory there (per prefix)
     sudo: bool = False
+    uid: int | None = None  # the SSH user's
 
     @property
     def name(self) -> str:

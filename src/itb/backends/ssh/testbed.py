@@ -18,10 +18,13 @@ from typing import Callable
 
 from itb import native
 from itb.backends.ssh import ccs as C
+from itb.backends.ssh import itbdir, labhold, verify
 from itb.backends.ssh import placement as P
 from itb.backends.ssh.cleanup import MIRROR, clean, restore
 from itb.backends.ssh.conn import HostUnreachable
-from itb.backends.ssh.hosts import (NEEDED, STATE_FILE, Busy, connect, read_json, upload,
+from itb.backends.ssh.itbdir import STATE_FILE
+from itb.backends.owner import Busy
+from itb.backends.ssh.hosts import (NEEDED, connect, read_json, upload,
                                     engine_alive, engine_id, missing_tools, parallel, programs)
 from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.remote import WORKER_FILE, Remote, RemoteEmulator, SshNode
@@ -51,6 +54,7 @@ class SshTestbed:
         self.warnings: list[str] = []
         self.stats: dict[str, dict] = {}  # link → its emulator's final statistics
         self.ccs = C.Plan()  # congestion controls: kernel names, what to register where
+        self.lab: labhold.Hold | None = None  # held from preflight to `release`
         if topo.links and any(lk.emulated for lk in topo.links) and self.placement.link is None:
             self.warnings.append("the inventory has no emulator host: the path between the "
                                  "sides is the real network, not the scenario's bottleneck; "
@@ -65,18 +69,32 @@ class SshTestbed:
     # -- preflight --------------------------------------------------------------------
     def preflight(self, ccs: list[str]) -> None:
         """Connects and checks every host; `ccs` (canonical names): resolved on the end
-        hosts into `self.ccs` (what the programs select, what deploy registers)."""
+        hosts into `self.ccs` (what the programs select, what deploy registers). Holds
+        the lab the hosts belong to (if any) until `release`."""
+        if self.lab is None:
+            self.lab = labhold.hold(self.inv.ssh.lab, self.inv.source)
         self.remotes = connect(self.inv, self.used())
-        parallel(self._check, list(self.remotes.values()))
-        ends = [r for r in self.remotes.values() if self.inv.get(r.name).role != "emulator"]
-        self.ccs = C.plan(ends, ccs, lambda host: self.inv.ebpf(self.inv.get(host)))
+        try:
+            parallel(self._check, list(self.remotes.values()))
+            ends = [r for r in self.remotes.values() if self.inv.get(r.name).role != "emulator"]
+            self.ccs = C.plan(ends, ccs, lambda host: self.inv.ebpf(self.inv.get(host)))
+        except BaseException:  # refused: nothing was changed, the sessions end now
+            for r in self.remotes.values():
+                r.conn.close()
+            self.remotes = {}
+            raise
 
     def _check(self, r: Remote) -> None:
         h = self.inv.get(r.name)
-        missing_tools(r)
-        state = r.conn.read_text(f"{r.dir}/{STATE_FILE}")
-        if state is not None and read_json(state).get("engine") == engine_id():
-            restore(r)  # this run's own, left when the host stopped answering: undo first
+        found = verify.host_problems(r, h)  # what the inventory claims, as `inventory check`
+        if found:
+            found[0].raise_it()
+        st = itbdir.status(r)
+        state = r.conn.read_text(f"{r.dir}/{STATE_FILE}") if st == "ours" else None
+        if st == "ours" and (state is None or read_json(state).get("engine") == engine_id()):
+            # this run's own, left when the host stopped answering, or a directory of
+            # ITB's left before its state was written: undone first
+            restore(r)
             state = None
         if state is not None:
             rec = read_json(state).get("engine")
@@ -86,8 +104,6 @@ class SshTestbed:
         ifaces = list(h.emulator_ifaces or ()) + ([h.data_iface] if h.data_iface else [])
         for iface in ifaces:
             field = "emulator_ifaces" if h.role == "emulator" else "data_iface"
-            if r.run(["ip", "link", "show", "dev", iface], check=False).returncode != 0:
-                raise PreflightError(f"host {r.name}: field {field}: no interface {iface!r} there")
             root = r.run(["tc", "qdisc", "show", "dev", iface, "root"]).stdout.split()
             # a configured root qdisc has a handle; the kernel's default has "0:"
             if self._access_rate(r.name) and len(root) > 2 and root[2] != "0:":
@@ -95,13 +111,6 @@ class SshTestbed:
                     f"host {r.name}: field {field}: {iface} has a configured root qdisc "
                     f"({' '.join(root[:3])}) that ITB's access shaping would replace: refused; "
                     "remove it, or leave the interface unshaped (an access rate of none)")
-        if h.data_addr and not h.add_address:
-            have = r.run(["ip", "-o", "addr", "show", "dev", h.data_iface]).stdout.split()
-            if h.data_addr not in have:
-                raise PreflightError(
-                    f"host {r.name}: field data_addr: {h.data_addr} is not an address of "
-                    f"{h.data_iface} there (set add_address = true for ITB to add it, and "
-                    "remove it afterwards)")
 
     def _access_rate(self, host: str) -> int | None:
         """The rate its data interface is shaped to: its node's access link (a host that
@@ -140,9 +149,7 @@ class SshTestbed:
 
     def _deploy_one(self, r: Remote) -> None:
         h = self.inv.get(r.name)
-        r.run(["mkdir", "-p", f"{r.dir}/bin", f"{r.dir}/run", f"{r.dir}/emulators"])
-        if r.sudo:
-            r.run(["chown", "-R", r.conn.user, r.dir])
+        itbdir.create(r, engine_id())  # marked as ITB's before anything is put in it
         state = {"engine": engine_id(), "created": time.time(), "sysctls": {}, "qdiscs": []}
         self._state(r, state)  # before anything else changes
         upload(r, Path(native.REPO) / "src/itb/engine/worker.py", WORKER_FILE)
@@ -247,6 +254,12 @@ class SshTestbed:
         return sorted(set(lost))
 
     # -- teardown ---------------------------------------------------------------------
+    def release(self) -> None:
+        """Lets go of the lab (after `teardown`: `itb lab down` may then remove it)."""
+        if self.lab is not None:
+            self.lab.release()
+            self.lab = None
+
     def teardown(self) -> list[str]:
         """Stops the emulator and restores every host that answers; returns the others."""
         self.stats = {}
