@@ -35,9 +35,12 @@ def sysctls(host: NetnsHost, keys) -> dict[str, str]:
 
 
 def offloads(host: NetnsHost, ifname: str) -> dict[str, str]:
-    res = host.run(["ethtool", "-k", ifname], check=False)
+    return _offloads(host.run(["ethtool", "-k", ifname], check=False).stdout)
+
+
+def _offloads(text: str) -> dict[str, str]:
     found = {}
-    for line in res.stdout.splitlines():
+    for line in text.splitlines():
         m = re.match(r"\s*([a-z-]+): (on|off)", line)
         if m and m.group(1) in OFFLOADS:
             found[m.group(1)] = m.group(2)
@@ -55,32 +58,54 @@ def mtu(host: NetnsHost, ifname: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+# One command for all of a host's facts (over SSH a command is a round trip): each
+# section's output after a line "@@name"; the interface is $1 ("" for none).
+_FACTS = ('for s in cpuinfo:"cat /proc/cpuinfo" nproc:nproc kernel:"uname -r" '
+          'machine:"uname -m" cc:"sysctl -n net.ipv4.tcp_available_congestion_control"; '
+          'do echo "@@${s%%:*}"; sh -c "${s#*:}" 2>/dev/null; done; '
+          'if [ -n "$1" ]; then '
+          'echo @@driver; ethtool -i "$1" 2>/dev/null; '
+          'echo @@speed; cat "/sys/class/net/$1/speed" 2>/dev/null; '
+          'echo @@link; ip -o link show "$1" 2>/dev/null; '
+          'echo @@offloads; ethtool -k "$1" 2>/dev/null; fi')
+
+
+def _sections(text: str) -> dict[str, str]:
+    out: dict[str, list[str]] = {}
+    name = None
+    for line in text.splitlines():
+        if line.startswith("@@"):
+            name = line[2:].strip()
+            out[name] = []
+        elif name is not None:
+            out[name].append(line)
+    return {k: "\n".join(v).strip() for k, v in out.items()}
+
+
 def host_facts(host, ifname: str | None) -> dict:
     """CPU, kernel and NIC of a host reached through its `Host` (an SSH host: not this
-    machine): the documents' calibration table, one row."""
-    def out(argv) -> str:
-        res = host.run(argv, check=False)
-        return res.stdout.strip() if res.returncode == 0 else ""
-
+    machine): the documents' calibration table, one row. One command."""
+    got = _sections(host.run(["sh", "-c", _FACTS, "sh", ifname or ""], check=False).stdout)
     model = "unknown"
-    for line in out(["cat", "/proc/cpuinfo"]).splitlines():
+    for line in got.get("cpuinfo", "").splitlines():
         if line.startswith("model name"):
             model = line.split(":", 1)[1].strip()
             break
-    facts = {"cpu": {"model": model, "cores": int(out(["nproc"]) or 0) or None,
-                     "kernel": out(["uname", "-r"]) or None, "machine": out(["uname", "-m"]) or None}}
+    nproc = got.get("nproc", "")
+    facts = {"cpu": {"model": model, "cores": int(nproc) if nproc.isdigit() else None,
+                     "kernel": got.get("kernel") or None, "machine": got.get("machine") or None}}
     if ifname:
         driver = {}
-        for line in out(["ethtool", "-i", ifname]).splitlines():
+        for line in got.get("driver", "").splitlines():
             k, _, v = line.partition(":")
             if k.strip() in ("driver", "version", "firmware-version", "bus-info"):
                 driver[k.strip()] = v.strip()
-        speed = out(["cat", f"/sys/class/net/{ifname}/speed"])
-        facts["nic"] = {"ifname": ifname, **driver, "mtu": mtu(host, ifname),
+        speed = got.get("speed", "")
+        m = re.search(r"mtu (\d+)", got.get("link", ""))
+        facts["nic"] = {"ifname": ifname, **driver, "mtu": int(m.group(1)) if m else None,
                         "speed_mbps": int(speed) if speed.lstrip("-").isdigit() else None,
-                        "offloads": offloads(host, ifname)}
-    facts["congestion_controls"] = out(
-        ["sysctl", "-n", "net.ipv4.tcp_available_congestion_control"]).split()
+                        "offloads": _offloads(got.get("offloads", ""))}
+    facts["congestion_controls"] = got.get("cc", "").split()
     return facts
 
 

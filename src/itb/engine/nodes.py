@@ -55,7 +55,9 @@ class WorkerHandle:
         self.offset_ns = 0  # the node's clock minus the engine's
         self.clock = C.SAME if self.same_clock else None
         self._clock = C.Replies(lambda seq: self.send(op="clock", seq=seq),
-                                f"worker on {self.node}", CLOCK_TIMEOUT_S)
+                                f"worker on {self.node}"
+                                + ("" if remote is None else f" (host {remote.name})"),
+                                CLOCK_TIMEOUT_S)
         self.proc = host.spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=env)
         self.lock = threading.Lock()

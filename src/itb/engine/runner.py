@@ -178,11 +178,15 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         try:
-            if tb.built():  # ours: the check above refused to run next to another
-                with stage("cleaning"):
-                    tb.down()
-        finally:
-            tb.release()
+            try:
+                if tb.built():  # ours: the check above refused to run next to another
+                    with stage("cleaning"):
+                        tb.down()
+            finally:
+                tb.release()
+        except BaseException as e:  # the run's records are finished all the same
+            _finish(result, run_dir, reps, meta, stage, stop, opts, failure or e)
+            raise
         _finish(result, run_dir, reps, meta, stage, stop, opts, failure)
     return result
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from itb.backends.ssh.hosts import parallel
 from itb.errors import BackendError, PreflightError
 from itb.scenario.algorithms import ALGORITHMS
 
@@ -38,14 +39,16 @@ def plan(remotes: list, canonical: list[str], ebpf_allowed: Callable[[str], bool
     naming the host when an algorithm can be had neither way; `ebpf_allowed(host)`:
     the inventory's `ebpf` field)."""
     out = Plan()
-    offers = {}
-    for r in remotes:
+
+    def offered(r) -> list[str]:
         avail = available(r)
-        for name in canonical:
-            alg = ALGORITHMS[name]
-            if alg.kernel_name and alg.kernel_name not in avail:
-                r.run(["modprobe", alg.module], check=False)  # absent: no harm
-        offers[r.name] = available(r)
+        lacking = [ALGORITHMS[n].module for n in canonical
+                   if ALGORITHMS[n].kernel_name and ALGORITHMS[n].kernel_name not in avail]
+        for module in lacking:
+            r.run(["modprobe", module], check=False)  # absent: no harm
+        return available(r) if lacking else avail
+
+    offers = dict(zip([r.name for r in remotes], parallel(offered, remotes)))
     for name in canonical:
         alg = ALGORITHMS[name]
         if alg.kernel_name and all(alg.kernel_name in o for o in offers.values()):

@@ -34,7 +34,8 @@ def restore(r: Remote) -> dict:
     st = itbdir.status(r)
     if st == "absent":
         return {}
-    if st != "ours" or itbdir.marker(r) is None:
+    mark = itbdir.marker(r) if st == "ours" else None
+    if mark is None:
         return {"host": r.name, "left": itbdir.foreign_reason(r, st)}
     state = read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}"))
     done: dict = {"host": r.name}
@@ -42,9 +43,9 @@ def restore(r: Remote) -> dict:
         res = r.run(["python3", f"{r.dir}/{WORKER_FILE}", "--kill", f"{r.dir}/{PROCS_FILE}"],
                     check=False)
         done["killed"] = int(res.stdout.strip() or 0) if res.stdout.strip().isdigit() else 0
-    for key, value in (state.get("sysctls") or {}).items():
-        if value:
-            r.run(["sysctl", "-qw", f"{key}={value}"], check=False)
+    back = [f"{k}={v}" for k, v in (state.get("sysctls") or {}).items() if v]
+    if back:
+        r.run(["sysctl", "-qw", *back], check=False)  # each written, whatever the others do
     done["sysctls"] = len(state.get("sysctls") or {})
     for iface in state.get("qdiscs") or []:
         r.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
@@ -53,7 +54,7 @@ def restore(r: Remote) -> dict:
         r.run(["ip", "addr", "del", addr, "dev", iface], check=False)
     C.unregister(r, state.get("struct_ops") or [])
     done["struct_ops"] = len(state.get("struct_ops") or [])
-    left = itbdir.remove(r)
+    left = itbdir.remove(r, mark)
     if left:
         done["left"] = left
     return done

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import posixpath
 import time
+from dataclasses import dataclass
 
 from itb.backends.ssh.remote import PROCS_FILE, Remote
 
@@ -30,21 +31,58 @@ STATE_FILE = "state.json"
 ENTRIES = ("bin", "run", "emulators", STATE_FILE, STATE_FILE + ".tmp", PROCS_FILE)
 SUBDIRS = ("bin", "run", "emulators")
 
-# prints one word: absent | ours | foreign | notdir | link
-_STATUS = ('if [ -L "$1" ]; then echo link; elif [ -d "$1" ]; then '
-           'if [ -f "$1/$2" ]; then echo ours; else echo foreign; fi; '
-           'elif [ -e "$1" ]; then echo notdir; else echo absent; fi')
-_MISSING = 'for d; do [ -e "$d" ] || [ -L "$d" ] || echo "$d"; done'
+# Line 1: absent | ours | foreign | notdir | link (of ITB's directory, $1); line 2: the
+# type, uid and owner of remote_dir ($3) or "-"; then "+A" for each ancestor A missing.
+_PROBE = ('d=$1; m=$2; root=$3; shift 3; '
+          'if [ -L "$d" ]; then echo link; elif [ -d "$d" ]; then '
+          'if [ -f "$d/$m" ]; then echo ours; else echo foreign; fi; '
+          'elif [ -e "$d" ]; then echo notdir; else echo absent; fi; '
+          'stat -L -c "%F|%u|%U" -- "$root" 2>/dev/null || echo -; '
+          'for a; do [ -e "$a" ] || [ -L "$a" ] || echo "+$a"; done')
+# $1 ITB's directory, $2 its marker's text, $3 the user to give them to (or ""), then
+# the missing ancestors to create, shallowest first. Stops at the first failure.
+_CREATE = ('set -e; d=$1; mk=$2; u=$3; shift 3; '
+           'for p; do mkdir -- "$p"; done; '
+           f'mkdir -- "$d"; printf "%s\\n" "$mk" > "$d/{MARKER}"; '
+           + 'mkdir -- ' + " ".join(f'"$d/{x}"' for x in SUBDIRS) + '; '
+           + 'if [ -n "$u" ]; then chown -- "$u" "$@" "$d" '
+           + " ".join(f'"$d/{x}"' for x in (MARKER, *SUBDIRS)) + '; fi')
+# $1 ITB's directory, then its recorded entries, "::", the ancestors ITB created, deepest
+# first. Prints "kept" when the directory holds something else (it and they stay).
+_REMOVE = ('d=$1; shift; '
+           'while [ $# -gt 0 ] && [ "$1" != :: ]; do rm -rf -- "$d/$1"; shift; done; '
+           '[ $# -gt 0 ] && shift; '
+           f'rm -f -- "$d/{MARKER}"; '
+           'if ! rmdir -- "$d" 2>/dev/null; then echo kept; exit 0; fi; '
+           'for p; do rmdir -- "$p" 2>/dev/null || break; done')
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What one command saw on the host: ITB's directory's status, remote_dir's type
+    and owner ("kind|uid|user", None when absent), the missing ancestors of it."""
+
+    status: str
+    root: str | None
+    missing: tuple[str, ...]
 
 
 def root_of(r: Remote) -> str:
     return posixpath.dirname(r.dir)
 
 
+def probe(r: Remote) -> Probe:
+    lines = r.run(["sh", "-c", _PROBE, "sh", r.dir, MARKER, root_of(r),
+                   *_ancestors(root_of(r))]).stdout.split("\n")
+    root = lines[1].strip() if len(lines) > 1 else "-"
+    return Probe(lines[0].strip() or "absent", None if root in ("", "-") else root,
+                 tuple(x[1:] for x in lines[2:] if x.startswith("+")))
+
+
 def status(r: Remote) -> str:
     """absent, ours (it has the owner marker), foreign (a directory without it), notdir
     (a file or other) or link (a symbolic link: never followed)."""
-    return r.run(["sh", "-c", _STATUS, "sh", r.dir, MARKER]).stdout.strip() or "absent"
+    return probe(r).status
 
 
 def marker(r: Remote) -> dict | None:
@@ -65,17 +103,16 @@ def foreign_reason(r: Remote, st: str) -> str:
             "leaves it alone")
 
 
-def root_problem(r: Remote) -> str | None:
+def root_problem(r: Remote, seen: Probe) -> str | None:
     """Why remote_dir cannot hold ITB's directory on this host (None: it can, or ITB
     will create it)."""
-    root = root_of(r)
-    res = r.run(["stat", "-L", "-c", "%F %u %U", "--", root], check=False)
-    if res.returncode != 0:
+    if seen.root is None:
         return None  # absent: ITB creates it (and records that it did)
-    kind_owner = res.stdout.strip().rsplit(" ", 2)
-    if len(kind_owner) != 3 or kind_owner[0] != "directory":
+    parts = seen.root.split("|")
+    root = root_of(r)
+    if len(parts) != 3 or parts[0] != "directory":
         return f"host {r.name}: field remote_dir: {root} is not a directory"
-    uid, owner = kind_owner[1], kind_owner[2]
+    uid, owner = parts[1], parts[2]
     if uid != str(r.uid):
         return (f"host {r.name}: field remote_dir: {root} is owned by {owner}, not by the "
                 f"SSH user {r.conn.user}: ITB works only in a directory of its user's or one "
@@ -84,50 +121,26 @@ def root_problem(r: Remote) -> str | None:
 
 
 def create(r: Remote, engine: dict) -> None:
-    """Creates ITB's directory, its marker and its subdirectories (`BackendError`-free
-    unless a command fails; the caller checked `status` is absent)."""
-    root = root_of(r)
-    chain = _ancestors(root)
-    missing = r.run(["sh", "-c", _MISSING, "sh", *chain]).stdout.split("\n")
-    parents = [p for p in chain if p in missing]
-    for p in parents:  # shallowest first
-        r.run(["mkdir", "--", p])
-        if r.sudo:
-            r.run(["chown", "--", r.conn.user, p])
-    r.run(["mkdir", "--", r.dir])  # fails if it appeared meanwhile: never taken over
-    if r.sudo:
-        r.run(["chown", "--", r.conn.user, r.dir])
-    r.conn.write_text(f"{r.dir}/{MARKER}", json.dumps(
-        {"itb_dir": 1, "path": r.dir, "created": time.time(), "engine": engine,
-         "entries": list(ENTRIES), "parents": parents}, indent=1))
-    r.run(["mkdir", "--", *(f"{r.dir}/{d}" for d in SUBDIRS)])
-    if r.sudo:
-        r.run(["chown", "--", r.conn.user, *(f"{r.dir}/{d}" for d in SUBDIRS)])
+    """Creates ITB's directory (with the ancestors of remote_dir that are missing), its
+    marker and its subdirectories, in one command (`CommandFailed` if any step fails:
+    an existing directory is never taken over)."""
+    parents = list(probe(r).missing)  # shallowest first
+    text = json.dumps({"itb_dir": 1, "path": r.dir, "created": time.time(), "engine": engine,
+                       "entries": list(ENTRIES), "parents": parents})
+    r.run(["sh", "-c", _CREATE, "sh", r.dir, text, r.conn.user if r.sudo else "", *parents])
 
 
-def remove(r: Remote) -> str | None:
-    """Removes what the marker records; returns why something was left (None: all gone)."""
-    st = status(r)
-    if st == "absent":
-        return None
-    if st != "ours":
-        return foreign_reason(r, st)
-    mark = marker(r)
-    if mark is None:
-        return (f"host {r.name}: {r.dir}/{MARKER} does not name this directory: left alone")
+def remove(r: Remote, mark: dict) -> str | None:
+    """Removes what the marker `mark` (read from r.dir, see `marker`) records; returns
+    why something was left (None: all gone)."""
     entries = [e for e in mark.get("entries") or [] if e in ENTRIES]
-    if entries:
-        r.run(["rm", "-rf", "--", *(f"{r.dir}/{e}" for e in entries)])
-    r.run(["rm", "-f", "--", f"{r.dir}/{MARKER}"])
-    left = None
-    if r.run(["rmdir", "--", r.dir], check=False).returncode != 0:
-        left = (f"host {r.name}: {r.dir} holds files ITB did not create: they and the "
-                "directory were left")
     root = root_of(r)
-    for p in reversed([p for p in mark.get("parents") or [] if _is_ancestor(p, root)]):
-        if r.run(["rmdir", "--", p], check=False).returncode != 0:
-            break  # not empty (another prefix's directory, a user's file): kept
-    return left
+    parents = [p for p in mark.get("parents") or [] if _is_ancestor(p, root)]
+    res = r.run(["sh", "-c", _REMOVE, "sh", r.dir, *entries, "::", *reversed(parents)])
+    if res.stdout.strip() == "kept":
+        return (f"host {r.name}: {r.dir} holds files ITB did not create: they and the "
+                "directory were left")
+    return None
 
 
 def _ancestors(path: str) -> list[str]:

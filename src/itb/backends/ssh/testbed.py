@@ -30,7 +30,7 @@ from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.remote import WORKER_FILE, Remote, RemoteEmulator, SshNode
 from itb.emulation import linkem, naming
 from itb.emulation.plan import socket_buffer_max, tbf_params
-from itb.errors import CommandFailed, PreflightError
+from itb.errors import CommandFailed, ItbError, PreflightError
 from itb.scenario.model import Topology
 
 __all__ = ["SshTestbed", "NEEDED", "Busy", "clean", "connect", "missing_tools", "parallel",
@@ -86,10 +86,11 @@ class SshTestbed:
 
     def _check(self, r: Remote) -> None:
         h = self.inv.get(r.name)
-        found = verify.host_problems(r, h)  # what the inventory claims, as `inventory check`
+        seen = itbdir.probe(r)
+        found = verify.host_problems(r, h, seen)  # the inventory's claims, as `inventory check`
         if found:
             found[0].raise_it()
-        st = itbdir.status(r)
+        st = seen.status
         state = r.conn.read_text(f"{r.dir}/{STATE_FILE}") if st == "ours" else None
         if st == "ours" and (state is None or read_json(state).get("engine") == engine_id()):
             # this run's own, left when the host stopped answering, or a directory of
@@ -165,11 +166,14 @@ class SshTestbed:
                        "net.ipv4.tcp_wmem": f"4096 16384 {bufmax}",
                        "net.ipv4.tcp_no_metrics_save": "1",
                        "net.ipv4.tcp_slow_start_after_idle": "0"}
-        for key in wanted:
-            state["sysctls"][key] = " ".join(r.run(["sysctl", "-n", key]).stdout.split())
-        self._state(r, state)
-        for key, value in wanted.items():
-            r.run(["sysctl", "-qw", f"{key}={value}"])
+        if wanted:  # one command each way (a round trip is one RTT on a real network)
+            now = r.run(["sysctl", "-n", *wanted]).stdout.splitlines()  # one line per key
+            if len(now) != len(wanted):
+                raise CommandFailed(r.name, ["sysctl", "-n", *wanted], 0,
+                                    f"{len(now)} values for {len(wanted)} keys")
+            state["sysctls"] |= {k: " ".join(v.split()) for k, v in zip(wanted, now)}
+            self._state(r, state)
+            r.run(["sysctl", "-qw", *(f"{k}={v}" for k, v in wanted.items())])
         rate = self._access_rate(r.name)
         if rate:
             state["qdiscs"] = [h.data_iface]
@@ -261,7 +265,9 @@ class SshTestbed:
             self.lab = None
 
     def teardown(self) -> list[str]:
-        """Stops the emulator and restores every host that answers; returns the others."""
+        """Stops the emulator and restores every host that answers; returns the others. A
+        host whose control connection was lost (its session killed, a network blip) is
+        connected to again once and restored then."""
         self.stats = {}
         for link, em in self.emulators.items():
             stats = em.close()
@@ -274,7 +280,20 @@ class SshTestbed:
         def one(r: Remote) -> None:
             try:
                 restore(r)
-            except (HostUnreachable, CommandFailed) as e:
+            except HostUnreachable as e:
+                r.conn.close()
+                try:
+                    again = connect(self.inv, [r.name])[r.name]
+                except ItbError:
+                    failed.append(f"{r.name}: {e}")
+                    return
+                try:
+                    restore(again)
+                except (HostUnreachable, CommandFailed) as e2:
+                    failed.append(f"{r.name}: {e2}")
+                finally:
+                    again.conn.close()
+            except CommandFailed as e:
                 failed.append(f"{r.name}: {e}")
             r.conn.close()
 

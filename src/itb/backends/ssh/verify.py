@@ -27,8 +27,10 @@ class Problem:
         raise self.error(self.message)
 
 
-def host_problems(r: Remote, h: InventoryHost) -> list[Problem]:
-    """Everything on host `r` that contradicts its inventory entry `h`."""
+def host_problems(r: Remote, h: InventoryHost, seen: itbdir.Probe | None = None
+                  ) -> list[Problem]:
+    """Everything on host `r` that contradicts its inventory entry `h` (`seen`: ITB's
+    directory and remote_dir there, when the caller probed them already)."""
     out: list[Problem] = []
     try:
         missing_tools(r)
@@ -46,10 +48,11 @@ def host_problems(r: Remote, h: InventoryHost) -> list[Problem]:
                 f"host {r.name}: field data_addr: {h.data_addr} is not an address of "
                 f"{h.data_iface} there (set add_address = true for ITB to add it, and "
                 "remove it afterwards)"))
-    problem = itbdir.root_problem(r)
+    seen = seen or itbdir.probe(r)
+    problem = itbdir.root_problem(r, seen)
     if problem:
         out.append(Problem(problem))
-    st = itbdir.status(r)
+    st = seen.status
     if st != "absent" and (st != "ours" or itbdir.marker(r) is None):
         out.append(Problem(itbdir.foreign_reason(r, st) + ": refused, nothing was changed "
                            "(choose another remote_dir or ITB_PREFIX, or remove it yourself)",
