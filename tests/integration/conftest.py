@@ -5,6 +5,7 @@ Every test runs under its own prefix and state directory, and cleans up even on 
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -31,6 +32,27 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             if "integration" in str(item.fspath):
                 item.add_marker(pytest.mark.skip(reason=reason))
+
+
+LOCK = Path("/run/lock/itb-integration-tests.lock")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_integration_run_at_a_time():
+    """Two test runs on one machine would meet on the same prefixes, namespaces and lab
+    networks (and skew each other's timings): a second run waits for the first."""
+    if os.geteuid() != 0:
+        yield
+        return
+    LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with open(LOCK, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"\nwaiting for another integration test run ({LOCK})", file=sys.__stderr__,
+                  flush=True)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 @pytest.fixture

@@ -51,12 +51,11 @@ class WorkerHandle:
         # in messages: on which machine (an SSH host), doing what
         self.where = "" if remote is None else (
             f" (host {remote.name} stopped answering: its control connection closed)")
+        self.who = f"worker on {self.node}" + ("" if remote is None else f" (host {remote.name})")
         self.same_clock = getattr(host, "same_clock", True)
         self.offset_ns = 0  # the node's clock minus the engine's
         self.clock = C.SAME if self.same_clock else None
-        self._clock = C.Replies(lambda seq: self.send(op="clock", seq=seq),
-                                f"worker on {self.node}"
-                                + ("" if remote is None else f" (host {remote.name})"),
+        self._clock = C.Replies(lambda seq: self.send(op="clock", seq=seq), self.who,
                                 CLOCK_TIMEOUT_S)
         self.proc = host.spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=env)
@@ -109,7 +108,7 @@ class WorkerHandle:
                 self.proc.stdin.write(line)
                 self.proc.stdin.flush()
             except (BrokenPipeError, ValueError) as e:
-                raise BackendError(f"worker on {self.node} is gone") from e
+                raise BackendError(f"{self.who} is gone") from e
 
     def close(self, timeout_s: float = 5.0) -> None:
         """Ask the worker to stop its children and exit; kill it if it does not."""
