@@ -10,17 +10,21 @@ The repetition ends when every awaited process has exited, fails at the first pr
 that exits non-zero (or at the end of the timeline), and is torn down either way.
 A process whose output reached its limit (`output_limit_bytes`: the worker drops the
 rest) is recorded in `truncated`, with a warning; the repetition goes on.
+
+Its rules (the ready barrier, late dispatch, the first failure wins) read time only
+through a `Clock` and events only through a `WorkerPool`, so they are unit-tested with
+a simulated clock and scripted workers (tests/unit/test_execute_rules.py).
 """
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Protocol
 
-from itb.engine.nodes import Workers
+from itb.backends.clock import ClockEstimate
+from itb.engine.nodes import NodeEvent
 from itb.engine.pacing import Pacing
 from itb.engine.procplan import ProcSpec, RepetitionPlan
 from itb.engine.progress import TransferProgress
@@ -34,6 +38,45 @@ DRAIN_S = 5.0  # after a stop, how long to wait for the exits to be reported
 TICK_S = 1.0
 LATE_WARN_NS = 10_000_000  # a dispatch this late is a warning of the run and the report
 LATE_FAIL_NS = 1_000_000_000  # this late, the repetition is not the planned experiment
+
+
+class Clock(Protocol):
+    """The engine's time: CLOCK_MONOTONIC in a run, a simulated clock in tests."""
+
+    def now_ns(self) -> int: ...
+
+    def sleep_until(self, t_ns: int) -> None: ...
+
+
+class Monotonic:
+    def now_ns(self) -> int:
+        return time.monotonic_ns()
+
+    def sleep_until(self, t_ns: int) -> None:
+        sleep_until(t_ns)
+
+
+MONOTONIC = Monotonic()
+
+
+class NodeWorker(Protocol):
+    where: str  # in messages: on which machine it ran ("" for a local namespace)
+
+    def send(self, **cmd) -> None: ...
+
+
+class WorkerPool(Protocol):
+    """The node workers of a testbed as the repetition sees them (`nodes.Workers`)."""
+
+    by_node: dict
+
+    def __getitem__(self, node: str) -> NodeWorker: ...
+
+    def sync_clocks(self) -> dict[str, ClockEstimate]: ...
+
+    def next_event(self, timeout_s: float) -> NodeEvent | None: ...
+
+    def stop_all(self) -> None: ...
 
 
 @dataclass
@@ -52,11 +95,12 @@ class Outcome:
     # {"process", "node", "stream", "limit_bytes", "dropped_bytes"} per stream whose output
     # was cut ("reason" instead of "limit_bytes" when its file could not be written)
     truncated: list[dict] = field(default_factory=list)
+    now_ns: Callable[[], int] = field(default=time.monotonic_ns, repr=False, compare=False)
 
     def fail(self, reason: str, status: str = "failed", environment: bool = False) -> None:
         if self.status == "ok":  # the first cause is the one worth reporting
             self.status, self.reason, self.environment = status, reason, environment
-            self.failed_ns = time.monotonic_ns()
+            self.failed_ns = self.now_ns()
 
     def to_json(self) -> dict:
         return {"status": self.status, "reason": self.reason, "environment": self.environment,
@@ -88,16 +132,17 @@ def _exit_text(rc: int) -> str:
 
 
 class Repetition:
-    def __init__(self, plan: RepetitionPlan, workers: Workers, emulators: dict,
+    def __init__(self, plan: RepetitionPlan, workers: WorkerPool, emulators: dict,
                  duration_us: int, tick: Callable[[str], None] = lambda s: None,
-                 stop: threading.Event | None = None, tag: int = 0):
+                 stop: threading.Event | None = None, tag: int = 0, clock: Clock = MONOTONIC):
         self.plan = plan
         self.workers = workers
         self.emulators = emulators  # link name → EmulatorHandle
         self.duration_us = duration_us
         self.tick = tick
         self.stop = stop or threading.Event()
-        self.out = Outcome()
+        self.clock = clock
+        self.out = Outcome(now_ns=clock.now_ns)
         self.by_id = {p.id: p for p in plan.procs}
         # Ids on the wire carry the repetition: a late event of an earlier repetition
         # (an exit after a stop) must not be taken for one of this repetition.
@@ -113,7 +158,7 @@ class Repetition:
                 self.pacing.teardown()
             except BackendError as e:
                 self.out.fail(str(e), environment=True)
-            self.out.end_ns = time.monotonic_ns()
+            self.out.end_ns = self.clock.now_ns()
         return self.out
 
     def _run(self) -> None:
@@ -123,7 +168,7 @@ class Repetition:
         except BackendError as e:
             out.fail(str(e), environment=True)
             return
-        out.start_ns = time.monotonic_ns()
+        out.start_ns = self.clock.now_ns()
         zero = out.start_ns + int(self.plan.prelude_s * 1e9)
         out.zero_ns = zero
         listeners = self.plan.listeners()
@@ -144,7 +189,7 @@ class Repetition:
             self.pacing.setup()  # the paced commands' cgroups, at their first steps
         except BackendError as e:
             out.fail(str(e), environment=True)
-        if out.status == "ok" and time.monotonic_ns() > zero - int(SEND_AHEAD_S * 1e9):
+        if out.status == "ok" and self.clock.now_ns() > zero - int(SEND_AHEAD_S * 1e9):
             out.fail("the engine fell behind its schedule before the timeline started",
                      environment=True)
         if out.status != "ok":
@@ -166,7 +211,7 @@ class Repetition:
     def _collect(self, until_ns: int, ready: set[str], awaited: set[str]) -> None:
         """Handle worker events until the date, until `ready` (if given) and `awaited`
         are empty, or until a failure."""
-        next_tick = time.monotonic() + TICK_S
+        next_tick = self.clock.now_ns() + int(TICK_S * 1e9)
         want_ready = bool(ready)
         while self.out.status == "ok":
             if want_ready and not ready:
@@ -176,18 +221,15 @@ class Repetition:
             if self.stop.is_set():
                 self.out.fail("interrupted by the user", status="interrupted")
                 return
-            left = (until_ns - time.monotonic_ns()) / 1e9
+            left = (until_ns - self.clock.now_ns()) / 1e9
             if left <= 0:
                 return
-            try:
-                ne = self.workers.events.get(timeout=min(left, 0.2))
-            except queue.Empty:
-                ne = None
+            ne = self.workers.next_event(min(left, 0.2))
             if ne is not None:
                 self._handle(ne.node, ne.event, ready, awaited)
             self._watch_emulators()
-            if time.monotonic() >= next_tick:
-                next_tick += TICK_S
+            if self.clock.now_ns() >= next_tick:
+                next_tick += int(TICK_S * 1e9)
                 self.tick(self.progress.line(self.out.zero_ns))
 
     def _watch_emulators(self) -> None:
@@ -283,10 +325,10 @@ class Repetition:
     def _dispatch_sets(self, zero: int) -> None:
         for s in sorted(self.plan.sets, key=lambda s: s.at_us):
             at = zero + s.at_us * 1000
-            sleep_until(at)
+            self.clock.sleep_until(at)
             if self.out.status != "ok":
                 return
-            t = time.monotonic_ns()
+            t = self.clock.now_ns()
             em = self.emulators.get(s.link)
             if em is None:
                 self.out.fail(f"set {s.id}: no emulator for link {s.link}")
@@ -296,7 +338,7 @@ class Repetition:
                 em.send(set_command(s, d))
             self._record({"id": s.id, "node": f"emulator:{s.link}", "kind": "set",
                           "at_ns": at, "t_ns": t, "error_ns": t - at,
-                          "spawn_ns": time.monotonic_ns() - t})
+                          "spawn_ns": self.clock.now_ns() - t})
 
     def _record(self, dispatch: dict) -> None:
         """An event the engine dispatched itself (a link change, a pacing rate)."""
@@ -309,11 +351,10 @@ class Repetition:
         if not running:
             return
         self.workers.stop_all()
-        deadline = time.monotonic() + DRAIN_S
-        while running and time.monotonic() < deadline:
-            try:
-                ne = self.workers.events.get(timeout=0.1)
-            except queue.Empty:
+        deadline = self.clock.now_ns() + int(DRAIN_S * 1e9)
+        while running and self.clock.now_ns() < deadline:
+            ne = self.workers.next_event(0.1)
+            if ne is None:
                 continue
             ev, ident = ne.event, self._own(ne.event)
             if ev.get("ev") in ("exited", "truncated") and ident is not None:

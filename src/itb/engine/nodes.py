@@ -144,6 +144,13 @@ class Workers:
     def sync_clocks(self) -> dict[str, ClockEstimate]:
         return {node: w.sync_clock() for node, w in self.by_node.items()}
 
+    def next_event(self, timeout_s: float) -> NodeEvent | None:
+        """The next event of any worker, or None after timeout_s without one."""
+        try:
+            return self.events.get(timeout=timeout_s)
+        except queue.Empty:
+            return None
+
     def stop_all(self) -> None:
         for w in self.by_node.values():
             try:
