@@ -86,11 +86,14 @@ def compare_bench(ssh_dir: Path, local_dir: Path) -> int:
         within = ci_b is not None and abs(a["t_mean"] - b["t_mean"]) <= ci_b
         total += 1
         inside += within
-        fmt = lambda m, c: f"{m:.3f} ± {c:.3f}" if c is not None else f"{m:.3f} ± –"
         print(f"{name:<16} {fmt(a['t_mean'], ci_a):>22} {fmt(b['t_mean'], ci_b):>22} "
               f"{100 * (a['t_mean'] - b['t_mean']) / b['t_mean']:>+8.1f}  {within}")
     print(f"{inside} of {total} cells: the SSH mean within the local 95 % interval")
     return 0
+
+
+def fmt(mean: float, ci: float | None) -> str:
+    return f"{mean:.3f} ± {ci:.3f}" if ci is not None else f"{mean:.3f} ± –"
 
 
 def main() -> int:

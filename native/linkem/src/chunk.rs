@@ -85,7 +85,7 @@ mod tests {
 
     #[test]
     fn size_limit() {
-        let deps: Vec<_> = (0..7).map(|i| Some(i)).collect();
+        let deps: Vec<_> = (0..7).map(Some).collect();
         assert_eq!(chunk_all(&deps, 3), vec![ch(0, 3, 2), ch(3, 3, 5), ch(6, 1, 6)]);
         assert_eq!(chunk_all(&deps, 1).len(), 7);
     }

@@ -18,7 +18,8 @@ the reference's mean). Verdicts, for `tested` against `reference`:
 from __future__ import annotations
 
 import math
-from typing import Literal, Sequence
+from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel

@@ -11,7 +11,6 @@ every source runs the reference, says what the tested protocol costs a TCP workl
 
 from __future__ import annotations
 
-
 from typing import ClassVar
 
 import pandas as pd

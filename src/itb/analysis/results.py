@@ -8,8 +8,8 @@ from typing import ClassVar
 
 from pydantic import BaseModel, ValidationError
 
-from itb.engine.rundir import write_json
 from itb import files
+from itb.engine.rundir import write_json
 from itb.errors import ItbError, ScenarioError
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import queue
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from itb.errors import BackendError
 

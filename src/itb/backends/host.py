@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Iterable, Iterator, Protocol, Sequence
+from typing import IO, Protocol
 
 from itb.backends import cgroup
 from itb.errors import CommandFailed

@@ -14,8 +14,8 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from pyroute2 import netns as pr_netns
 

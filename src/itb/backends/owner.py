@@ -21,10 +21,10 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Iterator
 
 from itb.emulation import naming
 from itb.errors import ItbError
@@ -42,12 +42,12 @@ class ProcessId:
     start: int  # clock ticks after boot at which the process started
 
     @classmethod
-    def of(cls, pid: int) -> "ProcessId | None":
+    def of(cls, pid: int) -> ProcessId | None:
         start = start_ticks(pid)
         return None if start is None else cls(pid, start)
 
     @classmethod
-    def me(cls) -> "ProcessId":
+    def me(cls) -> ProcessId:
         me = cls.of(os.getpid())
         assert me is not None
         return me
@@ -60,7 +60,7 @@ class ProcessId:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: dict) -> "ProcessId | None":
+    def from_json(cls, data: dict) -> ProcessId | None:
         try:
             return cls(int(data["pid"]), int(data["start"]))
         except (KeyError, TypeError, ValueError):

@@ -3,9 +3,9 @@ the benchmark table, the protocol comparisons and the report."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 

@@ -67,7 +67,7 @@ class Scale:
     def volume_factor(self) -> float:
         return PAPER_BU_TIME_S / self.transfer_time_s
 
-    def of(self, cls: ItbClass) -> "ClassScale":
+    def of(self, cls: ItbClass) -> ClassScale:
         f = self.factor_for(cls)
         c = cls.k * NOMINAL_ACCESS_BPS / f
         if not MIN_LINK_BPS <= c <= MAX_LINK_BPS:
@@ -135,9 +135,9 @@ def from_calibration(path: Path, transfer_time_s: float) -> Scale:
         rate = int(cal["path"]["rate_bps"])
     except FileNotFoundError:
         raise ScenarioError(str(path), "(file)", "no calibration: run `itb calibrate` first "
-                                                 "(`make calibrate`), or give --scale or --capacity")
+                                                 "(`make calibrate`), or give --scale or --capacity") from None
     except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
-        raise ScenarioError(str(path), "path.rate_bps", f"not a calibration file ({e!r})")
+        raise ScenarioError(str(path), "path.rate_bps", f"not a calibration file ({e!r})") from None
     source = f"calibration {path} (C = {rate / 1e6:g} Mbit/s)"
     off = [str(c.get("quantity")) for c in cal.get("checks", []) if c.get("ok") is False]
     if off:  # the rate is still the testbed's; say which checks were off

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from itb import cc
 from itb.backends import owner

@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass
 
 from itb.backends.host import NetnsHost
 from itb.calibration.verdict import Check
-from itb.errors import BackendError
 from itb.emulation import monitor
+from itb.errors import BackendError
 
 OFFER = 1.2  # offered load, × the configured rate, in frames
 RAMP_S = 1.0  # from the first frame at the receiver to the start of the window

@@ -61,7 +61,7 @@ def recv(port: int, seconds: float) -> dict:
             next_sample = now + SAMPLE_NS
         try:
             total += sock.recv_into(buf)
-        except socket.timeout:
+        except TimeoutError:
             continue
     samples.append((time.monotonic_ns(), total))
     return {"bytes": total, "samples": samples}

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from itb import native
 from itb.backends import local, procs

@@ -14,9 +14,9 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 from itb.backends.owner import ProcessId
 from itb.emulation import naming

@@ -8,13 +8,14 @@ end; `itb clean` unregisters every struct_ops of ours, so a killed run leaves no
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable, Literal
+from typing import Literal
 
 from itb.backends.host import Host, NetnsHost
 from itb.cc import ebpf, holders, kernel
-from itb.scenario.algorithms import ALGORITHMS, OURS_PREFIX, Algorithm
 from itb.errors import CommandFailed, PreflightError
+from itb.scenario.algorithms import ALGORITHMS, OURS_PREFIX, Algorithm
 
 Source = Literal["built-in", "module", "ours"]
 Prefer = Literal["kernel", "ours"]

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
 
-from itb.cli.common import (app, out, err, parse_ccs, parse_capacity, csv_option, ticker,
-                            INVENTORY, load_inventory)
-
+from itb.cli.common import (
+    INVENTORY,
+    app,
+    csv_option,
+    err,
+    load_inventory,
+    out,
+    parse_capacity,
+    parse_ccs,
+    ticker,
+)
 
 QUICK = {"apps": "BU,PA", "classes": "B,F", "ccs": "cubic,reno,bbr", "repeat": 2,
          "transfer_time": 6.0}
@@ -18,31 +25,31 @@ QUICK = {"apps": "BU,PA", "classes": "B,F", "ccs": "cubic,reno,bbr", "repeat": 2
 
 @app.command("bench")
 def bench_cmd(
-        apps: Optional[str] = typer.Option(None, "--app", help="Applications, comma-separated: "
+        apps: str | None = typer.Option(None, "--app", help="Applications, comma-separated: "
                                            "TU, WM, PP, BU, PA. [default: BU,PA]"),
-        classes: Optional[str] = typer.Option(None, "--class", help="Classes: letters and "
+        classes: str | None = typer.Option(None, "--class", help="Classes: letters and "
                                               "ranges, e.g. A-L, B,F, A-D,K. [default: A-L]"),
-        ccs: Optional[str] = typer.Option(None, "--cc", help="Congestion controls, "
+        ccs: str | None = typer.Option(None, "--cc", help="Congestion controls, "
                                           "comma-separated. [default: cubic,reno,bbr]"),
-        repeat: Optional[int] = typer.Option(None, "--repeat", min=1, max=100,
+        repeat: int | None = typer.Option(None, "--repeat", min=1, max=100,
                                              help="Repetitions of every cell. [default: 3]"),
         quick: bool = typer.Option(False, "--quick", help="About 15 minutes: BU and PA on "
                                    "classes B and F, cubic/reno/bbr, 2 repetitions, 6 s "
                                    "transfers. Options given explicitly win."),
-        out_dir: Optional[Path] = typer.Option(None, "--out", help="Benchmark directory "
+        out_dir: Path | None = typer.Option(None, "--out", help="Benchmark directory "
                                                "(default: runs/bench-<hash of the arguments>, "
                                                "so the same command resumes)."),
-        scale: Optional[float] = typer.Option(None, "--scale", help="One scale factor for "
+        scale: float | None = typer.Option(None, "--scale", help="One scale factor for "
                                               "every class: C = K × 1 Gbit/s ÷ factor. "
                                               "[default: from the calibration]"),
-        capacity: Optional[str] = typer.Option(None, "--capacity", help="Scale each class to "
+        capacity: str | None = typer.Option(None, "--capacity", help="Scale each class to "
                                                "this bottleneck C instead of the calibrated "
                                                "one, e.g. 500Mbit."),
         scaling: str = typer.Option("rate", "--scaling", help="What scaling preserves: rate "
                                     "keeps every RTT (per-flow windows shrink by the factor); "
                                     "window multiplies every RTT by the factor (per-flow "
                                     "windows are the documents', round trips last longer)."),
-        transfer_time: Optional[float] = typer.Option(None, "--transfer-time", help="Seconds "
+        transfer_time: float | None = typer.Option(None, "--transfer-time", help="Seconds "
                                                       "one BU transfer takes alone at C_a (the "
                                                       "documents: 240 = 30 GB at 1 Gbit/s). "
                                                       "[default: 240]"),
@@ -53,7 +60,7 @@ def bench_cmd(
                                         "documents' 200; fewer for a short check)."),
         seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order and of "
                                  "every random draw."),
-        inventory: Optional[Path] = INVENTORY) -> None:
+        inventory: Path | None = INVENTORY) -> None:
     """Run the ITB benchmark: application × class × protocol, repeated, then print the
     table and write the report.
 
@@ -68,9 +75,9 @@ def bench_cmd(
     failed, 130 when interrupted, 2 for bad arguments.
     """
     from itb.bench.apps import check_app
+    from itb.bench.benchmark import BenchArgs, run_bench
     from itb.bench.classes import parse_classes
     from itb.bench.scaling import make_scale
-    from itb.bench.benchmark import BenchArgs, run_bench
     from itb.bench.sweep import default_dir
 
     q = QUICK if quick else {}

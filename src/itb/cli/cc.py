@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Optional
 
 import typer
 from rich.table import Table
 
-from itb.cli.common import cc_app, out, err, progress
+from itb.cli.common import cc_app, err, out, progress
 
 
 @cc_app.command("list")
@@ -45,7 +44,7 @@ def cc_load(names: list[str] = typer.Argument(..., help="Canonical names, e.g. b
 
 
 @cc_app.command("unload")
-def cc_unload(names: Optional[list[str]] = typer.Argument(None, help="Canonical names; "
+def cc_unload(names: list[str] | None = typer.Argument(None, help="Canonical names; "
                                                           "none: every one of ITB's.")) -> None:
     """Unregister ITB's eBPF congestion controls (the kernel's own are left alone). One
     that a live run (any prefix) uses is left registered, and said so."""
@@ -62,11 +61,11 @@ def cc_unload(names: Optional[list[str]] = typer.Argument(None, help="Canonical 
 
 
 @cc_app.command("verify")
-def cc_verify(names: Optional[list[str]] = typer.Argument(None, help="Among bic highspeed "
+def cc_verify(names: list[str] | None = typer.Argument(None, help="Among bic highspeed "
                                                           "htcp scalable vegas; none: all five."),
               hz: list[int] = typer.Option([250], "--hz", help="Kernel tick rates to test "
                                            "(100, 250 or 1000; BIC and H-TCP depend on it)."),
-              scripts: Optional[list[str]] = typer.Option(None, "--script", help="Only these "
+              scripts: list[str] | None = typer.Option(None, "--script", help="Only these "
                                                           "scripts (default: all).")) -> None:
     """Check that ITB's eBPF congestion controls behave exactly as Linux's own
     `net/ipv4/tcp_NAME.c`: both run through scripted events (growth, losses, timeouts,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -58,7 +57,7 @@ def overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu) -> dict:
     return {k: v for k, v in given.items() if v is not None}
 
 
-def load_testbed_file(file: Optional[Path], overrides: dict):
+def load_testbed_file(file: Path | None, overrides: dict):
     from itb.scenario import load_testbed
 
     return load_testbed(file, overrides)
@@ -80,7 +79,7 @@ def parse_ccs(text: str) -> list[str]:
     return items
 
 
-def parse_capacity(text: Optional[str]) -> Optional[int]:
+def parse_capacity(text: str | None) -> int | None:
     from itb.errors import ScenarioError
     from itb.scenario.units import parse_rate
 
@@ -89,7 +88,7 @@ def parse_capacity(text: Optional[str]) -> Optional[int]:
     try:
         return parse_rate(text)
     except ValueError as e:
-        raise ScenarioError(None, "--capacity", str(e))
+        raise ScenarioError(None, "--capacity", str(e)) from None
 
 
 def csv_option(text: str, option: str, upper: bool = False) -> list[str]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -18,7 +17,7 @@ def _rates(text: str, option: str) -> tuple[int, ...]:
     try:
         rates = tuple(parse_rate(x, lo=1_000, hi=100_000_000_000) for x in csv_option(text, option))
     except ValueError as e:
-        raise ScenarioError(None, option, str(e))
+        raise ScenarioError(None, option, str(e)) from None
     if any(r is None for r in rates):
         raise ScenarioError(None, option, "give finite rates, e.g. 100Mbit,200Mbit")
     return rates
@@ -31,7 +30,7 @@ def _durations_ms(text: str, option: str) -> tuple[float, ...]:
     try:
         return tuple(parse_duration(x) / 1000 for x in csv_option(text, option))
     except ValueError as e:
-        raise ScenarioError(None, option, str(e))
+        raise ScenarioError(None, option, str(e)) from None
 
 
 @profile_app.command("calibrate")
@@ -42,16 +41,16 @@ def profile_calibrate(
         enforce: str = typer.Option("pacing", "--enforce", help="How the rate is kept: pacing "
                                     "(SO_MAX_PACING_RATE) or application (the sender's writes)."),
         rtt: str = typer.Option("0ms,10ms,100ms", "--rtt", help="RTTs swept, comma-separated."),
-        inputs: Optional[str] = typer.Option(None, "--inputs", help="Input rates X, e.g. "
+        inputs: str | None = typer.Option(None, "--inputs", help="Input rates X, e.g. "
                                              "100Mbit,200Mbit. [default: 5 %, 15 %, … 95 % of C]"),
         seconds: float = typer.Option(8.0, "--seconds", min=1.0, max=600.0, help="Each "
                                       "transfer's length at its input (sets its volume)."),
         linear_max: float = typer.Option(0.9, "--linear-max", min=0.05, max=1.0, help="Fit "
                                          "over the inputs up to this share of C (the linear part)."),
-        capacity: Optional[str] = typer.Option(None, "--capacity", help="Bottleneck C, e.g. "
+        capacity: str | None = typer.Option(None, "--capacity", help="Bottleneck C, e.g. "
                                                "1Gbit. [default: from the calibration]"),
         repeat: int = typer.Option(1, "--repeat", min=1, max=100, help="Repetitions per RTT."),
-        out_dir: Optional[Path] = typer.Option(None, "--out", help="Study directory (default: "
+        out_dir: Path | None = typer.Option(None, "--out", help="Study directory (default: "
                                                "runs/profile-calibration-HASH; the same command resumes)."),
         seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order."),
         open_window: bool = typer.Option(True, "--open-window/--no-open-window", help="Receivers "
@@ -116,7 +115,7 @@ def profile_predict(
                                       "e.g. 0:100Mbit,10s:600Mbit (a bare date is seconds)."),
         volume: str = typer.Option(..., "--volume", help="Bytes to send, e.g. 3GB."),
         rtt: str = typer.Option(..., "--rtt", help="RTT of the path, e.g. 12ms."),
-        model: Optional[Path] = typer.Option(None, "--model", help="Model file. [default: "
+        model: Path | None = typer.Option(None, "--model", help="Model file. [default: "
                                              "runs/profile-model-<cc>-<enforce>.json]"),
         cc: str = typer.Option("nocc", "--cc", help="Mechanism's congestion control (picks the model)."),
         enforce: str = typer.Option("pacing", "--enforce", help="Mechanism's enforcement (picks the model).")
@@ -138,7 +137,7 @@ def profile_predict(
                                       for x in csv_option(profile, "PROFILE")])
         vol = parse_size(volume)
     except UnitError as e:
-        raise ScenarioError(None, "PROFILE" if "step" in str(e) else "--volume", str(e))
+        raise ScenarioError(None, "PROFILE" if "step" in str(e) else "--volume", str(e)) from None
     rtt_ms = _durations_ms(rtt, "--rtt")[0]
     path = model or Mechanism(cc, enforce).model_path()
     if not path.exists():

@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
-from itb.cli.common import (app, out, err, PAIRS, RATE, ACCESS, RTT, LOSS, BUFFER, MTU, INVENTORY,
-                            load_inventory, overrides, progress, ticker)
-
+from itb.cli.common import (
+    ACCESS,
+    BUFFER,
+    INVENTORY,
+    LOSS,
+    MTU,
+    PAIRS,
+    RATE,
+    RTT,
+    app,
+    err,
+    load_inventory,
+    out,
+    overrides,
+    progress,
+    ticker,
+)
 
 if TYPE_CHECKING:
     from itb.analysis.run_results import RunMetrics
@@ -20,18 +34,18 @@ if TYPE_CHECKING:
 @app.command("run")
 def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus [experiment] "
                                         "and a timeline of events. See docs/scenario.md."),
-            repeat: Optional[int] = typer.Option(None, "--repeat", min=1,
+            repeat: int | None = typer.Option(None, "--repeat", min=1,
                                                  help="Repetitions (default: the scenario's)."),
-            out_dir: Optional[Path] = typer.Option(None, "--out", help="Run directory "
+            out_dir: Path | None = typer.Option(None, "--out", help="Run directory "
                                                    "(default: runs/<name>-<date>)."),
-            seed: Optional[int] = typer.Option(None, "--seed", help="Seed of every random "
+            seed: int | None = typer.Option(None, "--seed", help="Seed of every random "
                                                "draw (default: the scenario's)."),
             resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: "
                                         "repetitions that ended are not redone."),
-            pairs: Optional[int] = PAIRS, rate: Optional[str] = RATE,
-            access_rate: Optional[str] = ACCESS, rtt: Optional[str] = RTT,
-            loss: Optional[str] = LOSS, buffer: Optional[str] = BUFFER,
-            mtu: Optional[int] = MTU, inventory: Optional[Path] = INVENTORY) -> None:
+            pairs: int | None = PAIRS, rate: str | None = RATE,
+            access_rate: str | None = ACCESS, rtt: str | None = RTT,
+            loss: str | None = LOSS, buffer: str | None = BUFFER,
+            mtu: int | None = MTU, inventory: Path | None = INVENTORY) -> None:
     """Run a scenario's timeline on the local testbed (or, with --inventory, on SSH
     hosts), N times, into a run directory.
 

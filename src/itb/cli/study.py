@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
@@ -48,9 +47,9 @@ def study_predictability(
         transfer_time: float = typer.Option(90.0, "--transfer-time", help="Seconds one transfer "
                                             "takes alone at C_a (sets the volume); long enough "
                                             "for many congestion cycles per transfer."),
-        scale: Optional[float] = SCALE,
-        capacity: Optional[str] = CAPACITY,
-        out_dir: Optional[Path] = OUT_DIR,
+        scale: float | None = SCALE,
+        capacity: str | None = CAPACITY,
+        out_dir: Path | None = OUT_DIR,
         seed: int = SEED) -> None:
     """How predictable are transfer times? Sweep C_g, R and start spacing per protocol.
 
@@ -103,9 +102,9 @@ def study_friendliness(
         repeat: int = REPEAT,
         transfer_time: float = TRANSFER_TIME,
         max_span: float = MAX_SPAN,
-        scale: Optional[float] = SCALE,
-        capacity: Optional[str] = CAPACITY,
-        out_dir: Optional[Path] = OUT_DIR,
+        scale: float | None = SCALE,
+        capacity: str | None = CAPACITY,
+        out_dir: Path | None = OUT_DIR,
         seed: int = SEED) -> None:
     """Inter-protocol fairness: each group's completion time when the tested protocol and
     a reference TCP share the bottleneck.
@@ -151,24 +150,24 @@ def study_response_function(
         ccs: str = typer.Option("reno,highspeed,scalable,bic,htcp,cubic", "--cc",
                                 help="Algorithms, comma-separated (loss-based ones; vegas too)."),
         points: int = typer.Option(5, "--points", min=3, max=20, help="Loss rates per algorithm."),
-        rtt: Optional[str] = typer.Option(None, "--rtt", help="RTT of the path, for every "
+        rtt: str | None = typer.Option(None, "--rtt", help="RTT of the path, for every "
                                           "algorithm. [default: each algorithm's own: 20 ms; "
                                           "HighSpeed 100 ms, BIC 200 ms]"),
-        rate: Optional[str] = typer.Option(None, "--rate", help="Bottleneck C: far above the "
+        rate: str | None = typer.Option(None, "--rate", help="Bottleneck C: far above the "
                                            "flows, so the loss sets the rate. [default: 1.25x the "
                                            "algorithm's top planned rate, at least 1Gbit]"),
-        max_rate: Optional[str] = typer.Option(None, "--max-rate", help="Highest rate the "
+        max_rate: str | None = typer.Option(None, "--max-rate", help="Highest rate the "
                                                "plan aims at (caps the window range). "
                                                "[default: 250Mbit; HighSpeed 500Mbit, BIC 1Gbit]"),
-        max_measure: Optional[str] = typer.Option(None, "--max-measure", help="Longest "
+        max_measure: str | None = typer.Option(None, "--max-measure", help="Longest "
                                                   "measured span of a point (it aims at 40 "
                                                   "mean loss intervals). [default: 60s; "
                                                   "HighSpeed 180s, BIC 300s]"),
-        windows: Optional[str] = typer.Option(None, "--windows", help="Window range LO,HI in "
+        windows: str | None = typer.Option(None, "--windows", help="Window range LO,HI in "
                                               "segments the loss rates aim at, for every "
                                               "algorithm. [default: each algorithm's own]"),
         repeat: int = typer.Option(1, "--repeat", min=1, max=20, help="Repetitions per point."),
-        out_dir: Optional[Path] = typer.Option(None, "--out", help="Study directory (default: "
+        out_dir: Path | None = typer.Option(None, "--out", help="Study directory (default: "
                                                "runs/response-function-<hash of the arguments>)."),
         seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order and of the "
                                  "loss draws (the i-th point of each algorithm: seed + i).")) -> None:
@@ -191,7 +190,7 @@ def study_response_function(
         try:
             v = parse_rate(text)
         except ValueError as e:
-            raise ScenarioError(None, option, str(e))
+            raise ScenarioError(None, option, str(e)) from None
         if not v:
             raise ScenarioError(None, option, "give a finite rate, e.g. 1Gbit")
         return v
@@ -200,7 +199,7 @@ def study_response_function(
         try:
             v = parse_duration(text) / 1e6
         except ValueError as e:
-            raise ScenarioError(None, option, str(e))
+            raise ScenarioError(None, option, str(e)) from None
         if v <= 0:
             raise ScenarioError(None, option, "must be above 0")
         return v
@@ -245,10 +244,10 @@ def _rtt_ms(text: str) -> float:
     try:
         return parse_duration(text) / 1000
     except ValueError as e:
-        raise ScenarioError(None, "--rtt", str(e))
+        raise ScenarioError(None, "--rtt", str(e)) from None
 
 
-def _run_study(run_study, kind: str, args, out_dir: Optional[Path]):
+def _run_study(run_study, kind: str, args, out_dir: Path | None):
     """A study's sweep with its progress on stderr (default directory:
     runs/<kind>-<hash of the arguments>); returns its outcome."""
     from itb.bench.sweep import default_dir

@@ -3,10 +3,8 @@ RR-6874 (docs/profile.md)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Optional
-
 import math
+from pathlib import Path
 
 import typer
 from rich.table import Table
@@ -88,7 +86,7 @@ def _rate(text: str, option: str, capacity_bps: int | None = None) -> int:
     return r
 
 
-def _buffer(text: Optional[str]) -> Optional[str]:
+def _buffer(text: str | None) -> str | None:
     """--buffer as a scenario's `buffer` (checked: its unit; against the path when the
     cells are made)."""
     from itb.scenario.units import UnitError, parse_buffer
@@ -102,13 +100,13 @@ def _buffer(text: Optional[str]) -> Optional[str]:
     return text
 
 
-def _capacity(text: Optional[str]) -> int:
+def _capacity(text: str | None) -> int:
     from itb.bench.scaling import make_scale
 
     return make_scale(factor=None, capacity_bps=parse_capacity(text), transfer_time_s=1.0).capacity_bps
 
 
-def _model(mech, given: Optional[Path], open_window: bool) -> Path:
+def _model(mech, given: Path | None, open_window: bool) -> Path:
     """The mechanism's model file; a warning when it was calibrated with the receivers'
     windows other than the study will run them (its predictions then carry the
     difference: half a second at 100 ms for nocc)."""
@@ -134,7 +132,7 @@ def _model(mech, given: Optional[Path], open_window: bool) -> Path:
     return path
 
 
-def _go(run, args, kind: str, key: dict, out_dir: Optional[Path]):
+def _go(run, args, kind: str, key: dict, out_dir: Path | None):
     from itb.bench.sweep import default_dir
 
     target = out_dir or default_dir(kind, key)
@@ -175,12 +173,12 @@ def margin(
         seconds: float = typer.Option(60.0, "--seconds", min=1.0, max=3600.0, help="Each "
                                       "transfer's predicted completion time (sets its volume)."),
         repeat: int = typer.Option(10, "--repeat", min=1, max=100, help="Repetitions per point."),
-        capacity: Optional[str] = CAPACITY,
-        model: Optional[Path] = typer.Option(None, "--model", help="The mechanism's model. "
+        capacity: str | None = CAPACITY,
+        model: Path | None = typer.Option(None, "--model", help="The mechanism's model. "
                                              "[default: runs/profile-model-MECHANISM.json]"),
-        buffer: Optional[str] = BUFFER,
+        buffer: str | None = BUFFER,
         open_window: bool = OPEN_WINDOW,
-        out_dir: Optional[Path] = OUT_DIR,
+        out_dir: Path | None = OUT_DIR,
         seed: int = SEED) -> None:
     """Lateness of one transfer along a constant profile against the margin m (RR-6874
     §5.3): it asks for (1 − m)·C at the bottleneck through the calibrated model, which
@@ -188,8 +186,7 @@ def margin(
     1 s and 0.5 s. The defaults (21 margins × 10 repetitions × 60 s) take about 4 hours.
     """
     from itb.study.profile_margin import MarginArgs, run_margin
-    from itb.study.pursuit_setup import file_digest
-    from itb.study.pursuit_setup import parse_mechanism
+    from itb.study.pursuit_setup import file_digest, parse_mechanism
 
     mech = parse_mechanism(mechanism, "--mechanism")
     a = MarginArgs(mech, _ms(rtt, "--rtt"), _margins(margins), seconds, repeat,
@@ -222,12 +219,12 @@ def pair(
         seconds: float = typer.Option(60.0, "--seconds", min=3.0, max=3600.0, help="Each "
                                       "transfer's predicted time; a step is a third of it."),
         repeat: int = typer.Option(5, "--repeat", min=1, max=100, help="Repetitions per point."),
-        capacity: Optional[str] = CAPACITY,
-        models: Optional[Path] = typer.Option(None, "--models", help="Directory of the models "
+        capacity: str | None = CAPACITY,
+        models: Path | None = typer.Option(None, "--models", help="Directory of the models "
                                               "(profile-model-MECHANISM.json). [default: runs]"),
-        buffer: Optional[str] = BUFFER,
+        buffer: str | None = BUFFER,
         open_window: bool = OPEN_WINDOW,
-        out_dir: Optional[Path] = OUT_DIR,
+        out_dir: Path | None = OUT_DIR,
         seed: int = SEED) -> None:
     """Two complementary step profiles sharing the bottleneck at (1 − m)·C (RR-6874
     §6.1, figures 14 and 15): each flow's lateness against the margin, for each pair of
@@ -235,9 +232,8 @@ def pair(
     (3 pairs × 8 margins × 5 repetitions × 60 s) take about 2 hours.
     """
     from itb.errors import ScenarioError
-    from itb.study.pursuit_setup import file_digest
     from itb.study.profile_pair import PairArgs, run_pair
-    from itb.study.pursuit_setup import parse_mechanism
+    from itb.study.pursuit_setup import file_digest, parse_mechanism
 
     combos = []
     for text in csv_option(pairs, "--pairs"):
@@ -283,10 +279,10 @@ def transition(
         low_hold: float = typer.Option(3.0, "--low-hold", min=0.5, max=600.0,
                                        help="Seconds at the low rate before each step."),
         repeat: int = typer.Option(3, "--repeat", min=1, max=100, help="Repetitions per cell."),
-        capacity: Optional[str] = CAPACITY,
-        buffer: Optional[str] = BUFFER,
+        capacity: str | None = CAPACITY,
+        buffer: str | None = BUFFER,
         open_window: bool = OPEN_WINDOW,
-        out_dir: Optional[Path] = OUT_DIR,
+        out_dir: Path | None = OUT_DIR,
         seed: int = SEED) -> None:
     """The cost of a low → high step in seconds of the high rate, against RTT and step
     height, for each mechanism (RR-6874 §6.2, figure 17): paced TCP without congestion
@@ -336,9 +332,9 @@ def stage0(
                                        "controls (nocc is paced at 90 % of C)."),
         files_rtt: str = typer.Option("20ms", "--files-rtt", help="files and streams: the RTT."),
         repeat: int = typer.Option(3, "--repeat", min=1, max=100, help="Repetitions per cell."),
-        capacity: Optional[str] = CAPACITY,
+        capacity: str | None = CAPACITY,
         open_window: bool = OPEN_WINDOW,
-        out_dir: Optional[Path] = OUT_DIR,
+        out_dir: Path | None = OUT_DIR,
         seed: int = SEED) -> None:
     """The preliminary experiments (RR-6874 §4): the endpoints' CPU per input rate for TCP
     and UDT, GridFTP memory to memory against disk to memory and disk to disk, and the

@@ -4,19 +4,34 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.table import Table
 
-from itb.cli.common import app, testbed_app, out, FILE_ARG, PAIRS, RATE, ACCESS, RTT, LOSS, BUFFER, MTU, overrides, load_testbed_file, progress, num
+from itb.cli.common import (
+    ACCESS,
+    BUFFER,
+    FILE_ARG,
+    LOSS,
+    MTU,
+    PAIRS,
+    RATE,
+    RTT,
+    app,
+    load_testbed_file,
+    num,
+    out,
+    overrides,
+    progress,
+    testbed_app,
+)
 
 
 @testbed_app.command("up")
-def testbed_up(file: Optional[Path] = FILE_ARG, pairs: Optional[int] = PAIRS,
-               rate: Optional[str] = RATE, access_rate: Optional[str] = ACCESS,
-               rtt: Optional[str] = RTT, loss: Optional[str] = LOSS,
-               buffer: Optional[str] = BUFFER, mtu: Optional[int] = MTU) -> None:
+def testbed_up(file: Path | None = FILE_ARG, pairs: int | None = PAIRS,
+               rate: str | None = RATE, access_rate: str | None = ACCESS,
+               rtt: str | None = RTT, loss: str | None = LOSS,
+               buffer: str | None = BUFFER, mtu: int | None = MTU) -> None:
     """Build the testbed: namespaces, veth links, addresses, routes, shaping, emulators."""
     from itb.backends import local
 
@@ -55,10 +70,10 @@ def testbed_down() -> None:
 
 
 @testbed_app.command("plan")
-def testbed_plan(file: Optional[Path] = FILE_ARG, pairs: Optional[int] = PAIRS,
-                 rate: Optional[str] = RATE, access_rate: Optional[str] = ACCESS,
-                 rtt: Optional[str] = RTT, loss: Optional[str] = LOSS,
-                 buffer: Optional[str] = BUFFER, mtu: Optional[int] = MTU) -> None:
+def testbed_plan(file: Path | None = FILE_ARG, pairs: int | None = PAIRS,
+                 rate: str | None = RATE, access_rate: str | None = ACCESS,
+                 rtt: str | None = RTT, loss: str | None = LOSS,
+                 buffer: str | None = BUFFER, mtu: int | None = MTU) -> None:
     """Print, per node, every command `up` would run (nothing is executed)."""
     from itb.emulation.plan import build_plan
 
@@ -85,7 +100,7 @@ def _quote(arg: str) -> str:
 def clean(force: bool = typer.Option(False, "--force", help="Remove the testbed even while "
                                      "the command that owns it (a run) is alive: that run "
                                      "then fails."),
-          inventory: Optional[Path] = typer.Option(
+          inventory: Path | None = typer.Option(
               None, "--inventory", help="Clean the SSH hosts of this inventory instead: on "
               "each, kill what ITB started (PID and start time), restore the sysctls it "
               "changed, remove its qdiscs and directory. Exit 3 naming any host that does "
@@ -100,9 +115,8 @@ def clean(force: bool = typer.Option(False, "--force", help="Remove the testbed 
 
     if inventory is not None:
         from itb.backends.ssh import testbed as ssh_testbed
-        from itb.cli.common import load_inventory
-
         from itb.backends.ssh.cleanup import restored
+        from itb.cli.common import load_inventory
 
         done = ssh_testbed.clean(load_inventory(inventory), force=force, say=progress)
         n = sum(restored(d) for d in done)
@@ -129,8 +143,8 @@ def clean(force: bool = typer.Option(False, "--force", help="Remove the testbed 
 
 
 @app.command("calibrate")
-def calibrate(file: Optional[Path] = FILE_ARG,
-              json_out: Optional[Path] = typer.Option(None, "--json", help="Write the full "
+def calibrate(file: Path | None = FILE_ARG,
+              json_out: Path | None = typer.Option(None, "--json", help="Write the full "
                                                       "calibration (checks, inventory) here."),
               tcp_seconds: float = typer.Option(10.0, help="Duration of the bulk TCP test."),
               udp_seconds: float = typer.Option(5.0, help="Duration of each UDP rate test "
@@ -141,11 +155,11 @@ def calibrate(file: Optional[Path] = FILE_ARG,
               cc: str = typer.Option("cubic", help="Congestion control of the bulk TCP "
                                      "flow (Linux's default is the reference; BBR's "
                                      "PROBE_RTT dips are not the emulator's)."),
-              pairs: Optional[int] = PAIRS, rate: Optional[str] = RATE,
-              access_rate: Optional[str] = ACCESS, rtt: Optional[str] = RTT,
-              loss: Optional[str] = LOSS, buffer: Optional[str] = BUFFER,
-              mtu: Optional[int] = MTU,
-              inventory: Optional[Path] = typer.Option(
+              pairs: int | None = PAIRS, rate: str | None = RATE,
+              access_rate: str | None = ACCESS, rtt: str | None = RTT,
+              loss: str | None = LOSS, buffer: str | None = BUFFER,
+              mtu: int | None = MTU,
+              inventory: Path | None = typer.Option(
                   None, "--inventory", help="Calibrate the SSH testbed of this inventory "
                   "(docs/ssh.md): the same checks between its hosts, through its emulator "
                   "host (the MTU-size UDP test runs locally only).")) -> None:

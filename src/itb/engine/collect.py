@@ -17,8 +17,6 @@ import pandas as pd
 
 from itb.calibration.path import path_spec
 from itb.emulation import monitor
-from itb.scenario import profile as profiles
-from itb.scenario.paths import path_links
 from itb.engine import rundir
 from itb.engine.runrecords import (
     EmulatorConfig,
@@ -30,7 +28,9 @@ from itb.engine.runrecords import (
     read_record,
 )
 from itb.engine.window import mark_corrupt
+from itb.scenario import profile as profiles
 from itb.scenario.model import Topology
+from itb.scenario.paths import path_links
 
 TCPINFO_COLUMNS = ("cwnd", "ssthresh", "rtt_us", "total_retrans", "pacing_rate_bps",
                    "delivery_rate_bps")
@@ -255,10 +255,10 @@ def sample_frames(run: Path, repetition: int, interval_s: float,
             continue
         role_r = "udp-recv" if e["kind"] == "udp" else "recv"
         logs = [(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv", e["dst"],
-                 lambda df: _goodput_frame(df, repetition, e["id"], interval_s))]
+                 lambda df, ident=e["id"]: _goodput_frame(df, repetition, ident, interval_s))]
         if e["kind"] == "transfer":
             logs.append((rd / "nodes" / e["src"] / f"{e['id']}.send.csv", e["src"],
-                         lambda df: _tcpinfo_frame(df, repetition, e["id"])))
+                         lambda df, ident=e["id"]: _tcpinfo_frame(df, repetition, ident)))
         for path, node, frame in logs:
             df = _whole_lines(_csv(path))
             if df is not None and len(df) and "t_ns" in df:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from itb.backends import cgroup
 from itb.backends.host import NetnsHost

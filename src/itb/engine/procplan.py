@@ -9,16 +9,16 @@ every one's stdout and stderr together are bounded: a command's by its `output_l
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 from itb import native
 from itb.backends import cgroup
 from itb.engine import pacing
 from itb.engine.pacing import PaceSpec
-from itb.scenario.model import Topology
 from itb.scenario.events import Command, Pingpong, SetLink, Transfer, Udp
+from itb.scenario.model import Topology
 from itb.scenario.sections import DEFAULT_OUTPUT_LIMIT
 
 BASE_PORT = 20000

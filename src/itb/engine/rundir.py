@@ -24,8 +24,8 @@ import os
 import time
 from pathlib import Path
 
-from itb.engine.runrecords import FORMAT_VERSION  # noqa: F401 (rundir.FORMAT_VERSION, as before)
 from itb.engine.runrecords import (
+    FORMAT_VERSION,  # noqa: F401 (rundir.FORMAT_VERSION, as before)
     RepResult,
     RunDirError,
     RunMeta,

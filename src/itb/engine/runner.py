@@ -21,16 +21,17 @@ import shutil
 import signal
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from itb.backends import owner
 from itb.engine import checks, procplan, records, rundir, testbeds
 from itb.engine.execute import Outcome, Repetition
 from itb.engine.nodes import Workers
-from itb.scenario.scenario import Scenario
 from itb.errors import BackendError, OutputError, PreflightError, os_reason
+from itb.scenario.scenario import Scenario
 from itb.scenario.timeline import events_for_repetition
 
 Say = Callable[[str], None]

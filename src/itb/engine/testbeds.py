@@ -8,8 +8,8 @@ found it (`down`, also after a failed repetition, before the next one rebuilds).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from itb import cc
 from itb.backends import local

@@ -374,9 +374,9 @@ def kill_recorded(path: str) -> int:
         if now != start or pid == me:
             continue
         hit = False
-        for kill in (lambda: os.killpg(pid, signal.SIGKILL), lambda: os.kill(pid, signal.SIGKILL)):
+        for kill in (os.killpg, os.kill):
             try:
-                kill()
+                kill(pid, signal.SIGKILL)
                 hit = True
             except (ProcessLookupError, PermissionError):
                 pass

@@ -12,7 +12,6 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from itb.analysis.benchmark import BenchRow  # noqa: E402
-
 from itb.analysis.series import aggregate_goodput, bottleneck_throughput  # noqa: E402
 
 

@@ -10,7 +10,7 @@ import numpy as np
 from itb.analysis.response import Event, Fit, Point, Results
 from itb.cc.published import nominal_beta
 from itb.engine import rundir
-from itb.report.figures import save_figure, plt
+from itb.report.figures import plt, save_figure
 from itb.report.html import figure, render
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from itb.analysis.predictability import Fit, Point, Spacing
-from itb.report.figures import save_figure, plt
+from itb.report.figures import plt, save_figure
 
 
 def _series(points: list[Point], spacing_s: float) -> dict[tuple, list[Point]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -117,7 +117,7 @@ class Command(_Frozen):
         return self.profile is not None or self.cc is not None
 
 
-Event = Annotated[Union[Transfer, Pingpong, Udp, TcpBackground, SetLink, Command],
+Event = Annotated[Transfer | Pingpong | Udp | TcpBackground | SetLink | Command,
                   Field(discriminator="kind")]
 
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from itb.errors import ScenarioError
-from itb.scenario.load import read_toml, load_testbed_data
+from itb.scenario.events import Experiment
+from itb.scenario.load import load_testbed_data, read_toml
 from itb.scenario.model import Topology
 from itb.scenario.schema import TestbedFile
-from itb.scenario.events import Experiment
 from itb.scenario.sections import SECTIONS, validate_sections
 from itb.scenario.timeline import resolve
 

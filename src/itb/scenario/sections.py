@@ -14,18 +14,18 @@ from typing import Annotated
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
-from itb.scenario.algorithms import KNOWN_CCS  # whether usable here is a preflight question
 from itb.errors import ScenarioError
+from itb.scenario import profile as profiles
+from itb.scenario.algorithms import KNOWN_CCS  # whether usable here is a preflight question
 from itb.scenario.schema import (
     LossField,
     OneWay,
     Rate,
     choice,
-    strict_int,
     field_path,
     first_error,
+    strict_int,
 )
-from itb.scenario import profile as profiles
 from itb.scenario.units import UnitError, parse_duration, parse_rate, parse_size
 
 MAX_STREAMS = 64

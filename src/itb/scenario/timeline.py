@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from itb.errors import ScenarioError
+from itb.scenario import files
+from itb.scenario import profile as profiles
 from itb.scenario.events import (
     Command,
     Experiment,
@@ -22,12 +24,10 @@ from itb.scenario.events import (
     Transfer,
     Udp,
 )
-from itb.scenario import files
-from itb.scenario import profile as profiles
 from itb.scenario.model import Topology
 from itb.scenario.paths import path_rate_bps
-from itb.scenario.units import UnitError, format_rate
 from itb.scenario.sections import ScenarioSections
+from itb.scenario.units import UnitError, format_rate
 
 MAX_BACKGROUND_FLOWS = 10_000
 MAX_EVENTS = 1_000  # timeline events after groups are expanded: the engine dates each one

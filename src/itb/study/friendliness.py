@@ -11,17 +11,17 @@ reference: the reference's T without the tested protocol.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from itb.analysis.cells import cell_transfers
 from itb.analysis.compare import compare_all
 from itb.analysis.friendliness import Group, GroupRun, Point, Results, group_runs, ratios
+from itb.analysis.statistics import mean_ci
 from itb.bench import apps
 from itb.bench.classes import DATA_CENTRE_K, ItbClass
 from itb.bench.scaling import Scale
-from itb.analysis.statistics import mean_ci
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.errors import ScenarioError
 

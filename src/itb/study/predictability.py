@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import statistics
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pandas as pd
 
@@ -102,7 +102,7 @@ def parse_levels(text: str, option: str, allow_sym: bool = False) -> tuple:
             v = float(part)
         except ValueError:
             raise ScenarioError(None, option, f"{part!r} is not a number"
-                                              + (" or 'sym'" if allow_sym else ""))
+                                              + (" or 'sym'" if allow_sym else "")) from None
         if not (0 <= v <= 10):
             raise ScenarioError(None, option, f"{part} is outside 0–10")
         out.append(v)

@@ -13,9 +13,9 @@ runs/profile-model-<mechanism>.json, where `itb profile predict` finds it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from itb.analysis.cells import cell_table
 from itb.analysis.profile_model import fit

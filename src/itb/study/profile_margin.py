@@ -12,9 +12,9 @@ repetition; with it, the mean and largest 1 ms wire rate at the bottleneck and i
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from itb.analysis.profile_model import Model
 from itb.analysis.pursuit_studies import (

@@ -13,9 +13,9 @@ both flows start at the same date (ITB's dispatch error is recorded: well under 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from itb.analysis.profile_model import Model
 from itb.analysis.pursuit_studies import (

@@ -21,14 +21,14 @@ from __future__ import annotations
 import math
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
 from itb.analysis.cells import cell_table
-from itb.analysis.pursuit_studies import RatePoint, Stage0Results, CpuPoint, spread
+from itb.analysis.pursuit_studies import CpuPoint, RatePoint, Stage0Results, spread
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.engine import rundir
 from itb.errors import PreflightError, ScenarioError
@@ -237,8 +237,9 @@ def analyse(sweep: Sweep) -> Stage0Results:
             for tid, x in cell["inputs"].items():
                 rows = tr[tr["transfer"] == tid] if tr is not None else []
                 done = [r for r in (rows.itertuples() if len(rows) else []) if r.ok]
-                pct = lambda col: [100 * getattr(r, col) / r.completion_s for r in done  # noqa: E731
-                                   if math.isfinite(getattr(r, col, math.nan))]
+                def pct(col: str, done=done) -> list[float]:
+                    return [100 * getattr(r, col) / r.completion_s for r in done
+                            if math.isfinite(getattr(r, col, math.nan))]
                 cpu.append(CpuPoint(mechanism=cell["mechanism"], rtt_ms=cell["rtt_ms"], input_bps=x,
                                     send_cpu_pct=spread(pct("send_cpu_s")),
                                     recv_cpu_pct=spread(pct("recv_cpu_s")),

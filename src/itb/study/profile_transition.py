@@ -21,9 +21,9 @@ step, since UDT runs a few % above the rate it is set to.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from itb.analysis import transition as tr_cost
 from itb.analysis.fairshare import tcp_payload_share

@@ -10,9 +10,9 @@ registration, and only the host that made it owns it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from itb.backends.ssh.hosts import parallel
 from itb.errors import BackendError, PreflightError

@@ -11,14 +11,14 @@ whatever it holds, and said so.
 from __future__ import annotations
 
 import shutil
-from typing import Callable
+from collections.abc import Callable
 
+from itb.backends.owner import Busy
 from itb.backends.ssh import ccs as C
 from itb.backends.ssh import itbdir, labhold
-from itb.backends.owner import Busy
-from itb.backends.ssh.hosts import read_json, connect, engine_alive
-from itb.backends.ssh.itbdir import STATE_FILE
+from itb.backends.ssh.hosts import connect, engine_alive, read_json
 from itb.backends.ssh.inventory import Inventory
+from itb.backends.ssh.itbdir import STATE_FILE
 from itb.backends.ssh.remote import PROCS_FILE, WORKER_FILE, Remote
 from itb.emulation import naming
 from itb.errors import BackendError, PreflightError

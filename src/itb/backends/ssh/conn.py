@@ -16,8 +16,8 @@ import asyncio
 import queue
 import shlex
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import asyncssh
 
@@ -82,7 +82,7 @@ class Connection:
     def where(self) -> str:
         return f"{self.user}@{self.host.address}:{self.host.port}"
 
-    def open(self) -> "Connection":
+    def open(self) -> Connection:
         h, inv = self.host, self.inv
         key = inv.key(h)
         if key is not None and not key.is_file():
@@ -159,7 +159,7 @@ class Connection:
             raise CommandFailed(self.name, out.argv, rc, out.stderr or out.stdout)
         return out
 
-    def process(self, argv: Sequence[str]) -> "RemoteProc":
+    def process(self, argv: Sequence[str]) -> RemoteProc:
         line = command_line(argv)
         conn = self._need()
         try:
@@ -293,7 +293,7 @@ class RemoteProc:
             self._lines.put(None)
             try:
                 await asyncio.wait_for(self.proc.wait_closed(), 5)
-            except (asyncio.TimeoutError, OSError, asyncssh.Error):
+            except (TimeoutError, OSError, asyncssh.Error):
                 pass
             await asyncio.wait([task], timeout=1)
             st = self.proc.exit_status
@@ -345,7 +345,7 @@ def fetch_host_key(inv: Inventory, host: InventoryHost):
             inv.ssh.connect_timeout_s)
     try:
         key = call(go(), timeout=inv.ssh.connect_timeout_s + 5)
-    except (OSError, asyncssh.Error, TimeoutError, asyncio.TimeoutError) as e:
+    except (OSError, asyncssh.Error, TimeoutError) as e:
         raise PreflightError(f"host {host.name}: field address: cannot connect to "
                              f"{host.address}:{host.port}: {e or type(e).__name__}") from None
     if key is None:

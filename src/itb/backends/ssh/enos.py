@@ -15,8 +15,8 @@ import json
 import os
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from itb import native
 from itb.backends.ssh import inventory as I

@@ -22,9 +22,9 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import tomli_w
 from pyroute2 import netns as pr_netns

@@ -15,9 +15,9 @@ import json
 import queue
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
 
 from itb.backends import clock as C
 from itb.backends.host import Completed, json_lines

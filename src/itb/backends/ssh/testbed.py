@@ -13,20 +13,29 @@ from __future__ import annotations
 import json
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from itb import native
+from itb.backends.owner import Busy
 from itb.backends.ssh import ccs as C
 from itb.backends.ssh import itbdir, labhold, verify
 from itb.backends.ssh import placement as P
 from itb.backends.ssh.cleanup import MIRROR, clean, restore
 from itb.backends.ssh.conn import HostUnreachable
-from itb.backends.ssh.itbdir import STATE_FILE
-from itb.backends.owner import Busy
-from itb.backends.ssh.hosts import (NEEDED, connect, read_json, upload,
-                                    engine_alive, engine_id, missing_tools, parallel, programs)
+from itb.backends.ssh.hosts import (
+    NEEDED,
+    connect,
+    engine_alive,
+    engine_id,
+    missing_tools,
+    parallel,
+    programs,
+    read_json,
+    upload,
+)
 from itb.backends.ssh.inventory import Inventory
+from itb.backends.ssh.itbdir import STATE_FILE
 from itb.backends.ssh.remote import WORKER_FILE, Remote, RemoteEmulator, SshNode
 from itb.emulation import linkem, naming
 from itb.emulation.plan import socket_buffer_max, tbf_params
