@@ -89,7 +89,7 @@ def itb_processes(state_dir: Path) -> list[str]:
             cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if (str(state_dir) in cmd and "linkem" in cmd) or "itb.engine.worker" in cmd \
+        if (str(state_dir) in cmd and "linkem" in cmd) or "itb.backends.hostside.worker" in cmd \
                 or (str(FLOW) in cmd):
             found.append(f"{entry.name}: {cmd[:120]}")
     for line in subprocess.run(["ip", "netns", "list"], capture_output=True,

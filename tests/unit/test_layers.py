@@ -89,3 +89,31 @@ def test_no_module_is_much_over_400_lines():
     long = {_module(p): n for p in PKG.rglob("*.py")
             if (n := len(p.read_text().splitlines())) > 420}
     assert not long, long
+
+
+# A testbed's insides: the runner (engine) and the calibration see only the Testbed
+# interface (itb.backends.testbed) and what `open_testbed` returns.
+BACKEND_INSIDES = ("itb.backends.local", "itb.backends.ssh.testbed", "itb.backends.ssh.deploy",
+                   "itb.backends.ssh.remote")
+
+
+def test_the_runner_and_the_calibration_reach_a_testbed_only_through_its_interface():
+    inside = sorted((m, i) for m, imps in _graph().items()
+                    if m.split(".")[1:2] in (["engine"], ["calibration"]) for i in imps
+                    if any(i == b or i.startswith(b + ".") for b in BACKEND_INSIDES))
+    assert inside == []
+
+
+def test_one_testbed_protocol_and_no_facade_around_it():
+    protocols, facades = [], []
+    for path in PKG.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
+            if "Protocol" in bases and "Testbed" in node.name:
+                protocols.append((_module(path), node.name))
+            elif node.name.endswith(("Testbed", "Bed")) and _module(path).split(".")[1] != "backends":
+                facades.append((_module(path), node.name))
+    assert protocols == [("itb.backends.testbed", "Testbed")]
+    assert facades == []  # a wrapper of a backend outside backends/ is a second interface

@@ -23,7 +23,7 @@ from itb.scenario.scenario import load_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
 FAIR_SHARE = ROOT / "scenarios" / "nxe" / "fair-share-4x50M.toml"
-WORKER = ROOT / "src" / "itb" / "engine" / "worker.py"
+WORKER = ROOT / "src" / "itb" / "backends" / "hostside" / "worker.py"
 SRC = "/lab/inventory.toml"
 
 
@@ -225,7 +225,7 @@ class WorkerProc:
     def __init__(self, *args: str):
         env = {k: v for k, v in os.environ.items() if k != "ITB_DIE_WITH_PARENT"}
         env["PYTHONPATH"] = str(ROOT / "src")
-        self.p = subprocess.Popen([sys.executable, "-m", "itb.engine.worker", *args],
+        self.p = subprocess.Popen([sys.executable, "-m", "itb.backends.hostside.worker", *args],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   env=env)
         self.lines: queue.Queue = queue.Queue()

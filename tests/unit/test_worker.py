@@ -8,7 +8,7 @@ import os
 import threading
 import time
 
-from itb.engine.worker import READY_LINE_MAX, Output, ReadyLine, Worker, copy_stream
+from itb.backends.hostside.worker import READY_LINE_MAX, Output, ReadyLine, Worker, copy_stream
 
 
 def events_of(buf: io.StringIO) -> list[dict]:

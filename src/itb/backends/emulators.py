@@ -57,6 +57,19 @@ class EmulatorHandle:
         finally:
             os.close(fd)
 
+    # the testbed's Emulator interface (itb.backends.testbed): on this machine, its log
+    # directory is the log, its clock is this machine's
+    clock_offset_ns = 0
+
+    def sync_logs(self) -> None:
+        pass
+
+    def sync_clock(self) -> None:
+        pass
+
+    def cpu_seconds(self) -> float:
+        return procs.cpu_seconds(self.pid)
+
     def death(self) -> str | None:
         """None while the emulator runs, else how it ended ("SIGKILL", "exit 2")."""
         proc = _children.get(self.pid)

@@ -8,15 +8,20 @@ the link emulator itself kept up.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from itb import cc
-from itb.backends import owner
-from itb.calibration import inventory as inv
-from itb.calibration import probes, udpmtu, udprate, where
+from itb.backends import facts as inv
+from itb.backends import open_testbed, owner
+from itb.backends.hostside import udprate
+from itb.backends.testbed import Emulator, Testbed
+from itb.calibration import probes, udpmtu
 from itb.calibration.path import PathSpec, default_pair, path_spec
 from itb.calibration.verdict import Check, at_least, at_most, relative
 from itb.emulation import monitor
@@ -73,41 +78,46 @@ class Calibration:
 def calibrate(topo: Topology, opts: Options = Options(),
               progress: Callable[[str], None] = lambda m: None,
               inventory=None) -> Calibration:
-    """On the local testbed, or (`inventory`) on an SSH testbed: there the hosts' own
-    kernels must have the congestion control (checked in preflight)."""
+    """On the local testbed, or (`inventory`) on an SSH testbed of the default pair's
+    hosts: the congestion control is the kernel's, else ITB's eBPF one (its preflight)."""
     with owner.exclusive("itb calibrate"):
-        if inventory is not None:
-            return _calibrate(topo, opts, opts.cc, progress, inventory)
-        kernel_cc = cc.ensure([opts.cc], progress=progress)
+        pair = default_pair(topo)
+        tb = open_testbed(topo, cc.support(), inventory=inventory, say=progress,
+                          only=set(pair))
+        tb.preflight([opts.cc])
         try:
-            return _calibrate(topo, opts, kernel_cc[0].kernel_name, progress)
+            return _calibrate(topo, tb, pair, opts, progress, inventory)
         finally:
-            cc.release(kernel_cc, progress=progress)
+            tb.release()
 
 
-def _calibrate(topo: Topology, opts: Options, kernel_cc: str, progress,
+def _calibrate(topo: Topology, tb: Testbed, pair: tuple[str, str], opts: Options, progress,
                inventory=None) -> Calibration:
-    src_name, dst_name = default_pair(topo)
+    src_name, dst_name = pair
     spec = path_spec(topo, src_name, dst_name)
-    bed = (where.LocalBed(topo, progress) if inventory is None else
-           where.SshBed(inventory, topo, kernel_cc, progress, (src_name, dst_name)))
     cal = Calibration(
         testbed={"name": topo.name, "hash": topo.content_hash(), "source": topo.source},
         path={"src": src_name, "dst": dst_name, "rtt_ms": spec.rtt_us / 1000,
               "rate_bps": spec.rate_bps, "loss": spec.loss,
               "queue_delay_ms": None if spec.queue_delay_us is None else spec.queue_delay_us / 1000,
               "bdp_bytes": spec.bdp_bytes})
-    if not bed.local:
-        kernel_cc = bed.tb.ccs.names.get(kernel_cc, kernel_cc)  # ITB's eBPF: itb_<name>
-        cal.testbed["inventory"] = inventory.source
-        cal.testbed["placement"] = bed.tb.placement.hosts
+    kernel_cc = tb.cc_names().get(opts.cc, opts.cc)  # ITB's eBPF: itb_<name>
+    where = tb.inventory()
+    if where is not None:
+        cal.testbed["inventory"] = where["source"]
+        cal.testbed["placement"] = where["placement"]
+    work = Path(tempfile.mkdtemp(prefix="itb-calibrate-"))  # the hosts' logs, if any
     try:
-        _measure(cal, bed, spec, opts, kernel_cc, progress)
+        try:
+            tb.up(work)
+            _measure(cal, tb, spec, opts, kernel_cc, progress)
+        finally:
+            progress("tearing the testbed down")
+            stats = tb.down()
     finally:
-        progress("tearing the testbed down")
-        stats = bed.down()
+        shutil.rmtree(work, ignore_errors=True)
     _judge_emulator(cal, spec, stats)
-    if not bed.local and bed.tb.placement.link is None:
+    if where is not None and where.get("emulator") is None:
         _measured_not_configured(cal)
     return cal
 
@@ -125,7 +135,7 @@ def _measured_not_configured(cal: Calibration) -> None:
         c.configured, c.ok, c.tolerance_pct, c.error_pct, c.cause = None, None, None, None, None
 
 
-def _fresh(em, bed, until_ns: int) -> None:
+def _fresh(em: Emulator | None, until_ns: int) -> None:
     """The emulator's log once it holds the rows up to `until_ns` (this machine's clock):
     linkem writes a row ~0.1 s after its interval and flushes every 0.1 s, so a log read
     at once lacks the last rows (a "hole" that is not one). A remote emulator's log is
@@ -135,19 +145,18 @@ def _fresh(em, bed, until_ns: int) -> None:
     wait = (until_ns + LOG_SETTLE_NS - time.monotonic_ns()) / 1e9
     if wait > 0:
         time.sleep(wait)
-    if not bed.local:
-        em.sync_logs()
+    em.sync_logs()
 
 
-def _measure(cal: Calibration, bed, spec: PathSpec, opts: Options, kernel_cc: str,
+def _measure(cal: Calibration, tb: Testbed, spec: PathSpec, opts: Options, kernel_cc: str,
              progress) -> None:
-    topo = bed.topology  # on an SSH testbed: the hosts' real addresses
-    src, dst = bed.host(spec.src), bed.host(spec.dst)
+    topo = tb.topology  # on an SSH testbed: the hosts' real addresses
+    src, dst = tb.host(spec.src), tb.host(spec.dst)
     addr = topo.address(spec.dst)
-    em = bed.emulator(spec.bottleneck.name) if spec.bottleneck else None
+    em = tb.emulators.get(spec.bottleneck.name) if spec.bottleneck else None
     direction = spec.direction
-    src_if, dst_if = bed.ifname(spec.src), bed.ifname(spec.dst)
-    cal.inventory = inv.inventory(src, [dst], src_if, bed.local)
+    src_if, dst_if = tb.ifname(spec.src), tb.ifname(spec.dst)
+    cal.inventory = inv.inventory(src, [dst], src_if, tb.same_machine)
     _check_buffers(cal, spec)
     off = em.clock_offset_ns if em else 0  # the emulator dates its rows on its own clock
 
@@ -187,7 +196,7 @@ def _measure(cal: Calibration, bed, spec: PathSpec, opts: Options, kernel_cc: st
         cal.checks.append(Check("TCP goodput, 1 flow (unlimited path)", None, goodput / 1e6,
                                 "Mbit/s", None, f"{opts.cc}, {retrans} retransmissions"))
     if em and spec.rate_bps:
-        _fresh(em, bed, t1)
+        _fresh(em, t1)
         t0, t1 = t0 + off, t1 + off
         lo = t0 + int(omit * 1e9)
         rows = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1), lo, t1)
@@ -207,8 +216,8 @@ def _measure(cal: Calibration, bed, spec: PathSpec, opts: Options, kernel_cc: st
                                       f"median under load {probes.median(loaded):.2f} ms"))
 
     if spec.rate_bps:
-        _udp_rate(cal, bed, src, dst, addr, em, direction, spec, opts, progress)
-        if bed.local:
+        _udp_rate(cal, tb, src, dst, addr, em, direction, spec, opts, progress)
+        if tb.same_machine:
             _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress)
         else:
             cal.warnings.append("the MTU-size UDP test (the receiver's interface counters, "
@@ -216,20 +225,20 @@ def _measure(cal: Calibration, bed, spec: PathSpec, opts: Options, kernel_cc: st
     if spec.loss > 0:
         _loss(cal, iperf, spec, opts, progress)
     if em:
-        _fresh(em, bed, time.monotonic_ns())
+        _fresh(em, time.monotonic_ns())
         _log_whole(cal, em, began + off, off)
 
 
-def _udp_rate(cal, bed, src, dst, addr, em, direction, spec, opts, progress) -> None:
+def _udp_rate(cal, tb: Testbed, src, dst, addr, em, direction, spec, opts, progress) -> None:
     """Constant-rate UDP at 1.2 × C: what reaches the receiver (steady part, in frames)."""
     offered = spec.rate_bps * 1.2 * UDP_PAYLOAD / (UDP_PAYLOAD + FRAME_OVERHEAD)  # payload
     progress(f"UDP at 1.2 × the rate ({1.2 * spec.rate_bps / 1e6:.0f} Mbit/s of frames) "
              f"for {opts.udp_seconds:g} s")
-    sink = dst.spawn([*bed.udprate(spec.dst), "recv", str(UDP_PORT), str(opts.udp_seconds + 3)],
+    sink = dst.spawn([*tb.program(spec.dst, "udprate"), "recv", str(UDP_PORT), str(opts.udp_seconds + 3)],
                      stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
-        time.sleep(0.3 if bed.local else 1.0)  # the sink binds
-        sent = json.loads(src.run([*bed.udprate(spec.src), "send", addr, str(UDP_PORT), str(offered),
+        time.sleep(0.3 if tb.same_machine else 1.0)  # the sink binds
+        sent = json.loads(src.run([*tb.program(spec.src, "udprate"), "send", addr, str(UDP_PORT), str(offered),
                                    str(opts.udp_seconds), str(UDP_PAYLOAD)],
                                   timeout=opts.udp_seconds + 30).stdout)
         got = json.loads(sink.communicate(timeout=opts.udp_seconds + 30)[0])
@@ -238,7 +247,7 @@ def _udp_rate(cal, bed, src, dst, addr, em, direction, spec, opts, progress) -> 
             sink.kill()
             sink.wait()
     # Every date on this machine's clock (the sender's and the receiver's are their own)
-    o_src, o_dst = bed.offset(spec.src), bed.offset(spec.dst)
+    o_src, o_dst = tb.clock_offset_ns(spec.src), tb.clock_offset_ns(spec.dst)
     sent["start_ns"] -= o_src
     sent["end_ns"] -= o_src
     got["samples"] = [[t - o_dst, b] for t, b in got["samples"]]
@@ -254,7 +263,7 @@ def _udp_rate(cal, bed, src, dst, addr, em, direction, spec, opts, progress) -> 
             f"offered {offered_bps * (UDP_PAYLOAD + FRAME_OVERHEAD) / UDP_PAYLOAD / 1e6:.1f} "
             "Mbit/s of frames"))
     if em:
-        _fresh(em, bed, t1)
+        _fresh(em, t1)
         t0, t1 = t0 + em.clock_offset_ns, t1 + em.clock_offset_ns
         window = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1), t0, t1)
         rows = monitor.busy_span(window)

@@ -58,8 +58,8 @@ def check(file: Path = FILE) -> None:
     someone else's where ITB's would go, one machine per entry. Shows each host's CPU,
     kernel, NIC and congestion controls. Changes nothing. Exit 1 listing every problem
     found (a host that does not answer is one)."""
+    from itb.backends.facts import host_facts
     from itb.backends.ssh import testbed, verify
-    from itb.calibration.inventory import host_facts
     from itb.errors import ItbError
 
     inv = load_inventory(file)

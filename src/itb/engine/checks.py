@@ -11,23 +11,22 @@ import shutil
 from pathlib import Path
 
 from itb import native
-from itb.backends import local
-from itb.backends.host import NetnsHost
-from itb.calibration import inventory as inv
+from itb.backends import facts as inv
+from itb.backends.testbed import Testbed
 from itb.calibration import probes
 from itb.calibration.path import path_spec
 from itb.cc import pace
-from itb.emulation import naming
 from itb.engine import pacing
 from itb.errors import PreflightError
 from itb.scenario.scenario import Scenario
 
 
-def preflight(sc: Scenario) -> list[str]:
-    """Everything that can be checked before anything is built; returns warnings."""
-    local.preflight()
-    preflight_programs(sc)
-    return cpu_headroom_warnings(sc)
+def preflight(sc: Scenario, tb: Testbed) -> list[str]:
+    """What can be checked of the scenario before anything is built; returns warnings
+    (the testbed's own checks are its `preflight`)."""
+    preflight_programs(sc, local_commands=tb.same_machine)
+    # the last `itb calibrate` measured this machine's emulator
+    return cpu_headroom_warnings(sc) if tb.same_machine else []
 
 
 def preflight_programs(sc: Scenario, local_commands: bool = True) -> None:
@@ -70,11 +69,7 @@ def cpu_headroom_warnings(sc: Scenario, calibration: Path = Path("runs/calibrati
     return []
 
 
-def _netns(node: str):
-    return NetnsHost(node, naming.node_ns(node))
-
-
-def deployment_check(sc: Scenario, host_of=_netns) -> dict:
+def deployment_check(sc: Scenario, host_of) -> dict:
     """Socket buffers vs the largest BDP among the timeline's paths, read back per host."""
     topo = sc.topology
     bdp = max((path_spec(topo, s, d).bdp_bytes or 0 for s, d in sc.experiment.pairs()), default=0)
@@ -94,12 +89,11 @@ def deployment_check(sc: Scenario, host_of=_netns) -> dict:
     return {"bdp_bytes": bdp, "hosts": out}
 
 
-def quick_calibration(sc: Scenario, host_of=_netns, topo=None,
-                      ifname_of=lambda node: "eth0", local: bool = True) -> dict:
+def quick_calibration(sc: Scenario, tb: Testbed) -> dict:
     """Idle RTT of every source/destination pair of the timeline vs its configuration
-    (`topo`: the topology with the addresses the hosts really have)."""
-    topo = topo or sc.topology
-    out = {"pairs": [], "inventory": None}
+    (on the testbed's topology: the addresses the hosts really have)."""
+    topo, host_of = tb.topology, tb.host
+    out: dict = {"pairs": [], "inventory": None}
     pairs = sc.experiment.pairs()
     for s, d in pairs[:32]:
         src = host_of(s)
@@ -114,6 +108,6 @@ def quick_calibration(sc: Scenario, host_of=_netns, topo=None,
                                            if spec.rtt_us else None)})
     if pairs:
         s, d = pairs[0]
-        out["inventory"] = inv.inventory(host_of(s), [], ifname_of(s), local)
+        out["inventory"] = inv.inventory(host_of(s), [], tb.ifname(s), tb.same_machine)
     return out
 

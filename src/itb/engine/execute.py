@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from itb.backends.clock import ClockEstimate
+from itb.backends.hostside.worker import sleep_until
 from itb.engine.nodes import NodeEvent
 from itb.engine.pacing import Pacing
 from itb.engine.procplan import ProcSpec, RepetitionPlan
 from itb.engine.progress import TransferProgress
-from itb.engine.worker import sleep_until
 from itb.errors import BackendError
 from itb.scenario.events import SetLink
 

@@ -45,7 +45,7 @@ class WorkerHandle:
         # It dies with this process (and kills what it started): nothing of a run
         # outlives a killed engine.
         env = {**os.environ, "ITB_DIE_WITH_PARENT": str(os.getpid())}
-        argv = getattr(host, "worker_argv", None) or [sys.executable, "-m", "itb.engine.worker"]
+        argv = getattr(host, "worker_argv", None) or [sys.executable, "-m", "itb.backends.hostside.worker"]
         self.rewrite = getattr(host, "rewrite", None)
         remote = getattr(host, "remote", None)
         # in messages: on which machine (an SSH host), doing what

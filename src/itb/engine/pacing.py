@@ -21,8 +21,8 @@ from pathlib import Path
 
 from itb.backends import cgroup
 from itb.backends.host import NetnsHost
+from itb.backends.hostside.worker import SPIN_NS, sleep_until
 from itb.cc import pace
-from itb.engine.worker import SPIN_NS, sleep_until
 from itb.errors import BackendError, PreflightError
 
 CGROUP_PREFIX = cgroup.PACE_PREFIX

@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from itb import native
-from itb.calibration import inventory as inv
+from itb.backends import facts as inv
 from itb.emulation import monitor
 from itb.engine import rundir
 from itb.engine.execute import Outcome

@@ -26,8 +26,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from itb.backends import owner
-from itb.engine import checks, procplan, records, rundir, testbeds
+from itb import cc
+from itb.backends import open_testbed, owner
+from itb.backends.testbed import Testbed
+from itb.engine import checks, procplan, records, rundir
 from itb.engine.execute import Outcome, Repetition
 from itb.engine.nodes import Workers
 from itb.errors import BackendError, OutputError, PreflightError, os_reason
@@ -131,7 +133,8 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
         exp = exp.model_copy(update={"seed": seed})
         sc = Scenario(sc.topology, exp, sc.source)
     run_dir = opts.out
-    tb = testbeds.for_run(sc, exp.seed, opts.inventory, say)
+    tb = open_testbed(sc.topology, cc.support(), inventory=opts.inventory, seed=exp.seed,
+                      say=say)
     tb.check_free()
     if opts.resume:
         meta = rundir.open_for_resume(run_dir, sc.content_hash())
@@ -166,7 +169,7 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
     try:
         with stage("preflight"):
             # congestion controls: the kernel's where it has them, else ITB's eBPF ones
-            meta["warnings"] = tb.preflight(sorted(exp.ccs()))
+            meta["warnings"] = checks.preflight(sc, tb) + tb.preflight(sorted(exp.ccs()))
             meta["congestion_controls"] = tb.congestion_controls()
             for w in meta["warnings"]:
                 say(f"warning: {w}")
@@ -265,12 +268,12 @@ def _real_time():
         os.sched_setscheduler(0, before[0], before[1])
 
 
-def _execute_all(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
+def _execute_all(sc, tb: Testbed, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
     with _real_time():
         _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick)
 
 
-def _build(sc, tb, run_dir, meta, stage):
+def _build(sc: Scenario, tb: Testbed, run_dir: Path, meta: dict, stage) -> Workers:
     with stage("reservation"):
         tb.up(run_dir)
     with stage("deployment"):
@@ -279,18 +282,17 @@ def _build(sc, tb, run_dir, meta, stage):
         if facts:
             meta["hosts"] = facts
     with stage("configuration"):
-        emulators = tb.emulators
         workers = Workers(tb.hosts())
     if "calibration" not in meta:
         try:
             with stage("calibration"):
-                cal = tb.quick_calibration()
+                cal = checks.quick_calibration(sc, tb)
                 rundir.write_json(run_dir / "calibration.json", cal)
                 meta["calibration"] = "calibration.json"
         except BaseException:
             workers.close()
             raise
-    return workers, emulators
+    return workers
 
 
 def _empty_rep_dir(run_dir: Path, r: int) -> Path:
@@ -337,7 +339,7 @@ def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> 
                 break
             if workers is None:
                 try:
-                    workers, emulators = _build(sc, tb, run_dir, meta, stage)
+                    workers = _build(sc, tb, run_dir, meta, stage)
                 except (PreflightError, BackendError) as e:
                     # The first build's errors stop the run (nothing was measured yet); a
                     # rebuild after a failed repetition (a host that stopped answering)
@@ -347,14 +349,13 @@ def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> 
                     _failed_build(run_dir, r, reps, e, tb, meta, stage, say)
                     continue
             with stage(f"execution {r}/{reps}"):
-                outcome = run_repetition(sc, run_dir, r, workers, emulators, stop, tick,
-                                         kernel_ccs(meta), tb)
+                outcome = run_repetition(sc, run_dir, r, workers, tb, stop, tick)
             with stage(f"gathering {r}/{reps}"):
                 for host in tb.gather(rundir.rep_dir(run_dir, r), outcome.end_ns):
                     outcome.fail(f"host {host} stopped answering: its logs of this repetition "
                                  "could not be gathered", environment=True)
                 try:
-                    records.gather_emulator_logs(run_dir, r, emulators, outcome)
+                    records.gather_emulator_logs(run_dir, r, tb.emulators, outcome)
                 except OSError as e:
                     raise OutputError(rundir.rep_dir(run_dir, r) / "emulator",
                                       f"cannot be written: {os_reason(e)}") from None
@@ -374,28 +375,22 @@ def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> 
             workers.close()
 
 
-def kernel_ccs(meta: dict) -> dict[str, str]:
-    """Canonical congestion control -> the name this run selects it by."""
-    return {c["name"]: c["kernel_name"] for c in meta.get("congestion_controls", [])}
-
-
-def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, emulators: dict,
-                   stop: threading.Event, tick: Say, cc_names: dict[str, str],
-                   tb=None) -> Outcome:
+def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, tb: Testbed,
+                   stop: threading.Event, tick: Say) -> Outcome:
     exp = sc.experiment
     rd = _empty_rep_dir(run_dir, r)
     events = events_for_repetition(exp, r)
     rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
-    topo = sc.topology if tb is None else tb.topology  # the hosts' real addresses
-    plan = procplan.build(events, topo, rd, exp.interval_us, cc_names)
+    # on the testbed's topology: the hosts' real addresses; the names its hosts select
+    # the congestion controls by (ITB's eBPF ones are itb_<name>)
+    plan = procplan.build(events, tb.topology, rd, exp.interval_us, tb.cc_names())
     rundir.write_json(rd / "plan.json", [asdict(p) for p in plan.procs])
-    if tb is not None:
-        try:
-            tb.prepare(rd)
-        except BackendError as e:  # a host that stopped answering between repetitions
-            out = Outcome()
-            out.fail(f"preparing the repetition: {e}", environment=True)
-            return out
+    try:
+        tb.prepare(rd)
+    except BackendError as e:  # a host that stopped answering between repetitions
+        out = Outcome()
+        out.fail(f"preparing the repetition: {e}", environment=True)
+        return out
     # The commit marker (result.json) is written by the caller, after the gathering.
-    return Repetition(plan, workers, emulators, exp.duration_us, tick, stop, tag=r).run()
+    return Repetition(plan, workers, tb.emulators, exp.duration_us, tick, stop, tag=r).run()
 

@@ -124,7 +124,7 @@ class ManifestEntry(Record):
 
 
 class RunInventory(Record):
-    """Where an SSH run's hosts came from and what plays what (engine.testbeds)."""
+    """Where an SSH run's hosts came from and what plays what (itb.backends.ssh.testbed.SshTestbed.inventory)."""
 
     source: str | None = None  # the inventory file
     placement: dict[str, str] = {}  # scenario host → inventory host

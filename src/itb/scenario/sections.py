@@ -36,7 +36,7 @@ MIN_INTERVAL_US, MAX_INTERVAL_US = 1_000, 3_600_000_000
 MAX_MESSAGE_BYTES = 1 << 30  # flow's largest buffer (--read-size, --write-size)
 EVENT_ID = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,31}"
 # What a command's stdout and stderr together may leave on disk per process, unless its
-# `output_limit` says otherwise; the rest is read and dropped (itb.engine.worker).
+# `output_limit` says otherwise; the rest is read and dropped (itb.backends.hostside.worker).
 DEFAULT_OUTPUT_LIMIT = 64 * 2**20
 MAX_OUTPUT_LIMIT = 16 * 2**30
 

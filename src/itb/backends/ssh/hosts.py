@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from itb import native
+from itb.backends import hostside
 from itb.backends.owner import ProcessId
 from itb.backends.ssh.conn import Connection
 from itb.backends.ssh.inventory import Inventory
@@ -114,10 +115,20 @@ def read_json(text: str | None) -> dict:
         return {}
 
 
+def _has(r: Remote, rel: str, data: bytes) -> bool:
+    res = r.run(["sha256sum", f"{r.dir}/{rel}"], check=False)
+    return res.returncode == 0 and res.stdout.split()[:1] == [hashlib.sha256(data).hexdigest()]
+
+
 def upload(r: Remote, local: Path, rel: str, mode: int | None = None) -> None:
     """Copies a program unless the host already has this exact file (sha256)."""
-    want = hashlib.sha256(local.read_bytes()).hexdigest()
-    res = r.run(["sha256sum", f"{r.dir}/{rel}"], check=False)
-    if res.returncode == 0 and res.stdout.split()[:1] == [want]:
-        return
-    r.conn.put(local, f"{r.dir}/{rel}", mode=mode)
+    if not _has(r, rel, local.read_bytes()):
+        r.conn.put(local, f"{r.dir}/{rel}", mode=mode)
+
+
+def upload_hostside(r: Remote, name: str, rel: str) -> None:
+    """One of ITB's host-side programs (itb.backends.hostside, package data) as `rel` in
+    ITB's directory there, unless the host has this exact file."""
+    data = hostside.source(name)
+    if not _has(r, rel, data):
+        r.conn.write_text(f"{r.dir}/{rel}", data.decode())

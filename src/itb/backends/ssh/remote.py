@@ -25,7 +25,7 @@ from itb.backends.ssh.conn import Connection, RemoteProc
 from itb.emulation import monitor
 from itb.errors import BackendError
 
-WORKER_FILE = "bin/itb-worker.py"
+WORKER_FILE = "bin/itb-worker.py"  # itb.backends.hostside.worker, copied there
 PROCS_FILE = "procs"
 
 

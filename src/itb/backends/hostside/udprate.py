@@ -2,8 +2,8 @@
 Gbit/s bottleneck on two cores: the source hands the kernel 64 KB per call with UDP GSO
 (UDP_SEGMENT), which cuts it into ordinary datagrams; the sink drains with UDP_GRO.
 
-    python -m itb.calibration.udprate send ADDR PORT RATE_BPS SECONDS [PAYLOAD]
-    python -m itb.calibration.udprate recv PORT SECONDS
+    python -m itb.backends.hostside.udprate send ADDR PORT RATE_BPS SECONDS [PAYLOAD]
+    python -m itb.backends.hostside.udprate recv PORT SECONDS
 
 Each prints one JSON line: bytes and datagrams, start and end (monotonic ns).
 """

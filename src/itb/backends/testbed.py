@@ -1,0 +1,110 @@
+"""The one interface every testbed offers, whatever it is made of: namespaces on this
+machine (`itb.backends.local`), real hosts over SSH (`itb.backends.ssh`). The runner
+(`itb run`, the benchmark, the studies) and `itb calibrate` use only this.
+
+A testbed's life, in order: `check_free` (nothing of ITB's already there), `preflight`
+(checks that change nothing; the congestion controls resolved and made selectable),
+`up` (build and deploy), then per repetition `prepare`, the processes on `hosts()` /
+`host(node)` and the link emulators, `gather`; `down` (everything as it was found; it
+may be built again), and once at the end `release`.
+
+`itb.backends.open_testbed` gives the one a run asks for. Adding a backend: a
+subpackage of `itb.backends` with a class that has these members, and one line there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from itb.backends.host import Host
+from itb.scenario.model import Topology
+
+Say = Callable[[str], None]
+
+
+def quiet(_msg: str) -> None:
+    pass
+
+
+class Emulator(Protocol):
+    """A running link emulator as the engine and the calibration read it."""
+
+    link: str
+    log_dir: str  # a directory of this machine with its 1 ms log (a mirror, for a remote one)
+    clock_offset_ns: int  # its host's clock minus this machine's (its log's dates)
+
+    def send(self, command: dict) -> None: ...  # a runtime change (rate, delay, loss)
+
+    def death(self) -> str | None: ...  # None while it runs, else how it ended
+
+    def cpu_seconds(self) -> float: ...
+
+    def sync_logs(self) -> None: ...  # brings its log up to date in log_dir
+
+    def sync_clock(self) -> None: ...  # measures clock_offset_ns again
+
+
+@dataclass(frozen=True)
+class CcSupport:
+    """What a testbed needs of ITB's congestion controls (`itb.cc`, a layer above): make
+    a list of canonical names selectable on this machine and let them go again, and the
+    compiled eBPF object of one of ITB's own (copied to hosts that lack it)."""
+
+    ensure: Callable[[Sequence[str], Say], list[Any]]
+    release: Callable[[list[Any], Say], None]
+    object_path: Callable[[str], Path]
+
+
+class Testbed(Protocol):
+    name: str  # "local", "ssh": meta.json's backend
+    same_machine: bool  # every node on this machine, on its clock
+    topology: Topology  # with the addresses the hosts really have
+    warnings: list[str]
+    emulators: dict[str, Emulator]  # link name → its emulator, once up
+
+    def check_free(self) -> None: ...
+
+    def preflight(self, ccs: Sequence[str]) -> list[str]:
+        """Checks that change nothing, then the congestion controls (canonical names)
+        made selectable; returns warnings. Refused: nothing was changed."""
+        ...
+
+    def cc_names(self) -> dict[str, str]: ...  # canonical → the name the hosts select
+
+    def congestion_controls(self) -> list[dict]: ...  # as meta.json records them
+
+    def inventory(self) -> dict | None: ...  # meta.json's `inventory` (None: local)
+
+    def up(self, run_dir: Path) -> None: ...
+
+    def built(self) -> bool: ...
+
+    def hosts(self) -> list[Host]: ...  # one per end host of the topology
+
+    def host(self, node: str) -> Host: ...
+
+    def ifname(self, node: str) -> str: ...  # the node's data interface
+
+    def program(self, node: str, name: str) -> list[str]:
+        """The argv that runs a host-side program (`itb.backends.hostside`) on the node."""
+        ...
+
+    def clock_offset_ns(self, node: str) -> int: ...  # the node's clock minus this one's
+
+    def facts(self) -> dict: ...  # each host's CPU, kernel, NIC ({} when this machine's)
+
+    def prepare(self, rep_dir: Path) -> None: ...
+
+    def gather(self, rep_dir: Path, end_ns: int = 0) -> list[str]:
+        """The repetition's logs into rep_dir; returns the hosts that did not answer."""
+        ...
+
+    def down(self) -> dict[str, dict]:
+        """Everything as it was found; the emulators' final statistics by link.
+        BackendError naming what could not be restored."""
+        ...
+
+    def release(self) -> None: ...
