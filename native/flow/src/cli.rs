@@ -21,6 +21,23 @@ pub enum Cmd {
     UdpSend(UdpSendArgs),
     /// Receive UDP datagrams for a fixed time and log their rate.
     UdpRecv(UdpRecvArgs),
+    /// Evaluate a rate profile (ITB's test that Python and the sender integrate it
+    /// alike): prints {"when_allowed_ns": [...], "bytes_by": [...]} as JSON.
+    #[command(hide = true)]
+    ProfileEval(ProfileEvalArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct ProfileEvalArgs {
+    /// The profile, as --profile of `flow send` (T_US:BPS,...).
+    #[arg(long)]
+    pub profile: String,
+    /// Payload byte counts: when the profile allows each (ns after the start).
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    pub bytes: Vec<String>,
+    /// Dates (ns after the start): the payload bytes the profile allows by each.
+    #[arg(long, value_delimiter = ',', default_value = "")]
+    pub at_ns: Vec<String>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -57,6 +57,7 @@ fn main() {
         Cmd::Send(a) => send::run(a),
         Cmd::UdpSend(a) => udp::send(a),
         Cmd::UdpRecv(a) => udp::recv(a),
+        Cmd::ProfileEval(a) => profile::eval(a),
     };
     if let Err(e) = res {
         eprintln!("flow: {}", e.msg);

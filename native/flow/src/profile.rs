@@ -69,7 +69,6 @@ impl Profile {
 
     /// Payload bytes the profile allows in the first `elapsed` ns (the inverse of
     /// `when_allowed`, which the tests check it against).
-    #[cfg(test)]
     pub fn bytes_by(&self, elapsed: u64) -> u64 {
         let mut bits: u128 = 0;
         for (k, &(t, r)) in self.steps.iter().enumerate() {
@@ -99,6 +98,22 @@ impl Profile {
     fn changes(&self) -> &[(u64, u64)] {
         &self.steps[1..]
     }
+}
+
+/// `flow profile-eval`: the profile's integral both ways, for ITB's test against its
+/// Python twin (itb.scenario.profile.Profile).
+pub fn eval(a: &crate::cli::ProfileEvalArgs) -> Result<(), crate::fail::Fail> {
+    let p = Profile::parse(&a.profile).map_err(crate::fail::Fail::usage)?;
+    let nums = |v: &[String], what: &str| -> Result<Vec<u64>, crate::fail::Fail> {
+        v.iter()
+            .filter(|s| !s.is_empty())
+            .map(|s| s.trim().parse::<u64>().map_err(|_| crate::fail::Fail::usage(format!("--{what}: bad number {s:?}"))))
+            .collect()
+    };
+    let when: Vec<u64> = nums(&a.bytes, "bytes")?.into_iter().map(|b| p.when_allowed(b)).collect();
+    let by: Vec<u64> = nums(&a.at_ns, "at-ns")?.into_iter().map(|t| p.bytes_by(t)).collect();
+    println!("{}", serde_json::json!({"when_allowed_ns": when, "bytes_by": by}));
+    Ok(())
 }
 
 /// Sleep until CLOCK_MONOTONIC reaches `t_ns`, waking every 100 ms to check

@@ -17,6 +17,7 @@ from itb import native
 from itb.backends import cgroup
 from itb.engine import pacing
 from itb.engine.pacing import PaceSpec
+from itb.scenario import profile as profiles
 from itb.scenario.events import Command, Pingpong, SetLink, Transfer, Udp
 from itb.scenario.model import Topology
 from itb.scenario.sections import DEFAULT_OUTPUT_LIMIT
@@ -140,7 +141,7 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
                     "--idle-timeout-s", IDLE_TIMEOUT_S]
             send = [udt, "send", "--to", where, "--bytes", e.volume, *common, "--log", fs["log"],
                     "--summary", fs["summary"], "--idle-timeout-s", IDLE_TIMEOUT_S,
-                    "--profile", ",".join(f"{t}:{r}" for t, r in e.profile)]
+                    "--profile", profiles.Profile.of(e.profile).flow_arg()]
             procs.append(spec(f"{e.id}.recv", e, "recv", e.dst, None, recv, fr, ready=True, wait=e.wait))
             procs.append(spec(f"{e.id}.send", e, "send", e.src, e.at_us, send, fs, wait=e.wait))
             continue
@@ -164,7 +165,7 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
             if e.rate_bps:
                 send += ["--rate-bps", e.rate_bps]
             if e.profile:
-                send += ["--profile", ",".join(f"{t}:{r}" for t, r in e.profile)]
+                send += ["--profile", profiles.Profile.of(e.profile).flow_arg()]
             if e.enforce == "application":
                 send += ["--app-cap"]
             if e.source_file:

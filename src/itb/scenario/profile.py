@@ -19,6 +19,7 @@ import csv
 import math
 import re
 import tomllib
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -138,29 +139,69 @@ def read_file(path: Path) -> tuple[Step, ...]:
         raise UnitError(f"{path}: {e}") from None
 
 
+NS_BITS_PER_BYTE = 8_000_000_000  # bit·ns in one byte at 1 bit/s: the integral's unit
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A checked profile, parsed once. Its integral is computed in integers exactly as the
+    sender computes it (native/flow/src/profile.rs: bit·ns, a byte allowed once its 8
+    bits are), so ITB's ideal completion time and the sender's pacing agree to the
+    nanosecond; `flow profile-eval` lets a test hold the two equal."""
+
+    steps: tuple[Step, ...]
+
+    def __post_init__(self) -> None:
+        check(self.steps)
+
+    @classmethod
+    def of(cls, steps) -> Profile:
+        """From steps as a record holds them ([[µs, bit/s], ...])."""
+        return cls(tuple((int(t), int(r)) for t, r in steps))
+
+    def bytes_by_ns(self, elapsed_ns: int) -> int:
+        """Payload bytes the profile allows in its first `elapsed_ns`."""
+        bits_ns = 0
+        for k, (at_us, rate) in enumerate(self.steps):
+            at = at_us * 1000
+            if elapsed_ns <= at:
+                break
+            end = min(self.steps[k + 1][0] * 1000, elapsed_ns) if k + 1 < len(self.steps) \
+                else elapsed_ns
+            bits_ns += rate * (end - at)
+        return bits_ns // NS_BITS_PER_BYTE
+
+    def when_allowed_ns(self, volume_bytes: int) -> int:
+        """The first date (ns after the start) by which `volume_bytes` are allowed: the
+        completion time of a transfer that follows the profile exactly."""
+        need = volume_bytes * NS_BITS_PER_BYTE
+        for k, (at_us, rate) in enumerate(self.steps):
+            if k + 1 < len(self.steps):
+                room = rate * (self.steps[k + 1][0] - at_us) * 1000
+                if need > room:
+                    need -= room
+                    continue
+            return at_us * 1000 - (-need // rate)  # ceil(need / rate)
+        raise AssertionError("the last step lasts forever")
+
+    def flow_arg(self) -> str:
+        """`flow send --profile` (T_US:BPS,...)."""
+        return ",".join(f"{t}:{r}" for t, r in self.steps)
+
+    def describe(self) -> str:
+        return ", ".join(f"{at / 1e6:g} s: {format_rate(r)}" for at, r in self.steps)
+
+
 def bits_by(steps: tuple[Step, ...], t_us: int) -> float:
-    """Payload bits the profile allows from its start to t_us."""
-    total = 0.0
-    for k, (at, rate) in enumerate(steps):
-        if t_us <= at:
-            break
-        end = steps[k + 1][0] if k + 1 < len(steps) else t_us
-        total += rate * (min(end, t_us) - at) / 1e6
-    return total
+    """Payload bits the profile allows from its start to t_us (whole bytes)."""
+    return Profile.of(steps).bytes_by_ns(t_us * 1000) * 8.0
 
 
 def time_to_send_us(steps: tuple[Step, ...], volume_bytes: int) -> float:
     """When the profile has allowed `volume_bytes` of payload: the completion time of a
     transfer that follows it exactly (µs after its start)."""
-    bits = volume_bytes * 8
-    for k, (at, rate) in enumerate(steps):
-        end = steps[k + 1][0] if k + 1 < len(steps) else math.inf
-        room = rate * (end - at) / 1e6
-        if bits <= room:
-            return at + bits / rate * 1e6
-        bits -= room
-    raise AssertionError("the last step lasts forever")
+    return Profile.of(steps).when_allowed_ns(volume_bytes) / 1000
 
 
 def describe(steps: tuple[Step, ...]) -> str:
-    return ", ".join(f"{at / 1e6:g} s: {format_rate(r)}" for at, r in steps)
+    return Profile.of(steps).describe()
