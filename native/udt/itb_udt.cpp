@@ -293,7 +293,7 @@ int recv_main(const Args& a) {
     });
     std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the answer leave
     UDT::close(s);
-    std::string sum = "{\"role\": \"recv\", \"protocol\": \"udt\", \"streams\": 1, " + jint("bytes", got) +
+    std::string sum = "{\"format\": 1, \"role\": \"recv\", \"protocol\": \"udt\", \"streams\": 1, " + jint("bytes", got) +
                       "\"per_stream_bytes\": [" + std::to_string(got.load()) + "], " + jint("first_byte_ns", first, first) +
                       jint("last_byte_ns", last, first) + jint("accept_ns", accept_ns) + jint("expected_bytes", want);
     double gp = (first && last > first) ? double(got) * 8e9 / double(last - first) : NAN;
@@ -399,7 +399,7 @@ int send_main(const Args& a) {
     prof += "]";
     uint64_t segs = uint64_t(p.pktSentTotal);
     uint64_t payload_sent = sent + uint64_t(p.pktRetransTotal) * PAYLOAD;
-    std::string sum = "{\"role\": \"send\", \"protocol\": \"udt\", \"streams\": 1, \"cc\": \"udt\", \"cc_in_use\": \"udt\", " +
+    std::string sum = "{\"format\": 1, \"role\": \"send\", \"protocol\": \"udt\", \"streams\": 1, \"cc\": \"udt\", \"cc_in_use\": \"udt\", " +
                       jint("bytes", want) + jint("start_ns", start) + jint("end_ns", end, end) + jint("connect_ns", connect_ns);
     sum += end > start ? jnum("goodput_bps", double(want) * 8e9 / double(end - start)) : std::string("\"goodput_bps\": null, ");
     sum += jint("total_retrans", uint64_t(p.pktRetransTotal)) + "\"rate_bps\": null, \"rate_changes\": " + ch +

@@ -10,10 +10,10 @@ import pytest
 from itb.cc.manage import Resolved
 from itb.engine import checks, collect, records, rundir
 from itb.engine.execute import Outcome
+from itb.engine.flow_summary import FlowSummary
 from itb.engine.runner import Stages
 from itb.engine.runrecords import (
     FORMAT_VERSION,
-    FlowSummary,
     RepEvents,
     RepResult,
     ResolvedScenario,

@@ -56,10 +56,47 @@ pub fn write_row3(w: &mut impl Write, a: u64, b: u64, c: u64) -> io::Result<()> 
     writeln!(w, "{a},{b},{c}")
 }
 
+/// The format of every summary (its fields by role: summary-format.json, which ITB's
+/// reader holds to the same number).
+pub const SUMMARY_FORMAT: u64 = 1;
+
+/// The summary as written: its fields, and `format` first.
+pub fn summary_value<T: Serialize>(v: &T) -> Result<serde_json::Value, Fail> {
+    let fields = serde_json::to_value(v).map_err(|e| Fail::other(format!("summary: {e}")))?;
+    let mut out = serde_json::Map::new();
+    out.insert("format".into(), SUMMARY_FORMAT.into());
+    if let serde_json::Value::Object(m) = fields {
+        out.extend(m);
+    }
+    Ok(serde_json::Value::Object(out))
+}
+
+/// The fields of a role's summary in summary-format.json (tests).
+#[cfg(test)]
+pub fn summary_fields(role: &str) -> (u64, Vec<String>) {
+    let spec: serde_json::Value = serde_json::from_str(include_str!("../summary-format.json")).unwrap();
+    let fields = spec[role].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_string()).collect();
+    (spec["format"].as_u64().unwrap(), fields)
+}
+
+/// Holds a summary's fields (every optional one present) to summary-format.json (tests).
+#[cfg(test)]
+pub fn assert_summary_fields<T: Serialize>(role: &str, v: &T) {
+    let (format, want) = summary_fields(role);
+    assert_eq!(format, SUMMARY_FORMAT, "summary-format.json's format is not flow's");
+    let got: Vec<String> = summary_value(v).unwrap().as_object().unwrap().keys().cloned().collect();
+    let mut got_sorted = got.clone();
+    got_sorted.sort();
+    let mut want_sorted = want.clone();
+    want_sorted.sort();
+    assert_eq!(got_sorted, want_sorted, "the {role} summary's fields differ from summary-format.json");
+}
+
 /// Write the summary to a temporary name in the same directory, then rename
 /// it into place, so a reader never sees half a file.
 pub fn write_summary<T: Serialize>(path: &Path, v: &T) -> Result<(), Fail> {
-    let text = serde_json::to_string_pretty(v).map_err(|e| Fail::other(format!("summary: {e}")))? + "\n";
+    let value = summary_value(v)?;
+    let text = serde_json::to_string_pretty(&value).map_err(|e| Fail::other(format!("summary: {e}")))? + "\n";
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp.{}", std::process::id()));
     let tmp = Path::new(&tmp);

@@ -321,3 +321,13 @@ fn echo(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_has_the_shared_fields() {
+        output::assert_summary_fields("recv", &Summary { role: "recv", messages: Some(1), ..Default::default() });
+    }
+}

@@ -559,6 +559,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn summary_has_the_shared_fields() {
+        let sum = Summary {
+            role: "send",
+            profile: Some(vec![[0, 1]]),
+            enforce: Some("pacing"),
+            messages: Some(1),
+            rtt_ns: Some(RttStats { min: 1, mean: 1.0, max: 1 }),
+            ..Default::default()
+        };
+        output::assert_summary_fields("send", &sum);
+    }
+
+    #[test]
     fn volume_split() {
         assert_eq!(split_volume(10, 4), vec![3, 3, 2, 2]);
         assert_eq!(split_volume(50_000_000, 4), vec![12_500_000; 4]);

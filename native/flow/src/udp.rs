@@ -382,6 +382,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn summaries_have_the_shared_fields() {
+        output::assert_summary_fields("udp-send", &SendSummary { role: "udp-send", ..Default::default() });
+        output::assert_summary_fields("udp-recv", &RecvSummary { role: "udp-recv", ..Default::default() });
+    }
+
+    #[test]
     fn constant_schedule_is_exact() {
         // 1250 B at 10 Mbit/s: one datagram per ms, no drift after 10^6.
         let mut s = Schedule::new(1250, 10_000_000, None);

@@ -18,9 +18,9 @@ import pandas as pd
 from itb.calibration.path import path_spec
 from itb.emulation import monitor
 from itb.engine import rundir
+from itb.engine.flow_summary import FlowSummary
 from itb.engine.runrecords import (
     EmulatorConfig,
-    FlowSummary,
     RepResult,
     ResultView,
     model_of,

@@ -42,6 +42,9 @@ class Record(BaseModel):
     WHAT: ClassVar[str] = "a record of a run"
     VERSION_FIELD: ClassVar[str | None] = None
     VERSION: ClassVar[int] = FORMAT_VERSION
+    # the version of a record without the field (written before it existed, the same
+    # fields: read as that version); None: a missing version is refused
+    VERSION_MISSING: ClassVar[int | None] = None
 
 
 # --- meta.json -------------------------------------------------------------------------
@@ -270,22 +273,6 @@ class EventViews(RootModel[list[EventView]]):
     WHAT: ClassVar[str] = "a repetition's events (events.json)"
 
 
-class FlowSummary(Record):
-    """A flow (or itb-udt) endpoint's summary, `<event>.<role>.json` (docs/flow.md): the
-    fields the tables read."""
-
-    WHAT: ClassVar[str] = "an endpoint's summary"
-    ok: bool | None = None
-    error: str | None = None
-    bytes: int | None = None
-    start_ns: int | None = None
-    end_ns: int | None = None
-    last_byte_ns: int | None = None
-    cc_in_use: str | None = None
-    sent: dict[str, int | None] | None = None
-    cpu: dict[str, float | None] | None = None
-
-
 class EmulatorConfig(Record):
     """emulator/<link>/linkem.json, the link emulator's configuration: its log interval."""
 
@@ -347,8 +334,8 @@ def model_of(path: Path, data, model):
                           "not written by ITB")
     field = None if listed else model.VERSION_FIELD
     if field is not None:
-        got = data.get(field)
-        if field not in data:
+        got = data.get(field, model.VERSION_MISSING)
+        if got is None:
             raise RunDirError(f"{path}: field {field}: missing (this ITB reads format "
                               f"{model.VERSION})")
         if type(got) is not int or got != model.VERSION:
