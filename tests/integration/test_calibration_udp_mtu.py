@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from itb.backends import local
 from itb.calibration import udpmtu
-from itb.calibration.path import path_spec
 from itb.scenario import load_testbed
+from itb.scenario.pathspec import path_spec
 
 
 def test_mtu_udp_reaches_the_receiver_at_the_rate(isolated, monkeypatch):

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from itb.backends.host import RecordingHost
-from itb.calibration.path import default_pair, path_spec
 from itb.calibration.probes import parse_ping
 from itb.calibration.verdict import at_least, at_most, relative
 from itb.emulation import monitor
 from itb.scenario import load_testbed
+from itb.scenario.pathspec import default_pair, path_spec
 
 
 def test_parse_ping():

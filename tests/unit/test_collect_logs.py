@@ -6,7 +6,7 @@ import math
 import pandas as pd
 import pytest
 
-from itb.engine.collect import (
+from itb.analysis.logs import (
     build_tables,
     row_intervals,
     sample_frames,

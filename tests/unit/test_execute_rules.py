@@ -8,8 +8,8 @@ plan's prelude of 1 s, so the timeline's zero is T0 + 1 s."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from itb.engine.execute import READY_MARGIN_S, Repetition
 from itb.engine.nodes import NodeEvent
@@ -74,7 +74,7 @@ class ScriptedWorkers:
         self.pending = list(self.extra)
         self.running: dict[str, str] = {}  # wire id → node
 
-    def __getitem__(self, node: str) -> "_Node":
+    def __getitem__(self, node: str) -> _Node:
         return self.by_node[node]
 
     def sync_clocks(self) -> dict:

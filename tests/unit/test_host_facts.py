@@ -7,8 +7,8 @@ import os
 import platform
 from pathlib import Path
 
-from itb.backends.host import NetnsHost
 from itb.backends.facts import _sections, host_facts
+from itb.backends.host import NetnsHost
 
 
 def test_sections_split_on_their_marker_lines():

@@ -8,8 +8,8 @@ import textwrap
 import numpy as np
 import pytest
 
+from itb.analysis.logs import profile_columns
 from itb.engine import procplan
-from itb.engine.collect import profile_columns
 from itb.errors import ScenarioError
 from itb.scenario import profile as profiles
 from itb.scenario.paths import path_rate_bps

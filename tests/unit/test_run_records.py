@@ -7,8 +7,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from itb.analysis import logs as collect
 from itb.cc.manage import Resolved
-from itb.engine import checks, collect, records, rundir
+from itb.engine import checks, records, rundir
 from itb.engine.execute import Outcome
 from itb.engine.flow_summary import FlowSummary
 from itb.engine.runner import Stages

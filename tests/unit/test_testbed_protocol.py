@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from itb.backends import open_testbed
+from itb.backends import testbed as T
 from itb.backends.local.testbed import LocalTestbed
 from itb.backends.ssh.testbed import SshTestbed
-from itb.backends import testbed as T
 from itb.backends.testbed import CcSupport
 from itb.scenario.scenario import load_scenario
 from tests.unit.test_ssh_placement import FAIR_SHARE, inventory

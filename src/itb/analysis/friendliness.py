@@ -75,7 +75,7 @@ def group_runs(transfers: pd.DataFrame) -> list[GroupRun]:
     fwd = transfers[transfers["direction"] == "forward"]
     out = []
     for (rep, cc), g in fwd.groupby(["repetition", "cc"], sort=True):
-        ok = g["ok"].astype(bool)  # a corrupt window is not ok (itb.engine.window)
+        ok = g["ok"].astype(bool)  # a corrupt window is not ok (itb.analysis.window)
         times = g.loc[ok, "completion_s"].dropna()
         out.append(GroupRun(repetition=int(rep), cc=str(cc), sources=int(g["streams"].sum()),
                             completed=int(times.size), failed=int(len(g) - times.size),

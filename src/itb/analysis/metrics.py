@@ -182,7 +182,7 @@ def _repetition(rep: int, tr: pd.DataFrame, samples: pd.DataFrame,
     return {
         "repetition": rep,
         "completion": completion_stats(times),
-        "n_corrupt": int(corrupt.sum()),  # among n_failed: impossible window (engine.window)
+        "n_corrupt": int(corrupt.sum()),  # among n_failed: impossible window (analysis.window)
         "margins": margins(times) if np.isfinite(times).any() else None,
         "jain": jain,
         "bin_s": bin_s,

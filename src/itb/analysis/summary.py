@@ -8,8 +8,8 @@ import pandas as pd
 
 from itb.analysis.metrics import run_metrics
 from itb.analysis.run_results import Dispatch, RunMetrics
-from itb.calibration.path import path_spec
 from itb.scenario.model import Topology
+from itb.scenario.pathspec import path_spec
 
 
 def context_of(topo: Topology, transfers: pd.DataFrame) -> dict:

@@ -22,11 +22,11 @@ from itb.backends import open_testbed, owner
 from itb.backends.hostside import udprate
 from itb.backends.testbed import Emulator, Testbed
 from itb.calibration import probes, udpmtu
-from itb.calibration.path import PathSpec, default_pair, path_spec
 from itb.calibration.verdict import Check, at_least, at_most, relative
 from itb.emulation import monitor
 from itb.scenario.model import Topology
 from itb.scenario.paths import path_links
+from itb.scenario.pathspec import PathSpec, default_pair, path_spec
 
 UDP_PORT = 5301
 UDP_MTU_PORT = 5302

@@ -14,10 +14,10 @@ from itb import native
 from itb.backends import facts as inv
 from itb.backends.testbed import Testbed
 from itb.calibration import probes
-from itb.calibration.path import path_spec
 from itb.cc import pace
 from itb.engine import pacing
 from itb.errors import PreflightError
+from itb.scenario.pathspec import path_spec
 from itb.scenario.scenario import Scenario
 
 

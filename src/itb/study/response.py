@@ -27,12 +27,12 @@ import numpy as np
 import pandas as pd
 
 from itb.analysis.cells import cell_transfers
+from itb.analysis.logs import bottleneck_frames
 from itb.analysis.response import Event, Results, fit_algorithm
 from itb.analysis.response import Point as PointResult
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.cc.published import PUBLISHED, nominal_beta, switch_beta
 from itb.engine import rundir
-from itb.engine.collect import bottleneck_frames
 from itb.errors import ScenarioError
 
 Say = Callable[[str], None]
@@ -295,7 +295,7 @@ def analyse(sweep: Sweep, a: ResponseArgs) -> Results:
                 row["note"] = f"repetition {res.get('status')}: {res.get('reason')}"
             corrupt = _corrupt_window(sweep, c, r)
             if corrupt:
-                status, ev = "corrupt window", []  # excluded (engine.window)
+                status, ev = "corrupt window", []  # excluded (analysis.window)
                 row["note"] = corrupt
             row.update(m, status=status, events=len(ev),
                        beta=float(np.median([e["beta"] for e in ev])) if ev else None,

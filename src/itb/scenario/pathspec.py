@@ -1,4 +1,5 @@
-"""What the configuration promises between two hosts: RTT, bottleneck rate, queue."""
+"""What the configuration promises between two hosts: RTT, bottleneck rate, queue (the
+expectations a calibration checks, the ideal completion times, the quick calibration)."""
 
 from __future__ import annotations
 

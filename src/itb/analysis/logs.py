@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from itb.calibration.path import path_spec
+from itb.analysis.window import mark_corrupt
 from itb.emulation import monitor
 from itb.engine import rundir
 from itb.engine.flow_summary import FlowSummary
@@ -27,10 +27,10 @@ from itb.engine.runrecords import (
     read_events,
     read_record,
 )
-from itb.engine.window import mark_corrupt
 from itb.scenario import profile as profiles
 from itb.scenario.model import Topology
 from itb.scenario.paths import path_links
+from itb.scenario.pathspec import path_spec
 
 TCPINFO_COLUMNS = ("cwnd", "ssthresh", "rtt_us", "total_retrans", "pacing_rate_bps",
                    "delivery_rate_bps")
@@ -308,7 +308,7 @@ def build_tables(run: Path, topo: Topology, interval_s: float) -> dict[str, pd.D
         bottleneck += bottleneck_frames(run, r)
     samples_df = pd.concat(samples, ignore_index=True) if samples else pd.DataFrame()
     tables = {
-        # a transfer whose sender logged an impossible window is not used (engine.window)
+        # a transfer whose sender logged an impossible window is not used (analysis.window)
         "transfers": mark_corrupt(pd.DataFrame(transfers), samples_df),
         "samples": samples_df,
         "bottleneck": pd.concat(bottleneck, ignore_index=True) if bottleneck else pd.DataFrame(),
