@@ -15,7 +15,7 @@ BPF_STAMP := $(BPF_OUT)/.built
 # linkem and flow come from one cargo build; the stamp says it ran.
 NATIVE_STAMP := native/target/release/.built
 
-.PHONY: setup system-deps python native bpf enoslib calibrate quick test unit integration native-test bench clean
+.PHONY: setup system-deps python native bpf enoslib calibrate quick test root lint unit integration native-test bench clean
 
 setup: system-deps python native bpf enoslib
 
@@ -79,8 +79,19 @@ quick: setup
 	$(ITB) calibrate --json runs/calibration.json || test -s runs/calibration.json
 	$(ITB) bench --quick
 
-test: setup native-test
-	$(PY) -m pytest tests -q -ra --durations=15; rc=$$?; [ $$rc -eq 5 ] && rc=0; exit $$rc
+# The whole suite: lint and types, the native tests, then every Python test (the
+# integration tests build namespaces: root). The 25 slowest tests are printed.
+test: root setup lint native-test
+	$(PY) -m pytest tests -q -ra --durations=25
+
+root:
+	@[ "$$(id -u)" = 0 ] || { echo "make test needs root: the integration tests build network namespaces (run it as root, or \`make unit\` for the tests that do not)"; exit 1; }
+
+# ruff (lint and format) on the Python, mypy on src/itb, clippy on the Rust.
+lint: python
+	$(PY) -m ruff check src tests bench
+	$(PY) -m mypy src/itb
+	cd native && cargo clippy --release --all-targets --quiet -- -D warnings
 
 native-test:
 	cd native && cargo test --release --quiet

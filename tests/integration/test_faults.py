@@ -216,7 +216,7 @@ def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(engine_env, is
         assert no_namespaces_left() and itb_processes(isolated / "state") == []
         for rd in run.glob("rep-*"):  # whatever is marked done is whole
             if (rd / "result.json").exists():
-                from itb.engine import rundir
+                from itb import rundir
 
                 assert rundir.verify(rd) is None, rd
         assert not list(run.rglob("*.tmp"))
@@ -283,7 +283,7 @@ def test_report_names_a_damaged_file_and_resume_redoes_its_repetition(engine_env
         {k: v for k, v in before.items() if k.startswith("rep-001")}  # the whole one kept
     assert itb("report", str(run), env=engine_env).returncode == 0
     (run / "transfers.parquet").write_bytes(b"PAR1 cut short")
-    from itb.engine import rundir
+    from itb import rundir
 
     with pytest.raises(rundir.RunDirError, match="transfers.parquet: not a readable Parquet"):
         rundir.read_table(run / "transfers.parquet")

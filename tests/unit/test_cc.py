@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,8 +15,8 @@ import pytest
 from itb import cc
 from itb.backends.host import Completed
 from itb.cc import ebpf, kernel, manage
-from itb.scenario.algorithms import ALGORITHMS
 from itb.errors import CommandFailed, PreflightError
+from itb.scenario.algorithms import ALGORITHMS
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"

@@ -2,8 +2,8 @@
 
 import pandas as pd
 
+from itb import rundir
 from itb.analysis.cells import cell_table, forward_completions
-from itb.engine import rundir
 
 
 def test_a_cell_whose_runs_left_no_rows_reads_as_nothing_yet(tmp_path):

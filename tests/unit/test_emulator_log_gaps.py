@@ -9,11 +9,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from itb import rundir
 from itb.analysis import logs as collect
 from itb.calibration import run as calibration
 from itb.calibration.verdict import at_most
 from itb.emulation import monitor
-from itb.engine import records, rundir
+from itb.engine import records
 from itb.engine.execute import Outcome
 
 MS = 1_000_000

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from itb.engine import flow_summary as F
-from itb.engine.runrecords import RunDirError, read_record
+from itb.rundir import flow_summary as F
+from itb.rundir.records import RunDirError, read_record
 
 SPEC = json.loads((Path(__file__).resolve().parents[2] / "native" / "flow"
                    / "summary-format.json").read_text())

@@ -1,6 +1,7 @@
 """The import graph of the package: layers only import downwards, no module cycle.
 
-Layers, lowest first: errors, files and native; scenario; emulation; backends; cc; calibration;
+Layers, lowest first: errors, files and native; scenario; rundir (the run directory's
+format); emulation; backends; cc; calibration;
 engine; analysis; report; bench; study; cli. Function-level imports count too.
 """
 
@@ -10,7 +11,8 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "itb"
-LEVEL = {"__init__": -1, "errors": -1, "files": -1, "native": -1, "scenario": 0, "emulation": 1,
+LEVEL = {"__init__": -1, "errors": -1, "files": -1, "native": -1, "scenario": 0, "rundir": 0.5,
+         "emulation": 1,
          "backends": 2, "cc": 3, "calibration": 4, "engine": 5, "analysis": 6, "report": 7,
          "bench": 8, "study": 9, "cli": 10}
 

@@ -9,8 +9,8 @@ import textwrap
 
 import pytest
 
+from itb import rundir
 from itb.backends import owner
-from itb.engine import rundir
 from itb.errors import OutputError, ScenarioError
 from itb.scenario.scenario import load_scenario
 

@@ -9,8 +9,8 @@ from itb.emulation import actions as A
 from itb.emulation import linkem
 from itb.emulation.plan import build_plan, path_bdp_bytes, socket_buffer_max, tbf_params
 from itb.emulation.routing import routes_for
-from itb.scenario.paths import path_links
 from itb.scenario import load_testbed
+from itb.scenario.paths import path_links
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "scenarios" / "examples"
 

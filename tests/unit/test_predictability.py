@@ -14,8 +14,15 @@ from itb.bench.scaling import make_scale
 from itb.bench.sweep import Sweep
 from itb.errors import ItbError, ScenarioError
 from itb.scenario.units import parse_duration
-from itb.study.predictability import (SYMMETRIC, StudyArgs, analyse, parse_levels, planned_ideal,
-                                      points_of, sweep_of)
+from itb.study.predictability import (
+    SYMMETRIC,
+    StudyArgs,
+    analyse,
+    parse_levels,
+    planned_ideal,
+    points_of,
+    sweep_of,
+)
 
 
 def _args(transfer_time=5, **kw):

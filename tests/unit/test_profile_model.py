@@ -83,8 +83,8 @@ def test_the_model_file_round_trips(tmp_path):
 def test_predict_command_prints_the_input_profile_and_the_completion(tmp_path):
     from typer.testing import CliRunner
 
-    from itb.cli.common import app
     import itb.cli  # noqa: F401  (registers the commands)
+    from itb.cli.common import app
 
     s = [pm.Sample(rtt_ms=20, input_bps=x, goodput_bps=0.9 * x - 1e6, throughput_bps=x + 2e6,
                    throughput_max_bps=x) for x in (1e8, 2e8, 3e8)]

@@ -14,12 +14,15 @@ import tomli_w
 from itb.analysis import transition
 from itb.analysis.profile_model import Line, Model, PerRtt
 from itb.analysis.pursuit_studies import Burst, burst_of, margin_needed, spread
-from itb.scenario.scenario import load_scenario
-from itb.study.profile_margin import MarginArgs, plan_point, sweep_of as margin_sweep
-from itb.study.profile_pair import PairArgs, plan_flow, sweep_of as pair_sweep
-from itb.study.profile_transition import TransitionArgs, profile_of, sweep_of as transition_sweep
-from itb.study.pursuit_setup import Mechanism, parse_mechanism
 from itb.errors import ScenarioError
+from itb.scenario.scenario import load_scenario
+from itb.study.profile_margin import MarginArgs, plan_point
+from itb.study.profile_margin import sweep_of as margin_sweep
+from itb.study.profile_pair import PairArgs, plan_flow
+from itb.study.profile_pair import sweep_of as pair_sweep
+from itb.study.profile_transition import TransitionArgs, profile_of
+from itb.study.profile_transition import sweep_of as transition_sweep
+from itb.study.pursuit_setup import Mechanism, parse_mechanism
 
 
 def log(levels: list[tuple[float, float]], t0_ns: int, until_s: float) -> pd.DataFrame:
@@ -186,7 +189,8 @@ def test_every_study_generates_valid_scenarios(tmp_path):
 
 
 def test_stage0_cells_are_valid_and_pull_from_l1(tmp_path):
-    from itb.study.profile_stage0 import Stage0Args, sweep_of as stage0_sweep
+    from itb.study.profile_stage0 import Stage0Args
+    from itb.study.profile_stage0 import sweep_of as stage0_sweep
 
     a = Stage0Args(("cpu", "files", "streams"), (Mechanism("nocc"), Mechanism("udt")),
                    (100_000_000, 500_000_000), (0.0, 100.0), 5.0, 100_000_000, (1, 5), ("reno", "nocc"),
@@ -229,8 +233,8 @@ def test_stage0_cells_are_valid_and_pull_from_l1(tmp_path):
 def test_bad_study_options_are_refused_before_anything_runs(tmp_path, monkeypatch, args, words):
     from typer.testing import CliRunner
 
-    from itb.cli.common import app
     import itb.cli  # noqa: F401  (registers the commands)
+    from itb.cli.common import app
 
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(app, ["study", "profile", *args, "--out", str(tmp_path / "s")])
@@ -251,8 +255,8 @@ def test_margins_from_to_step_never_pass_to():
 def test_a_margin_study_needs_its_model(tmp_path, monkeypatch):
     from typer.testing import CliRunner
 
-    from itb.cli.common import app
     import itb.cli  # noqa: F401
+    from itb.cli.common import app
 
     monkeypatch.chdir(tmp_path)
     res = CliRunner().invoke(app, ["study", "profile", "margin", "--mechanism", "udt",

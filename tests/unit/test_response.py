@@ -198,8 +198,9 @@ def test_a_point_ends_with_its_measured_span(tmp_path):
     assert clock["duration"] == f"{int(pt.warmup_s + pt.measure_s + rf.SETUP_S)}s"
     assert (clock["src"], clock["dst"]) == ("r1", "l1")  # the reverse direction: no loss
     assert doc["transfer"][0]["wait"] is False  # stopped when the clock ends
-    from itb.scenario.scenario import load_scenario
     import tomli_w
+
+    from itb.scenario.scenario import load_scenario
     (tmp_path / "p.toml").write_text(tomli_w.dumps(doc))
     load_scenario(tmp_path / "p.toml")  # a valid scenario
     rate = pt.plan_window * rf.MSS * 8 / (pt.rtt_ms / 1e3)

@@ -1,4 +1,4 @@
-"""The run directory's records read through their typed models (itb.engine.runrecords):
+"""The run directory's records read through their typed models (itb.rundir.records):
 a wrong shape or an unknown format is bad input (exit 2) naming the file and the field;
 what the engine writes validates; extra keys of a newer writer are kept."""
 
@@ -7,13 +7,15 @@ from types import SimpleNamespace
 
 import pytest
 
+from itb import rundir
 from itb.analysis import logs as collect
 from itb.cc.manage import Resolved
-from itb.engine import checks, records, rundir
+from itb.engine import checks, records
 from itb.engine.execute import Outcome
-from itb.engine.flow_summary import FlowSummary
 from itb.engine.runner import Stages
-from itb.engine.runrecords import (
+from itb.report.build import write_html
+from itb.rundir.flow_summary import FlowSummary
+from itb.rundir.records import (
     FORMAT_VERSION,
     RepEvents,
     RepResult,
@@ -22,7 +24,6 @@ from itb.engine.runrecords import (
     RunMeta,
     read_record,
 )
-from itb.report.build import write_html
 from itb.scenario.scenario import load_scenario
 
 from .test_metrics import CONTEXT, _run_tables

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from itb.engine import rundir
+from itb import rundir
 
 
 def cell_table(out: Path, cell: dict, name: str) -> pd.DataFrame | None:

@@ -15,11 +15,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from itb import rundir
 from itb.analysis.window import mark_corrupt
 from itb.emulation import monitor
-from itb.engine import rundir
-from itb.engine.flow_summary import FlowSummary
-from itb.engine.runrecords import (
+from itb.rundir.flow_summary import FlowSummary
+from itb.rundir.records import (
     EmulatorConfig,
     RepResult,
     ResultView,

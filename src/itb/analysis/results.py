@@ -9,8 +9,8 @@ from typing import ClassVar
 from pydantic import BaseModel, ValidationError
 
 from itb import files
-from itb.engine.rundir import write_json
 from itb.errors import ItbError, ScenarioError
+from itb.rundir.layout import write_json
 
 
 class DamagedResults(ItbError):

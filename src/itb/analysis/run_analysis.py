@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pandas as pd
 
+from itb import rundir
 from itb.analysis import logs
 from itb.analysis.fairshare import tcp_payload_share
 from itb.analysis.run_results import RunMetrics
 from itb.analysis.steps import profiles_kept
 from itb.analysis.summary import scenario_metrics
-from itb.engine import rundir
-from itb.engine.runrecords import RepEvents, ResolvedScenario, RunMeta, read_record
+from itb.rundir.records import RepEvents, ResolvedScenario, RunMeta, read_record
 
 NEEDED = ("meta.json", "scenario.resolved.json")
 

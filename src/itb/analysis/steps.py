@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
+from itb import rundir
 from itb.analysis.series import select_link
-from itb.engine import rundir
-from itb.engine.runrecords import ProcRecord, ResultView, read_events, read_record
+from itb.rundir.records import ProcRecord, ResultView, read_events, read_record
 
 SETTLE_S = 1.0
 TAIL_S = 0.2  # the last step ends this long before the transfer or command does

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from itb import rundir
 from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable
 from itb.bench import apps, stats, windows
 from itb.bench.classes import ItbClass
 from itb.bench.scaling import Scale
 from itb.bench.sweep import Sweep, SweepCell, drive
-from itb.engine import rundir
 
 Say = Callable[[str], None]
 

@@ -27,11 +27,12 @@ from typing import Generic, TypeVar
 import numpy as np
 import tomli_w
 
+from itb import rundir
 from itb.analysis.results import OtherFormat
 from itb.analysis.run_results import RunMetrics
 from itb.backends import owner
 from itb.bench.scaling import DEFAULT_CALIBRATION
-from itb.engine import rundir, runner
+from itb.engine import runner
 from itb.errors import ItbError, ScenarioError
 from itb.report.build import analyse_run
 from itb.scenario.scenario import load_scenario, scenario_from_data

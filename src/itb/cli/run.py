@@ -67,7 +67,7 @@ def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus
     # the inputs first: a bad one is refused before the engine is even imported
     sc = load_scenario(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
     inv = load_inventory(inventory)
-    from itb.engine import rundir
+    from itb import rundir
     from itb.engine.runner import RunOptions, run
 
     target = out_dir or rundir.default_run_dir(Path("runs"), sc.experiment.name)

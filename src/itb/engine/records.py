@@ -13,10 +13,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from itb import native
+from itb import native, rundir
 from itb.backends import facts as inv
 from itb.emulation import monitor
-from itb.engine import rundir
 from itb.engine.execute import Outcome
 from itb.errors import PreflightError
 from itb.scenario.scenario import Scenario

@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from itb import cc
+from itb import cc, rundir
 from itb.backends import open_testbed, owner
 from itb.backends.testbed import Testbed
-from itb.engine import checks, procplan, records, rundir
+from itb.engine import checks, procplan, records
 from itb.engine.execute import Outcome, Repetition
 from itb.engine.nodes import Workers
 from itb.errors import BackendError, OutputError, PreflightError, os_reason

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from itb import rundir
 from itb.analysis.benchmark import BenchComparison, BenchRow
 from itb.analysis.cells import forward_completions
-from itb.engine import rundir
 from itb.report import figures
 from itb.report.html import figure, render
 

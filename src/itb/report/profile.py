@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from itb import rundir
 from itb.analysis.pursuit import CalibrationResults
-from itb.engine import rundir
 from itb.report.figures import plt, save_figure
 from itb.report.html import figure, render
 

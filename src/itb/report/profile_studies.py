@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from itb import rundir
 from itb.analysis.cells import cell_table
 from itb.analysis.pursuit import BOTTLENECK
 from itb.analysis.pursuit_studies import (
@@ -19,7 +20,6 @@ from itb.analysis.pursuit_studies import (
     TransitionResults,
 )
 from itb.analysis.series import select_link
-from itb.engine import rundir
 from itb.report.figures import plt, save_figure
 from itb.report.html import figure, render
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import numpy as np
 
+from itb import rundir
 from itb.analysis.response import Event, Fit, Point, Results
 from itb.cc.published import nominal_beta
-from itb.engine import rundir
 from itb.report.figures import plt, save_figure
 from itb.report.html import figure, render
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from itb import rundir
 from itb.analysis.predictability import Results
-from itb.engine import rundir
 from itb.report import study_figures as sf
 from itb.report.html import figure, render
 

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import numpy as np
 
+from itb import rundir
 from itb.analysis.cells import cell_table
 from itb.analysis.pursuit_studies import CpuPoint, RatePoint, Stage0Results, spread
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
-from itb.engine import rundir
 from itb.errors import PreflightError, ScenarioError
 from itb.scenario.load import testbed_from_dict
 from itb.scenario.units import format_rate

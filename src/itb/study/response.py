@@ -26,13 +26,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from itb import rundir
 from itb.analysis.cells import cell_transfers
 from itb.analysis.logs import bottleneck_frames
 from itb.analysis.response import Event, Results, fit_algorithm
 from itb.analysis.response import Point as PointResult
 from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
 from itb.cc.published import PUBLISHED, nominal_beta, switch_beta
-from itb.engine import rundir
 from itb.errors import ScenarioError
 
 Say = Callable[[str], None]

@@ -12,7 +12,7 @@
       transfers.parquet  samples.parquet  bottleneck.parquet  metrics.json
       report/                  figures and report.html
 
-Its JSON records are read back through their typed models (`itb.engine.runrecords`):
+Its JSON records are read back through their typed models (`itb.rundir.records`):
 a wrong shape, or a run of another format, is a `RunDirError` naming file and field.
 """
 
@@ -24,7 +24,8 @@ import os
 import time
 from pathlib import Path
 
-from itb.engine.runrecords import (
+from itb.errors import OutputError, os_reason
+from itb.rundir.records import (
     FORMAT_VERSION,  # noqa: F401 (rundir.FORMAT_VERSION, as before)
     RepResult,
     RunDirError,
@@ -33,7 +34,6 @@ from itb.engine.runrecords import (
     read_checked,
     read_record,
 )
-from itb.errors import OutputError, os_reason
 
 MIN_FREE_BYTES = 1 << 20  # less free space than this after a repetition: it may be cut
 
@@ -85,7 +85,7 @@ def sync_dir(path: Path) -> None:
 
 def read_json(path: Path):
     """A JSON file of the run; `RunDirError` naming the file when it is not valid. A
-    record of the run is read with its model instead (`runrecords.read_record`)."""
+    record of the run is read with its model instead (`itb.rundir.records.read_record`)."""
     return load_json(path)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from itb.engine.runrecords import Record
+from itb.rundir.records import Record
 
 SUMMARY_FORMAT = 1
 
