@@ -17,13 +17,14 @@ its C_a); both factors are recorded in every result.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from itb.bench.classes import ItbClass
+from itb.calibration.record import read_calibration
 from itb.errors import ScenarioError
+from itb.rundir.records import RunDirError
 from itb.scenario.schema import MAX_RTT_US
 
 NOMINAL_ACCESS_BPS = 1_000_000_000  # the documents' end hosts
@@ -131,15 +132,18 @@ def stretched_rtt_ms(cls: ItbClass, factor: float, transfer_time_s: float) -> fl
 def from_calibration(path: Path, transfer_time_s: float) -> Scale:
     """The calibrated bottleneck rate, when the last `itb calibrate` found it accurate."""
     try:
-        cal = json.loads(path.read_text())
-        rate = int(cal["path"]["rate_bps"])
+        cal = read_calibration(path)
     except FileNotFoundError:
         raise ScenarioError(str(path), "(file)", "no calibration: run `itb calibrate` first "
                                                  "(`make calibrate`), or give --scale or --capacity") from None
-    except (KeyError, TypeError, ValueError, json.JSONDecodeError) as e:
-        raise ScenarioError(str(path), "path.rate_bps", f"not a calibration file ({e!r})") from None
+    except RunDirError as e:
+        raise ScenarioError(str(path), "(file)", f"not a calibration ITB reads: {e}") from None
+    if not cal.path.rate_bps:
+        raise ScenarioError(str(path), "path.rate_bps", "the calibrated path has no rate "
+                                                        "(an unlimited path): give --capacity")
+    rate = cal.path.rate_bps
     source = f"calibration {path} (C = {rate / 1e6:g} Mbit/s)"
-    off = [str(c.get("quantity")) for c in cal.get("checks", []) if c.get("ok") is False]
+    off = cal.checks_off()
     if off:  # the rate is still the testbed's; say which checks were off
         source += f"; checks off in that calibration: {', '.join(off)}"
     return Scale(rate, None, transfer_time_s, source)

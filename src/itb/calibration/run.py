@@ -22,6 +22,7 @@ from itb.backends import open_testbed, owner
 from itb.backends.hostside import udprate
 from itb.backends.testbed import Emulator, Testbed
 from itb.calibration import probes, udpmtu
+from itb.calibration.record import CALIBRATION_FORMAT
 from itb.calibration.verdict import Check, at_least, at_most, relative
 from itb.emulation import monitor
 from itb.scenario.model import Topology
@@ -70,7 +71,8 @@ class Calibration:
         return all(c.ok is not False for c in self.checks)
 
     def to_json(self) -> dict:
-        return {"testbed": self.testbed, "path": self.path, "ok": self.ok,
+        return {"format": CALIBRATION_FORMAT, "testbed": self.testbed, "path": self.path,
+                "ok": self.ok,
                 "checks": [c.to_json() for c in self.checks], "inventory": self.inventory,
                 "emulator": self.emulator, "warnings": self.warnings, "udp_mtu": self.udp_mtu}
 

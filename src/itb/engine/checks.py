@@ -6,7 +6,6 @@ idle RTT of every source/destination pair of the timeline.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -14,9 +13,11 @@ from itb import native
 from itb.backends import facts as inv
 from itb.backends.testbed import Testbed
 from itb.calibration import probes
+from itb.calibration.record import read_calibration
 from itb.cc import pace
 from itb.engine import pacing
 from itb.errors import PreflightError
+from itb.rundir.records import RunDirError
 from itb.scenario.pathspec import path_spec
 from itb.scenario.scenario import Scenario
 
@@ -56,10 +57,14 @@ def cpu_headroom_warnings(sc: Scenario, calibration: Path = Path("runs/calibrati
     if not rates:
         return []
     try:
-        cal = json.loads(calibration.read_text())
-        pct = cal["emulator"]["cpu_pct_during_tcp"]
-        cal_rate = cal["path"]["rate_bps"]
-    except (FileNotFoundError, KeyError, TypeError, json.JSONDecodeError):
+        cal = read_calibration(calibration)
+    except FileNotFoundError:
+        cal = None
+    except RunDirError as e:
+        return [f"the last calibration cannot be read ({e}): run `itb calibrate` again"]
+    pct = None if cal is None else cal.emulator.cpu_pct_during_tcp
+    cal_rate = None if cal is None else cal.path.rate_bps
+    if pct is None or not cal_rate:
         return ["no calibration found (runs/calibration.json): run `itb calibrate` to check "
                 "that the emulator keeps up on this machine"]
     need = pct * max(rates) / cal_rate

@@ -1,0 +1,66 @@
+"""calibration.json as a typed, versioned record (what `itb calibrate --json` and a run's
+quick calibration write), and its one reader for whoever uses a calibration: the
+benchmark's scale (the calibrated rate), a run's preflight (the emulator's CPU).
+
+`format` is 1; a calibration written before the field has the same fields and reads as 1.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from itb.rundir.records import Record, read_record
+
+CALIBRATION_FORMAT = 1
+
+
+class CalibratedPath(Record):
+    src: str | None = None
+    dst: str | None = None
+    rtt_ms: float | None = None
+    rate_bps: int | None = None
+    loss: float = 0.0
+    queue_delay_ms: float | None = None
+    bdp_bytes: int | None = None
+
+
+class CheckRecord(Record):
+    quantity: str
+    configured: float | None = None
+    measured: float | None = None
+    unit: str = ""
+    tolerance_pct: float | None = None
+    detail: str = ""
+    ok: bool | None = None
+    error_pct: float | None = None
+    cause: str | None = None
+
+
+class EmulatorFigures(Record):
+    cpu_pct_during_tcp: float | None = None
+
+
+class CalibrationRecord(Record):
+    WHAT: ClassVar[str] = "a calibration (calibration.json)"
+    VERSION_FIELD: ClassVar[str | None] = "format"
+    VERSION: ClassVar[int] = CALIBRATION_FORMAT
+    VERSION_MISSING: ClassVar[int | None] = CALIBRATION_FORMAT
+    format: int = CALIBRATION_FORMAT
+    testbed: dict = {}
+    path: CalibratedPath
+    ok: bool | None = None
+    checks: list[CheckRecord] = []
+    inventory: dict = {}
+    emulator: EmulatorFigures = EmulatorFigures()
+    warnings: list[str] = []
+    udp_mtu: dict = {}
+
+    def checks_off(self) -> list[str]:
+        return [c.quantity for c in self.checks if c.ok is False]
+
+
+def read_calibration(path: Path) -> CalibrationRecord:
+    """FileNotFoundError when there is none; RunDirError (exit 2) naming the file and
+    field when it is not a calibration this ITB reads."""
+    return read_record(path, CalibrationRecord)
