@@ -41,7 +41,9 @@ def test_a_summary_of_a_newer_format_is_refused_naming_it(tmp_path):
     path = write(tmp_path / "t.send.json", {"format": 2, "role": "send", "bytes": 10})
     with pytest.raises(RunDirError) as e:
         read_record(path, F.SendSummary)
-    assert str(e.value) == f"{path}: field format: 2 is not a format this ITB reads (it reads 1)"
+    assert str(e.value) == (f"{path}: field format: 2 is not a format this ITB reads (it reads "
+                            "1); written by another flow: report the run with the ITB that "
+                            "made it")
 
 
 def test_a_send_summary_as_flow_writes_it_reads_with_its_blocks(tmp_path):

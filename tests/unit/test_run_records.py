@@ -87,7 +87,9 @@ def test_a_format_this_itb_does_not_read_is_refused_before_the_shape(tmp_path, v
     # nothing but the format: the version is checked before the missing fields
     path = write(tmp_path / "meta.json", {"format": value})
     assert refused(path, RunMeta) == (
-        f"{path}: field format: {shown} is not a format this ITB reads (it reads 1)")
+        f"{path}: field format: {shown} is not a format this ITB reads (it reads 1); the run "
+        "was written by ITB (version not recorded): read it with that ITB, whose `itb report "
+        "RUN` rebuilds the tables, metrics and report from the run's raw logs")
 
 
 def test_a_field_of_the_wrong_type_is_named_and_not_converted(tmp_path):

@@ -48,6 +48,10 @@ class CalibrationRecord(Record):
     VERSION_MISSING: ClassVar[int | None] = CALIBRATION_FORMAT
     format: int = CALIBRATION_FORMAT
     testbed: dict = {}
+
+    @classmethod
+    def other_version_hint(cls, data: dict) -> str:
+        return "run `itb calibrate` again to write one this ITB reads"
     path: CalibratedPath
     ok: bool | None = None
     checks: list[CheckRecord] = []

@@ -23,6 +23,10 @@ class Summary(Record):
     VERSION_MISSING: ClassVar[int | None] = SUMMARY_FORMAT
     format: int = SUMMARY_FORMAT
     role: str | None = None
+
+    @classmethod
+    def other_version_hint(cls, data: dict) -> str:
+        return "written by another flow: report the run with the ITB that made it"
     ok: bool | None = None
     error: str | None = None
     bytes: int | None = None

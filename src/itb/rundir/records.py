@@ -46,6 +46,11 @@ class Record(BaseModel):
     # fields: read as that version); None: a missing version is refused
     VERSION_MISSING: ClassVar[int | None] = None
 
+    @classmethod
+    def other_version_hint(cls, data: dict) -> str:
+        """What to do with a file of another version (said after the refusal)."""
+        return ""
+
 
 # --- meta.json -------------------------------------------------------------------------
 
@@ -145,6 +150,14 @@ class RunMeta(Record):
 
     WHAT: ClassVar[str] = "a run's description (meta.json)"
     VERSION_FIELD: ClassVar[str | None] = "format"
+
+    @classmethod
+    def other_version_hint(cls, data: dict) -> str:
+        versions = data.get("versions")
+        by = versions.get("itb") if isinstance(versions, dict) else None
+        return (f"the run was written by ITB {by or '(version not recorded)'}: read it with "
+                "that ITB, whose `itb report RUN` rebuilds the tables, metrics and report "
+                "from the run's raw logs")
     format: int
     scenario: str
     scenario_hash: str
@@ -339,8 +352,9 @@ def model_of(path: Path, data, model):
             raise RunDirError(f"{path}: field {field}: missing (this ITB reads format "
                               f"{model.VERSION})")
         if type(got) is not int or got != model.VERSION:
+            hint = model.other_version_hint(data)
             raise RunDirError(f"{path}: field {field}: {_short(got)} is not a format this ITB "
-                              f"reads (it reads {model.VERSION})")
+                              f"reads (it reads {model.VERSION})" + (f"; {hint}" if hint else ""))
     try:
         # strict: a number is not taken from a string, nor a flag from a number
         return model.model_validate_json(json.dumps(data), strict=True)
