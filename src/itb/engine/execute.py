@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from itb.backends.clock import ClockEstimate
 from itb.backends.hostside.worker import sleep_until
+from itb.backends.testbed import Emulator
 from itb.engine.nodes import NodeEvent
 from itb.engine.pacing import Pacing
 from itb.engine.procplan import ProcSpec, RepetitionPlan
@@ -133,12 +134,13 @@ def _exit_text(rc: int) -> str:
 
 
 class Repetition:
-    def __init__(self, plan: RepetitionPlan, workers: WorkerPool, emulators: dict,
+    def __init__(self, plan: RepetitionPlan, workers: WorkerPool,
+                 emulators: Mapping[str, Emulator],
                  duration_us: int, tick: Callable[[str], None] = lambda s: None,
                  stop: threading.Event | None = None, tag: int = 0, clock: Clock = MONOTONIC):
         self.plan = plan
         self.workers = workers
-        self.emulators = emulators  # link name → EmulatorHandle
+        self.emulators = emulators  # link name → its emulator
         self.duration_us = duration_us
         self.tick = tick
         self.stop = stop or threading.Event()
