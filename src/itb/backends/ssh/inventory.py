@@ -199,6 +199,16 @@ class Inventory(_Strict):
                                 f"a {h.role} host needs its data-plane {f}")
         return h.data_iface, h.data_addr
 
+    def wire_ifaces(self, name: str) -> tuple[str, str]:
+        """The emulator host's interfaces (facing left, facing right; `from_dict` requires
+        them)."""
+        h = self.get(name)
+        if h.emulator_ifaces is None:
+            raise ScenarioError(self.source, f"host {h.name!r}.emulator_ifaces",
+                                "an emulator host needs it: [interface facing left, "
+                                "interface facing right]")
+        return h.emulator_ifaces
+
 
 def _field(loc: tuple, data: dict) -> str:
     """`host[2].data_addr` → `host "em".data_addr` when the host has a name."""
