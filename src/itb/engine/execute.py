@@ -261,9 +261,13 @@ class Repetition:
 
     def _handle(self, node: str, ev: dict, ready: set[str], awaited: set[str]) -> None:
         kind, ident = ev.get("ev"), self._own(ev)
-        if ident is None and kind != "worker_gone":
+        if kind == "worker_gone":
+            self.out.procs.setdefault(ident or f"worker:{node}", {"node": node})
+            self._worker_gone(node)
             return
-        rec = self.out.procs.setdefault(ident or f"worker:{node}", {"node": node})
+        if ident is None:  # another repetition's
+            return
+        rec = self.out.procs.setdefault(ident, {"node": node})
         if kind == "dispatched":
             rec.update(dispatched_ns=ev["t_ns"], spawned_ns=ev["spawned_ns"], pid=ev["pid"])
             p = self.by_id.get(ident)
@@ -297,12 +301,13 @@ class Repetition:
         elif kind == "cancelled":
             rec["cancelled_ns"] = ev["t_ns"]
             awaited.discard(ident)
-        elif kind == "worker_gone":
-            where = self.workers[node].where if node in self.workers.by_node else ""
-            doing = sorted(i for i, r in self.out.procs.items()
-                           if r.get("node") == node and "dispatched_ns" in r and "exited_ns" not in r)
-            what = f"; it was running {', '.join(doing)}" if doing else "; nothing of it was running"
-            self.out.fail(f"the worker of node {node} died{where}{what}", environment=True)
+
+    def _worker_gone(self, node: str) -> None:
+        where = self.workers[node].where if node in self.workers.by_node else ""
+        doing = sorted(i for i, r in self.out.procs.items()
+                       if r.get("node") == node and "dispatched_ns" in r and "exited_ns" not in r)
+        what = f"; it was running {', '.join(doing)}" if doing else "; nothing of it was running"
+        self.out.fail(f"the worker of node {node} died{where}{what}", environment=True)
 
     def _truncated(self, ident: str, node: str, ev: dict) -> None:
         """A stream of the process was cut ("truncated": recorded, said as a warning) and,
