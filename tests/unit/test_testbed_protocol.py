@@ -22,9 +22,10 @@ CCS = CcSupport(ensure=lambda names, say: [], release=lambda done, say: None,
 
 
 def members(proto: type) -> tuple[set[str], set[str]]:
-    """(methods, attributes) the protocol declares."""
+    """(methods, attributes) the protocol declares (a read-only property is an attribute)."""
     methods = {n for n, v in vars(proto).items() if not n.startswith("_") and callable(v)}
-    return methods, set(proto.__annotations__)
+    properties = {n for n, v in vars(proto).items() if isinstance(v, property)}
+    return methods, set(proto.__annotations__) | properties
 
 
 @pytest.fixture(scope="module")

@@ -83,13 +83,15 @@ def effect(tested: Sequence[float | None], reference: Sequence[float | None],
     """The effect and unadjusted p of one comparison; `decide` gives the verdict once the
     table's p-values are adjusted together."""
     a, b = _clean(tested), _clean(reference)
+    mean_tested = float(a.mean()) if a.size else None
+    mean_reference = float(b.mean()) if b.size else None
     c = Comparison(tested=tested_name, reference=reference_name, n_tested=a.size,
-                   n_reference=b.size, mean_tested=float(a.mean()) if a.size else None,
-                   mean_reference=float(b.mean()) if b.size else None, margin=margin)
-    if a.size == 0 or b.size == 0 or not c.mean_reference:
+                   n_reference=b.size, mean_tested=mean_tested,
+                   mean_reference=mean_reference, margin=margin)
+    if mean_tested is None or not mean_reference:  # (no repetition on a side, or a zero mean)
         c.reason = "no completed repetition on one side"
         return c
-    c.difference = (c.mean_tested - c.mean_reference) / c.mean_reference
+    c.difference = (mean_tested - mean_reference) / mean_reference
     if a.size < 2 or b.size < 2:
         c.reason = "fewer than 2 repetitions on a side: no spread, no test"
         return c
@@ -99,9 +101,9 @@ def effect(tested: Sequence[float | None], reference: Sequence[float | None],
         return c
     df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
     half = float(st.t.ppf(0.975, df) * math.sqrt(va + vb))
-    diff = c.mean_tested - c.mean_reference
-    c.difference_ci95 = ((diff - half) / c.mean_reference, (diff + half) / c.mean_reference)
-    c.difference_se = math.sqrt(va + vb) / c.mean_reference
+    diff = mean_tested - mean_reference
+    c.difference_ci95 = ((diff - half) / mean_reference, (diff + half) / mean_reference)
+    c.difference_se = math.sqrt(va + vb) / mean_reference
     c.p = float(st.ttest_ind(a, b, equal_var=False).pvalue)
     return c
 
@@ -141,8 +143,10 @@ def _repetitions_needed(c: Comparison) -> int | None:
     """Repetitions per protocol for the 95 % interval to clear the margin on the side the
     difference lies on (inside it: equivalence; beyond it: a difference), at the spread
     observed and with the degrees of freedom of that many repetitions."""
+    if c.difference is None or not c.difference_se:
+        return None
     target = abs(abs(c.difference) - c.margin)
-    if not c.difference_se or target <= 0:
+    if target <= 0:
         return None
     n = (c.n_tested + c.n_reference) / 2
     # the standard error shrinks as sqrt(n / m) with m repetitions on each side

@@ -107,12 +107,14 @@ def sent_columns(send: dict) -> dict:
 def cpu_columns(send: dict, recv: dict) -> dict:
     """CPU seconds (user + system, getrusage of the process) the sender and the receiver
     used, from their summaries' `cpu` block; NaN without one."""
-    out = {}
+    out: dict[str, float] = {}
     for col, summary in (("send_cpu_s", send), ("recv_cpu_s", recv)):
         cpu = summary.get("cpu")
-        ok = isinstance(cpu, dict) and all(isinstance(cpu.get(k), (int, float))
-                                           for k in ("user_s", "system_s"))
-        out[col] = cpu["user_s"] + cpu["system_s"] if ok else np.nan
+        if isinstance(cpu, dict) and all(isinstance(cpu.get(k), (int, float))
+                                         for k in ("user_s", "system_s")):
+            out[col] = cpu["user_s"] + cpu["system_s"]
+        else:
+            out[col] = np.nan
     return out
 
 
@@ -270,7 +272,7 @@ def sample_frames(run: Path, repetition: int, interval_s: float,
 
 
 def bottleneck_frames(run: Path, repetition: int) -> list[pd.DataFrame]:
-    out = []
+    out: list[pd.DataFrame] = []
     em_root = rundir.rep_dir(run, repetition) / "emulator"
     if not em_root.exists():
         return out

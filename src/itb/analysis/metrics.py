@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
+from typing import TypedDict
 
 import numpy as np
 import pandas as pd
@@ -59,12 +60,24 @@ def _jsonable(obj):
 # --- one run -----------------------------------------------------------------------------
 
 
-def _payload_share(context: Mapping) -> float:
+class RunContext(TypedDict, total=False):
+    """What a run's metrics are computed against (`itb.analysis.summary.context_of`;
+    metrics.json's `context`)."""
+
+    capacity_bps: float | None  # the forward bottleneck's C (None: unlimited)
+    reverse_capacity_bps: float | None
+    mtu: int | None
+    link: str | None  # which bottleneck link
+    payload_share: float | None  # for the fair-share ideal (default: TCP/IPv4 at the MTU)
+
+
+def _payload_share(context: RunContext) -> float:
     """context["payload_share"] if given, else TCP/IPv4 with timestamps at context["mtu"]."""
-    if context.get("payload_share") is not None:
-        return float(context["payload_share"])
-    if context.get("mtu") is not None:
-        return tcp_payload_share(int(context["mtu"]))
+    share, mtu = context.get("payload_share"), context.get("mtu")
+    if share is not None:
+        return float(share)
+    if mtu is not None:
+        return tcp_payload_share(int(mtu))
     return 1.0
 
 
@@ -151,7 +164,7 @@ def _transfer_rows(tr: pd.DataFrame, gput: pd.DataFrame, samples: pd.DataFrame,
 
 
 def _repetition(rep: int, tr: pd.DataFrame, samples: pd.DataFrame,
-                bottleneck: pd.DataFrame, gput: pd.DataFrame, context: Mapping) -> dict:
+                bottleneck: pd.DataFrame, gput: pd.DataFrame, context: RunContext) -> dict:
     """Every metric of one repetition (see run_metrics)."""
     capacity = finite_rate(context.get("capacity_bps"), "capacity_bps")
     link = context.get("link")
@@ -235,7 +248,7 @@ def lateness_stats(values: list[float | None]) -> dict | None:
         return None
     v = floats(values)
     done = v[~np.isnan(v)]
-    out = {"n": int(done.size), "n_failed": int(v.size - done.size)}
+    out: dict[str, int | float | None] = {"n": int(done.size), "n_failed": int(v.size - done.size)}
     if done.size:
         out |= {"mean_s": float(done.mean()), "min_s": float(done.min()), "max_s": float(done.max()),
                 "sigma_s": float(done.std(ddof=1)) if done.size > 1 else None}
@@ -251,7 +264,7 @@ def deadline_counts(met: list[bool | None]) -> dict | None:
 
 
 def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.DataFrame,
-                context: Mapping) -> RunMetrics:
+                context: RunContext) -> RunMetrics:
     """All metrics of one run: per repetition and aggregated over repetitions.
 
     context: {"capacity_bps": forward C or None, "reverse_capacity_bps", "mtu", and

@@ -96,6 +96,7 @@ class ProfileKept(BaseModel):
 def _span_and_direction(e: dict, tr: pd.DataFrame, procs: dict[str, ProcRecord],
                         sides: dict[str, str]):
     """(start, end, direction) of a profiled event; None where it has no span."""
+    direction: str | None
     if e["kind"] == "transfer":
         row = tr[tr["transfer"] == e["id"]]
         if not len(row):

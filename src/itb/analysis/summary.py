@@ -6,21 +6,22 @@ from __future__ import annotations
 
 import pandas as pd
 
-from itb.analysis.metrics import run_metrics
+from itb.analysis.metrics import RunContext, run_metrics
 from itb.analysis.run_results import Dispatch, RunMetrics
 from itb.scenario.model import Topology
 from itb.scenario.pathspec import path_spec
 
 
-def context_of(topo: Topology, transfers: pd.DataFrame) -> dict:
+def context_of(topo: Topology, transfers: pd.DataFrame) -> RunContext:
     """C, its link and the reverse capacity: the bottleneck on the path of the forward
     transfers (the first one's path when several links are emulated)."""
-    ctx = {"capacity_bps": None, "reverse_capacity_bps": None, "mtu": topo.mtu, "link": None}
+    ctx: RunContext = {"capacity_bps": None, "reverse_capacity_bps": None, "mtu": topo.mtu,
+                       "link": None}
     fwd = transfers[transfers["direction"] == "forward"] if len(transfers) else transfers
     if len(fwd):
         first = fwd.iloc[0]
         spec = path_spec(topo, first["src"], first["dst"])
-        if spec.bottleneck is not None:
+        if spec.bottleneck is not None and spec.forward is not None:  # (found together)
             ctx["link"] = spec.bottleneck.name
             # the shared link's own rate: an access link may be slower (C_a < C)
             ctx["capacity_bps"] = spec.forward.rate_bps

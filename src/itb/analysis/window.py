@@ -52,10 +52,10 @@ def find_faults(samples: pd.DataFrame, starts_ns: dict[tuple[int, str], int]) ->
             t_s = (int(first["t_ns"]) - start) / 1e9 if start is not None else np.nan
             out.append(WindowFault(int(rep), str(tr), int(first["stream"]), t_s, field,
                                    int(first[field])))
-    first: dict[tuple[int, str], WindowFault] = {}
+    earliest: dict[tuple[int, str], WindowFault] = {}
     for f in sorted(out, key=lambda f: (f.t_s if np.isfinite(f.t_s) else np.inf)):
-        first.setdefault((f.repetition, f.transfer), f)
-    return list(first.values())
+        earliest.setdefault((f.repetition, f.transfer), f)
+    return list(earliest.values())
 
 
 def mark_corrupt(transfers: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame:

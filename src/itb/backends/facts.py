@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import platform
 import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import NotRequired, TypedDict
 
-from itb.backends.host import NetnsHost
+from itb.backends.host import CommandRunner, Host, NetnsHost
 
 HOST_SYSCTLS = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control",
                 "net.ipv4.tcp_available_congestion_control", "net.ipv4.tcp_no_metrics_save")
@@ -16,7 +18,25 @@ OFFLOADS = ("tcp-segmentation-offload", "generic-segmentation-offload",
             "generic-receive-offload")
 
 
-def cpu() -> dict:
+class CpuFacts(TypedDict):
+    model: str
+    cores: int | None
+    kernel: str | None
+    machine: str | None
+
+
+class HostFacts(TypedDict):
+    """A host's CPU, kernel and NIC (`host_facts`): meta.json's `facts` and the
+    calibration table's rows."""
+
+    cpu: CpuFacts
+    # ifname, ethtool's driver, version, firmware-version and bus-info (those it shows),
+    # mtu, speed_mbps, offloads
+    nic: NotRequired[dict[str, object]]
+    congestion_controls: list[str]
+
+
+def cpu() -> CpuFacts:
     model = "unknown"
     for line in Path("/proc/cpuinfo").read_text().splitlines():
         if line.startswith("model name"):
@@ -26,15 +46,16 @@ def cpu() -> dict:
             "machine": platform.machine()}
 
 
-def sysctls(host: NetnsHost, keys) -> dict[str, str]:
-    out = {}
+def sysctls(host: Host, keys: Iterable[str]) -> dict[str, str | None]:
+    """Each sysctl's value (None: it could not be read)."""
+    out: dict[str, str | None] = {}
     for k in keys:
         res = host.run(["sysctl", "-n", k], check=False)
         out[k] = " ".join(res.stdout.split()) if res.returncode == 0 else None
     return out
 
 
-def offloads(host: NetnsHost, ifname: str) -> dict[str, str]:
+def offloads(host: Host, ifname: str) -> dict[str, str]:
     return _offloads(host.run(["ethtool", "-k", ifname], check=False).stdout)
 
 
@@ -47,12 +68,12 @@ def _offloads(text: str) -> dict[str, str]:
     return found
 
 
-def qdiscs(host: NetnsHost) -> list[str]:
+def qdiscs(host: Host) -> list[str]:
     res = host.run(["tc", "qdisc", "show"], check=False)
     return [line.strip() for line in res.stdout.splitlines() if line.strip()]
 
 
-def mtu(host: NetnsHost, ifname: str) -> int | None:
+def mtu(host: Host, ifname: str) -> int | None:
     res = host.run(["ip", "-o", "link", "show", ifname], check=False)
     m = re.search(r"mtu (\d+)", res.stdout)
     return int(m.group(1)) if m else None
@@ -82,7 +103,7 @@ def _sections(text: str) -> dict[str, str]:
     return {k: "\n".join(v).strip() for k, v in out.items()}
 
 
-def host_facts(host, ifname: str | None) -> dict:
+def host_facts(host: CommandRunner, ifname: str | None) -> HostFacts:
     """CPU, kernel and NIC of a host reached through its `Host` (an SSH host: not this
     machine): the documents' calibration table, one row. One command."""
     got = _sections(host.run(["sh", "-c", _FACTS, "sh", ifname or ""], check=False).stdout)
@@ -92,25 +113,27 @@ def host_facts(host, ifname: str | None) -> dict:
             model = line.split(":", 1)[1].strip()
             break
     nproc = got.get("nproc", "")
-    facts = {"cpu": {"model": model, "cores": int(nproc) if nproc.isdigit() else None,
-                     "kernel": got.get("kernel") or None, "machine": got.get("machine") or None}}
-    if ifname:
-        driver = {}
-        for line in got.get("driver", "").splitlines():
-            k, _, v = line.partition(":")
-            if k.strip() in ("driver", "version", "firmware-version", "bus-info"):
-                driver[k.strip()] = v.strip()
-        speed = got.get("speed", "")
-        m = re.search(r"mtu (\d+)", got.get("link", ""))
-        facts["nic"] = {"ifname": ifname, **driver, "mtu": int(m.group(1)) if m else None,
-                        "speed_mbps": int(speed) if speed.lstrip("-").isdigit() else None,
-                        "offloads": _offloads(got.get("offloads", ""))}
-    facts["congestion_controls"] = got.get("cc", "").split()
-    return facts
+    cpu_facts: CpuFacts = {"model": model, "cores": int(nproc) if nproc.isdigit() else None,
+                           "kernel": got.get("kernel") or None,
+                           "machine": got.get("machine") or None}
+    ccs = got.get("cc", "").split()
+    if not ifname:
+        return {"cpu": cpu_facts, "congestion_controls": ccs}
+    driver: dict[str, str] = {}
+    for line in got.get("driver", "").splitlines():
+        k, _, v = line.partition(":")
+        if k.strip() in ("driver", "version", "firmware-version", "bus-info"):
+            driver[k.strip()] = v.strip()
+    speed = got.get("speed", "")
+    m = re.search(r"mtu (\d+)", got.get("link", ""))
+    nic: dict[str, object] = {"ifname": ifname, **driver, "mtu": int(m.group(1)) if m else None,
+                              "speed_mbps": int(speed) if speed.lstrip("-").isdigit() else None,
+                              "offloads": _offloads(got.get("offloads", ""))}
+    return {"cpu": cpu_facts, "nic": nic, "congestion_controls": ccs}
 
 
-def inventory(src: NetnsHost, others: list[NetnsHost], ifname: str, local: bool = True) -> dict:
-    root = NetnsHost("root", None) if local else src
+def inventory(src: Host, others: Sequence[Host], ifname: str, local: bool = True) -> dict:
+    root: Host = NetnsHost("root", None) if local else src
     return {
         "cpu": cpu() if local else host_facts(src, None)["cpu"],
         "host": src.name,

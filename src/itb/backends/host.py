@@ -25,19 +25,62 @@ class Completed:
     stderr: str
 
 
-class Host(Protocol):
-    name: str
+class ByteSink(Protocol):
+    def write(self, data: bytes, /) -> object: ...
+
+    def flush(self) -> None: ...
+
+
+class ByteSource(Protocol):
+    def read(self) -> bytes: ...
+
+
+class Proc(Protocol):
+    """A process a `Host` spawned: a `subprocess.Popen` of bytes on this machine, a
+    `RemoteProc` on an SSH host; what ITB uses of either. A stream is None unless it
+    was asked for as a pipe."""
+
+    @property
+    def pid(self) -> int | None: ...  # None: remote (not known here)
+
+    @property
+    def stdin(self) -> ByteSink | None: ...
+
+    @property
+    def stdout(self) -> Iterable[bytes] | None: ...  # its lines
+
+    @property
+    def stderr(self) -> ByteSource | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def communicate(self, input: bytes | None = None,
+                    timeout: float | None = None) -> tuple[bytes, bytes]: ...
+
+    def terminate(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+
+class CommandRunner(Protocol):
+    """Runs a command to its end: a `Host`, or an SSH host's connection as such."""
 
     def run(
         self, argv: Sequence[str], *, check: bool = True, timeout: float | None = 60,
         input: str | None = None,
     ) -> Completed: ...
 
+
+class Host(CommandRunner, Protocol):
+    name: str
+
     def spawn(
         self, argv: Sequence[str], *, stdin: IO | int | None = None,
         stdout: IO | int | None = None, stderr: IO | int | None = None,
         env: dict[str, str] | None = None,
-    ) -> subprocess.Popen: ...
+    ) -> Proc: ...
 
 
 def json_lines(stream: Iterable[bytes | str]) -> Iterator[dict]:
@@ -91,7 +134,8 @@ class NetnsHost:
             raise CommandFailed(self.name, full, p.returncode, p.stderr or p.stdout)
         return res
 
-    def spawn(self, argv, *, stdin=None, stdout=None, stderr=None, env=None) -> subprocess.Popen:
+    def spawn(self, argv, *, stdin=None, stdout=None, stderr=None,
+              env=None) -> subprocess.Popen[bytes]:
         # New session: a Ctrl-C at the terminal does not reach it (the engine stops it).
         # Whether it outlives this process is the caller's choice (ITB_DIE_WITH_PARENT).
         proc = subprocess.Popen(

@@ -14,7 +14,7 @@ subpackage of `itb.backends` with a class that has these members, and one line t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -44,7 +44,7 @@ class Emulator(Protocol):
 
     def sync_logs(self) -> None: ...  # brings its log up to date in log_dir
 
-    def sync_clock(self) -> None: ...  # measures clock_offset_ns again
+    def sync_clock(self) -> object: ...  # measures clock_offset_ns again (result unused)
 
 
 @dataclass(frozen=True)
@@ -63,7 +63,9 @@ class Testbed(Protocol):
     same_machine: bool  # every node on this machine, on its clock
     topology: Topology  # with the addresses the hosts really have
     warnings: list[str]
-    emulators: dict[str, Emulator]  # link name → its emulator, once up
+
+    @property
+    def emulators(self) -> Mapping[str, Emulator]: ...  # link name → its emulator, once up
 
     def check_free(self) -> None: ...
 
@@ -82,7 +84,7 @@ class Testbed(Protocol):
 
     def built(self) -> bool: ...
 
-    def hosts(self) -> list[Host]: ...  # one per end host of the topology
+    def hosts(self) -> Sequence[Host]: ...  # one per end host of the topology
 
     def host(self, node: str) -> Host: ...
 

@@ -9,7 +9,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-from itb.backends.host import NetnsHost
+from itb.backends.host import Host
 from itb.errors import BackendError
 
 _PING_TIME = re.compile(r"time=([0-9.]+) ms")
@@ -20,7 +20,7 @@ def parse_ping(text: str) -> list[float]:
     return [float(m) for m in _PING_TIME.findall(text)]
 
 
-def ping(src: NetnsHost, dst_addr: str, count: int, interval_s: float = 0.02) -> list[float]:
+def ping(src: Host, dst_addr: str, count: int, interval_s: float = 0.02) -> list[float]:
     res = src.run(["ping", "-n", "-c", str(count), "-i", str(interval_s), dst_addr],
                   check=False, timeout=count * interval_s + 30)
     samples = parse_ping(res.stdout)
@@ -32,7 +32,7 @@ def ping(src: NetnsHost, dst_addr: str, count: int, interval_s: float = 0.02) ->
 class BackgroundPing:
     """Ping running while something else loads the path (RTT under load)."""
 
-    def __init__(self, src: NetnsHost, dst_addr: str, interval_s: float = 0.05):
+    def __init__(self, src: Host, dst_addr: str, interval_s: float = 0.05):
         self.proc = src.spawn(["ping", "-n", "-i", str(interval_s), dst_addr],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
@@ -46,8 +46,8 @@ class BackgroundPing:
 class Iperf:
     """One iperf3 test: server on dst (one-off), client on src, JSON results of both ends."""
 
-    src: NetnsHost
-    dst: NetnsHost
+    src: Host
+    dst: Host
     dst_addr: str
     port: int = 5201
 

@@ -122,6 +122,15 @@ def window(rows: list[list[int]], seconds: float) -> tuple[int, int] | None:
     return (t0, t1) if t1 > t0 else None
 
 
+def _rate(series: Series, spec: str, t0: int, t1: int,
+          second: bool = False) -> tuple[float, float]:
+    """`Series.rate` of a counter the sampler was asked for, between two of its rows."""
+    got = series.rate(spec, t0, t1, second)
+    if got is None:
+        raise BackendError(f"the counters sampler has no {spec} rows from {t0} to {t1} ns")
+    return got
+
+
 def figures(rate_bps: float, frame_bytes: int, seconds: float, rx_if: str, recv: Series,
             em: Series | None = None, em_ifs: tuple[str, str] = ("a0", "b0"),
             log: list[monitor.Interval] | None = None, em_task: str | None = None,
@@ -136,25 +145,25 @@ def figures(rate_bps: float, frame_bytes: int, seconds: float, rx_if: str, recv:
         return None
     inside = [r[0] for r in recv.rows if w[0] <= r[0] <= w[1]]
     t0, t1 = inside[0], inside[-1]
-    got, dt = recv.rate(f"{rx_if}:rx_bytes", t0, t1)
-    f = Figures(rate_bps, frame_bytes, dt, got * 8, recv.rate(f"{rx_if}:rx_packets", t0, t1)[0])
+    got, dt = _rate(recv, f"{rx_if}:rx_bytes", t0, t1)
+    f = Figures(rate_bps, frame_bytes, dt, got * 8, _rate(recv, f"{rx_if}:rx_packets", t0, t1)[0])
     if recv.has("cpu"):
         tick = os.sysconf("SC_CLK_TCK")
-        idle = recv.rate("cpu", t0, t1)[0] / tick  # cores' worth of idle time
+        idle = _rate(recv, "cpu", t0, t1)[0] / tick  # cores' worth of idle time
         f.cores = cores
         f.host_busy_pct = max(0.0, 100 * (1 - idle / cores))
-        f.steal_pct = 100 * recv.rate("cpu", t0, t1, second=True)[0] / tick / cores
+        f.steal_pct = 100 * _rate(recv, "cpu", t0, t1, second=True)[0] / tick / cores
     for spec, run, wait in ((em_task, "emulator_cpu_pct", "emulator_wait_pct"),
                             (sender, "sender_cpu_pct", "sender_wait_pct")):
         if spec and recv.has(spec):
-            setattr(f, run, recv.rate(spec, t0, t1)[0] / 1e7)  # ns per s → % of a core
-            setattr(f, wait, recv.rate(spec, t0, t1, second=True)[0] / 1e7)
+            setattr(f, run, _rate(recv, spec, t0, t1)[0] / 1e7)  # ns per s → % of a core
+            setattr(f, wait, _rate(recv, spec, t0, t1, second=True)[0] / 1e7)
     a, b = em_ifs
     if em is not None and em.rate(f"{a}:rx_bytes", t0, t1):
-        f.offered_bps = em.rate(f"{a}:rx_bytes", t0, t1)[0] * 8
-        f.offered_pps = em.rate(f"{a}:rx_packets", t0, t1)[0]
-        f.released_bps = em.rate(f"{b}:tx_bytes", t0, t1)[0] * 8
-        per_s, span = em.rate(f"{b}:tx_dropped", t0, t1)
+        f.offered_bps = _rate(em, f"{a}:rx_bytes", t0, t1)[0] * 8
+        f.offered_pps = _rate(em, f"{a}:rx_packets", t0, t1)[0]
+        f.released_bps = _rate(em, f"{b}:tx_bytes", t0, t1)[0] * 8
+        per_s, span = _rate(em, f"{b}:tx_dropped", t0, t1)
         f.refused = round(per_s * span)
     rows = monitor.between(log or [], t0 - delay_ns, t1 - delay_ns - 1_000_000)
     if log is not None:
@@ -179,7 +188,7 @@ def judge(f: Figures, quantity: str,
              f"{f.window_s:.1f} s window"]
     if f.intervals == 0:
         parts.append("the emulator's log holds no rows for this window")
-    if f.departed_bps is not None:
+    if f.departed_bps is not None and f.max_lag_us is not None:  # (set together)
         parts.append(f"emulator departures {_mbps(f.departed_bps)} Mbit/s, queue empty in "
                      f"{f.empty_ms} of {f.intervals} ms, {f.late} late "
                      f"(max {f.max_lag_us / 1000:.1f} ms)")
@@ -200,8 +209,9 @@ def judge(f: Figures, quantity: str,
         idle = max(0.0, 100.0 * (c - f.departed_bps) / c)
         after = 100.0 * (f.departed_bps - f.arrived_bps) / c
     short = []
-    if f.emulator_cpu_pct is not None and (f.emulator_cpu_pct >= EMULATOR_SATURATED_PCT
-                                           or f.emulator_wait_pct >= EMULATOR_WAIT_PCT):
+    if (f.emulator_cpu_pct is not None and f.emulator_wait_pct is not None  # (set together)
+            and (f.emulator_cpu_pct >= EMULATOR_SATURATED_PCT
+                 or f.emulator_wait_pct >= EMULATOR_WAIT_PCT)):
         short.append(f"the emulator's thread ran {f.emulator_cpu_pct:.0f} % of a core and waited "
                      f"for one {f.emulator_wait_pct:.1f} % of the time; it forwarded "
                      f"{f.arrived_pps:,.0f} of the {f.needed_pps:,.0f} packets/s needed "

@@ -40,7 +40,7 @@ def object_path(name: str) -> Path:
 def bpftool(host: Host, *args: str | Path, check: bool = True):
     # -d would flood; plain stderr carries libbpf's messages and the verifier log.
     try:
-        return host.run(["bpftool", *args], check=check)
+        return host.run(["bpftool", *map(str, args)], check=check)
     except CommandFailed as e:
         if e.returncode == 127:
             raise PreflightError("bpftool is not installed: run `make setup` "

@@ -74,11 +74,10 @@ def status(host: Host | None = None) -> list[Status]:
         if alg.kernel_name and alg.kernel_name in avail:
             src: Source = "module" if alg.module in mods else "built-in"
             out.append(Status(alg.name, alg.kernel_name, src, True, "in the kernel"))
-        elif alg.kernel_name and kernel.module_exists(host, alg.module):
+        elif alg.module is not None and kernel.module_exists(host, alg.module):  # (a kernel name)
             out.append(Status(alg.name, alg.kernel_name, "module", False,
                               f"modprobe {alg.module} on first use"))
-        elif alg.ours:
-            ours = alg.ours_name
+        elif (ours := alg.ours_name) is not None:  # (ITB's own)
             if ours in avail:
                 out.append(Status(alg.name, ours, "ours", True, "eBPF, registered"))
             elif ebpf.object_path(alg.name).is_file():
@@ -95,19 +94,20 @@ def resolve_one(name: str, host: Host, prefer: Prefer = "kernel",
                 progress: Progress = _noop) -> Resolved:
     alg = _algorithm(name)
     avail = set(kernel.available())
-    if prefer == "kernel" and alg.kernel_name:
-        src: Source = "module" if alg.module in kernel.loaded_modules() else "built-in"
+    module = alg.module  # (set when the kernel has its own)
+    if prefer == "kernel" and alg.kernel_name and module is not None:
+        src: Source = "module" if module in kernel.loaded_modules() else "built-in"
         if alg.kernel_name in avail:
             return Resolved(name, alg.kernel_name, src, False)
-        if kernel.module_exists(host, alg.module):
-            progress(f"loading kernel module {alg.module}")
-            kernel.load_module(host, alg.module)
+        if kernel.module_exists(host, module):
+            progress(f"loading kernel module {module}")
+            kernel.load_module(host, module)
             return Resolved(name, alg.kernel_name, "module", True)
-    if not alg.ours:
+    ours = alg.ours_name
+    if ours is None:  # (not ITB's own)
         raise PreflightError(
             f"congestion control {name!r} is not available on this kernel (available: "
             f"{', '.join(sorted(avail))}) and ITB has no eBPF implementation of it")
-    ours = alg.ours_name
     if ours in avail:
         return Resolved(name, ours, "ours", False)
     progress(f"registering ITB's eBPF {name} as {ours}")
@@ -168,18 +168,17 @@ def unload(names: Iterable[str], host: Host | None = None) -> list[str]:
     regs = ebpf.registered(host)
     gone = []
     for name in names:
-        alg = _algorithm(name)
-        if not alg.ours:
+        ours = _algorithm(name).ours_name
+        if ours is None:  # (not ITB's own)
             raise PreflightError(f"{name!r} is the kernel's, not ITB's; `itb cc unload` "
                                  "only unregisters ITB's eBPF congestion controls")
         with holders.locked():
-            if users := holders.users(alg.ours_name):
-                raise PreflightError(f"{alg.ours_name} is in use by {_who(users)}: "
-                                     "not unregistered")
-            if alg.ours_name in regs:
-                ebpf.unregister(host, alg.ours_name)
-                holders.forget(alg.ours_name)
-                gone.append(alg.ours_name)
+            if users := holders.users(ours):
+                raise PreflightError(f"{ours} is in use by {_who(users)}: not unregistered")
+            if ours in regs:
+                ebpf.unregister(host, ours)
+                holders.forget(ours)
+                gone.append(ours)
     return gone
 
 

@@ -44,12 +44,21 @@ class Published:
     plan_c: float | None = None  # c to plan the loss range with, where Linux's differs
 
     def window(self, p: float) -> float | None:
-        return None if self.c is None else self.c / p ** self.d
+        return None if self.c is None or self.d is None else self.c / p ** self.d
 
     def loss_for(self, w: float) -> float:
-        c, d = (self.plan_c or self.c, self.d) if self.c is not None else \
-            (PUBLISHED[self.plan_as].c, PUBLISHED[self.plan_as].d)
+        c, d = self.planned()
         return (c / w) ** (1 / d)
+
+    def planned(self) -> tuple[float, float]:
+        """(c, d) the loss range is planned with: its own (plan_c when Linux's c differs),
+        else those of `plan_as`."""
+        if self.c is not None and self.d is not None:
+            return self.plan_c or self.c, self.d
+        other = PUBLISHED.get(self.plan_as or "")
+        if other is None or other.c is None or other.d is None:
+            raise ValueError(f"no response function to plan with (plan_as {self.plan_as!r})")
+        return other.c, other.d
 
 
 def highspeed_b(w: float) -> float:

@@ -75,6 +75,7 @@ def testbed_plan(file: Path | None = FILE_ARG, pairs: int | None = PAIRS,
                  rtt: str | None = RTT, loss: str | None = LOSS,
                  buffer: str | None = BUFFER, mtu: int | None = MTU) -> None:
     """Print, per node, every command `up` would run (nothing is executed)."""
+    from itb.emulation.actions import StartEmulator
     from itb.emulation.plan import build_plan
 
     topo = load_testbed_file(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
@@ -84,7 +85,7 @@ def testbed_plan(file: Path | None = FILE_ARG, pairs: int | None = PAIRS,
         print(f"\n## node {node} (netns {steps[0].ns})")
         for step in steps:
             print(" ".join(_quote(a) for a in step.argv()))
-            if hasattr(step, "config"):
+            if isinstance(step, StartEmulator):
                 print(f"# {step.config_path}:")
                 for line in json.dumps(step.config, indent=1).splitlines():
                     print(f"#   {line}")

@@ -51,8 +51,17 @@ class Interval:
 def read_log(path: Path) -> list[Interval]:
     with open(path, newline="") as f:
         rows = csv.DictReader(f)
-        return [Interval(*(int(float(r[k])) if k != "max_lag_us" else float(r[k])
-                           for k in FIELDS)) for r in rows if r.get("t_ns")]
+        return [_interval(r) for r in rows if r.get("t_ns")]
+
+
+def _interval(row: dict[str, str]) -> Interval:
+    def count(k: str) -> int:
+        return int(float(row[k]))
+
+    return Interval(t_ns=count("t_ns"), bytes=count("bytes"), packets=count("packets"),
+                    drops_queue=count("drops_queue"), drops_loss=count("drops_loss"),
+                    queue_bytes=count("queue_bytes"), queue_max_bytes=count("queue_max_bytes"),
+                    late_packets=count("late_packets"), max_lag_us=float(row["max_lag_us"]))
 
 
 def direction_log(log_dir: str | Path, direction: str, lo_ns: int = 0,
@@ -90,9 +99,9 @@ def _covering(files: list[Path], lo_ns: int, hi_ns: int) -> list[Path]:
     """The files (in order, each starting where the previous ends) that can hold rows
     from lo_ns to hi_ns: a file's rows end where the next file's first row is."""
     firsts = [_first_t(p) for p in files]
-    return [p for i, p in enumerate(files)
-            if (firsts[i] is None or firsts[i] <= hi_ns)
-            and (i + 1 == len(files) or firsts[i + 1] is None or firsts[i + 1] > lo_ns)]
+    nexts = firsts[1:] + [None]  # the last file: no next one
+    return [p for p, first, nxt in zip(files, firsts, nexts, strict=True)
+            if (first is None or first <= hi_ns) and (nxt is None or nxt > lo_ns)]
 
 
 def read_window(log_dir: str | Path, direction: str, lo_ns: int, hi_ns: int) -> pd.DataFrame:

@@ -12,9 +12,9 @@ from itb.scenario.paths import neighbours
 def first_hops(topo: Topology, src: str) -> dict[str, tuple[Link, Endpoint, Endpoint]]:
     """For every node reachable from src: the link and endpoints of the first hop."""
     adj = neighbours(topo)
-    first: dict[str, tuple] = {}
+    first: dict[str, tuple[Link, Endpoint, Endpoint]] = {}
     seen = {src}
-    queue = deque()
+    queue: deque[str] = deque()
     for peer, link, own, other in adj[src]:
         if peer not in seen:
             seen.add(peer)

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from itb.backends.clock import ClockEstimate
 from itb.backends.hostside.worker import sleep_until
+from itb.backends.testbed import Emulator
 from itb.engine.nodes import NodeEvent
 from itb.engine.pacing import Pacing
 from itb.engine.procplan import ProcSpec, RepetitionPlan
@@ -133,12 +134,13 @@ def _exit_text(rc: int) -> str:
 
 
 class Repetition:
-    def __init__(self, plan: RepetitionPlan, workers: WorkerPool, emulators: dict,
+    def __init__(self, plan: RepetitionPlan, workers: WorkerPool,
+                 emulators: Mapping[str, Emulator],
                  duration_us: int, tick: Callable[[str], None] = lambda s: None,
                  stop: threading.Event | None = None, tag: int = 0, clock: Clock = MONOTONIC):
         self.plan = plan
         self.workers = workers
-        self.emulators = emulators  # link name → EmulatorHandle
+        self.emulators = emulators  # link name → its emulator
         self.duration_us = duration_us
         self.tick = tick
         self.stop = stop or threading.Event()
@@ -259,9 +261,13 @@ class Repetition:
 
     def _handle(self, node: str, ev: dict, ready: set[str], awaited: set[str]) -> None:
         kind, ident = ev.get("ev"), self._own(ev)
-        if ident is None and kind != "worker_gone":
+        if kind == "worker_gone":
+            self.out.procs.setdefault(ident or f"worker:{node}", {"node": node})
+            self._worker_gone(node)
             return
-        rec = self.out.procs.setdefault(ident or f"worker:{node}", {"node": node})
+        if ident is None:  # another repetition's
+            return
+        rec = self.out.procs.setdefault(ident, {"node": node})
         if kind == "dispatched":
             rec.update(dispatched_ns=ev["t_ns"], spawned_ns=ev["spawned_ns"], pid=ev["pid"])
             p = self.by_id.get(ident)
@@ -295,12 +301,13 @@ class Repetition:
         elif kind == "cancelled":
             rec["cancelled_ns"] = ev["t_ns"]
             awaited.discard(ident)
-        elif kind == "worker_gone":
-            where = self.workers[node].where if node in self.workers.by_node else ""
-            doing = sorted(i for i, r in self.out.procs.items()
-                           if r.get("node") == node and "dispatched_ns" in r and "exited_ns" not in r)
-            what = f"; it was running {', '.join(doing)}" if doing else "; nothing of it was running"
-            self.out.fail(f"the worker of node {node} died{where}{what}", environment=True)
+
+    def _worker_gone(self, node: str) -> None:
+        where = self.workers[node].where if node in self.workers.by_node else ""
+        doing = sorted(i for i, r in self.out.procs.items()
+                       if r.get("node") == node and "dispatched_ns" in r and "exited_ns" not in r)
+        what = f"; it was running {', '.join(doing)}" if doing else "; nothing of it was running"
+        self.out.fail(f"the worker of node {node} died{where}{what}", environment=True)
 
     def _truncated(self, ident: str, node: str, ev: dict) -> None:
         """A stream of the process was cut ("truncated": recorded, said as a warning) and,

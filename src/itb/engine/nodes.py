@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from itb.backends import clock as C
@@ -59,6 +60,9 @@ class WorkerHandle:
                                 CLOCK_TIMEOUT_S)
         self.proc = host.spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, env=env)
+        stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
+        assert stdin is not None and stdout is not None and stderr is not None  # (pipes)
+        self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
         self.lock = threading.Lock()
         self.hello = threading.Event()
         self.pid: int | None = None
@@ -66,7 +70,7 @@ class WorkerHandle:
         self.reader.start()
 
     def _read(self) -> None:
-        for ev in json_lines(self.proc.stdout):
+        for ev in json_lines(self.stdout):
             if ev.get("ev") == "hello":
                 self.pid = ev.get("pid")
                 self.hello.set()
@@ -84,14 +88,14 @@ class WorkerHandle:
         if not self.hello.wait(timeout_s):
             err = b""
             if self.proc.poll() is not None:
-                err = self.proc.stderr.read()
+                err = self.stderr.read()
             raise BackendError(f"worker on {self.node} did not start within {timeout_s:.0f} s: "
                                f"{err.decode(errors='replace')[-300:]}")
 
     def sync_clock(self) -> ClockEstimate:
         """Measures the node's clock offset (not for a local namespace: same clock)."""
         if self.same_clock:
-            return self.clock
+            return C.SAME  # (self.clock, for good)
         self.offset_ns = 0
         self.clock = self._clock.estimate()
         self.offset_ns = self.clock.offset_ns
@@ -105,8 +109,8 @@ class WorkerHandle:
         line = (json.dumps(cmd) + "\n").encode()
         with self.lock:
             try:
-                self.proc.stdin.write(line)
-                self.proc.stdin.flush()
+                self.stdin.write(line)
+                self.stdin.flush()
             except (BrokenPipeError, ValueError) as e:
                 raise BackendError(f"{self.who} is gone") from e
 
@@ -126,7 +130,7 @@ class WorkerHandle:
 class Workers:
     """All node workers of a testbed, started together."""
 
-    def __init__(self, hosts: list[Host]):
+    def __init__(self, hosts: Sequence[Host]):
         self.events: queue.Queue[NodeEvent] = queue.Queue()
         self.by_node: dict[str, WorkerHandle] = {}
         try:

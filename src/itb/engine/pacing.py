@@ -78,14 +78,14 @@ class Pacing:
                 path = Path(h.spec.cgroup)
                 cgroup.create(path)
                 h.created = True
-                h.pacer = pace.attach(self.host, path)
-                self._set(h, h.spec.steps[0][1] if h.spec.steps else None)
+                h.pacer = pacer = pace.attach(self.host, path)
+                self._set(pacer, h, h.spec.steps[0][1] if h.spec.steps else None)
         except (BackendError, PreflightError, OSError) as e:
             self.teardown()
             raise BackendError(f"pacing a command: {e}") from None
 
-    def _set(self, h: _Held, rate_bps: int | None) -> None:
-        h.pacer.set(rate_bps, cc=h.spec.cc, skip_port=h.spec.control_port or 0)
+    def _set(self, pacer: pace.Pacer, h: _Held, rate_bps: int | None) -> None:
+        pacer.set(rate_bps, cc=h.spec.cc, skip_port=h.spec.control_port or 0)
 
     def start(self, zero_ns: int, record: Callable[[dict], None],
               fail: Callable[[str], None]) -> None:
@@ -104,11 +104,12 @@ class Pacing:
                     return
                 sleep_until(at_ns)
                 with self.lock:
-                    if self.stopped.is_set() or h.pacer is None:
+                    pacer = h.pacer
+                    if self.stopped.is_set() or pacer is None:
                         return
                     t = time.monotonic_ns()
                     try:
-                        self._set(h, rate)
+                        self._set(pacer, h, rate)
                     except BackendError as e:
                         fail(f"{h.proc_id}: the rate of step {k} could not be set: {e}")
                         return

@@ -33,12 +33,12 @@ class _Tail:
 
 class TransferProgress:
     def __init__(self, procs: list[ProcSpec]):
-        self.items = []  # (event id, expected bytes, tail)
+        self.items: list[tuple[str, int, _Tail]] = []  # (event id, expected bytes, tail)
         for p in procs:
             if p.role == "recv" and "--bytes" in p.argv:
                 expected = int(p.argv[p.argv.index("--bytes") + 1])
                 self.items.append((p.event, expected, _Tail(p.files["log"])))
-        self.started = {}
+        self.started: dict[str, int] = {}  # event id → when its first bytes were seen (ns)
 
     def line(self, zero_ns: int) -> str:
         now = time.monotonic_ns()

@@ -24,11 +24,12 @@ EMULATOR_LOG_MARGIN_NS = 300_000_000  # after the end: the last frames' interval
 EMULATOR_LOG_WAIT_S = 3.0  # linkem writes a row ~100 ms after its interval, flushes every 100 ms
 
 
-def versions() -> dict:
+def versions() -> dict[str, str | bool | None]:
     """Versions of ITB, Python, the native programs, iperf3 and the git tree."""
     from importlib.metadata import version
 
-    out = {"itb": version("itb"), "python": platform.python_version()}
+    out: dict[str, str | bool | None] = {"itb": version("itb"),
+                                         "python": platform.python_version()}
     for name in ("flow", "linkem"):
         try:
             res = subprocess.run([native.binary(name), "--version"], capture_output=True,

@@ -346,7 +346,7 @@ def model_of(path: Path, data, model):
                           f"JSON {'array' if listed else 'object'}; the file is damaged or was "
                           "not written by ITB")
     field = None if listed else model.VERSION_FIELD
-    if field is not None:
+    if field is not None and isinstance(data, dict):  # (a dict when not listed: checked above)
         got = data.get(field, model.VERSION_MISSING)
         if got is None:
             raise RunDirError(f"{path}: field {field}: missing (this ITB reads format "

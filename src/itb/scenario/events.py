@@ -137,8 +137,9 @@ class Experiment(_Frozen):
 
     def ccs(self) -> set[str]:
         """The TCP congestion controls the timeline uses (UDT transfers have their own)."""
-        return {e.cc for e in self.events if getattr(e, "cc", None) is not None
-                and getattr(e, "protocol", "tcp") == "tcp"}
+        return {e.cc for e in self.events
+                if isinstance(e, Transfer | Pingpong | TcpBackground | Command)
+                and e.cc is not None and (not isinstance(e, Transfer) or e.protocol == "tcp")}
 
     def pairs(self) -> list[tuple[str, str]]:
         """Every (source, destination) host pair that a transfer, ping-pong or UDP

@@ -116,8 +116,8 @@ class Topology(_Frozen):
         """The node's first address (IPv4 when it has one), without prefix length."""
         for link in self.links:
             for ep in (link.a, link.b):
-                if ep.node == node and (ep.ipv4 or ep.ipv6):
-                    return (ep.ipv4 or ep.ipv6).split("/")[0]
+                if ep.node == node and (address := ep.ipv4 or ep.ipv6):
+                    return address.split("/")[0]
         raise KeyError(f"{node} has no address")
 
     def hosts(self) -> list[Node]:

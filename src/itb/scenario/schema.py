@@ -22,6 +22,7 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
 from itb.errors import ScenarioError
 from itb.scenario.model import Loss
@@ -289,7 +290,9 @@ def _inner_model(tp: Any) -> Any:
     return None
 
 
-def first_error(err: dict, loc: tuple = (), root: type[BaseModel] | None = None) -> tuple[tuple, str]:
+def first_error(
+    err: ErrorDetails, loc: tuple[int | str, ...] = (), root: type[BaseModel] | None = None
+) -> tuple[tuple[int | str, ...], str]:
     """(location, reason) of one pydantic error, descending into nested validations."""
     root = root or TestbedFile
     loc = loc + tuple(err["loc"])

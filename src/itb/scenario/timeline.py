@@ -11,6 +11,7 @@ repetition from their seeded distributions.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from itb.errors import ScenarioError
 from itb.scenario import files
@@ -28,6 +29,9 @@ from itb.scenario.model import Topology
 from itb.scenario.paths import path_rate_bps
 from itb.scenario.sections import ScenarioSections
 from itb.scenario.units import UnitError, format_rate
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_BACKGROUND_FLOWS = 10_000
 MAX_EVENTS = 1_000  # timeline events after groups are expanded: the engine dates each one
@@ -109,7 +113,8 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
     events: list = []
     ids: set[str] = set()
     rates = [d.rate_bps for lk in topo.links for d in (lk.forward, lk.reverse)]
-    top_rate = max(rates) if rates and all(rates) else FASTEST_BPS
+    limited = [r for r in rates if r]
+    top_rate = max(limited) if limited and len(limited) == len(rates) else FASTEST_BPS
 
     def fail(field: str, reason: str):
         raise ScenarioError(source, field, reason)
@@ -250,13 +255,14 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
         if steps is not None:
             # where the command sends is its own business: its profile must fit the
             # fastest path out of its host
-            fastest = [path_rate_bps(topo, name, other) for other in hosts if other != name]
-            if fastest and all(fastest):
+            out_bps = [path_rate_bps(topo, name, other) for other in hosts if other != name]
+            out_limited_bps = [r for r in out_bps if r]
+            if out_limited_bps and len(out_limited_bps) == len(out_bps):
                 for k, (_at, rate) in enumerate(steps):
-                    if rate > max(fastest):
+                    if rate > max(out_limited_bps):
                         fail(f"{where}.profile[{k}]", f"{format_rate(rate)} exceeds "
-                                                      f"{format_rate(max(fastest))}, the fastest "
-                                                      f"path out of {name}")
+                                                      f"{format_rate(max(out_limited_bps))}, the "
+                                                      f"fastest path out of {name}")
         if c.control_port is not None and not (steps is not None or c.cc is not None):
             fail(f"{where}.control_port", "control_port names the connection a profile or cc "
                                           "leaves alone; this command has neither")
@@ -303,7 +309,7 @@ def events_for_repetition(exp: Experiment, repetition: int) -> list:
     return out
 
 
-def draw_size(rng, e: TcpBackground) -> float:
+def draw_size(rng: np.random.Generator, e: TcpBackground) -> float:
     """One flow size in bytes with mean e.mean_bytes."""
     import math
 
@@ -311,8 +317,10 @@ def draw_size(rng, e: TcpBackground) -> float:
         return e.mean_bytes
     if e.distribution == "exponential":
         return rng.exponential(e.mean_bytes)
+    shape = e.shape
+    assert shape is not None  # resolve() requires one for pareto and weibull
     if e.distribution == "pareto":  # Lomax + 1 is Pareto with x_m = 1; scale to the mean
-        xm = e.mean_bytes * (e.shape - 1) / e.shape
-        return xm * (1 + rng.pareto(e.shape))
-    scale = e.mean_bytes / math.gamma(1 + 1 / e.shape)  # weibull
-    return scale * rng.weibull(e.shape)
+        xm = e.mean_bytes * (shape - 1) / shape
+        return xm * (1 + rng.pareto(shape))
+    scale = e.mean_bytes / math.gamma(1 + 1 / shape)  # weibull
+    return scale * rng.weibull(shape)

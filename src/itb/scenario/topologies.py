@@ -14,6 +14,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import random
+from collections.abc import Callable
 
 from itb.errors import ScenarioError
 from itb.scenario.model import Direction, Endpoint, Link, Loss, Node, PairDelay, Topology
@@ -102,9 +103,9 @@ def resolve_link(spec: LinkSpec, path: str, mtu: int, source: str | None) -> tup
     if spec.rtt is None and None in delays and delays != (None, None):
         missing = "delay_reverse" if spec.delay_reverse is None else "delay_forward"
         raise err(missing, "delay_forward and delay_reverse go together; give both (or rtt)")
-    if delays != (None, None):
-        d_fwd, d_rev = delays
-    else:
+    if spec.delay_forward is not None and spec.delay_reverse is not None:
+        d_fwd, d_rev = spec.delay_forward, spec.delay_reverse
+    else:  # neither is given (checked above)
         rtt = DEFAULT_RTT_US if spec.rtt is None else spec.rtt
         d_fwd = rtt // 2
         d_rev = rtt - d_fwd
@@ -212,21 +213,27 @@ def sample_pair_rtts(spec: PairRttSpec, pairs: int, source: str | None) -> list[
             raise err(field, f"{field} does not apply to distribution {dist!r}")
     rng = random.Random(spec.seed)
     if dist == "fixed":
+        assert spec.values is not None  # checked above: the distribution needs it
         if len(spec.values) != pairs:
             raise err("values", f"{len(spec.values)} values for {pairs} pairs; give one RTT per pair")
         totals = list(spec.values)
     elif dist == "multimodal":
         totals = _stratified(spec, pairs, rng, err)
-    elif spec.mean <= 0:
-        raise err("mean", "the mean RTT must be positive")
-    elif dist == "exponential":
-        totals = [round(-spec.mean * math.log(1.0 - rng.random())) for _ in range(pairs)]
-    else:  # poisson: the RTT in whole milliseconds is Poisson(mean in ms)
-        totals = [_poisson(rng, spec.mean / 1000) * 1000 for _ in range(pairs)]
+    else:
+        mean_us = spec.mean
+        assert mean_us is not None  # checked above: the distribution needs it
+        if mean_us <= 0:
+            raise err("mean", "the mean RTT must be positive")
+        if dist == "exponential":
+            totals = [round(-mean_us * math.log(1.0 - rng.random())) for _ in range(pairs)]
+        else:  # poisson: the RTT in whole milliseconds is Poisson(mean in ms)
+            totals = [_poisson(rng, mean_us / 1000) * 1000 for _ in range(pairs)]
     return [min(t, MAX_RTT_US) for t in totals]
 
 
-def _stratified(spec: PairRttSpec, pairs: int, rng: random.Random, err) -> list[int]:
+def _stratified(
+    spec: PairRttSpec, pairs: int, rng: random.Random, err: Callable[[str, str], ScenarioError]
+) -> list[int]:
     """Modes in proportion to their weights (largest remainder), shuffled by the seed:
     a few pairs still get a real mix, which independent draws would often miss."""
     modes = spec.modes

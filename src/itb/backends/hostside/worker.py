@@ -276,14 +276,15 @@ def copy_stream(fd: int, path: str, stream: str, output: Output, ready: ReadyLin
         while chunk := pipe.read(CHUNK):
             keep, first = output.take(stream, chunk, writable=out is not None)
             view = memoryview(chunk)[:keep]
-            try:
-                while view:
-                    view = view[os.write(out, view):]
-            except OSError as e:  # (what it kept of the budget stays taken)
-                os.close(out)
-                out, failed, first = None, f"{path}: {e.strerror}", True
-                with output.lock:
-                    output.dropped[stream] += len(view)
+            if out is not None:  # (else nothing was kept: keep is 0)
+                try:
+                    while view:
+                        view = view[os.write(out, view):]
+                except OSError as e:  # (what it kept of the budget stays taken)
+                    os.close(out)
+                    out, failed, first = None, f"{path}: {e.strerror}", True
+                    with output.lock:
+                        output.dropped[stream] += len(view)
             if first:
                 on_drop(failed)
             if ready is not None and not ready.seen and ready.feed(chunk):

@@ -241,7 +241,8 @@ def status(state: dict) -> dict:
     def addr(ep_addr):
         return ep_addr.split("/")[0] if ep_addr else None
 
-    hosts, routers = [], []
+    hosts: list[dict[str, object]] = []
+    routers: list[dict[str, object]] = []
     for n in topo.nodes:
         eps = [ep for lk in topo.links for ep in (lk.a, lk.b) if ep.node == n.name]
         entry = {"name": n.name, "netns": naming.node_ns(n.name), "role": n.role, "side": n.side,

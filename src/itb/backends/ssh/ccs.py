@@ -56,16 +56,17 @@ def plan(remotes: list, canonical: list[str], ebpf_allowed: Callable[[str], bool
             continue
         lacking = sorted(h for h, o in offers.items() if alg.kernel_name not in o)
         refused = [h for h in lacking if not ebpf_allowed(h)]
-        if not alg.ours or refused:
+        ours = alg.ours_name
+        if ours is None or refused:
             host = (refused or lacking)[0]
-            why = ("ITB has no eBPF implementation of it" if not alg.ours else
+            why = ("ITB has no eBPF implementation of it" if ours is None else
                    "field ebpf: false forbids registering ITB's eBPF implementation there")
             raise PreflightError(
                 f"host {host}: congestion control {name} is not available in its kernel "
                 f"(it has: {' '.join(offers[host])}; no module {alg.module}) and {why}")
-        out.names[name], out.source[name] = alg.ours_name, "ours"
+        out.names[name], out.source[name] = ours, "ours"
         for host, o in offers.items():
-            if alg.ours_name not in o:
+            if ours not in o:
                 out.register.setdefault(host, []).append(name)
     by_name = {r.name: r for r in remotes}
     for host in out.register:
@@ -85,6 +86,8 @@ def register(r, names: list[str], obj: Callable[[str], Path], record: Callable[[
     """Registers ITB's eBPF `names` on host `r` (each recorded before it is registered)."""
     for name in names:
         ours = ALGORITHMS[name].ours_name
+        if ours is None:  # (`plan` registers only ITB's own)
+            raise PreflightError(f"congestion control {name}: ITB has no eBPF implementation of it")
         if ours in available(r):  # a host sharing this kernel did it already
             continue
         path = obj(name)

@@ -315,6 +315,7 @@ class RemoteProc:
             try:
                 line = self._lines.get(timeout=left)
             except queue.Empty:
+                assert timeout is not None  # (without one, the get waits for a line)
                 raise subprocess.TimeoutExpired("remote process", timeout) from None
             if line is None:
                 break
@@ -325,8 +326,11 @@ class RemoteProc:
     def wait(self, timeout: float | None = None) -> int:
         import subprocess
 
-        if not self._done.wait(timeout):
+        if timeout is None:
+            self._done.wait()
+        elif not self._done.wait(timeout):
             raise subprocess.TimeoutExpired("remote process", timeout)
+        assert self.returncode is not None  # (set before _done)
         return self.returncode
 
     def kill(self) -> None:

@@ -51,8 +51,8 @@ class Setup:
         plays several nodes gets the highest of their rates; docs/ssh.md)."""
         rates = [P.access_rate_bps(self.topology, n) for n, h in self.placement.hosts.items()
                  if h == host]
-        rates = [x for x in rates if x]
-        return max(rates) if rates else None
+        limited = [x for x in rates if x]
+        return max(limited) if limited else None
 
     # -- preflight: nothing changes -----------------------------------------------------
     def check(self, r: Remote) -> None:
@@ -88,7 +88,8 @@ class Setup:
     def deploy(self, r: Remote) -> None:
         h = self.inv.get(r.name)
         itbdir.create(r, engine_id())  # marked as ITB's before anything is put in it
-        state = {"engine": engine_id(), "created": time.time(), "sysctls": {}, "qdiscs": []}
+        sysctls: dict[str, str] = {}  # each one's value before ITB's
+        state = {"engine": engine_id(), "created": time.time(), "sysctls": sysctls, "qdiscs": []}
         write_state(r, state)  # before anything else changes
         upload_hostside(r, "worker", WORKER_FILE)
         if h.role != "emulator":
@@ -97,7 +98,7 @@ class Setup:
             upload(r, Path(native.binary(name)), f"bin/{name}", mode=0o755)
         wanted = {}
         if h.role == "emulator":
-            for iface in h.emulator_ifaces:
+            for iface in self.inv.wire_ifaces(h.name):
                 wanted[f"net.ipv6.conf.{iface}.disable_ipv6"] = "1"  # an L2 wire says nothing
         else:
             bufmax = socket_buffer_max(self.topology)
@@ -110,7 +111,7 @@ class Setup:
             if len(now) != len(wanted):
                 raise CommandFailed(r.name, ["sysctl", "-n", *wanted], 0,
                                     f"{len(now)} values for {len(wanted)} keys")
-            state["sysctls"] |= {k: " ".join(v.split()) for k, v in zip(wanted, now)}
+            sysctls |= {k: " ".join(v.split()) for k, v in zip(wanted, now)}  # (in state)
             write_state(r, state)
             r.run(["sysctl", "-qw", *(f"{k}={v}" for k, v in wanted.items())])
         rate = self.access_rate(r.name)
@@ -154,16 +155,16 @@ class Setup:
                        say: Callable[[str], None]) -> RemoteEmulator:
         link = self.placement.link
         assert link is not None
-        h = self.inv.get(em.name)
+        ifaces = self.inv.wire_ifaces(em.name)
         log_dir = f"{em.dir}/emulators/{link.name}"
         em.run(["mkdir", "-p", log_dir])
         config = linkem.config_for(self.topology, link, Path(log_dir), seed)
-        config["interfaces"] = list(h.emulator_ifaces)
+        config["interfaces"] = list(ifaces)
         config_path = f"{log_dir}/linkem.json"
         em.conn.write_text(config_path, json.dumps(config, indent=1))
         mirror = naming.state_dir() / MIRROR / link.name
         say(f"starting link emulator {link.name} on host {em.name} "
-            f"({' ↔ '.join(h.emulator_ifaces)})")
+            f"({' ↔ '.join(ifaces)})")
         return RemoteEmulator(link.name, em, config_path, log_dir, mirror,
                               f"{em.dir}/bin/linkem")
 

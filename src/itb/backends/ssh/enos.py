@@ -132,6 +132,8 @@ def reserve(inv: I.Inventory, say: Say = lambda s: None) -> I.Inventory:
     """Reserves (or finds again: EnOSlib reuses a running job of the same name) the
     provider's resources; returns the inventory with its hosts."""
     p = inv.provider
+    if p is None:
+        raise ScenarioError(inv.source, "provider", "no [provider] to reserve the hosts through")
     say(f"reserving through EnOSlib ({p.kind})")
     answer = call("reserve", p)
     hosts = [h for h in (to_host(e) for e in answer.get("hosts", [])) if h is not None]

@@ -11,6 +11,7 @@ import json
 import socket
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeGuard
 
 from itb import native
 from itb.backends import hostside
@@ -29,7 +30,7 @@ def parallel(fn, items: list) -> list:
         return []
     with ThreadPoolExecutor(max_workers=min(16, len(items))) as ex:
         futs = [ex.submit(fn, it) for it in items]
-        errors = [f.exception() for f in futs if f.exception() is not None]
+        errors = [e for f in futs if (e := f.exception()) is not None]
         if errors:
             raise errors[0]
         return [f.result() for f in futs]
@@ -39,7 +40,7 @@ def engine_id() -> dict:
     return {"hostname": socket.gethostname(), **ProcessId.me().to_json()}
 
 
-def engine_alive(rec: dict | None) -> bool:
+def engine_alive(rec: dict | None) -> TypeGuard[dict]:
     """The engine recorded on a host is a live process of this machine."""
     if not rec or rec.get("hostname") != socket.gethostname():
         return False

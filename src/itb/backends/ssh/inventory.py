@@ -190,6 +190,25 @@ class Inventory(_Strict):
                 return h
         raise KeyError(name)
 
+    def data_plane(self, name: str) -> tuple[str, str]:
+        """(data_iface, data_addr) of a left or right host (`from_dict` requires both)."""
+        h = self.get(name)
+        if h.data_iface is None or h.data_addr is None:
+            f = "data_iface" if h.data_iface is None else "data_addr"
+            raise ScenarioError(self.source, f"host {h.name!r}.{f}",
+                                f"a {h.role} host needs its data-plane {f}")
+        return h.data_iface, h.data_addr
+
+    def wire_ifaces(self, name: str) -> tuple[str, str]:
+        """The emulator host's interfaces (facing left, facing right; `from_dict` requires
+        them)."""
+        h = self.get(name)
+        if h.emulator_ifaces is None:
+            raise ScenarioError(self.source, f"host {h.name!r}.emulator_ifaces",
+                                "an emulator host needs it: [interface facing left, "
+                                "interface facing right]")
+        return h.emulator_ifaces
+
 
 def _field(loc: tuple, data: dict) -> str:
     """`host[2].data_addr` → `host "em".data_addr` when the host has a name."""

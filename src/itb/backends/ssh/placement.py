@@ -46,7 +46,7 @@ def place(topo: Topology, inv: Inventory, only: set[str] | None = None) -> Place
                         "per-route metrics on the hosts); run it on the local backend")
     em = inv.emulator()  # none: a real bottleneck, the inventory's network is the path
     placed: dict[str, str] = {}
-    claimed = {}
+    claimed: dict[str, str] = {}  # scenario host → the inventory host that names it
     for h in inv.host:
         for node in h.nodes or ():
             if node in claimed:
@@ -55,12 +55,12 @@ def place(topo: Topology, inv: Inventory, only: set[str] | None = None) -> Place
             claimed[node] = h.name
     hosts = [n for n in topo.hosts() if only is None or n.name in only]
     names = {n.name for n in topo.hosts()}
-    for node, h in claimed.items():
+    for node, host_name in claimed.items():
         if node not in names:
-            raise _fail(inv, f"host {h!r}.nodes", f"the scenario has no host {node!r} "
+            raise _fail(inv, f"host {host_name!r}.nodes", f"the scenario has no host {node!r} "
                         f"(it has {', '.join(sorted(names))})")
         if only is None or node in only:
-            placed[node] = h
+            placed[node] = host_name
     for side in ("left", "right"):
         want = [n.name for n in hosts if n.side == side and n.name not in placed]
         free = [h.name for h in inv.by_role(side) if not h.nodes]
@@ -91,7 +91,7 @@ def placed_topology(topo: Topology, inv: Inventory, placement: Placement) -> Top
         host = placement.hosts.get(ep.node)
         if host is None:
             return ep
-        addr = inv.get(host).data_addr
+        _iface, addr = inv.data_plane(host)
         v6 = ipaddress.ip_interface(addr).version == 6
         return ep.model_copy(update={"ipv4": None if v6 else addr, "ipv6": addr if v6 else None})
 

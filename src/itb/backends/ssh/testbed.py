@@ -52,7 +52,7 @@ class SshTestbed:
         self.topology = P.placed_topology(topo, inv, self.placement)
         self.setup = Setup(inv, self.topology, self.placement)
         self.remotes: dict[str, Remote] = {}
-        self.emulators: dict[str, RemoteEmulator] = {}  # type: ignore[assignment]
+        self.emulators: dict[str, RemoteEmulator] = {}
         self.run_dir: Path | None = None
         self.warnings: list[str] = []
         self.ccs = C.Plan()  # congestion controls: kernel names, what to register where
@@ -122,7 +122,7 @@ class SshTestbed:
         self.run_dir = run_dir
         parallel(self.setup.deploy, list(self.remotes.values()))
         self.setup.register(self.remotes, self.ccs, self._ccs.object_path, self.say)
-        if self.placement.link is not None:
+        if self.placement.link is not None and self.placement.emulator is not None:  # (together)
             em = self.setup.start_emulator(self.remotes[self.placement.emulator], self.seed,
                                            self.say)
             self.emulators[em.link] = em
@@ -144,7 +144,8 @@ class SshTestbed:
         return SshNode(node, r, paths)
 
     def ifname(self, node: str) -> str:
-        return self.inv.get(self.placement.hosts[node]).data_iface
+        iface, _addr = self.inv.data_plane(self.placement.hosts[node])
+        return iface
 
     def program(self, node: str, name: str) -> list[str]:
         if name != "udprate":
