@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from itb.cli.common import csv_option, err, num, out, parse_capacity, profile_app, ticker
+from itb.cli.common import err, num, out, profile_app, ticker
+from itb.scenario.options import csv_option, parse_capacity
 
 
 def _rates(text: str, option: str) -> tuple[int, ...]:

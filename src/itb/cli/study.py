@@ -7,7 +7,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from itb.cli.common import err, num, out, parse_capacity, parse_ccs, study_app, ticker
+from itb.cli.common import err, num, out, study_app, ticker
+from itb.scenario.options import parse_capacity, parse_ccs
 
 # Options every BU-based study (predictability, friendliness) takes alike.
 RTT = typer.Option("20ms", "--rtt", help="RTT of every path.")

@@ -9,8 +9,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from itb.cli.common import csv_option, err, out, parse_capacity, study_app, ticker
+from itb.cli.common import err, out, study_app, ticker
 from itb.errors import ScenarioError
+from itb.scenario.options import csv_option, parse_capacity
 
 profile_study_app = typer.Typer(
     help="Profile pursuit studies (INRIA RR-6874): lateness against margin for one constant "

@@ -85,10 +85,12 @@ def sweep_of(a: FriendArgs, out: Path) -> Sweep:
 
 def run_study(a: FriendArgs, out: Path, say: Say = print,
               tick: Say = lambda s: None) -> Outcome[Results]:
+    from itb.report.build import analyse_run
     from itb.report.friendliness import build_friendliness_report
 
     return drive(sweep_of(a, out), analyse,
-                 lambda sw, res: build_friendliness_report(out, sw.state, res), say, tick)
+                 lambda sw, res: build_friendliness_report(out, sw.state, res), say, tick,
+                 analyse_run)
 
 
 def _runs(sweep: Sweep, cell: dict) -> list[GroupRun]:

@@ -164,10 +164,12 @@ def sweep_of(a: StudyArgs, out: Path) -> Sweep:
 
 def run_study(a: StudyArgs, out: Path, say: Say = print,
               tick: Say = lambda s: None) -> Outcome[Results]:
+    from itb.report.build import analyse_run
     from itb.report.study import build_study_report
 
     return drive(sweep_of(a, out), lambda sw: analyse(sw, a),
-                 lambda sw, res: build_study_report(out, sw.state, res), say, tick)
+                 lambda sw, res: build_study_report(out, sw.state, res), say, tick,
+                 analyse_run)
 
 
 def _point(sweep: Sweep, c: dict) -> PointResult:

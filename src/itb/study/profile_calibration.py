@@ -118,7 +118,9 @@ def analyse(sweep: Sweep) -> CalibrationResults:
 
 def run_calibration(a: CalArgs, out: Path, say: Say = print,
                     tick: Say = lambda s: None) -> Outcome[CalibrationResults]:
+    from itb.report.build import analyse_run
     from itb.report.profile import build_calibration_report
 
     return drive(sweep_of(a, out), analyse,
-                 lambda sw, res: build_calibration_report(out, sw.state, res), say, tick)
+                 lambda sw, res: build_calibration_report(out, sw.state, res), say, tick,
+                 analyse_run)

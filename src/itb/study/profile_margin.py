@@ -133,6 +133,7 @@ def analyse(sweep: Sweep) -> MarginResults:
 
 def run_margin(a: MarginArgs, out: Path, say: Say = print,
                tick: Say = lambda s: None) -> Outcome[MarginResults]:
+    from itb.report.build import analyse_run
     from itb.report.profile_studies import build_margin_report
 
     model = Model.load(a.model_path)
@@ -141,4 +142,5 @@ def run_margin(a: MarginArgs, out: Path, say: Say = print,
     if warning:
         say(warning)
     return drive(sweep, analyse,
-                 lambda sw, res: build_margin_report(out, sw.state, res), say, tick)
+                 lambda sw, res: build_margin_report(out, sw.state, res), say, tick,
+                 analyse_run)

@@ -158,6 +158,7 @@ def analyse(sweep: Sweep) -> PairResults:
 
 def run_pair(a: PairArgs, out: Path, say: Say = print,
              tick: Say = lambda s: None) -> Outcome[PairResults]:
+    from itb.report.build import analyse_run
     from itb.report.profile_studies import build_pair_report
 
     models = {name: Model.load(path) for name, path in a.models.items()}
@@ -171,4 +172,5 @@ def run_pair(a: PairArgs, out: Path, say: Say = print,
         if warning:
             say(warning)
     return drive(sweep, analyse,
-                 lambda sw, res: build_pair_report(out, sw.state, res), say, tick)
+                 lambda sw, res: build_pair_report(out, sw.state, res), say, tick,
+                 analyse_run)

@@ -266,7 +266,9 @@ def analyse(sweep: Sweep) -> Stage0Results:
 
 def run_stage0(a: Stage0Args, out: Path, say: Say = print,
                tick: Say = lambda s: None) -> Outcome[Stage0Results]:
+    from itb.report.build import analyse_run
     from itb.report.profile_studies import build_stage0_report
 
     return drive(sweep_of(a, out), analyse,
-                 lambda sw, res: build_stage0_report(out, sw.state, res), say, tick)
+                 lambda sw, res: build_stage0_report(out, sw.state, res), say, tick,
+                 analyse_run)

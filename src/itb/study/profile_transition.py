@@ -171,7 +171,9 @@ def analyse(sweep: Sweep) -> TransitionResults:
 
 def run_transition(a: TransitionArgs, out: Path, say: Say = print,
                    tick: Say = lambda s: None) -> Outcome[TransitionResults]:
+    from itb.report.build import analyse_run
     from itb.report.profile_studies import build_transition_report
 
     return drive(sweep_of(a, out), analyse,
-                 lambda sw, res: build_transition_report(out, sw.state, res), say, tick)
+                 lambda sw, res: build_transition_report(out, sw.state, res), say, tick,
+                 analyse_run)

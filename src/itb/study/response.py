@@ -170,10 +170,12 @@ def sweep_of(a: ResponseArgs, out: Path) -> Sweep:
 
 def run_study(a: ResponseArgs, out: Path, say: Say = print,
               tick: Say = lambda s: None) -> Outcome[Results]:
+    from itb.report.build import analyse_run
     from itb.report.response import build_response_report
 
     return drive(sweep_of(a, out), lambda sw: analyse(sw, a),
-                 lambda sw, res: build_response_report(out, sw.state, res), say, tick)
+                 lambda sw, res: build_response_report(out, sw.state, res), say, tick,
+                 analyse_run)
 
 
 # ---- analysis of one flow's tcp_info log -------------------------------------------
