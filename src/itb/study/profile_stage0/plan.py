@@ -1,72 +1,27 @@
-"""`itb study profile stage0` (docs/profile.md): the preliminary experiments of INRIA
-RR-6874 §3.2 and §4, which make sure the hosts are not the bottleneck.
-
-- cpu: the CPU the sending and the receiving process use per input rate, for each
-  mechanism and RTT (ITB's endpoints: flow for TCP, itb-udt for UDT; getrusage of each
-  process, in % of one core over the transfer);
-- files: GridFTP memory to memory (/dev/zero → /dev/null), disk to memory and disk to
-  disk (a file of the study's written for it, its pages evicted from the page cache
-  before each repetition, to a file), at full speed;
-- streams: GridFTP memory to memory with 1, 2, 5, 10 parallel streams (`-p`) for each
-  TCP congestion control (nocc paced at 90 % of C), and UDT (one stream) at 90 % of C.
-
-GridFTP runs as the documents ran it, an anonymous server and globus-url-copy, here
-pulling from the server on l1 to r1; the server's connections get the congestion
-control through ITB's pacer (`cc` of its [[command]]). Its goodput is the volume over
-the client's run (from its start, so with GridFTP's login and set-up).
-"""
+"""The plan of `itb study profile stage0`: the CPU cells (per mechanism and RTT, one
+transfer per input rate), the GridFTP cells of the files part (memory or disk at either
+end) and of the streams part (1 to N parallel streams per congestion control, and UDT),
+and the disk parts' source file, made once the study's directory is its own."""
 
 from __future__ import annotations
 
 import math
 import os
 import stat
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from itb.analysis.cells import cell_table
-from itb.analysis.pursuit_studies import CpuPoint, RatePoint, Stage0Results, spread
-from itb.bench.sweep import Outcome, Sweep, SweepCell, drive
-from itb.engine import rundir
+from itb.bench.sweep import Sweep, SweepCell
 from itb.errors import PreflightError, ScenarioError
 from itb.scenario.load import testbed_from_dict
 from itb.scenario.units import format_rate
-from itb.study.profile_calibration import gap_s
-from itb.study.pursuit_setup import Mechanism, secs, testbed_doc
+from itb.study.profile_stage0.args import PARTS, Stage0Args
+from itb.study.pursuit import Mechanism, gap_s, secs, testbed_doc
 
-Say = Callable[[str], None]
-PARTS = ("cpu", "files", "streams")
 FILE_MODES = ("m2m", "d2m", "d2d")
 GRIDFTP_PORT = 2811
 NOCC_SHARE = 0.9  # nocc and UDT are paced at this share of C in the streams part
-
-
-@dataclass(frozen=True)
-class Stage0Args:
-    parts: tuple[str, ...]
-    mechanisms: tuple[Mechanism, ...]  # cpu part
-    inputs_bps: tuple[int, ...]  # cpu part
-    rtts_ms: tuple[float, ...]  # cpu part
-    seconds: float  # cpu part: each transfer at its input
-    volume: int  # files and streams parts
-    streams: tuple[int, ...]
-    stream_ccs: tuple[str, ...]
-    rtt_ms: float  # files and streams parts
-    repeat: int
-    capacity_bps: int
-    open_window: bool
-    seed: int
-
-    def key(self) -> dict:
-        return {"parts": list(self.parts), "mechanisms": [m.name for m in self.mechanisms],
-                "inputs_bps": list(self.inputs_bps), "rtts_ms": list(self.rtts_ms),
-                "seconds": self.seconds, "volume": self.volume, "streams": list(self.streams),
-                "stream_ccs": list(self.stream_ccs), "rtt_ms": self.rtt_ms, "repeat": self.repeat,
-                "capacity_bps": self.capacity_bps, "open_window": self.open_window,
-                "seed": self.seed}
 
 
 def _experiment(name: str, a: Stage0Args, duration_s: float) -> dict:
@@ -215,60 +170,3 @@ def readable_by_others(path: Path) -> None:
             raise PreflightError(f"{d} is not searchable by others (chmod o+x), and the "
                                  f"anonymous GridFTP server reads {path} as 'nobody': choose "
                                  "another --out, or leave out the files part (--parts)")
-
-
-def _command_seconds(run: Path, r: int) -> float | None:
-    rep = rundir.rep_result(run, r) or {}
-    if rep.get("status") != "ok":
-        return None
-    p = rep.get("procs", {}).get("client.command", {})
-    if "dispatched_ns" not in p or "exited_ns" not in p or p.get("rc") != 0:
-        return None
-    return (p["exited_ns"] - p["dispatched_ns"]) / 1e9
-
-
-def analyse(sweep: Sweep) -> Stage0Results:
-    a = sweep.state["args"]
-    cpu, files, streams = [], [], []
-    for cell in sweep.state["cells"]:
-        run = sweep.out / cell["run"]
-        if cell["part"] == "cpu":
-            tr = cell_table(sweep.out, cell, "transfers")
-            for tid, x in cell["inputs"].items():
-                rows = tr[tr["transfer"] == tid] if tr is not None else []
-                done = [r for r in (rows.itertuples() if len(rows) else []) if r.ok]
-                def pct(col: str, done=done) -> list[float]:
-                    return [100 * getattr(r, col) / r.completion_s for r in done
-                            if math.isfinite(getattr(r, col, math.nan))]
-                cpu.append(CpuPoint(mechanism=cell["mechanism"], rtt_ms=cell["rtt_ms"], input_bps=x,
-                                    send_cpu_pct=spread(pct("send_cpu_s")),
-                                    recv_cpu_pct=spread(pct("recv_cpu_s")),
-                                    goodput_bps=spread([r.bytes * 8 / r.completion_s for r in done],
-                                                       failed=len(rows) - len(done))))
-            continue
-        if cell["label"] == "itb-udt":
-            tr = cell_table(sweep.out, cell, "transfers")
-            rows = list(tr.itertuples()) if tr is not None else []
-            good = [r.bytes * 8 / r.completion_s for r in rows if r.ok]
-            g = spread(good, failed=len(rows) - len(good))
-        else:
-            times = [_command_seconds(run, r) for r in range(1, a["repeat"] + 1)
-                     if rundir.rep_dir(run, r).exists()]
-            g = spread([a["volume"] * 8 / t for t in times if t], failed=sum(t is None for t in times))
-        point = RatePoint(part=cell["part"], label=cell["label"], mechanism=cell["mechanism"],
-                          streams=cell["streams"], goodput_bps=g)
-        (files if cell["part"] == "files" else streams).append(point)
-    res = Stage0Results(capacity_bps=a["capacity_bps"], volume=a["volume"], cpu=cpu, files=files,
-                        streams=streams)
-    res.save(sweep.out / "results.json")
-    return res
-
-
-def run_stage0(a: Stage0Args, out: Path, say: Say = print,
-               tick: Say = lambda s: None) -> Outcome[Stage0Results]:
-    from itb.report.build import analyse_run
-    from itb.report.profile_studies import build_stage0_report
-
-    return drive(sweep_of(a, out), analyse,
-                 lambda sw, res: build_stage0_report(out, sw.state, res), say, tick,
-                 analyse_run)

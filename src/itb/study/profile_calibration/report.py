@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.analysis.pursuit import CalibrationResults
-from itb.engine import rundir
 from itb.report.figures import plt, save_figure
-from itb.report.html import figure, render
+from itb.report.studies import figures, study_report
+from itb.study.profile_calibration.args import CalibrationArgs
+from itb.study.profile_calibration.results import CalibrationResults
 
 
 def _by_rtt(res: CalibrationResults) -> dict[float, list]:
@@ -91,18 +91,14 @@ def coefficients_figure(res: CalibrationResults, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build_calibration_report(out: Path, state: dict, res: CalibrationResults) -> Path:
-    rep = out / "report"
-    figs = []
-    for make, name, caption in (
-            (rates_figure, "rates.png", "Goodput and mean throughput against the input rate, per RTT; "
-                                        "lines: the fits over the linear part (inputs up to the model's limit)"),
-            (peaks_figure, "peaks.png", "Mean and largest 1 ms throughput at the bottleneck against the input; "
-                                        "dotted: the link's capacity"),
-            (coefficients_figure, "coefficients.png", "The fitted coefficients against RTT, with their lines")):
-        f = make(res, rep / name)
-        if f:
-            figs.append(figure(f, caption))
-    cal_path = out / "calibration.json"
-    return render("profile.html.j2", rep / "report.html", state=state, res=res, figs=figs,
-                  calibration=rundir.read_json(cal_path) if cal_path.exists() else None)
+def build(out: Path, state: dict, args: CalibrationArgs, res: CalibrationResults) -> Path:
+    """<out>/report/report.html: the lines per RTT, the model and the figures."""
+    return study_report(__package__, out, state=state, args=args, res=res, figs=figures(out, [
+        (lambda p: rates_figure(res, p), "rates.png",
+         "Goodput and mean throughput against the input rate, per RTT; lines: the fits over the "
+         "linear part (inputs up to the model's limit)"),
+        (lambda p: peaks_figure(res, p), "peaks.png",
+         "Mean and largest 1 ms throughput at the bottleneck against the input; dotted: the "
+         "link's capacity"),
+        (lambda p: coefficients_figure(res, p), "coefficients.png",
+         "The fitted coefficients against RTT, with their lines")]))
