@@ -7,11 +7,11 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.analysis.response import Event, Fit, Point, Results
 from itb.cc.published import nominal_beta
-from itb.engine import rundir
 from itb.report.figures import plt, save_figure
-from itb.report.html import figure, render
+from itb.report.studies import figures, study_report
+from itb.study.response_function.args import ResponseArgs
+from itb.study.response_function.results import Event, Fit, Point, Results
 
 
 def loglog(points: list[Point], fits: list[Fit], path: Path) -> Path | None:
@@ -67,18 +67,12 @@ def decreases(events: list[Event], ccs: list[str], path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build_response_report(out: Path, state: dict, res: Results) -> Path:
-    rep = out / "report"
-    figs = []
-    for make, name, caption in (
-            (lambda p: loglog(res.points, res.fits, p), "response-loglog",
-             "Response functions: rate in MSS/RTT against loss, log-log"),
-            (lambda p: decreases(res.events, state["args"]["ccs"], p), "decrease",
-             "Multiplicative decrease β of every congestion event after the warm-up")):
-        f = make(rep / f"{name}.png")
-        if f:
-            figs.append(figure(f, caption))
-    cal_path = out / "calibration.json"
-    return render("response.html.j2", rep / "report.html", state=state, points=res.points,
-                  fits=res.fits, figs=figs,
-                  calibration=rundir.read_json(cal_path) if cal_path.exists() else None)
+def build(out: Path, state: dict, args: ResponseArgs, res: Results) -> Path:
+    """<out>/report/report.html: the fits, the points and the figures."""
+    figs = figures(out, [
+        (lambda p: loglog(res.points, res.fits, p), "response-loglog.png",
+         "Response functions: rate in MSS/RTT against loss, log-log"),
+        (lambda p: decreases(res.events, list(args.ccs), p), "decrease.png",
+         "Multiplicative decrease β of every congestion event after the warm-up")])
+    return study_report(__package__, out, state=state, args=args, points=res.points,
+                        fits=res.fits, figs=figs)

@@ -1,4 +1,5 @@
-"""Inter-protocol fairness ("TCP-friendliness") measured by completion times, as the
+"""The results of `itb study friendliness`, typed (results.json, `format_version` checked
+on reading). Inter-protocol fairness ("TCP-friendliness") measured by completion times, as the
 benchmark report asks (INRIA RR-6244 §4.2.3: "the completion time of a TCP workload
 will be measured to evaluate the fairness"): a bottleneck shared by a group of sources
 running the tested congestion control and a group running a reference TCP.
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict
 
 from itb.analysis.compare import Comparison
@@ -67,28 +67,3 @@ class Point(BaseModel):
 class Results(VersionedResults):
     FORMAT: ClassVar[int] = FORMAT_VERSION
     points: list[Point]
-
-
-def group_runs(transfers: pd.DataFrame) -> list[GroupRun]:
-    """Per repetition and congestion control (the one asked for: `cc`), the forward
-    transfers' count, failures and mean completion time."""
-    fwd = transfers[transfers["direction"] == "forward"]
-    out = []
-    for (rep, cc), g in fwd.groupby(["repetition", "cc"], sort=True):
-        ok = g["ok"].astype(bool)  # a corrupt window is not ok (itb.engine.window)
-        times = g.loc[ok, "completion_s"].dropna()
-        out.append(GroupRun(repetition=int(rep), cc=str(cc), sources=int(g["streams"].sum()),
-                            completed=int(times.size), failed=int(len(g) - times.size),
-                            t_mean=float(times.mean()) if times.size else None))
-    return out
-
-
-def ratios(runs: list[GroupRun], tested: str, reference: str) -> list[float]:
-    """T_reference / T_tested of every repetition where both groups completed transfers."""
-    by = {(r.repetition, r.cc): r for r in runs}
-    out = []
-    for rep in sorted({r.repetition for r in runs}):
-        t, ref = by.get((rep, tested)), by.get((rep, reference))
-        if t and ref and t.t_mean and ref.t_mean is not None:
-            out.append(ref.t_mean / t.t_mean)
-    return out

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.analysis.predictability import Fit, Point, Spacing
 from itb.report.figures import plt, save_figure
+from itb.study.predictability.results import Fit, Point, Spacing
 
 
 def _series(points: list[Point], spacing_s: float) -> dict[tuple, list[Point]]:

@@ -1,4 +1,5 @@
-"""The response-function study's results as typed models, and the fit on them.
+"""The results of `itb study response-function`, typed (results.json, `format_version`
+checked on reading); the fit on them is `fit`'s.
 
 A point is one flow at one loss rate: its steady-state goodput after a warm-up as a
 window w = R·RTT/MSS (the rate in MSS per RTT), the loss the emulator applied over the
@@ -12,12 +13,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
-from scipy import stats as sps
 
 from itb.analysis.results import VersionedResults
-from itb.cc.published import PUBLISHED
 
 FORMAT_VERSION = 1
 D_TOLERANCE = 0.08         # the acceptance band of the fitted exponent d
@@ -116,37 +114,3 @@ class Results(VersionedResults):
     points: list[Point]
     fits: list[Fit]
     events: list[Event]
-
-
-def fit_algorithm(cc: str, points: list[Point], events: list[Event]) -> Fit:
-    pub = PUBLISHED[cc]
-    sel = [p for p in points if p.cc == cc and p.window and p.status == "ok"
-           and not p.link_limited]
-    windows = [p.window for p in sel]
-    out: dict = {"c": None, "d": None, "d_ci95": None, "r2": None, "d_ok": None}
-    if len(sel) >= 3:
-        x = np.log10([p.p_fit for p in sel])
-        lr = sps.linregress(x, np.log10(windows))
-        half = float(sps.t.ppf(0.975, len(sel) - 2) * lr.stderr)
-        out.update(c=float(10 ** lr.intercept), d=float(-lr.slope), d_ci95=half,
-                   r2=float(lr.rvalue ** 2))
-        # judged only where Linux's implementation follows the published slope: the
-        # points' median window at or above d_from (itb.cc.published)
-        if pub.d is not None and float(np.median(windows)) >= pub.d_from:
-            out["d_ok"] = abs(out["d"] - pub.d) <= D_TOLERANCE
-    ev = [e for e in events if e.cc == cc and e.nominal is not None]
-    if ev:
-        # HighSpeed's and H-TCP's nominal decrease varies per event: compare event by event,
-        # H-TCP's with the nearer of its two rules (RTT ratio, or 1/2 from its switch)
-        nominals = [e.nearer_nominal for e in ev]
-        error = float(np.median([e.beta - n for e, n in zip(ev, nominals)]))
-        out.update(beta=float(np.median([e.beta for e in ev])),
-                   beta_nominal=float(np.median(nominals)), beta_error=error,
-                   beta_ok=abs(error) <= BETA_TOLERANCE)
-        if any(e.nominal_switch is not None for e in ev):
-            out["switch_share"] = float(np.mean([n == e.nominal_switch != e.nominal
-                                                 for e, n in zip(ev, nominals)]))
-    return Fit(cc=cc, n=len(sel), c_published=pub.c, d_published=pub.d,
-               beta_published=pub.beta_text, source=pub.source, d_from=pub.d_from,
-               w_min=min(windows, default=None), w_max=max(windows, default=None),
-               rtt_ms=sel[0].rtt_ms if sel else None, events=len(ev), **out)

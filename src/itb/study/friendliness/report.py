@@ -1,4 +1,5 @@
-"""The report of `itb study friendliness`."""
+"""The report of `itb study friendliness`: each group's T, the ratio T_reference / T_tested
+per congestion level, and what the tested protocol costs the reference."""
 
 from __future__ import annotations
 
@@ -6,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.analysis.friendliness import Results
-from itb.engine import rundir
 from itb.report.figures import plt, save_figure
-from itb.report.html import figure, render
+from itb.report.studies import figures, study_report
+from itb.study.friendliness.args import FriendlinessArgs
+from itb.study.friendliness.results import Results
 
 
 def ratio_figure(res: Results, path: Path) -> Path | None:
@@ -32,14 +33,10 @@ def ratio_figure(res: Results, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build_friendliness_report(out: Path, state: dict, res: Results) -> Path:
-    rep = out / "report"
-    figs = []
-    f = ratio_figure(res, rep / "ratio.png")
-    if f:
-        figs.append(figure(f, "T_reference / T_tested per congestion level (bars: 95 % interval "
-                              "over repetitions)"))
-    cal_path = out / "calibration.json"
-    return render("friendliness.html.j2", rep / "report.html", state=state, points=res.points,
-                  figs=figs, calibration=rundir.read_json(cal_path) if cal_path.exists() else None,
-                  scale=state["cells"][0]["realisation"]["scale"] if state["cells"] else None)
+def build(out: Path, state: dict, args: FriendlinessArgs, res: Results) -> Path:
+    """<out>/report/report.html: the points' table and the ratio figure."""
+    figs = figures(out, [(lambda p: ratio_figure(res, p), "ratio.png",
+                          "T_reference / T_tested per congestion level (bars: 95 % interval "
+                          "over repetitions)")])
+    return study_report(__package__, out, state=state, args=args, points=res.points, figs=figs,
+                        scale=state["cells"][0]["realisation"]["scale"] if state["cells"] else None)
