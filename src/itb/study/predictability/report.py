@@ -1,12 +1,12 @@
 """The report of `itb study predictability`: the fits with the ideal line, CoV against C_g
-and R, T_mean against R, σ_T synchronised against spaced (figures in `figures`)."""
+and R, T_mean against R, σ_T synchronised against spaced (figures in `report_figures`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from itb.report.studies import figures, study_report
-from itb.study.predictability import figures as sf
+from itb.study.predictability import report_figures as sf
 from itb.study.predictability.args import PredictabilityArgs
 from itb.study.predictability.results import Results
 

@@ -1,4 +1,4 @@
-"""Figures of the predictability study (the report's figures 5–19 have these forms)."""
+"""Figures of the predictability study's report (RR-6256's figures 5–19 have these forms)."""
 
 from __future__ import annotations
 
