@@ -35,7 +35,7 @@ def report_of(entry: Registered) -> Report:
 
 def _bounds(field: FieldInfo) -> dict:
     """typer's min / max from the field's ge / le (the option refuses what the model would)."""
-    out = {}
+    out: dict[str, Any] = {}
     for m in field.metadata:
         if isinstance(m, annotated_types.Ge):
             out["min"] = m.ge

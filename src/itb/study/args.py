@@ -17,7 +17,7 @@ builds the command's options from it).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -62,7 +62,7 @@ class StudyArgs(BaseModel):
     def _from_text(cls, value: Any, info: ValidationInfo) -> Any:
         """A text given to an option with a parser becomes the field's value; values of
         the field's own type (a test's, a caller's) are taken as they are."""
-        opt = option_of(cls.model_fields[info.field_name])
+        opt = option_of(cls.model_fields[str(info.field_name)])
         if opt is not None and opt.parse is not None and isinstance(value, str):
             return opt.parse(value, opt.name)
         return value
@@ -73,11 +73,11 @@ class StudyArgs(BaseModel):
             getattr(self, name)
         return self
 
-    def model_copy(self, *, update: dict[str, Any] | None = None, deep: bool = False) -> Any:
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Any:
         """Another model with these fields and `update`, checked again (its derived
         values made again: pydantic's copy would keep the cached ones)."""
         fields = {n: getattr(self, n) for n in type(self).model_fields}
-        return type(self)(**(fields | (update or {})))
+        return type(self)(**(fields | dict(update or {})))
 
     def key(self) -> dict:
         """What identifies the study's directory (module docstring)."""

@@ -178,7 +178,9 @@ def capacity_bps(given: int | None) -> int:
     """C: the one given, else the calibrated one (`make_scale`'s checks)."""
     from itb.bench.scaling import make_scale
 
-    return make_scale(factor=None, capacity_bps=given, transfer_time_s=1.0).capacity_bps
+    cap = make_scale(factor=None, capacity_bps=given, transfer_time_s=1.0).capacity_bps
+    assert cap is not None  # a scale without a factor has a capacity
+    return cap
 
 
 def buffer(text: str, flag: str) -> str:

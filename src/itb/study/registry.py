@@ -64,12 +64,35 @@ class Study(Protocol[A, R]):
     from the arguments, runs them (resuming the directory made with the same key),
     analyses them into typed results, has them reported and shows `conclude`'s tables."""
 
-    name: tuple[str, ...]  # the command's path from `itb`: ("study", "profile", "margin")
-    kind: str  # the sweep's kind: its index <kind>.json, its directory runs/<kind>-HASH
-    help: str  # the command's help; its first line is its summary in the group's list
-    rank: int  # where the command is listed in its group (lower first)
-    group_help: str | None  # the help of the group it sits in, if the group is the studies'
-    Args: type[A]
+    @property
+    def name(self) -> tuple[str, ...]:
+        """The command's path from `itb`: ("study", "profile", "margin")."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """The sweep's kind: its index <kind>.json, its directory runs/<kind>-HASH."""
+        ...
+
+    @property
+    def help(self) -> str:
+        """The command's help; its first line is its summary in its group's list."""
+        ...
+
+    @property
+    def rank(self) -> int:
+        """Where the command is listed in its group (lower first)."""
+        ...
+
+    @property
+    def group_help(self) -> str | None:
+        """The help of the group the command sits in, when the studies make that group."""
+        ...
+
+    @property
+    def Args(self) -> type[A]:  # noqa: N802 (a class)
+        """The study's arguments: a `StudyArgs` model."""
+        ...
 
     def plan(self, args: A, out: Path, say: Say) -> Sweep:
         """The sweep of cells, each a scenario checked before anything is written."""

@@ -20,10 +20,10 @@ def tables(res: Outcome[Stage0Results], a: Stage0Args) -> list[Shown]:
                        f"sender {fixed(p.send_cpu_pct.mean, 1)} %, receiver "
                        f"{fixed(p.recv_cpu_pct.mean, 1)} % of a core"
                        + (f" ({failed} failed)" if failed else "")])
-    for p in r.files + r.streams:
-        g = p.goodput_bps.mean
-        t.rows.append([p.part, p.label, p.mechanism, str(p.goodput_bps.n),
+    for q in r.files + r.streams:
+        g = q.goodput_bps.mean
+        t.rows.append([q.part, q.label, q.mechanism, str(q.goodput_bps.n),
                        f"{fixed(None if g is None else g / 1e6, 1)} Mbit/s"
-                       + (f" ({p.goodput_bps.n_failed} failed)" if p.goodput_bps.n_failed
+                       + (f" ({q.goodput_bps.n_failed} failed)" if q.goodput_bps.n_failed
                           else "")])
     return [t]
