@@ -54,8 +54,10 @@ Seed = Annotated[int, Option("--seed"), Field(ge=0)]
 class StudyArgs(BaseModel):
     """The base of every study's arguments (see the module's docstring)."""
 
+    # defer_build: the schema is made when a study's arguments are first validated, not
+    # when `itb` builds its commands from every study's fields
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True,
-                              arbitrary_types_allowed=True)
+                              arbitrary_types_allowed=True, defer_build=True)
 
     @field_validator("*", mode="before")
     @classmethod
