@@ -210,7 +210,8 @@ def test_the_toy_study_runs_on_its_fake_sweep_to_its_results_and_its_report(toy,
     assert res.exit_code == 0, res.output
     # the key: every field but --out; the directory: runs/toy-<first 10 hex of its SHA-256>
     key = {"words": ["x", "y"], "level": 3, "seed": 1}
-    out = tmp_path / "runs" / f"toy-{hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]}"
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
+    out = tmp_path / "runs" / f"toy-{digest}"
     index = json.loads((out / "toy.json").read_text())
     assert index["args"] == key and [c["name"] for c in index["cells"]] == ["x", "y"]
     # two words worth 10 × 3 each

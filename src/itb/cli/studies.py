@@ -138,7 +138,8 @@ def group(groups: dict[tuple[str, ...], typer.Typer], path: tuple[str, ...],
     return groups[path]
 
 
-def scan(groups: dict[tuple[str, ...], typer.Typer], package: str = "itb.study") -> list[Registered]:
+def scan(groups: dict[tuple[str, ...], typer.Typer],
+         package: str = "itb.study") -> list[Registered]:
     """Every study of `package` registered as a command of its group in `groups` (the
     command path → typer group; groups the studies need are made)."""
     found = studies(package)

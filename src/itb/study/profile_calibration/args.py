@@ -30,7 +30,8 @@ class CalibrationArgs(AtCapacity):
         "0ms,10ms,100ms", description="RTTs swept, comma-separated.")
     inputs: Annotated[tuple[int, ...] | None, Option("--inputs", given_rates),
                       Field(exclude=True)] = Field(
-        None, description="Input rates X, e.g. 100Mbit,200Mbit. [default: 5 %, 15 %, … 95 % of C]")
+        None,
+        description="Input rates X, e.g. 100Mbit,200Mbit. [default: 5 %, 15 %, … 95 % of C]")
     seconds: Annotated[float, Option("--seconds")] = Field(
         8.0, ge=1.0, le=600.0, description="Each transfer's length at its input (sets its volume).")
     linear_max: Annotated[float, Option("--linear-max")] = Field(

@@ -8,9 +8,9 @@ for `--low-hold` seconds and then its height for `--hold` seconds (and a little 
 `profile_of`). A connection of its own per step, so that no step inherits the window an
 earlier, higher one left (Linux keeps an application-limited window when
 tcp_slow_start_after_idle is 0, as on ITB's hosts). The inputs are asked as they are (no
-model). Each step is measured at the bottleneck (`cost`) over a
-window of 10 RTTs after its date (`window_s`): its cost, the largest deficit against the
-sender's level, and when the deficit neared its peak (the sender settled). A step during which the link
+model). Each step is measured at the bottleneck (`cost`) over a window of 10 RTTs after
+its date (`analysis.window_s`): its cost, the largest deficit against the sender's level,
+and when the deficit neared its peak (the sender settled). A step during which the link
 emulator released a segment more than 1 ms late (short of CPU: its deficit is the
 testbed's) is left out of the spreads and counted as failed there; every step stays in
 `runs`. The level is the step's rate on the wire (rate × 1514/1448) for TCP,
