@@ -39,7 +39,11 @@ class Option:
         return self.flag.split("/")[0]
 
 
-KEY_IF_SET = "key if set"  # a field's marker: in the key only when not None
+class KeyIfSet:
+    """A field's marker (in its annotation): in the key only when not None."""
+
+
+KEY_IF_SET = KeyIfSet()
 
 
 def option_of(field: FieldInfo) -> Option | None:
@@ -84,7 +88,7 @@ class StudyArgs(BaseModel):
     def key(self) -> dict:
         """What identifies the study's directory (module docstring)."""
         unset = {n for n, f in type(self).model_fields.items()
-                 if KEY_IF_SET in f.metadata and getattr(self, n) is None}
+                 if any(isinstance(m, KeyIfSet) for m in f.metadata) and getattr(self, n) is None}
         return self.model_dump(mode="json", exclude=unset)
 
     def warnings(self) -> list[str]:
@@ -93,5 +97,9 @@ class StudyArgs(BaseModel):
 
     @property
     def out(self) -> Path | None:
-        """The directory given with --out (None: runs/<kind>-HASH)."""
-        return getattr(self, "out_dir", None)
+        """The directory given with --out (an `OutDir` field; None: runs/<kind>-HASH)."""
+        for name, field in type(self).model_fields.items():
+            opt = option_of(field)
+            if opt is not None and opt.flag == "--out":
+                return getattr(self, name)
+        return None
