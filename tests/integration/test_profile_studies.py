@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from itb.analysis.profile_model import Line, Model, PerRtt
-from itb.analysis.pursuit_studies import MarginResults, PairResults, Stage0Results, TransitionResults
+from itb.study.profile_margin.results import MarginResults
+from itb.study.profile_pair.results import PairResults
+from itb.study.profile_stage0.results import Stage0Results
+from itb.study.profile_transition.results import TransitionResults
 
 from .conftest import itb
 

@@ -205,7 +205,11 @@ def test_run_bench_says_the_warnings_before_running(tmp_path, monkeypatch):
     said = []
     monkeypatch.setattr(sweep_mod.Sweep, "run", lambda self, say, tick: said.append("run") or "incomplete")
     args = benchmark.BenchArgs(("BU",), (CLASSES["C"],), ("reno",), 1, 1, 1.0, _scale(tt=10))
-    result = benchmark.run_bench(args, tmp_path / "b", say=said.append)
+    from itb.report.bench import build_bench_report
+    from itb.report.build import analyse_run
+
+    result = benchmark.run_bench(args, tmp_path / "b", build_bench_report, analyse_run,
+                                 say=said.append)
     assert said[0].startswith("warning: BU: class C: 3.45 segments per flow") and said[1] == "run"
     assert result.warnings == [said[0].removeprefix("warning: ")]
     assert result.status == "incomplete" and result.report.exists()

@@ -5,18 +5,18 @@ import json
 import pandas as pd
 import pytest
 
-from itb.analysis.friendliness import FORMAT_VERSION, Results, group_runs, ratios
-from itb.bench.scaling import make_scale
 from itb.errors import ItbError, ScenarioError
-from itb.study.friendliness import FriendArgs, analyse, sweep_of
+from itb.study.friendliness.analysis import analyse, group_runs, ratios
+from itb.study.friendliness.args import FriendlinessArgs
+from itb.study.friendliness.plan import sweep_of
+from itb.study.friendliness.results import FORMAT_VERSION, Results
 
 
 def _args(**kw):
     base = dict(ccs=("cubic",), reference="reno", c_g=(1.5,), rtt_ms=20.0, repeat=3, seed=1,
-                scale=make_scale(factor=None, capacity_bps=100_000_000, transfer_time_s=5),
-                max_span=0.025)
+                capacity=100_000_000, transfer_time=5, max_span=0.025)
     base.update(kw)
-    return FriendArgs(**base)
+    return FriendlinessArgs(**base)
 
 
 def test_the_mixed_cell_alternates_and_the_alone_cell_is_all_reference(tmp_path):
@@ -71,3 +71,13 @@ def test_analysis_gives_each_group_the_ratio_and_the_cost_to_the_reference(tmp_p
     (tmp_path / "old.json").write_text(json.dumps({"format_version": 0, "points": []}))
     with pytest.raises(ItbError, match="format 0"):
         Results.load(tmp_path / "old.json")
+
+
+def test_the_key_is_the_one_itb_wrote_before():
+    key = FriendlinessArgs(ccs="cubic", c_g="0.2", repeat=2, transfer_time=2.0,
+                           capacity="100Mbit").key()
+    assert key.pop("scale")["volume_factor"] == 120.0  # 240 s in the documents, 2 s here
+    assert key == {"ccs": ["cubic"], "reference": "reno", "c_g": [0.2], "rtt_ms": 20.0,
+                   "repeat": 2, "max_span": 0.025, "seed": 1}
+    with pytest.raises(ScenarioError, match="give one congestion control"):
+        FriendlinessArgs(reference="reno,cubic", capacity="100Mbit")

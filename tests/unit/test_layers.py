@@ -1,8 +1,11 @@
 """The import graph of the package: layers only import downwards, no module cycle.
 
 Layers, lowest first: errors, files and native; scenario; rundir (the run directory's
-format); emulation; backends; cc; calibration;
-engine; analysis; report; bench; study; cli. Function-level imports count too.
+format); emulation; backends; cc; calibration; engine; analysis; bench; study; report; cli.
+Function-level imports count too. The drivers
+(bench, study) return typed results and the report draws them: a study's report modules
+(`itb.study.<study>.report`, `report_*`), in its subpackage next to its template, are of the
+report layer; the CLI looks them up by the study's package.
 """
 
 from __future__ import annotations
@@ -12,9 +15,27 @@ from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "itb"
 LEVEL = {"__init__": -1, "errors": -1, "files": -1, "native": -1, "scenario": 0, "rundir": 0.5,
-         "emulation": 1,
-         "backends": 2, "cc": 3, "calibration": 4, "engine": 5, "analysis": 6, "report": 7,
-         "bench": 8, "study": 9, "cli": 10}
+         "emulation": 1, "backends": 2, "cc": 3, "calibration": 4, "engine": 5, "analysis": 6,
+         "bench": 7, "study": 8, "report": 9, "cli": 10}
+
+
+def _study(name: str) -> str | None:
+    """The study subpackage a module (or a name in it) belongs to: itb.study.<study>.…"""
+    parts = name.split(".")
+    if len(parts) >= 3 and parts[1] == "study" and (PKG / "study" / parts[2]).is_dir():
+        return parts[2]
+    return None
+
+
+def _study_report(name: str) -> bool:
+    """A study's report module (or a name in it): itb.study.<study>.report or .report_*."""
+    parts = name.split(".")
+    return _study(name) is not None and len(parts) >= 4 and (
+        parts[3] == "report" or parts[3].startswith("report_"))
+
+
+def _layer(name: str) -> int:
+    return LEVEL["report"] if _study_report(name) else LEVEL.get(name.split(".")[1], -1)
 
 
 def _module(path: Path) -> str:
@@ -34,6 +55,10 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
+def _listed(pairs: list[tuple[str, str]]) -> str:
+    return "".join(f"\n  {m} imports {i}" for m, i in pairs)
+
+
 def _graph() -> dict[str, set[str]]:
     return {_module(f): _imports(f) for f in PKG.rglob("*.py")}
 
@@ -44,8 +69,28 @@ def test_every_package_has_a_layer():
 
 def test_no_layer_imports_a_higher_one():
     upward = sorted((m, i) for m, imps in _graph().items() if m != "itb" for i in imps
-                    if LEVEL.get(i.split(".")[1], -1) > LEVEL[m.split(".")[1]])
-    assert upward == []
+                    if _layer(i) > _layer(m))
+    assert upward == [], _listed(upward)
+
+
+def test_the_drivers_never_import_a_report():
+    """itb.bench and itb.study return typed results; the report is the CLI's to look up
+    (itb.cli.studies: `<study package>.report.build`; the benchmark's and the runs' it
+    passes in). So no module of theirs but a study's report modules imports itb.report or
+    a study's report module, at the top or in a function."""
+    drivers = sorted((m, i) for m, imps in _graph().items()
+                     if m.split(".")[1:2] in (["bench"], ["study"]) and not _study_report(m)
+                     for i in imps if i == "itb.report" or i.startswith("itb.report.")
+                     or _study_report(i))
+    assert drivers == [], _listed(drivers)
+
+
+def test_a_study_reaches_no_other_study():
+    """Each study is its subpackage: what two share is a module of itb.study's own (pursuit,
+    bulk, options), not one study's insides."""
+    across = sorted((m, i) for m, imps in _graph().items() if _study(m) for i in imps
+                    if _study(i) and _study(i) != _study(m))
+    assert across == [], _listed(across)
 
 
 def test_no_module_cycle():

@@ -7,39 +7,32 @@ import statistics
 import pytest
 
 from itb.analysis.fairshare import tcp_payload_share
-from itb.analysis.predictability import FORMAT_VERSION, Results
 from itb.analysis.run_results import Completion, Context, Overall, Repetition, RunMetrics
 from itb.analysis.statistics import fit_linear
-from itb.bench.scaling import make_scale
 from itb.bench.sweep import Sweep
 from itb.errors import ItbError, ScenarioError
 from itb.scenario.units import parse_duration
-from itb.study.predictability import (
-    SYMMETRIC,
-    StudyArgs,
-    analyse,
-    parse_levels,
-    planned_ideal,
-    points_of,
-    sweep_of,
-)
+from itb.study.options import SYMMETRIC, levels
+from itb.study.predictability.analysis import analyse
+from itb.study.predictability.args import PredictabilityArgs
+from itb.study.predictability.plan import planned_ideal, points_of, sweep_of
+from itb.study.predictability.results import FORMAT_VERSION, Results
 
 
-def _args(transfer_time=5, **kw):
+def _args(**kw):
     base = dict(ccs=("cubic", "reno"), c_g=(0.5, 1.0, 1.5, 2.0), reverse=(0.0,), spacing_s=1.0,
                 sync_c_g=2.0, fit_range=(1.0, 2.0), rtt_ms=20.0, repeat=2, seed=1,
-                scale=make_scale(factor=None, capacity_bps=100_000_000,
-                                 transfer_time_s=transfer_time or 5))
+                capacity=100_000_000, transfer_time=5, r_levels=(0.0, 0.8, 1.5))
     base.update(kw)
-    return StudyArgs(**base)
+    return PredictabilityArgs(**base)
 
 
 def test_parse_levels():
-    assert parse_levels("0,0.7, 1.1,sym", "--reverse", True) == (0.0, 0.7, 1.1, SYMMETRIC)
+    assert levels("0,0.7, 1.1,sym", "--reverse", True) == (0.0, 0.7, 1.1, SYMMETRIC)
     with pytest.raises(ScenarioError):
-        parse_levels("sym", "--cg")
+        levels("sym", "--cg")
     with pytest.raises(ScenarioError):
-        parse_levels("1,1", "--cg")
+        levels("1,1", "--cg")
 
 
 def test_points_cover_the_sweep_and_the_synchronised_case():
@@ -98,9 +91,8 @@ def _ideal_metrics(times):
 def _ideal_study(tmp_path, transfer_s=15, **kw):
     """The study's own plan, run by the fluid model of a perfectly fair protocol, then
     through the study's analysis."""
-    a = _args(c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), repeat=1,
-              scale=make_scale(factor=None, capacity_bps=1_000_000_000, transfer_time_s=transfer_s),
-              **kw)
+    a = _args(c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), repeat=1, capacity=1_000_000_000,
+              transfer_time=transfer_s, **kw)
     sw = sweep_of(a, tmp_path / "s")
     sw.open()  # writes the scenarios (the ideal is computed from them) and the index
     for c, cell in zip(sw.state["cells"], sw.cells):
@@ -206,11 +198,13 @@ def test_a_directory_of_other_arguments_is_refused(tmp_path):
 
 
 def test_the_report_has_the_ideal_line_t_vs_r_and_sync_vs_spaced(tmp_path):
-    from itb.report.study import build_study_report
+    from itb.study.predictability.report import build
 
     res = _ideal_study(tmp_path)
     state = json.loads((tmp_path / "s" / "predictability.json").read_text())
-    html = build_study_report(tmp_path / "s", state, res).read_text()
+    html = build(tmp_path / "s", state, _args(c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), repeat=1,
+                                              capacity=1_000_000_000, transfer_time=15),
+                 res).read_text()
     for name in ("tmean-vs-cg", "tmean-vs-r", "cov-vs-r", "spacing-sigma"):
         assert (tmp_path / "s" / "report" / f"{name}.png").stat().st_size > 1000, name
     assert "ideal slope" in html and "Synchronised vs spaced" in html
@@ -219,3 +213,21 @@ def test_the_report_has_the_ideal_line_t_vs_r_and_sync_vs_spaced(tmp_path):
     at2 = {p.reverse: p.ideal_t_mean_s for p in res.points
            if p.cc == "reno" and p.c_g == 2.0 and p.spacing_s == 1.0}
     assert set(at2) == {0.0, 0.8, 1.5} and max(at2.values()) == pytest.approx(min(at2.values()))
+
+
+def test_the_key_is_the_one_itb_wrote_before_and_the_options_texts_parse_to_it():
+    """The same fields and values as before the arguments were a model (a study begun then
+    resumes in runs/predictability-HASH): --scale, --capacity and --transfer-time only as
+    the scale they make."""
+    a = PredictabilityArgs(ccs="reno", c_g="0.5,1", reverse="0", r_levels="", sync_c_g=1.0,
+                           repeat=2, transfer_time=2.0, capacity="100Mbit")
+    key = a.key()
+    scale = key.pop("scale")
+    assert key == {"ccs": ["reno"], "c_g": [0.5, 1.0], "reverse": [0.0], "spacing_s": 1.0,
+                   "max_span": 0.025, "r_levels": [], "sync_c_g": 1.0, "fit_range": [1.0, 2.0],
+                   "rtt_ms": 20.0, "repeat": 2, "seed": 1}
+    # 100 Mbit/s given; 30 GB in 240 s at 1 Gbit/s, here in 2 s: a volume factor of 120
+    assert scale == {"capacity_bps": 100_000_000, "factor": None, "transfer_time_s": 2.0,
+                     "source": "--capacity", "mode": "rate", "volume_factor": 120.0}
+    with pytest.raises(ScenarioError, match="give two increasing levels"):
+        PredictabilityArgs(fit_range="2,1", capacity="100Mbit")

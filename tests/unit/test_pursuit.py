@@ -7,13 +7,16 @@ import pandas as pd
 import pytest
 import tomli_w
 
-from itb.analysis.pursuit import calibration_samples
 from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
-from itb.study.profile_calibration import CalArgs, cell_doc, gap_s, sweep_of
+from itb.study.profile_calibration.analysis import calibration_samples
+from itb.study.profile_calibration.args import CalibrationArgs
+from itb.study.profile_calibration.plan import cell_doc, sweep_of
+from itb.study.pursuit import gap_s
 
-ARGS = CalArgs("nocc", "pacing", (0.0, 100.0), (100_000_000, 500_000_000, 900_000_000), 8.0,
-               1_000_000_000, 0.9, 2, 1)
+ARGS = CalibrationArgs(cc="nocc", enforce="pacing", rtts_ms=(0.0, 100.0),
+                       inputs=(100_000_000, 500_000_000, 900_000_000), seconds=8.0,
+                       capacity=1_000_000_000, linear_max=0.9, repeat=2, seed=1)
 
 
 def test_one_cell_per_rtt_with_one_constant_profile_per_input(tmp_path):
@@ -35,7 +38,7 @@ def test_one_cell_per_rtt_with_one_constant_profile_per_input(tmp_path):
 
 
 def test_inputs_above_the_capacity_are_refused():
-    bad = CalArgs("nocc", "pacing", (10.0,), (2_000_000_000,), 8.0, 1_000_000_000, 0.9, 1, 1)
+    bad = ARGS.model_copy(update={"inputs": (2_000_000_000,)})
     with pytest.raises(ScenarioError, match="--inputs"):
         cell_doc(bad, 10.0)
 
@@ -76,29 +79,45 @@ def test_a_transfer_still_running_when_the_next_starts_is_left_out():
 
 def test_the_calibration_report_shows_lines_counts_and_figures(tmp_path):
     from itb.analysis.profile_model import Sample, fit
-    from itb.analysis.pursuit import CalibrationResults
-    from itb.report.profile import build_calibration_report
+    from itb.study.profile_calibration.report import build
+    from itb.study.profile_calibration.results import CalibrationResults
 
     samples = [Sample(rtt_ms=rtt, input_bps=x, goodput_bps=0.95 * x - rtt * 1e4,
                       throughput_bps=x * 1.04, throughput_max_bps=x * 1.1)
                for rtt in (0.0, 10.0, 100.0) for x in (1e8, 3e8, 5e8, 7e8, 9e8)]
     res = CalibrationResults(mechanism="nocc-pacing", capacity_bps=1_000_000_000, samples=samples,
                              failed=1, overlapped=2, model=fit(samples, "nocc-pacing", 9e8))
+    args = CalibrationArgs(rtts_ms=(0.0, 10.0, 100.0), inputs=(100_000_000, 900_000_000),
+                           capacity=1_000_000_000)
     state = {"digest": "abc", "status": "complete", "created": "now", "cells": [],
-             "args": {"cc": "nocc", "enforce": "pacing", "capacity_bps": 1_000_000_000,
-                      "rtts_ms": [0.0, 10.0, 100.0], "inputs_bps": [1e8, 9e8], "seconds": 8.0,
-                      "repeat": 1, "linear_max": 0.9}}
-    html = build_calibration_report(tmp_path, state, res).read_text()
+             "args": args.key()}
+    html = build(tmp_path, state, args, res).read_text()
     assert html.count("<img") == 3  # rates, peaks, coefficients
     assert "0.9500" in html and "1 transfer(s) failed" in html and ">2</span> overlapped" in html
     assert (tmp_path / "report" / "coefficients.svg").exists()
 
 
 def test_a_udt_calibration_plans_udt_transfers(tmp_path):
-    a = CalArgs("udt", "pacing", (10.0,), (100_000_000, 500_000_000), 4.0, 1_000_000_000, 0.9, 1, 1)
-    assert a.mechanism == "udt"
+    a = CalibrationArgs(cc="udt", rtts_ms=(10.0,), inputs=(100_000_000, 500_000_000), seconds=4.0,
+                        capacity=1_000_000_000)
+    assert a.mechanism.name == "udt"
     doc, _ = cell_doc(a, 10.0)
     path = tmp_path / "u.toml"
     path.write_text(tomli_w.dumps(doc))
     ev = load_scenario(path).experiment.events
     assert {e.protocol for e in ev} == {"udt"} and {e.cc for e in ev} == {"udt"}
+
+
+def test_the_key_names_what_the_calibration_measures_as_it_always_did():
+    # the same fields and values as ITB wrote before its arguments were a model, so that a
+    # calibration begun then resumes in the same directory (runs/profile-calibration-HASH)
+    assert ARGS.key() == {"cc": "nocc", "enforce": "pacing", "rtts_ms": [0.0, 100.0],
+                          "inputs_bps": [100_000_000, 500_000_000, 900_000_000], "seconds": 8.0,
+                          "capacity_bps": 1_000_000_000, "linear_max": 0.9, "repeat": 2,
+                          "seed": 1, "open_window": True}
+    # no --inputs: 5 %, 15 %, … 95 % of C; from the options' texts as the command gives them
+    a = CalibrationArgs(rtts_ms="10ms", capacity="1Gbit")
+    assert a.inputs_bps == (50_000_000, 150_000_000, 250_000_000, 350_000_000, 450_000_000,
+                            550_000_000, 650_000_000, 750_000_000, 850_000_000, 950_000_000)
+    with pytest.raises(ScenarioError, match="UDT keeps its rate by its own controller"):
+        CalibrationArgs(cc="udt", enforce="application", capacity="1Gbit")

@@ -11,18 +11,21 @@ import pandas as pd
 import pytest
 import tomli_w
 
-from itb.analysis import transition
 from itb.analysis.profile_model import Line, Model, PerRtt
-from itb.analysis.pursuit_studies import Burst, burst_of, margin_needed, spread
+from itb.analysis.pursuit import Burst, burst_of, margin_needed, spread
 from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
-from itb.study.profile_margin import MarginArgs, plan_point
-from itb.study.profile_margin import sweep_of as margin_sweep
-from itb.study.profile_pair import PairArgs, plan_flow
-from itb.study.profile_pair import sweep_of as pair_sweep
-from itb.study.profile_transition import TransitionArgs, profile_of
-from itb.study.profile_transition import sweep_of as transition_sweep
-from itb.study.pursuit_setup import Mechanism, parse_mechanism
+from itb.study.profile_margin.args import MarginArgs
+from itb.study.profile_margin.plan import plan_point
+from itb.study.profile_margin.plan import sweep_of as margin_sweep
+from itb.study.profile_pair.args import PairArgs
+from itb.study.profile_pair.plan import plan_flow
+from itb.study.profile_pair.plan import sweep_of as pair_sweep
+from itb.study.profile_transition import cost as transition
+from itb.study.profile_transition.args import TransitionArgs
+from itb.study.profile_transition.plan import profile_of
+from itb.study.profile_transition.plan import sweep_of as transition_sweep
+from itb.study.pursuit import Mechanism, file_digest, parse_mechanism
 
 
 def log(levels: list[tuple[float, float]], t0_ns: int, until_s: float) -> pd.DataFrame:
@@ -132,8 +135,9 @@ def test_the_pair_profiles_are_complementary():
 
 
 def test_each_transition_is_a_transfer_of_its_own():
-    a = TransitionArgs((Mechanism("nocc"),), (10.0,), 10_000_000, (100_000_000, 600_000_000),
-                       4.0, 3.0, 1, 1_000_000_000, True, 1)
+    a = TransitionArgs(mechanisms=(Mechanism("nocc"),), rtts_ms=(10.0,), low_bps=10_000_000,
+                       heights_bps=(100_000_000, 600_000_000), hold_s=4.0, low_hold_s=3.0,
+                       repeat=1, capacity=1_000_000_000, open_window=True, seed=1)
     steps, volume = profile_of(a, 600_000_000)
     assert steps == ((0, 10_000_000), (3_000_000, 600_000_000))
     assert volume == int((3 * 10e6 + 4 * 600e6) * 1.1 / 8)
@@ -163,25 +167,29 @@ def valid(sweep, tmp_path: Path) -> list:
 def test_every_study_generates_valid_scenarios(tmp_path):
     mpath = tmp_path / "model.json"
     model().save(mpath)
+    (tmp_path / "models").mkdir()
+    for name in ("nocc-pacing", "udt"):
+        model().save(tmp_path / "models" / f"profile-model-{name}.json")
     nocc, udt = Mechanism("nocc"), Mechanism("udt")
-    m = MarginArgs(nocc, (20.0,), (0.0, 0.05), 60.0, 2, 1_000_000_000, True, 1, mpath)
+    m = MarginArgs(mechanism=nocc, rtts_ms=(20.0,), margins=(0.0, 0.05), seconds=60.0, repeat=2,
+                   capacity=1_000_000_000, open_window=True, seed=1, model_file=mpath)
     (s0, s5) = valid(margin_sweep(m, model(), tmp_path / "m"), tmp_path)
     assert s0.topology.open_receive_window and len(s0.experiment.events) == 1
     assert s5.experiment.events[0].profile == ((0, round(950e6 / 1.0456)),)
-    p = PairArgs(((nocc, udt),), (0.1,), 12.0, 30.0, 1, 1_000_000_000, False, 1,
-                 {"nocc-pacing": mpath, "udt": mpath})
-    (sp,) = valid(pair_sweep(p, {"nocc-pacing": model(), "udt": model()}, {}, tmp_path / "p"), tmp_path)
-    small = PairArgs(*[getattr(p, f) for f in ("combos", "margins", "rtt_ms", "seconds", "repeat",
-                                               "capacity_bps", "open_window", "seed", "models")],
-                     buffer="64pkt")
-    (ss,) = valid(pair_sweep(small, {"nocc-pacing": model(), "udt": model()}, {}, tmp_path / "q"), tmp_path)
+    p = PairArgs(combos=((nocc, udt),), margins=(0.1,), rtt_ms=12.0, seconds=30.0, repeat=1,
+                 capacity=1_000_000_000, open_window=False, seed=1, models_dir=tmp_path / "models")
+    (sp,) = valid(pair_sweep(p, {"nocc-pacing": model(), "udt": model()}, tmp_path / "p"), tmp_path)
+    small = p.model_copy(update={"buffer": "64pkt"})
+    (ss,) = valid(pair_sweep(small, {"nocc-pacing": model(), "udt": model()}, tmp_path / "q"), tmp_path)
     (rl,) = [lk for lk in ss.topology.links if lk.name == "rl-rr"]
-    assert rl.forward.queue_packets == 64 and "buffer" in small.key({})
+    assert rl.forward.queue_packets == 64 and "buffer" in small.key() and "buffer" not in p.key()
     a_ev, b_ev = sorted(sp.experiment.events, key=lambda e: e.id)
     assert (a_ev.cc, b_ev.cc, b_ev.protocol) == ("nocc", "udt", "udt")
     assert a_ev.at_us == b_ev.at_us == 0 and not sp.topology.open_receive_window
-    t = TransitionArgs((nocc, udt, Mechanism("reno", "application")), (10.0, 100.0), 10_000_000,
-                       (100_000_000, 800_000_000), 4.0, 3.0, 1, 1_000_000_000, True, 1)
+    t = TransitionArgs(mechanisms=(nocc, udt, Mechanism("reno", "application")),
+                       rtts_ms=(10.0, 100.0), low_bps=10_000_000,
+                       heights_bps=(100_000_000, 800_000_000), hold_s=4.0, low_hold_s=3.0,
+                       repeat=1, capacity=1_000_000_000, open_window=True, seed=1)
     cells = valid(transition_sweep(t, tmp_path / "t"), tmp_path)
     assert len(cells) == 6 and {c.experiment.events[0].enforce for c in cells} == {"pacing", "application"}
     h1, h2 = cells[0].experiment.events
@@ -189,12 +197,13 @@ def test_every_study_generates_valid_scenarios(tmp_path):
 
 
 def test_stage0_cells_are_valid_and_pull_from_l1(tmp_path):
-    from itb.study.profile_stage0 import Stage0Args
-    from itb.study.profile_stage0 import sweep_of as stage0_sweep
+    from itb.study.profile_stage0.args import Stage0Args
+    from itb.study.profile_stage0.plan import sweep_of as stage0_sweep
 
-    a = Stage0Args(("cpu", "files", "streams"), (Mechanism("nocc"), Mechanism("udt")),
-                   (100_000_000, 500_000_000), (0.0, 100.0), 5.0, 100_000_000, (1, 5), ("reno", "nocc"),
-                   20.0, 1, 1_000_000_000, True, 1)
+    a = Stage0Args(parts=("cpu", "files", "streams"), mechanisms=(Mechanism("nocc"), Mechanism("udt")),
+                   inputs_bps=(100_000_000, 500_000_000), rtts_ms=(0.0, 100.0), seconds=5.0,
+                   volume=100_000_000, streams=(1, 5), stream_ccs=("reno", "nocc"), rtt_ms=20.0,
+                   repeat=1, capacity=1_000_000_000, open_window=True, seed=1)
     sweep = stage0_sweep(a, tmp_path / "s0")
     names = [c.name for c in sweep.cells]
     assert names[:4] == ["stage0-cpu-nocc-pacing-rtt0", "stage0-cpu-nocc-pacing-rtt100",
@@ -212,7 +221,7 @@ def test_stage0_cells_are_valid_and_pull_from_l1(tmp_path):
     assert p5["server"].profile == ((0, 900_000_000),) and p5["client"].argv[2:4] == ("-p", "5")
     assert scs["stage0-streams-udt"].experiment.events[0].protocol == "udt"
     with pytest.raises(ScenarioError):
-        stage0_sweep(Stage0Args(("disk",), *list(a.__dict__.values())[1:]), tmp_path / "x")
+        stage0_sweep(a.model_copy(update={"parts": ("disk",)}), tmp_path / "x")
 
 
 @pytest.mark.parametrize("args, words", [
@@ -245,11 +254,11 @@ def test_bad_study_options_are_refused_before_anything_runs(tmp_path, monkeypatc
 
 
 def test_margins_from_to_step_never_pass_to():
-    from itb.cli.study_profile import _margins
+    from itb.study.options import margins
 
-    assert _margins("0:10:6") == (0.0, 0.06)
-    assert _margins("0:10:0.5")[-1] == 0.1 and len(_margins("0:10:0.5")) == 21
-    assert _margins("2.5,5") == (0.025, 0.05)
+    assert margins("0:10:6", "--margins") == (0.0, 0.06)
+    assert margins("0:10:0.5", "--margins")[-1] == 0.1 and len(margins("0:10:0.5", "--margins")) == 21
+    assert margins("2.5,5", "--margins") == (0.025, 0.05)
 
 
 def test_a_margin_study_needs_its_model(tmp_path, monkeypatch):
@@ -286,3 +295,41 @@ def test_a_sweep_with_an_invalid_cell_writes_nothing(tmp_path):
         sweep.open()
     assert e.value.field == "transfer[0].dst"
     assert not (tmp_path / "s").exists()
+
+
+def test_the_profile_studies_keys_are_the_ones_itb_wrote_before(tmp_path):
+    """The same fields and values as before the arguments were models: a study begun then
+    resumes in its directory (runs/<kind>-HASH); --buffer only when given, a model by the
+    first 12 hex digits of its SHA-256."""
+    mpath = tmp_path / "profile-model-nocc-pacing.json"
+    model().save(mpath)
+    digest = file_digest(mpath)
+    assert len(digest) == 12
+    m = MarginArgs(margins="5,10", rtts_ms="10ms", seconds=2.0, repeat=2, capacity="1Gbit",
+                   model_file=mpath)
+    assert m.key() == {"mechanism": "nocc-pacing", "rtts_ms": [10.0], "margins": [0.05, 0.1],
+                       "seconds": 2.0, "repeat": 2, "capacity_bps": 1_000_000_000,
+                       "open_window": True, "seed": 1, "model": digest}
+    p = PairArgs(combos="nocc-pacing+nocc-pacing", margins="10", rtt_ms="10ms", seconds=3.0,
+                 repeat=1, capacity="1Gbit", models_dir=tmp_path, buffer="100pkt")
+    assert p.key() == {"combos": [["nocc-pacing", "nocc-pacing"]], "margins": [0.1],
+                       "rtt_ms": 10.0, "seconds": 3.0, "repeat": 1,
+                       "capacity_bps": 1_000_000_000, "open_window": True, "seed": 1,
+                       "models": {"nocc-pacing": digest}, "buffer": "100pkt"}
+    t = TransitionArgs(mechanisms="nocc-pacing,reno-application", rtts_ms="10ms",
+                       heights_bps="300Mbit,600Mbit", hold_s=1.0, low_hold_s=1.0, repeat=1,
+                       capacity="1Gbit")
+    assert t.key() == {"mechanisms": ["nocc-pacing", "reno-application"], "rtts_ms": [10.0],
+                       "low_bps": 10_000_000, "heights_bps": [300_000_000, 600_000_000],
+                       "hold_s": 1.0, "low_hold_s": 1.0, "repeat": 1,
+                       "capacity_bps": 1_000_000_000, "open_window": True, "seed": 1}
+    from itb.study.profile_stage0.args import Stage0Args
+
+    s = Stage0Args(mechanisms="nocc-pacing", inputs_bps="200Mbit", rtts_ms="10ms", seconds=1.0,
+                   volume="10MB", streams="1,2", stream_ccs="reno,nocc", repeat=1,
+                   capacity="1Gbit")
+    assert s.key() == {"parts": ["cpu", "files", "streams"], "mechanisms": ["nocc-pacing"],
+                       "inputs_bps": [200_000_000], "rtts_ms": [10.0], "seconds": 1.0,
+                       "volume": 10_000_000, "streams": [1, 2], "stream_ccs": ["reno", "nocc"],
+                       "rtt_ms": 20.0, "repeat": 1, "capacity_bps": 1_000_000_000,
+                       "open_window": True, "seed": 1}

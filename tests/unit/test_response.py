@@ -10,23 +10,27 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from pydantic import ValidationError
 
-from itb.analysis.response import FORMAT_VERSION, Event, Fit, Results, fit_algorithm
-from itb.analysis.response import Point as PointResult
 from itb.bench.sweep import Sweep
-from itb.cc.published import PUBLISHED, highspeed_b, nominal_beta
+from itb.cc.published import PUBLISHED, highspeed_b, nominal_beta, switch_beta
 from itb.errors import ItbError, ScenarioError
-from itb.study import response as rf
+from itb.study.response_function import analysis as rfa
+from itb.study.response_function import plan as rfp
+from itb.study.response_function.args import ResponseArgs
+from itb.study.response_function.fit import fit_algorithm
+from itb.study.response_function.results import FORMAT_VERSION, Event, Fit, Results
+from itb.study.response_function.results import Point as PointResult
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def test_the_plan_spans_each_algorithms_window_range_below_the_rate_cap():
-    a = rf.ResponseArgs(ccs=("reno", "highspeed", "htcp"), points=4, max_rate_bps=100_000_000)
-    pts = rf.plan(a)
+    a = ResponseArgs(ccs=("reno", "highspeed", "htcp"), points=4, max_rate_bps=100_000_000)
+    pts = rfp.points_of(a)
     assert [p.cc for p in pts] == ["reno"] * 4 + ["highspeed"] * 4 + ["htcp"] * 4
-    cap20 = 100e6 * 0.02 / (8 * rf.MSS)  # 172.7 segments at 20 ms
-    cap100 = 100e6 * 0.1 / (8 * rf.MSS)  # 863.3 at 100 ms: HighSpeed's own RTT
+    cap20 = 100e6 * 0.02 / (8 * rfp.MSS)  # 172.7 segments at 20 ms
+    cap100 = 100e6 * 0.1 / (8 * rfp.MSS)  # 863.3 at 100 ms: HighSpeed's own RTT
     reno = [p for p in pts if p.cc == "reno"]
     assert reno[0].plan_window == pytest.approx(cap20) and reno[-1].plan_window == pytest.approx(30)
     for p in reno:  # p from Reno's w = 1.22 / sqrt(p), to 3 significant digits
@@ -34,7 +38,7 @@ def test_the_plan_spans_each_algorithms_window_range_below_the_rate_cap():
     hs = [p for p in pts if p.cc == "highspeed"]
     assert (hs[0].plan_window, hs[-1].plan_window) == (pytest.approx(cap100), pytest.approx(800))
     assert {p.rtt_ms for p in hs} == {100.0} and {p.rtt_ms for p in reno} == {20.0}
-    assert rf._doc(a, hs[0])["bottleneck"]["rtt"] == "100ms"
+    assert rfp._doc(a, hs[0])["bottleneck"]["rtt"] == "100ms"
     # H-TCP has no closed form: planned with HighSpeed's
     ht = [p for p in pts if p.cc == "htcp"]
     assert (ht[0].plan_window, ht[-1].plan_window) == (pytest.approx(cap20), pytest.approx(45))
@@ -46,30 +50,30 @@ def test_the_plan_spans_each_algorithms_window_range_below_the_rate_cap():
     assert {p.rate_bps for p in pts} == {1_000_000_000}
     # the i-th point of each algorithm has its own loss seed, shared across algorithms
     assert [p.seed for p in reno] == [1, 2, 3, 4] == [p.seed for p in hs]
-    assert rf._doc(a, reno[2])["experiment"]["seed"] == 3
+    assert rfp._doc(a, reno[2])["experiment"]["seed"] == 3
 
 
 def test_bic_is_planned_where_linuxs_bic_follows_its_slope():
-    pts = rf.plan(rf.ResponseArgs(ccs=("bic",), points=3))
+    pts = rfp.points_of(ResponseArgs(ccs=("bic",), points=3))
     assert [round(p.plan_window) for p in pts] == [12000, 7746, 5000]
     assert {p.rtt_ms for p in pts} == {200.0}
     assert pts[0].p == pytest.approx((9.0 / 12000) ** 2, rel=0.01)  # Linux's c, not 15.5
     assert pts[0].rate_bps == 1_000_000_000  # 1.25 x 695 Mbit/s is below the 1 Gbit/s floor
-    assert rf._doc(rf.ResponseArgs(ccs=("bic",)), pts[0])["testbed"]["ack_every_segment"] is True
+    assert rfp._doc(ResponseArgs(ccs=("bic",)), pts[0])["testbed"]["ack_every_segment"] is True
     assert max(p.measure_s for p in pts) == 300  # 40 loss intervals take longer than 60 s
 
 
 def test_the_plan_refuses_what_it_cannot_fit():
-    with pytest.raises(ScenarioError, match="at least 3 points"):
-        rf.plan(rf.ResponseArgs(ccs=("reno",), points=2))
+    with pytest.raises(ValidationError, match="greater than or equal to 3"):  # as --points
+        ResponseArgs(ccs=("reno",), points=2)
     with pytest.raises(ScenarioError, match="no loss response function"):
-        rf.plan(rf.ResponseArgs(ccs=("bbr",)))
+        rfp.points_of(ResponseArgs(ccs=("bbr",)))
 
 
 def test_the_scenario_of_a_point_drops_data_only():
-    a = rf.ResponseArgs(ccs=("scalable",), points=3)
-    pt = rf.plan(a)[0]
-    doc = rf._doc(a, pt)
+    a = ResponseArgs(ccs=("scalable",), points=3)
+    pt = rfp.points_of(a)[0]
+    doc = rfp._doc(a, pt)
     assert doc["bottleneck"]["loss"] == pt.p and doc["bottleneck"]["loss_reverse"] == 0
     assert doc["transfer"][0]["cc"] == "scalable" and doc["experiment"]["interval"] == "5ms"
 
@@ -95,7 +99,7 @@ def test_decrease_events_take_cwnd_before_recovery_and_back_in_open():
             (1.03, 150, "Recovery"), (1.04, 100, "Open"),
             (2.00, 120, "Open"), (2.01, 1, "Loss"), (2.02, 2, "Open"),  # a timeout: skipped
             (3.00, 64, "Open"), (3.01, 60, "Recovery"), (3.02, 56, "Open")]
-    ev = rf.decrease_events(log(rows), "reno", after_s=0.5)
+    ev = rfa.decrease_events(log(rows), "reno", after_s=0.5)
     assert [(e["cwnd_before"], e["cwnd_after"]) for e in ev] == [(200, 100), (64, 56)]
     assert [e["beta"] for e in ev] == [0.5, 0.125]
     assert all(e["nominal"] == 0.5 for e in ev)
@@ -103,11 +107,11 @@ def test_decrease_events_take_cwnd_before_recovery_and_back_in_open():
 
 def test_measure_point_turns_goodput_into_a_window():
     rows = [(i * 0.005, 80, "Open") for i in range(4000)]  # 20 s at 80 segments
-    m = rf.measure_point(log(rows), "scalable", warmup_s=5)
+    m = rfa.measure_point(log(rows), "scalable", warmup_s=5)
     assert m["window"] == pytest.approx(80, rel=0.01)
     assert m["goodput_bps"] == pytest.approx(80 * 1448 * 8 / 0.02, rel=0.01)
     assert m["measured_s"] == pytest.approx(15, abs=0.01) and m["events"] == []
-    assert rf.measure_point(log(rows[:500]), "scalable", warmup_s=5)["window"] is None
+    assert rfa.measure_point(log(rows[:500]), "scalable", warmup_s=5)["window"] is None
 
 
 def link(n_ms, lost_at):
@@ -120,12 +124,12 @@ def link(n_ms, lost_at):
 def test_the_loss_is_what_the_link_applied_over_the_measured_span():
     rows = [(i * 0.005, 80, "Open") for i in range(4000)]  # 20 s, measured from 5 s
     lost = {1000, 2000, *range(6000, 6010), 19_990, 19_999}  # 2 in the warm-up, 1 after the end
-    m = rf.measure_point(log(rows), "scalable", warmup_s=5, link=link(21_000, lost))
+    m = rfa.measure_point(log(rows), "scalable", warmup_s=5, link=link(21_000, lost))
     assert m["lost"] == 11 and m["p_link"] == pytest.approx(11 / (10 * 14_996), rel=1e-3)
     # the fit takes what the link applied, else the configured p
     assert point("scalable", 0.01, 80, p_link=m["p_link"]).p_fit == m["p_link"]
     assert point("scalable", 0.01, 80, p_link=None).p_fit == 0.01
-    m = rf.measure_point(log(rows), "scalable", warmup_s=5, link=link(21_000, set()))
+    m = rfa.measure_point(log(rows), "scalable", warmup_s=5, link=link(21_000, set()))
     assert (m["lost"], m["p_link"], m["queue_drops"]) == (0, 0, 0)
 
 
@@ -147,18 +151,18 @@ def test_the_fit_recovers_c_and_d_and_judges_beta():
     points.append(point("highspeed", 1e-6, 1e5, link_limited=True))
     points.append(point("highspeed", 1e-4, 3, status="corrupt window"))
     events = [event("highspeed", highspeed_b(w) + 0.01, highspeed_b(w)) for w in (50, 100, 200)]
-    f = rf.fit_algorithm("highspeed", points, events)
+    f = fit_algorithm("highspeed", points, events)
     assert f.n == 5 and f.d == pytest.approx(0.835) and f.c == pytest.approx(0.12)
     assert f.d_ok and f.beta_ok and f.beta_error == pytest.approx(0.01)
     assert (f.w_min, f.w_max) == (pytest.approx(0.12 / 1e-4 ** 0.835),
                                   pytest.approx(0.12 / 1e-6 ** 0.835))
     assert (f.c_published, f.d_published, f.d_from) == (0.12, 0.835, 300)
     events = [event("highspeed", 0.5, highspeed_b(200))]
-    assert rf.fit_algorithm("highspeed", points, events).beta_ok is False
-    assert rf.fit_algorithm("htcp", points, []).d is None  # no points of its own
+    assert fit_algorithm("highspeed", points, events).beta_ok is False
+    assert fit_algorithm("htcp", points, []).d is None  # no points of its own
     # below the windows where Linux's HighSpeed follows the slope: measured, not judged
     low = [p.model_copy(update={"window": p.window / 20}) for p in points]
-    f = rf.fit_algorithm("highspeed", low, [])
+    f = fit_algorithm("highspeed", low, [])
     assert f.d == pytest.approx(0.835) and f.d_ok is None
 
 
@@ -184,18 +188,18 @@ def test_highspeed_b_is_the_rfcs():
 
 
 def test_a_window_range_given_applies_to_every_algorithm():
-    a = rf.ResponseArgs(ccs=("highspeed", "reno"), points=3, rtt_ms=50, windows=(120, 1000))
-    pts = rf.plan(a)
+    a = ResponseArgs(ccs=("highspeed", "reno"), points=3, rtt_ms=50, windows=(120, 1000))
+    pts = rfp.points_of(a)
     assert {round(p.plan_window) for p in pts} == {120, 346, 1000}
-    assert rf.ResponseArgs(ccs=("reno",)).key() != a.key()
+    assert ResponseArgs(ccs=("reno",)).key() != a.key()
 
 
 def test_a_point_ends_with_its_measured_span(tmp_path):
-    a = rf.ResponseArgs(ccs=("highspeed",), points=3)
-    pt = rf.plan(a)[0]
-    doc = rf._doc(a, pt)
+    a = ResponseArgs(ccs=("highspeed",), points=3)
+    pt = rfp.points_of(a)[0]
+    doc = rfp._doc(a, pt)
     [clock] = doc["udp"]
-    assert clock["duration"] == f"{int(pt.warmup_s + pt.measure_s + rf.SETUP_S)}s"
+    assert clock["duration"] == f"{int(pt.warmup_s + pt.measure_s + rfp.SETUP_S)}s"
     assert (clock["src"], clock["dst"]) == ("r1", "l1")  # the reverse direction: no loss
     assert doc["transfer"][0]["wait"] is False  # stopped when the clock ends
     import tomli_w
@@ -203,14 +207,14 @@ def test_a_point_ends_with_its_measured_span(tmp_path):
     from itb.scenario.scenario import load_scenario
     (tmp_path / "p.toml").write_text(tomli_w.dumps(doc))
     load_scenario(tmp_path / "p.toml")  # a valid scenario
-    rate = pt.plan_window * rf.MSS * 8 / (pt.rtt_ms / 1e3)
+    rate = pt.plan_window * rfp.MSS * 8 / (pt.rtt_ms / 1e3)
     assert pt.volume >= 3 * rate / 8 * (pt.warmup_s + pt.measure_s)  # never done early
 
 
 def test_the_report_of_a_partial_study_renders(tmp_path):
-    from itb.report.response import build_response_report
+    from itb.study.response_function.report import build
 
-    a = rf.ResponseArgs(ccs=("reno",), points=3)
+    a = ResponseArgs(ccs=("reno",), points=3)
     state = {"digest": "x", "status": "incomplete", "created": "now", "args": a.key(),
              "cells": []}
     done = point("reno", 1e-3, 38.0, p_link=1.1e-3, lost=40, measured_s=20.0,
@@ -219,9 +223,9 @@ def test_the_report_of_a_partial_study_renders(tmp_path):
     not_run = PointResult(name="reno-p0.0001", cc="reno", p=1e-4, plan_window=122.0,
                           warmup_s=5, rtt_ms=20.0, rate_bps=1_000_000_000, repetition=1,
                           status="not run", window=None)
-    fits = [rf.fit_algorithm("reno", [done, not_run], [])]
+    fits = [fit_algorithm("reno", [done, not_run], [])]
     res = Results(points=[done, not_run], fits=fits, events=[])
-    path = build_response_report(tmp_path, state, res)
+    path = build(tmp_path, state, a, res)
     html = path.read_text()
     assert "not run" in html
     assert "each algorithm&#39;s own" in html or "each algorithm's own" in html
@@ -229,16 +233,16 @@ def test_the_report_of_a_partial_study_renders(tmp_path):
 
 def test_htcp_events_are_compared_with_the_nearer_of_its_two_rules():
     # no queue: the RTT rule gives 0.2; the bandwidth switch gives 1/2
-    ev = [event("htcp", b, 0.2, rf.switch_beta("htcp")) for b in (0.5, 0.5, 0.21, 0.5)]
+    ev = [event("htcp", b, 0.2, switch_beta("htcp")) for b in (0.5, 0.5, 0.21, 0.5)]
     assert [e.nearer_nominal for e in ev] == [0.5, 0.5, 0.2, 0.5]
-    f = rf.fit_algorithm("htcp", [], ev)
+    f = fit_algorithm("htcp", [], ev)
     assert f.beta_ok and f.beta_nominal == 0.5 and f.switch_share == 0.75
     # a decrease neither rule gives is caught
     ev = [e.model_copy(update={"beta": 0.35}) for e in ev]
-    assert rf.fit_algorithm("htcp", [], ev).beta_ok is False
+    assert fit_algorithm("htcp", [], ev).beta_ok is False
     # the other algorithms have one rule
-    assert rf.switch_beta("reno") is None
-    f = rf.fit_algorithm("reno", [], [event("reno", 0.5, 0.5)])
+    assert switch_beta("reno") is None
+    f = fit_algorithm("reno", [], [event("reno", 0.5, 0.5)])
     assert f.beta_ok and f.switch_share is None
 
 
@@ -297,12 +301,12 @@ def test_the_fit_carries_what_the_report_and_the_cli_show():
 
 
 def test_the_report_reads_the_typed_results(tmp_path):
-    from itb.report.response import build_response_report
+    from itb.study.response_function.report import build
 
     res = results()
-    state = {"digest": "x", "status": "complete", "created": "now", "cells": [],
-             "args": rf.ResponseArgs(ccs=("reno",), points=3).key()}
-    html = build_response_report(tmp_path, state, res).read_text()
+    a = ResponseArgs(ccs=("reno",), points=3)
+    state = {"digest": "x", "status": "complete", "created": "now", "cells": [], "args": a.key()}
+    html = build(tmp_path, state, a, res).read_text()
     assert "0.500 ± 0.000" in html  # d ± its interval
     assert f"{res.fits[0].c:.3f}" == "1.280" and "1.280" in html
     assert "12–122" in html  # the fitted windows
@@ -333,7 +337,7 @@ def test_analyse_builds_the_typed_results_from_a_run_directory(tmp_path):
                    "drops_loss": int(i in lost), "drops_queue": 0} for i in range(20_000)]) \
         .to_csv(rep / "emulator" / "bn" / "linkem-ab.csv", index=False)
 
-    res = rf.analyse(sweep, rf.ResponseArgs(ccs=("reno",), points=3))
+    res = rfa.analyse(sweep, ResponseArgs(ccs=("reno",), points=3))
     ok, not_run = res.points
     # measured from 5 s to 19.995 s: 2999 intervals of 5 ms, 2997 at 80 segments, 2 at 40
     assert ok.status == "ok" and ok.measured_s == pytest.approx(14.995)
@@ -361,23 +365,24 @@ def test_analyse_builds_the_typed_results_from_a_run_directory(tmp_path):
 
 def test_the_cli_table_reads_the_typed_fits(monkeypatch, tmp_path):
     """`itb study response-function` prints the fits of the study's typed results (the
-    study itself replaced: nothing runs)."""
+    sweep's life replaced: nothing runs)."""
     from typer.testing import CliRunner
 
-    from itb.bench.sweep import Outcome
+    from itb.bench import sweep
     from itb.cli import app  # with its commands registered
 
     asked = []
 
-    def study(a, out, say, tick):
-        asked.append(a)
-        return Outcome(out, "complete", results(), out / "report" / "report.html")
+    def drive(sw, analyse, report, say, tick, analyse_run):
+        asked.append(sw)
+        return sweep.Outcome(sw.out, "complete", results(), sw.out / "report" / "report.html")
 
-    monkeypatch.setattr(rf, "run_study", study)
+    monkeypatch.setattr(sweep, "drive", drive)
     r = CliRunner().invoke(app, ["study", "response-function", "--cc", "reno", "--points", "3",
                                  "--out", str(tmp_path)])
     assert r.exit_code == 0, r.output
-    assert asked[0].ccs == ("reno",) and asked[0].points == 3
+    assert asked[0].key["ccs"] == ["reno"] and asked[0].key["points"] == 3
+    assert len(asked[0].cells) == 3 and all(c.name.startswith("reno-p") for c in asked[0].cells)
     row = next(line for line in r.output.splitlines() if "reno" in line)
     # d ± its interval and the verdict, c measured (1.22·sqrt(1.1)) and published, β
     for cell in ("0.5 ± 0 ✓", "1.28", "1.22", "0.475 ✓"):

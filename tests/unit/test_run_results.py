@@ -86,7 +86,7 @@ def test_benchmark_rows_and_the_sweep_line_read_the_model():
     assert _t_line(m, 3) == "" and _t_line(None, 1) == ""
 
 
-def test_sweep_rebuilds_metrics_of_an_older_format(tmp_path, monkeypatch):
+def test_sweep_rebuilds_metrics_of_an_older_format(tmp_path):
     sweep = Sweep(tmp_path, "bench", {}, [], 1, 1)
     cell = {"run": "cells/x"}
     run = tmp_path / "cells" / "x"
@@ -100,7 +100,7 @@ def test_sweep_rebuilds_metrics_of_an_older_format(tmp_path, monkeypatch):
         _metrics().save(d / "metrics.json")
         return RunMetrics.load(d / "metrics.json")
 
-    monkeypatch.setattr("itb.bench.sweep.analyse_run", analyse)
+    sweep.analyse_run = analyse  # what `drive` gives it (the CLI's itb.report.build.analyse_run)
     old = _metrics().model_dump(mode="json")
     del old["format_version"]
     (run / "metrics.json").write_text(json.dumps(old))
@@ -110,7 +110,7 @@ def test_sweep_rebuilds_metrics_of_an_older_format(tmp_path, monkeypatch):
     def no_logs(d):
         raise RunDirError(f"{d}: rep-001 is missing")
 
-    monkeypatch.setattr("itb.bench.sweep.analyse_run", no_logs)
+    sweep.analyse_run = no_logs
     (run / "metrics.json").write_text(json.dumps(old))
     with pytest.raises(ItbError, match=r"metrics format None.*rebuilding it failed: .*rep-001 is "
                                        "missing") as e:

@@ -1,77 +1,113 @@
-"""Profile pursuit measured: per transfer, what its sender was asked for and what it
-achieved, from the transfers table and the bottleneck's 1 ms log (RR-6874 §3.3.2: mean
-goodput = file size / duration; mean and maximum instantaneous throughput on the wire)."""
+"""What the profile-pursuit studies measure alike (INRIA RR-6874 §5.3, §6): spreads over
+repetitions, the bottleneck's bursts, the margin a lateness series needs, and a cell's
+transfers with its bottleneck's forward log.
+
+Lateness = measured completion − predicted completion (s; negative: early). A failed
+transfer is counted (`n_failed`), not dropped; a spread of one value has no interval.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel
 
-from itb.analysis.profile_model import Model, Sample
-from itb.analysis.results import VersionedResults
+from itb.analysis.cells import cell_table
 from itb.analysis.series import select_link
+from itb.analysis.statistics import mean_ci
 
-BOTTLENECK = "rl-rr"
-
-
-@dataclass(frozen=True)
-class Measured:
-    samples: list[Sample]
-    failed: int  # transfers that did not complete
-    overlapped: int  # transfers that were still running when the next one began
+BOTTLENECK = "rl-rr"  # the dumbbell's bottleneck link (its forward direction: l → r)
+FORMAT_VERSION = 1  # of the profile studies' results
+LATENESS_LIMITS_S = (1.0, 0.5)  # the document's threshold, and a stricter one
 
 
-class CalibrationResults(VersionedResults):
-    """`itb profile calibrate`'s results.json: every sample and the model fitted on them."""
+class Spread(BaseModel):
+    """Values over repetitions: mean with its 95 % Student-t half-width (None from one
+    value), extremes, and the failures that gave no value."""
 
-    FORMAT = 1
-    WHAT = "profile calibration results"
-    DESCRIPTION = "profile calibration results"
+    n: int
+    n_failed: int = 0
+    mean: float | None = None
+    ci95: float | None = None
+    min: float | None = None
+    max: float | None = None
+    values: list[float] = []
 
-    mechanism: str
-    capacity_bps: int
-    samples: list[Sample]
-    failed: int
-    overlapped: int
-    model: Model | None  # None until two inputs of one RTT were measured
-
-
-def wire_rates(rows: pd.DataFrame, lo_ns: int, hi_ns: int) -> tuple[float, float]:
-    """Mean and largest wire rate (bit/s) of bottleneck log rows (one link, direction and
-    repetition) in (lo, hi]."""
-    rows = rows[(rows["t_ns"] > lo_ns) & (rows["t_ns"] <= hi_ns)]
-    span = float(rows["interval_s"].sum())
-    if rows.empty or span <= 0:
-        return float("nan"), float("nan")
-    bits = rows["bytes"].to_numpy(dtype=float) * 8
-    return float(bits.sum() / span), float(np.max(bits / rows["interval_s"].to_numpy(dtype=float)))
+    @property
+    def upper(self) -> float | None:
+        """The upper end of the 95 % interval; the value itself when there is one."""
+        if self.mean is None:
+            return None
+        return self.mean + (self.ci95 or 0.0)
 
 
-def calibration_samples(transfers: pd.DataFrame, bottleneck: pd.DataFrame, rtt_ms: float,
-                        inputs: Mapping[str, float]) -> Measured:
-    """One sample per completed transfer named in `inputs` (transfer id → its input
-    rate); transfers of one repetition run one after another, and one that overlaps the
-    next is left out (counted): the bottleneck then carried both."""
-    samples, failed, overlapped = [], 0, 0
-    fwd = select_link(bottleneck, "forward", BOTTLENECK)
-    for rep, tr in transfers[transfers["transfer"].isin(list(inputs))].groupby("repetition"):
-        tr = tr.sort_values("start_ns")
-        rep_rows = fwd[fwd["repetition"] == rep]
-        starts = tr["start_ns"].to_numpy(dtype=float)
-        ends = tr["end_ns"].to_numpy(dtype=float)
-        for k, row in enumerate(tr.itertuples()):
-            if not row.ok or not np.isfinite(row.completion_s):
-                failed += 1
-                continue
-            clash = (k + 1 < len(tr) and ends[k] > starts[k + 1]) or (k > 0 and ends[k - 1] > starts[k])
-            if clash:
-                overlapped += 1
-                continue
-            mean, peak = wire_rates(rep_rows, int(row.start_ns), int(row.end_ns))
-            samples.append(Sample(rtt_ms=rtt_ms, input_bps=float(inputs[row.transfer]),
-                                  goodput_bps=row.bytes * 8 / row.completion_s,
-                                  throughput_bps=mean, throughput_max_bps=peak))
-    return Measured(samples, failed, overlapped)
+def spread(values: Iterable[float | None], failed: int = 0) -> Spread:
+    vals = [float(v) for v in values if v is not None and np.isfinite(v)]
+    mean, half = mean_ci(vals)
+    return Spread(n=len(vals), n_failed=failed, mean=mean, ci95=half,
+                  min=min(vals) if vals else None, max=max(vals) if vals else None, values=vals)
+
+
+class Burst(BaseModel):
+    """The wire rate at the bottleneck while a flow (or the pair) sent: the mean, the
+    largest 1 ms rate, and their ratio (the overshoot RR-6874 §5.1 blames UDT for)."""
+
+    mean_bps: float | None
+    max_1ms_bps: float | None
+    drops: int  # segments the bottleneck's queue dropped meanwhile
+
+    @property
+    def overshoot(self) -> float | None:
+        if not self.mean_bps or self.max_1ms_bps is None:
+            return None
+        return self.max_1ms_bps / self.mean_bps
+
+
+def burst_of(rows, lo_ns: float, hi_ns: float) -> Burst:
+    """Burst over the log rows (one link, direction, repetition) starting in [lo, hi)."""
+    t = rows["t_ns"].to_numpy(dtype=float)
+    sel = (t >= lo_ns) & (t < hi_ns)
+    dt = rows["interval_s"].to_numpy(dtype=float)[sel]
+    bits = rows["bytes"].to_numpy(dtype=float)[sel] * 8
+    drops = int(rows["drops_queue"].to_numpy()[sel].sum()) if "drops_queue" in rows else 0
+    if dt.sum() <= 0:
+        return Burst(mean_bps=None, max_1ms_bps=None, drops=drops)
+    return Burst(mean_bps=float(bits.sum() / dt.sum()), max_1ms_bps=float((bits / dt).max()),
+                 drops=drops)
+
+
+def pooled_burst(bursts: Sequence[Burst]) -> Burst:
+    """Over repetitions: the mean of the means, the largest 1 ms rate, all drops."""
+    means = [b.mean_bps for b in bursts if b.mean_bps is not None]
+    peaks = [b.max_1ms_bps for b in bursts if b.max_1ms_bps is not None]
+    return Burst(mean_bps=float(np.mean(means)) if means else None,
+                 max_1ms_bps=max(peaks) if peaks else None, drops=sum(b.drops for b in bursts))
+
+
+def margin_needed(points: Sequence[tuple[float, Spread]], limit_s: float) -> float | None:
+    """The smallest margin from which on every point's lateness lies below `limit_s`
+    (the upper end of its 95 % interval; the value itself from one repetition), every
+    run completed; None when even the largest margin does not."""
+    needed = None
+    for m, s in sorted(points, key=lambda p: p[0], reverse=True):
+        if s.n_failed or s.upper is None or s.upper >= limit_s:
+            break
+        needed = m
+    return needed
+
+
+def cell_logs(out: Path, cell: dict) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """A cell's transfers table and its bottleneck's forward log (1 ms rows), None
+    before its run made them."""
+    tr, bn = cell_table(out, cell, "transfers"), cell_table(out, cell, "bottleneck")
+    return tr, None if bn is None else select_link(bn, "forward", BOTTLENECK)
+
+
+def lateness_values(rows: pd.DataFrame, predicted_s: float) -> tuple[list[float], int]:
+    """Completion − prediction of the completed transfers among `rows`, and how many did
+    not complete (counted, not dropped)."""
+    done = rows["ok"].astype(bool) & np.isfinite(rows["completion_s"].to_numpy(dtype=float))
+    return (rows.loc[done, "completion_s"] - predicted_s).tolist(), int((~done).sum())

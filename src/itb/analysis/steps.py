@@ -5,8 +5,8 @@ A step's rate is payload bit/s; the link counts Ethernet frames, so a sender tha
 keeps the step exactly puts rate / payload_share on the wire (1514/1448 of it for full
 TCP segments with timestamps over a 1500-byte MTU). Each step is measured from
 `settle_s` after its date, leaving the transition out (RR-6874 §6.2 measures that part
-separately: `itb.analysis.transition`), to the next step's date, or for the last one to
-the given end.
+separately: `itb.study.profile_transition.cost`), to the next step's date, or for the last
+one to the given end.
 """
 
 from __future__ import annotations

@@ -14,9 +14,12 @@ from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable
 from itb.bench import apps, stats, windows
 from itb.bench.classes import ItbClass
 from itb.bench.scaling import Scale
-from itb.bench.sweep import Sweep, SweepCell, drive
+from itb.bench.sweep import AnalyseRun, Sweep, SweepCell, drive
 
 Say = Callable[[str], None]
+# The benchmark's report: (directory, sweep index, rows, comparisons) → report.html (the
+# CLI passes itb.report.bench.build_bench_report)
+BenchReport = Callable[[Path, dict, list[BenchRow], list[BenchComparison]], Path]
 
 
 @dataclass(frozen=True)
@@ -73,15 +76,14 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep:
     return sweep
 
 
-def run_bench(args: BenchArgs, out: Path, say: Say = print, tick: Say = lambda s: None) -> BenchResult:
-    from itb.report.bench import build_bench_report
-
+def run_bench(args: BenchArgs, out: Path, report: BenchReport, analyse_run: AnalyseRun,
+              say: Say = print, tick: Say = lambda s: None) -> BenchResult:
     sweep = sweep_of(args, out)
     warnings = windows.warnings_of([c.info for c in sweep.cells])
     for w in warnings:
         say(f"warning: {w}")
-    done = drive(sweep, summarise, lambda sw, table: build_bench_report(
-        out, sw.state, table.rows, table.comparisons), say, tick)
+    done = drive(sweep, summarise, lambda sw, table: report(
+        out, sw.state, table.rows, table.comparisons), say, tick, analyse_run)
     return BenchResult(out, done.status, done.results.rows, done.results.comparisons,
                        done.report, warnings, done.signal)
 

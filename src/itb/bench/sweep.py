@@ -34,10 +34,12 @@ from itb.backends import owner
 from itb.bench.scaling import DEFAULT_CALIBRATION
 from itb.engine import runner
 from itb.errors import ItbError, ScenarioError
-from itb.report.build import analyse_run
 from itb.scenario.scenario import load_scenario, scenario_from_data
 
 Say = Callable[[str], None]
+# What a run ends with (`RunOptions.analyse`): its tables, metrics.json and report, given by
+# the caller (the CLI passes itb.report.build.analyse_run): the sweep does not draw.
+AnalyseRun = Callable[[Path], RunMetrics]
 FORMAT = 1
 R = TypeVar("R")
 
@@ -76,6 +78,7 @@ class Sweep:
         self.state: dict = {}
         self.signal: int | None = None  # set when a run was stopped by a signal
         self.inventory = None  # an SSH testbed's inventory for every run (None: local)
+        self.analyse_run: AnalyseRun | None = None  # each run's analysis (set by `drive`)
 
     def scenario(self, name: str) -> Path:
         return self.out / "scenarios" / f"{name}.toml"
@@ -135,7 +138,7 @@ class Sweep:
             run_dir = self.run_dir(name)
             opts = runner.RunOptions(out=run_dir, repetitions=r,
                                      resume=(run_dir / "meta.json").exists(),
-                                     analyse=analyse_run, inventory=self.inventory)
+                                     analyse=self.analyse_run, inventory=self.inventory)
             try:
                 res = runner.run(load_scenario(self.scenario(name)), opts, say=lambda m: None,
                                  tick=tick)
@@ -163,8 +166,10 @@ class Sweep:
         try:
             return RunMetrics.load(run / "metrics.json")
         except OtherFormat as stale:
+            if self.analyse_run is None:
+                raise
             try:
-                return analyse_run(run)
+                return self.analyse_run(run)
             except ItbError as e:
                 raise ItbError(f"{stale}; rebuilding it failed: {e}") from e
 
@@ -188,10 +193,12 @@ class Outcome(Generic[R]):
 
 
 def drive(sweep: Sweep, analyse: Callable[[Sweep], R], report: Callable[[Sweep, R], Path],
-          say: Say, tick: Say) -> Outcome[R]:
+          say: Say, tick: Say, analyse_run: AnalyseRun) -> Outcome[R]:
     """The one life of every sweep (`itb bench`, `itb study ...`): open it (or resume the
-    directory made with the same arguments), run what has not ended, analyse what has
-    (also when interrupted), and build the report from the analysis."""
+    directory made with the same arguments), run what has not ended (each run analysed by
+    `analyse_run`), analyse what has (also when interrupted), and build the report from
+    the analysis. The report and the runs' analysis are the caller's (the CLI's)."""
+    sweep.analyse_run = analyse_run
     with owner.exclusive(f"itb {sweep.kind}"):  # across all its runs, not only during each
         sweep.open()
         status = sweep.run(say, tick)

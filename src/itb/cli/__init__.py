@@ -9,12 +9,12 @@ import sys
 import tempfile
 import traceback
 
-from itb.cli import bench, cc, inventory, lab, profile, run, study, study_profile, testbed
+from itb.cli import bench, cc, inventory, lab, profile, run, studies, testbed
 from itb.cli.common import app, err
 from itb.emulation import naming
 from itb.errors import INTERNAL, SIGNAL_BASE, ItbError
 
-COMMANDS = (bench, cc, inventory, lab, profile, run, study, study_profile, testbed)  # imported for their registrations on `app`
+COMMANDS = (bench, cc, inventory, lab, profile, run, studies, testbed)  # imported for their registrations on `app`
 INTERNAL_ERROR = INTERNAL  # sysexits' EX_SOFTWARE: a bug of ITB, not of the input or machine
 
 

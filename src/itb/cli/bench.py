@@ -7,17 +7,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from itb.cli.common import (
-    INVENTORY,
-    app,
-    csv_option,
-    err,
-    load_inventory,
-    out,
-    parse_capacity,
-    parse_ccs,
-    ticker,
-)
+from itb.cli.common import INVENTORY, app, err, load_inventory, out, ticker
+from itb.scenario.options import csv_option, parse_capacity, parse_ccs
 
 QUICK = {"apps": "BU,PA", "classes": "B,F", "ccs": "cubic,reno,bbr", "repeat": 2,
          "transfer_time": 6.0}
@@ -79,6 +70,8 @@ def bench_cmd(
     from itb.bench.classes import parse_classes
     from itb.bench.scaling import make_scale
     from itb.bench.sweep import default_dir
+    from itb.report.bench import build_bench_report
+    from itb.report.build import analyse_run
 
     q = QUICK if quick else {}
     app_list = [check_app(a) for a in csv_option(apps or q.get("apps") or "BU,PA", "--app",
@@ -94,7 +87,8 @@ def bench_cmd(
     target = out_dir or default_dir("bench", args.key())
     err.print(f"benchmark directory: {target}")
     tick = ticker()
-    result = run_bench(args, target, say=lambda m: err.print(m, highlight=False), tick=tick)
+    result = run_bench(args, target, build_bench_report, analyse_run,
+                       say=lambda m: err.print(m, highlight=False), tick=tick)
     tick("")
     _print_bench(result)
     for w in result.warnings:

@@ -1,5 +1,5 @@
-"""Shared by the `itb` commands: the Typer apps, the consoles, option definitions and
-parsers of comma lists, rates and congestion-control names."""
+"""Shared by the `itb` commands: the Typer apps, the consoles, option definitions (the
+parsers of comma lists, capacities and congestion-control names: `itb.scenario.options`)."""
 
 from __future__ import annotations
 
@@ -65,42 +65,6 @@ def load_testbed_file(file: Path | None, overrides: dict):
 
 def progress(msg: str) -> None:
     err.print(f"[dim]· {msg}[/dim]")
-
-
-def parse_ccs(text: str) -> list[str]:
-    from itb.errors import ScenarioError
-    from itb.scenario.algorithms import KNOWN_CCS
-
-    items = csv_option(text, "--cc")
-    for cc in items:
-        if cc not in KNOWN_CCS:
-            raise ScenarioError(None, "--cc", f"unknown congestion control {cc!r}; known: "
-                                              f"{', '.join(sorted(KNOWN_CCS))}")
-    return items
-
-
-def parse_capacity(text: str | None) -> int | None:
-    from itb.errors import ScenarioError
-    from itb.scenario.units import parse_rate
-
-    if text is None:
-        return None
-    try:
-        return parse_rate(text)
-    except ValueError as e:
-        raise ScenarioError(None, "--capacity", str(e)) from None
-
-
-def csv_option(text: str, option: str, upper: bool = False) -> list[str]:
-    from itb.errors import ScenarioError
-
-    items = [x.strip() for x in text.split(",")]
-    if any(not x for x in items):
-        raise ScenarioError(None, option, f"empty item in {text!r}")
-    items = [x.upper() if upper else x for x in items]
-    if len(set(items)) != len(items):
-        raise ScenarioError(None, option, f"an item is repeated in {text!r}")
-    return items
 
 
 def ticker():

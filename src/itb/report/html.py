@@ -1,17 +1,20 @@
 """Self-contained HTML reports: figures saved as PNG and SVG next to the report and
-embedded in it as data URIs, so the one file reads offline, mailed or archived."""
+embedded in it as data URIs, so the one file reads offline, mailed or archived.
+
+The shared templates (base, macros, calibration, the run's and the benchmark's) are
+package data of `itb.report` (templates/); a study's own template is package data of its
+subpackage, next to its report module, and extends the shared ones."""
 
 from __future__ import annotations
 
 import base64
+import functools
 import math
 from pathlib import Path
 
 import jinja2
 
-_env = jinja2.Environment(loader=jinja2.PackageLoader("itb.report", "templates"),
-                          autoescape=jinja2.select_autoescape(["html", "j2"]),
-                          undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+SHARED = jinja2.PackageLoader("itb.report", "templates")
 
 
 def num(x, digits: int = 2) -> str:
@@ -36,8 +39,17 @@ def mbit(bps) -> str:
     return "–" if bps is None else f"{bps / 1e6:g} Mbit/s"
 
 
-_env.filters.update(num=num, mbit=mbit, pval=pval)
-_env.globals.update(pm=pm)
+@functools.cache
+def _env(package: str | None) -> jinja2.Environment:
+    """Templates of `package` (a study's subpackage) first, then the shared ones."""
+    loader = SHARED if package is None else jinja2.ChoiceLoader(
+        [jinja2.PackageLoader(package, "."), SHARED])
+    env = jinja2.Environment(loader=loader, autoescape=jinja2.select_autoescape(["html", "j2"]),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True,
+                             lstrip_blocks=True)
+    env.filters.update(num=num, mbit=mbit, pval=pval)
+    env.globals.update(pm=pm)
+    return env
 
 
 def data_uri(png: Path) -> str:
@@ -49,7 +61,8 @@ def figure(png: Path, caption: str) -> dict:
             "svg": png.with_suffix(".svg").name}
 
 
-def render(template: str, path: Path, **context) -> Path:
+def render(template: str, path: Path, package: str | None = None, **context) -> Path:
+    """`template` (of `package`, else a shared one) rendered to `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_env.get_template(template).render(**context))
+    path.write_text(_env(package).get_template(template).render(**context))
     return path

@@ -1,0 +1,152 @@
+"""The studies' commands (`itb study …`, `itb profile calibrate`), built from the registry
+(itb.study.registry): each study's options from its Args model's fields, and one run for
+all: the sweep planned, run (resuming the directory of the same arguments), analysed and
+reported, then the study's tables printed. The report is looked up here, by the study's
+package (`<package>.report.build`): no module below the CLI imports a report.
+
+Importing this module registers every study of `itb.study` on the `itb` app."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import annotated_types
+import typer
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
+from rich.table import Table as RichTable
+
+from itb.cli.common import app, err, out, profile_app, study_app, ticker
+from itb.errors import ScenarioError
+from itb.study.args import StudyArgs, option_of
+from itb.study.registry import Line, Registered, Report, Table, studies
+
+GROUPS: dict[tuple[str, ...], typer.Typer] = {(): app, ("study",): study_app,
+                                              ("profile",): profile_app}
+
+
+def report_of(entry: Registered) -> Report:
+    """The study's report: `build` of its package's report module."""
+    return importlib.import_module(f"{entry.package}.report").build
+
+
+def _bounds(field: FieldInfo) -> dict:
+    """typer's min / max from the field's ge / le (the option refuses what the model would)."""
+    out: dict[str, Any] = {}
+    for m in field.metadata:
+        if isinstance(m, annotated_types.Ge):
+            out["min"] = m.ge
+        elif isinstance(m, annotated_types.Le):
+            out["max"] = m.le
+    return out
+
+
+def parameters(args: type[StudyArgs]) -> list[inspect.Parameter]:
+    """One keyword parameter per option field, as typer reads them: a parsed field is
+    given as text (its default the field's text default)."""
+    params = []
+    for name, field in args.model_fields.items():
+        opt = option_of(field)
+        if opt is None:
+            continue
+        default = field.get_default()
+        if opt.parse is not None:
+            annotation: Any = str | None if default is None else str
+        else:
+            annotation = field.annotation
+        params.append(inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
+            default=typer.Option(default, opt.flag, help=field.description, **_bounds(field))))
+    return params
+
+
+def command(entry: Registered) -> Callable[..., None]:
+    """The typer command of a study: its options from its Args, its help the study's."""
+    study = entry.study
+
+    def run_command(**given: Any) -> None:
+        try:
+            args = study.Args(**given)
+        except ValidationError as e:  # a type the options let through (a bug of the study)
+            first = e.errors()[0]
+            field = study.Args.model_fields.get(str(first["loc"][0])) if first["loc"] else None
+            opt = option_of(field) if field else None
+            raise ScenarioError(None, opt.name if opt else "(arguments)", first["msg"]) from None
+        run(entry, args)
+
+    params = parameters(study.Args)
+    run_command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    run_command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
+    run_command.__doc__ = study.help
+    run_command.__name__ = run_command.__qualname__ = "_".join(study.name).replace("-", "_")
+    return run_command
+
+
+def run(entry: Registered, args: StudyArgs) -> None:
+    """A study's life on the command line (exit 0 complete, 130 or 128 + the signal when
+    stopped; the same command resumes)."""
+    from itb.bench.sweep import default_dir, drive
+    from itb.report.build import analyse_run
+
+    study = entry.study
+    for w in args.warnings():
+        err.print(w, highlight=False)
+    target = args.out or default_dir(study.kind, args.key())
+    err.print(f"study directory: {target}")
+    build = report_of(entry)
+    tick = ticker()
+
+    def say(m: str) -> None:
+        err.print(m, highlight=False)
+
+    res = drive(study.plan(args, target, say), lambda sw: study.analyse(sw, args),
+                lambda sw, results: build(target, sw.state, args, results), say, tick,
+                analyse_run)
+    tick("")
+    for shown in study.conclude(res, args):
+        show(shown)
+    out.print(f"results: {res.out / 'results.json'}")
+    out.print(f"report: {res.report}")
+    if res.status != "complete":
+        err.print("interrupted: run the same command again to resume")
+        raise typer.Exit(res.exit_code() if res.signal is not None else 130)
+
+
+def show(shown: Table | Line) -> None:
+    if isinstance(shown, Line):
+        (err if shown.err else out).print(shown.text)
+        return
+    t = RichTable(title=shown.title)
+    for col in shown.columns:
+        t.add_column(col)
+    for row in shown.rows:
+        t.add_row(*row)
+    out.print(t)
+
+
+def group(groups: dict[tuple[str, ...], typer.Typer], path: tuple[str, ...],
+          help_text: str | None) -> typer.Typer:
+    """The typer group of a command path, made (with the study's group help) if new."""
+    if path not in groups:
+        parent = group(groups, path[:-1], None)
+        groups[path] = typer.Typer(help=help_text, no_args_is_help=True,
+                                   rich_markup_mode="markdown")
+        parent.add_typer(groups[path], name=path[-1])
+    return groups[path]
+
+
+def scan(groups: dict[tuple[str, ...], typer.Typer],
+         package: str = "itb.study") -> list[Registered]:
+    """Every study of `package` registered as a command of its group in `groups` (the
+    command path → typer group; groups the studies need are made)."""
+    found = studies(package)
+    for entry in found:
+        study = entry.study
+        group(groups, study.name[:-1], study.group_help).command(study.name[-1])(command(entry))
+    return found
+
+
+REGISTERED = scan(GROUPS)
