@@ -164,3 +164,17 @@ def test_one_testbed_protocol_and_no_facade_around_it():
                 facades.append((_module(path), node.name))
     assert protocols == [("itb.backends.testbed", "Testbed")]
     assert facades == []  # a wrapper of a backend outside backends/ is a second interface
+
+
+def test_the_analysis_names_no_link_it_should_read_from_the_topology():
+    """A link's name (the dumbbell's "rl-rr", …) in the analysis would tie it to one
+    topology: the bottleneck comes from the run's own topology or metrics."""
+    from itb.scenario import load_testbed
+
+    root = PKG.parents[1] / "scenarios" / "examples"
+    names = {lk.name for f in root.glob("*.toml") for lk in load_testbed(f).links}
+    assert "rl-rr" in names
+    found = sorted((_module(p), node.value) for p in (PKG / "analysis").rglob("*.py")
+                   for node in ast.walk(ast.parse(p.read_text()))
+                   if isinstance(node, ast.Constant) and node.value in names)
+    assert found == []

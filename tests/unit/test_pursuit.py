@@ -61,7 +61,7 @@ def frames():
 
 def test_samples_from_a_runs_tables_by_hand():
     tr, b = frames()
-    m = calibration_samples(tr, b, 10.0, {"x1": 100e6, "x2": 500e6})
+    m = calibration_samples(tr, b, "rl-rr", 10.0, {"x1": 100e6, "x2": 500e6})
     assert m.failed == 1 and m.overlapped == 0 and len(m.samples) == 2
     x1, x2 = sorted(m.samples, key=lambda s: s.input_bps)
     assert x1.goodput_bps == pytest.approx(96e6) and x2.goodput_bps == pytest.approx(480e6)
@@ -73,7 +73,7 @@ def test_samples_from_a_runs_tables_by_hand():
 def test_a_transfer_still_running_when_the_next_starts_is_left_out():
     tr, b = frames()
     tr.loc[0, "end_ns"] = 3.5e9
-    m = calibration_samples(tr, b, 10.0, {"x1": 100e6, "x2": 500e6})
+    m = calibration_samples(tr, b, "rl-rr", 10.0, {"x1": 100e6, "x2": 500e6})
     assert m.overlapped == 2 and m.samples == []
 
 

@@ -7,6 +7,25 @@ from pathlib import Path
 import pandas as pd
 
 from itb import rundir
+from itb.analysis.run_results import RunMetrics
+from itb.rundir.records import ResolvedScenario, read_record
+
+
+def bottleneck_link(out: Path, cell: dict) -> str | None:
+    """The link a cell's forward transfers cross as their bottleneck, from the run itself:
+    its metrics' context (analysis computed it from the topology), else the one emulated
+    link of its resolved topology; None when neither says."""
+    run = out / cell["run"]
+    if (run / "metrics.json").exists():
+        link = RunMetrics.load(run / "metrics.json").context.link
+        if link:
+            return link
+    if (run / "scenario.resolved.json").exists():
+        topo = read_record(run / "scenario.resolved.json", ResolvedScenario).topology
+        emulated = [lk.name for lk in topo.links if lk.emulated]
+        if len(emulated) == 1:
+            return emulated[0]
+    return None
 
 
 def cell_table(out: Path, cell: dict, name: str) -> pd.DataFrame | None:

@@ -15,11 +15,10 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from itb.analysis.cells import cell_table
+from itb.analysis.cells import bottleneck_link, cell_table
 from itb.analysis.series import select_link
 from itb.analysis.statistics import mean_ci
 
-BOTTLENECK = "rl-rr"  # the dumbbell's bottleneck link (its forward direction: l → r)
 FORMAT_VERSION = 1  # of the profile studies' results
 LATENESS_LIMITS_S = (1.0, 0.5)  # the document's threshold, and a stricter one
 
@@ -103,7 +102,8 @@ def cell_logs(out: Path, cell: dict) -> tuple[pd.DataFrame | None, pd.DataFrame 
     """A cell's transfers table and its bottleneck's forward log (1 ms rows), None
     before its run made them."""
     tr, bn = cell_table(out, cell, "transfers"), cell_table(out, cell, "bottleneck")
-    return tr, None if bn is None else select_link(bn, "forward", BOTTLENECK)
+    link = bottleneck_link(out, cell)
+    return tr, None if bn is None or link is None else select_link(bn, "forward", link)
 
 
 def lateness_values(rows: pd.DataFrame, predicted_s: float) -> tuple[list[float], int]:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.analysis.cells import cell_table
-from itb.analysis.pursuit import BOTTLENECK, LATENESS_LIMITS_S
+from itb.analysis.cells import bottleneck_link, cell_table
+from itb.analysis.pursuit import LATENESS_LIMITS_S
 from itb.analysis.series import select_link
 from itb.report.figures import plt, save_figure
 
@@ -62,9 +62,10 @@ def rate_series(out: Path, cell: dict, repetition: int, bin_s: float = 0.01,
     """(t from the first transfer's start, or the given one's (s), wire Mbit/s per bin,
     the repetition's transfers) at the bottleneck."""
     bn, tr = cell_table(out, cell, "bottleneck"), cell_table(out, cell, "transfers")
-    if bn is None or tr is None:
+    link = bottleneck_link(out, cell)
+    if bn is None or tr is None or link is None:
         return None, None, None
-    fwd = select_link(bn, "forward", BOTTLENECK)
+    fwd = select_link(bn, "forward", link)
     rows = fwd[fwd["repetition"] == repetition]
     mine = tr[tr["repetition"] == repetition]
     if rows.empty or mine.empty:

@@ -11,9 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from itb.analysis.cells import cell_table
+from itb.analysis.cells import bottleneck_link, cell_table
 from itb.analysis.profile_model import Sample, fit
-from itb.analysis.pursuit import BOTTLENECK
 from itb.analysis.series import select_link
 from itb.bench.sweep import Sweep
 from itb.study.profile_calibration.args import CalibrationArgs
@@ -38,13 +37,13 @@ def wire_rates(rows: pd.DataFrame, lo_ns: int, hi_ns: int) -> tuple[float, float
     return float(bits.sum() / span), float(np.max(bits / rows["interval_s"].to_numpy(dtype=float)))
 
 
-def calibration_samples(transfers: pd.DataFrame, bottleneck: pd.DataFrame, rtt_ms: float,
-                        inputs: Mapping[str, float]) -> Measured:
+def calibration_samples(transfers: pd.DataFrame, bottleneck: pd.DataFrame, link: str,
+                        rtt_ms: float, inputs: Mapping[str, float]) -> Measured:
     """One sample per completed transfer named in `inputs` (transfer id → its input
     rate); transfers of one repetition run one after another, and one that overlaps the
     next is left out (counted): the bottleneck then carried both."""
     samples, failed, overlapped = [], 0, 0
-    fwd = select_link(bottleneck, "forward", BOTTLENECK)
+    fwd = select_link(bottleneck, "forward", link)
     for rep, tr in transfers[transfers["transfer"].isin(list(inputs))].groupby("repetition"):
         tr = tr.sort_values("start_ns")
         rep_rows = fwd[fwd["repetition"] == rep]
@@ -70,9 +69,10 @@ def analyse(sweep: Sweep, a: CalibrationArgs) -> CalibrationResults:
     for cell in sweep.state["cells"]:
         tr = cell_table(sweep.out, cell, "transfers")
         bn = cell_table(sweep.out, cell, "bottleneck")
-        if tr is None or bn is None:
+        link = bottleneck_link(sweep.out, cell)
+        if tr is None or bn is None or link is None:
             continue
-        m = calibration_samples(tr, bn, cell["rtt_ms"], cell["inputs"])
+        m = calibration_samples(tr, bn, link, cell["rtt_ms"], cell["inputs"])
         samples += m.samples
         failed += m.failed
         overlapped += m.overlapped
