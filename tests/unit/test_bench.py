@@ -6,12 +6,12 @@ import math
 import pytest
 import tomli_w
 
-from itb.bench import apps, stats
-from itb.bench.classes import CLASSES, parse_classes
-from itb.bench.scaling import MANY_SOURCES_MAX_BPS, make_scale
-from itb.bench.sweep import order
 from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
+from itb.suite import apps, stats
+from itb.suite.classes import CLASSES, parse_classes
+from itb.suite.scaling import MANY_SOURCES_MAX_BPS, make_scale
+from itb.suite.sweep import order
 
 
 def test_classes_follow_the_spec_table():

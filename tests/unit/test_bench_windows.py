@@ -5,11 +5,11 @@ the window table in the benchmark's summary and report."""
 import pytest
 import tomli_w
 
-from itb.bench import apps, benchmark, windows
-from itb.bench.classes import CLASSES
-from itb.bench.scaling import MAX_RTT_MS, MIN_ROUND_TRIPS, make_scale
 from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
+from itb.suite import apps, benchmark, windows
+from itb.suite.classes import CLASSES
+from itb.suite.scaling import MAX_RTT_MS, MIN_ROUND_TRIPS, make_scale
 
 GBIT = 1_000_000_000
 
@@ -195,8 +195,8 @@ def test_bench_summary_and_report_show_the_window_table(tmp_path):
 
 
 def test_run_bench_says_the_warnings_before_running(tmp_path, monkeypatch):
-    from itb.bench import sweep as sweep_mod
     from itb.engine import runner
+    from itb.suite import sweep as sweep_mod
 
     def no_testbed(*a, **k):
         raise AssertionError("a unit test must not run the engine")

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from itb.engine.execute import READY_MARGIN_S, Repetition
 from itb.engine.nodes import NodeEvent
-from itb.engine.procplan import ProcSpec, RepetitionPlan
+from itb.engine.processes import ProcSpec, RepetitionPlan
 
 S = 1_000_000_000
 MS = 1_000_000

@@ -1,9 +1,10 @@
 """The import graph of the package: layers only import downwards, no module cycle.
 
 Layers, lowest first: errors, files and native; scenario; rundir (the run directory's
-format); emulation; backends; cc; calibration; engine; analysis; bench; study; report; cli.
+format); emulation; backends; cc; calibration; engine; analysis; suite (the ITB
+benchmark); study; report; cli.
 Function-level imports count too. The drivers
-(bench, study) return typed results and the report draws them: a study's report modules
+(suite, study) return typed results and the report draws them: a study's report modules
 (`itb.study.<study>.report`, `report_*`), in its subpackage next to its template, are of the
 report layer; the CLI looks them up by the study's package.
 """
@@ -14,9 +15,9 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "itb"
-LEVEL = {"__init__": -1, "errors": -1, "files": -1, "native": -1, "scenario": 0, "rundir": 0.5,
+LEVEL = {"__init__": -1, "errors": -1, "files": -1, "native": -1, "say": -1, "scenario": 0, "rundir": 0.5,
          "emulation": 1, "backends": 2, "cc": 3, "calibration": 4, "engine": 5, "analysis": 6,
-         "bench": 7, "study": 8, "report": 9, "cli": 10}
+         "suite": 7, "study": 8, "report": 9, "cli": 10}
 
 
 def _study(name: str) -> str | None:
@@ -74,12 +75,12 @@ def test_no_layer_imports_a_higher_one():
 
 
 def test_the_drivers_never_import_a_report():
-    """itb.bench and itb.study return typed results; the report is the CLI's to look up
+    """itb.suite and itb.study return typed results; the report is the CLI's to look up
     (itb.cli.studies: `<study package>.report.build`; the benchmark's and the runs' it
     passes in). So no module of theirs but a study's report modules imports itb.report or
     a study's report module, at the top or in a function."""
     drivers = sorted((m, i) for m, imps in _graph().items()
-                     if m.split(".")[1:2] in (["bench"], ["study"]) and not _study_report(m)
+                     if m.split(".")[1:2] in (["suite"], ["study"]) and not _study_report(m)
                      for i in imps if i == "itb.report" or i.startswith("itb.report.")
                      or _study_report(i))
     assert drivers == [], _listed(drivers)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from itb.engine import procplan
+from itb.engine import processes
 from itb.engine.execute import Repetition
-from itb.engine.procplan import ProcSpec, RepetitionPlan
+from itb.engine.processes import ProcSpec, RepetitionPlan
 from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
 from itb.scenario.sections import DEFAULT_OUTPUT_LIMIT
@@ -82,7 +82,7 @@ def test_every_process_of_a_plan_is_bounded(tmp_path, monkeypatch):
     monkeypatch.setenv("ITB_FLOW", "/usr/local/bin/flow")
     for extra, want in (("", 67_108_864), ('output_limit = "1MiB"\n', 1_048_576)):
         sc = load(tmp_path, extra)
-        plan = procplan.build(events_for_repetition(sc.experiment, 1), sc.topology,
+        plan = processes.build(events_for_repetition(sc.experiment, 1), sc.topology,
                               tmp_path / "rep-001", sc.experiment.interval_us)
         limits = {p.id: p.output_limit_bytes for p in plan.procs}
         # ITB's own programs (flow) get the default too

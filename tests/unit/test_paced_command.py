@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from itb.analysis.steps import step_rates, worst_ratio_error
-from itb.engine import procplan
+from itb.engine import processes
 from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
 from itb.scenario.timeline import events_for_repetition
@@ -53,7 +53,7 @@ def test_a_paced_command_starts_inside_its_cgroup(tmp_path, monkeypatch):
     (cmd,) = sc.experiment.events
     assert cmd.profile == ((0, 200_000_000), (4_000_000, 600_000_000))
     assert cmd.paced and sc.experiment.ccs() == {"nocc"}
-    plan = procplan.build(events_for_repetition(sc.experiment, 1), sc.topology,
+    plan = processes.build(events_for_repetition(sc.experiment, 1), sc.topology,
                           tmp_path / "rep-001", sc.experiment.interval_us, {"nocc": "itb_nocc"})
     (p,) = plan.procs
     group = f"/sys/fs/cgroup/unified/itb-{os.environ.get('ITB_PREFIX', 'itb')}/pace-gridftp"
@@ -70,7 +70,7 @@ def test_a_command_without_profile_is_as_before(tmp_path):
     assert not cmd.paced and sc.experiment.ccs() == set()
     text = sc.experiment.canonical_json()
     assert "profile" not in text and "control_port" not in text and '"cc"' not in text
-    plan = procplan.build(list(sc.experiment.events), sc.topology, tmp_path / "r",
+    plan = processes.build(list(sc.experiment.events), sc.topology, tmp_path / "r",
                           sc.experiment.interval_us)
     assert plan.procs[0].pace is None and plan.procs[0].argv == cmd.argv
 
@@ -136,7 +136,7 @@ class FakePacer:
 
 def held(ident: str, steps, at_us: int = 0):
     from itb.engine.pacing import PaceSpec
-    from itb.engine.procplan import ProcSpec
+    from itb.engine.processes import ProcSpec
 
     return ProcSpec(id=f"{ident}.command", event=ident, role="command", node="l1", at_us=at_us,
                     argv=("x",), stdout="o", stderr="e",

@@ -9,7 +9,6 @@ import pytest
 from itb.analysis.fairshare import tcp_payload_share
 from itb.analysis.run_results import Completion, Context, Overall, Repetition, RunMetrics
 from itb.analysis.statistics import fit_linear
-from itb.bench.sweep import Sweep
 from itb.errors import ItbError, ScenarioError
 from itb.scenario.units import parse_duration
 from itb.study.options import SYMMETRIC, levels
@@ -17,6 +16,7 @@ from itb.study.predictability.analysis import analyse
 from itb.study.predictability.args import PredictabilityArgs
 from itb.study.predictability.plan import planned_ideal, points_of, sweep_of
 from itb.study.predictability.results import FORMAT_VERSION, Results
+from itb.suite.sweep import Sweep
 
 
 def _args(**kw):

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from itb.engine import procplan
+from itb.engine import processes
 from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
 from itb.scenario.timeline import events_for_repetition
@@ -60,7 +60,7 @@ def plan(tmp_path, monkeypatch):
     path = tmp_path / "s.toml"
     path.write_text(SCENARIO)
     sc = load_scenario(path)
-    return procplan.build(events_for_repetition(sc.experiment, 1), sc.topology,
+    return processes.build(events_for_repetition(sc.experiment, 1), sc.topology,
                           tmp_path / "rep-001", sc.experiment.interval_us), tmp_path
 
 
@@ -125,7 +125,7 @@ def test_file_transfer_arguments(tmp_path, monkeypatch):
     """)
     path.write_text(text.format(src="in.bin", sink="out.bin", extra=""))
     sc = load_scenario(path)
-    p = procplan.build(list(sc.experiment.events), sc.topology, tmp_path / "rep", 100_000)
+    p = processes.build(list(sc.experiment.events), sc.topology, tmp_path / "rep", 100_000)
     by_id = {x.id: x for x in p.procs}
     s, r = by_id["t1.send"].argv, by_id["t1.recv"].argv
     assert s[s.index("--file") + 1] == str(data / "in.bin")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from itb.analysis.logs import profile_columns
-from itb.engine import procplan
+from itb.engine import processes
 from itb.errors import ScenarioError
 from itb.scenario import profile as profiles
 from itb.scenario.paths import path_rate_bps
@@ -101,7 +101,7 @@ def test_a_scenario_profile_reaches_flow(tmp_path, monkeypatch):
     assert p.profile == ((0, 100_000_000), (2_000_000, 600_000_000)) and p.enforce == "pacing"
     assert a.profile is None and a.enforce == "application"
     monkeypatch.setenv("ITB_FLOW", "/usr/local/bin/flow")
-    plan = procplan.build(events_for_repetition(sc.experiment, 1), sc.topology,
+    plan = processes.build(events_for_repetition(sc.experiment, 1), sc.topology,
                           tmp_path / "rep-001", sc.experiment.interval_us)
     send = {s.id: list(s.argv) for s in plan.procs}
     assert send["p.send"][send["p.send"].index("--profile") + 1] == "0:100000000,2000000:600000000"
@@ -246,7 +246,7 @@ def test_a_udt_transfer_runs_itb_udt_along_its_rate(tmp_path, monkeypatch):
     assert sc.experiment.ccs() == {"reno"}  # nothing to load for UDT
     monkeypatch.setenv("ITB_FLOW", "/usr/local/bin/flow")
     monkeypatch.setenv("ITB_ITB_UDT", "/usr/local/bin/itb-udt")
-    plan = procplan.build(events_for_repetition(sc.experiment, 1), sc.topology,
+    plan = processes.build(events_for_repetition(sc.experiment, 1), sc.topology,
                           tmp_path / "rep-001", sc.experiment.interval_us)
     argv = {s.id: list(s.argv) for s in plan.procs}
     assert argv["u.send"][:2] == ["/usr/local/bin/itb-udt", "send"]

@@ -12,7 +12,6 @@ import pandas as pd
 import pytest
 from pydantic import ValidationError
 
-from itb.bench.sweep import Sweep
 from itb.cc.published import PUBLISHED, highspeed_b, nominal_beta, switch_beta
 from itb.errors import ItbError, ScenarioError
 from itb.study.response_function import analysis as rfa
@@ -21,6 +20,7 @@ from itb.study.response_function.args import ResponseArgs
 from itb.study.response_function.fit import fit_algorithm
 from itb.study.response_function.results import FORMAT_VERSION, Event, Fit, Results
 from itb.study.response_function.results import Point as PointResult
+from itb.suite.sweep import Sweep
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -368,8 +368,8 @@ def test_the_cli_table_reads_the_typed_fits(monkeypatch, tmp_path):
     sweep's life replaced: nothing runs)."""
     from typer.testing import CliRunner
 
-    from itb.bench import sweep
     from itb.cli import app  # with its commands registered
+    from itb.suite import sweep
 
     asked = []
 

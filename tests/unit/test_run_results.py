@@ -9,11 +9,11 @@ import pytest
 from itb.analysis.metrics import run_metrics
 from itb.analysis.results import OtherFormat
 from itb.analysis.run_results import FORMAT_VERSION, Dispatch, RunMetrics
-from itb.bench import stats
-from itb.bench.sweep import Sweep, _t_line
 from itb.errors import ItbError
 from itb.report.build import write_html
 from itb.rundir.layout import RunDirError
+from itb.suite import stats
+from itb.suite.sweep import Sweep, _t_line
 
 from .test_metrics import CONTEXT, _run_tables
 

@@ -86,7 +86,7 @@ TOY = {
         import json
 
         from itb.analysis.results import VersionedResults
-        from itb.bench.sweep import Sweep, SweepCell
+        from itb.suite.sweep import Sweep, SweepCell
 
         DOC = {"testbed": {"name": "toy"}, "dumbbell": {"pairs": 1},
                "transfer": [{"src": "l1", "dst": "r1", "volume": "1MB"}]}

@@ -7,7 +7,7 @@ import pandas as pd
 
 from itb.analysis.metrics import run_metrics
 from itb.analysis.window import IMPOSSIBLE_WINDOW, find_faults, mark_corrupt
-from itb.bench import stats
+from itb.suite import stats
 
 from .test_metrics import S, goodput_row, samples_df, transfers_df
 

@@ -20,13 +20,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from itb.backends.host import Host
+from itb.say import Say, quiet  # noqa: F401 (the testbeds take them from here)
 from itb.scenario.model import Topology
-
-Say = Callable[[str], None]
-
-
-def quiet(_msg: str) -> None:
-    pass
 
 
 class Emulator(Protocol):

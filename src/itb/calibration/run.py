@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from itb.calibration import probes, udpmtu
 from itb.calibration.record import CALIBRATION_FORMAT
 from itb.calibration.verdict import Check, at_least, at_most, relative
 from itb.emulation import monitor
+from itb.say import Say, quiet
 from itb.scenario.model import Topology
 from itb.scenario.paths import path_links
 from itb.scenario.pathspec import PathSpec, default_pair, path_spec
@@ -78,7 +78,7 @@ class Calibration:
 
 
 def calibrate(topo: Topology, opts: Options = Options(),
-              progress: Callable[[str], None] = lambda m: None,
+              progress: Say = quiet,
               inventory=None) -> Calibration:
     """On the local testbed, or (`inventory`) on an SSH testbed of the default pair's
     hosts: the congestion control is the kernel's, else ITB's eBPF one (its preflight)."""

@@ -8,18 +8,18 @@ end; `itb clean` unregisters every struct_ops of ours, so a killed run leaves no
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import Literal
 
 from itb.backends.host import Host, NetnsHost
-from itb.cc import ebpf, holders, kernel
+from itb.cc import ebpf, kernel, registrations
 from itb.errors import CommandFailed, PreflightError
+from itb.say import Say
 from itb.scenario.algorithms import ALGORITHMS, OURS_PREFIX, Algorithm
 
 Source = Literal["built-in", "module", "ours"]
 Prefer = Literal["kernel", "ours"]
-Progress = Callable[[str], None]
 
 
 def _noop(msg: str) -> None:
@@ -91,7 +91,7 @@ def status(host: Host | None = None) -> list[Status]:
 
 
 def resolve_one(name: str, host: Host, prefer: Prefer = "kernel",
-                progress: Progress = _noop) -> Resolved:
+                progress: Say = _noop) -> Resolved:
     alg = _algorithm(name)
     avail = set(kernel.available())
     module = alg.module  # (set when the kernel has its own)
@@ -123,16 +123,16 @@ def resolve_one(name: str, host: Host, prefer: Prefer = "kernel",
 
 
 def ensure(names: Iterable[str], host: Host | None = None, prefer: Prefer = "kernel",
-           progress: Progress = _noop) -> list[Resolved]:
+           progress: Say = _noop) -> list[Resolved]:
     """Makes every named algorithm selectable; on failure undoes what it loaded."""
     host = host or local_host()
     done: list[Resolved] = []
     try:
         for name in dict.fromkeys(names):
-            with holders.locked():
+            with registrations.locked():
                 r = resolve_one(name, host, prefer, progress)
                 if r.source == "ours":
-                    holders.add(r.kernel_name, r.loaded_now)
+                    registrations.add(r.kernel_name, r.loaded_now)
             done.append(r)
     except BaseException:
         release(done, host)
@@ -141,7 +141,7 @@ def ensure(names: Iterable[str], host: Host | None = None, prefer: Prefer = "ker
 
 
 def release(resolved: Iterable[Resolved], host: Host | None = None,
-            progress: Progress = _noop) -> list[str]:
+            progress: Say = _noop) -> list[str]:
     """Lets go of what `ensure` returned; unregisters an eBPF algorithm a run registered
     once nobody holds it any more; returns the names unregistered. Kernel modules stay
     loaded: other users of the machine may rely on them."""
@@ -150,8 +150,8 @@ def release(resolved: Iterable[Resolved], host: Host | None = None,
     for r in resolved:
         if r.source != "ours":
             continue
-        with holders.locked():
-            if not holders.remove(r.kernel_name):
+        with registrations.locked():
+            if not registrations.remove(r.kernel_name):
                 continue
             progress(f"unregistering {r.kernel_name}")
             why = _unregister(host, r.kernel_name)
@@ -172,12 +172,12 @@ def unload(names: Iterable[str], host: Host | None = None) -> list[str]:
         if ours is None:  # (not ITB's own)
             raise PreflightError(f"{name!r} is the kernel's, not ITB's; `itb cc unload` "
                                  "only unregisters ITB's eBPF congestion controls")
-        with holders.locked():
-            if users := holders.users(ours):
+        with registrations.locked():
+            if users := registrations.users(ours):
                 raise PreflightError(f"{ours} is in use by {_who(users)}: not unregistered")
             if ours in regs:
                 ebpf.unregister(host, ours)
-                holders.forget(ours)
+                registrations.forget(ours)
                 gone.append(ours)
     return gone
 
@@ -212,7 +212,7 @@ class Cleaned:
     kept: dict[str, str]  # name -> why it was left
 
 
-def clean(host: Host | None = None, progress: Progress = _noop) -> Cleaned:
+def clean(host: Host | None = None, progress: Say = _noop) -> Cleaned:
     """Unregisters the struct_ops congestion controls of ours (name `itb_*`) that no live
     process holds; says which it kept and for whom."""
     host = host or local_host()
@@ -224,8 +224,8 @@ def clean(host: Host | None = None, progress: Progress = _noop) -> Cleaned:
     for name in sorted(regs):
         if not name.startswith(OURS_PREFIX):
             continue
-        with holders.locked():
-            if users := holders.users(name):
+        with registrations.locked():
+            if users := registrations.users(name):
                 out.kept[name] = f"in use by {_who(users)}"
                 continue
             progress(f"unregistering {name}")
@@ -233,6 +233,6 @@ def clean(host: Host | None = None, progress: Progress = _noop) -> Cleaned:
             if why is not None:
                 out.kept[name] = why
                 continue
-            holders.forget(name)
+            registrations.forget(name)
             out.unregistered.append(name)
     return out

@@ -65,13 +65,13 @@ def bench_cmd(
     without redoing finished runs. Exit code 0 when every run succeeded, 1 when some
     failed, 130 when interrupted, 2 for bad arguments.
     """
-    from itb.bench.apps import check_app
-    from itb.bench.benchmark import BenchArgs, run_bench
-    from itb.bench.classes import parse_classes
-    from itb.bench.scaling import make_scale
-    from itb.bench.sweep import default_dir
     from itb.report.bench import build_bench_report
     from itb.report.build import analyse_run
+    from itb.suite.apps import check_app
+    from itb.suite.benchmark import BenchArgs, run_bench
+    from itb.suite.classes import parse_classes
+    from itb.suite.scaling import make_scale
+    from itb.suite.sweep import default_dir
 
     q = QUICK if quick else {}
     app_list = [check_app(a) for a in csv_option(apps or q.get("apps") or "BU,PA", "--app",

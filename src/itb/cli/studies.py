@@ -88,8 +88,8 @@ def command(entry: Registered) -> Callable[..., None]:
 def run(entry: Registered, args: StudyArgs) -> None:
     """A study's life on the command line (exit 0 complete, 130 or 128 + the signal when
     stopped; the same command resumes)."""
-    from itb.bench.sweep import default_dir, drive
     from itb.report.build import analyse_run
+    from itb.suite.sweep import default_dir, drive
 
     study = entry.study
     for w in args.warnings():

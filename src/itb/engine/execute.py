@@ -29,7 +29,7 @@ from itb.backends.hostside.worker import sleep_until
 from itb.backends.testbed import Emulator
 from itb.engine.nodes import NodeEvent
 from itb.engine.pacing import Pacing
-from itb.engine.procplan import ProcSpec, RepetitionPlan
+from itb.engine.processes import ProcSpec, RepetitionPlan
 from itb.engine.progress import TransferProgress
 from itb.errors import BackendError
 from itb.scenario.events import SetLink

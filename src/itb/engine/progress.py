@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from itb.engine.procplan import ProcSpec
+from itb.engine.processes import ProcSpec
 
 
 class _Tail:

@@ -29,14 +29,13 @@ from typing import Any
 from itb import cc, rundir
 from itb.backends import open_testbed, owner
 from itb.backends.testbed import Testbed
-from itb.engine import checks, procplan, records
+from itb.engine import checks, processes, records
 from itb.engine.execute import Outcome, Repetition
 from itb.engine.nodes import Workers
 from itb.errors import BackendError, OutputError, PreflightError, os_reason
+from itb.say import Say
 from itb.scenario.scenario import Scenario
 from itb.scenario.timeline import events_for_repetition
-
-Say = Callable[[str], None]
 
 
 @dataclass
@@ -383,7 +382,7 @@ def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, tb: Te
     rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
     # on the testbed's topology: the hosts' real addresses; the names its hosts select
     # the congestion controls by (ITB's eBPF ones are itb_<name>)
-    plan = procplan.build(events, tb.topology, rd, exp.interval_us, tb.cc_names())
+    plan = processes.build(events, tb.topology, rd, exp.interval_us, tb.cc_names())
     rundir.write_json(rd / "plan.json", [asdict(p) for p in plan.procs])
     try:
         tb.prepare(rd)

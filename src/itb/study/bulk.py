@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import Field, computed_field, field_serializer
 
-from itb.bench.scaling import Scale, make_scale
 from itb.study import options
 from itb.study.args import Option, StudyArgs
+from itb.suite.scaling import Scale, make_scale
 
 # Forward starts stay within this share of one transfer's time at C_a. With a perfectly
 # fair protocol the fluid model then keeps the slope of T_mean against C_g within ~1.5 %

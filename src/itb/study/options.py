@@ -176,7 +176,7 @@ def capacity(text: str, flag: str) -> int | None:
 
 def capacity_bps(given: int | None) -> int:
     """C: the one given, else the calibrated one (`make_scale`'s checks)."""
-    from itb.bench.scaling import make_scale
+    from itb.suite.scaling import make_scale
 
     cap = make_scale(factor=None, capacity_bps=given, transfer_time_s=1.0).capacity_bps
     assert cap is not None  # a scale without a factor has a capacity

@@ -13,19 +13,18 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
+from itb.say import Say
 from itb.study.args import StudyArgs
 
 if TYPE_CHECKING:  # the sweep (numpy, the engine) is imported when a study runs, not to list them
-    from itb.bench.sweep import Outcome, Sweep
+    from itb.suite.sweep import Outcome, Sweep
 
-Say = Callable[[str], None]
 A = TypeVar("A", bound=StudyArgs)
 R = TypeVar("R", bound=BaseModel)
 

@@ -14,7 +14,6 @@ import json
 import os
 import shutil
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from pyroute2 import netns as pr_netns
@@ -27,9 +26,9 @@ from itb.emulation import actions as A
 from itb.emulation import naming
 from itb.emulation.plan import Plan, build_plan
 from itb.errors import BackendError, NotRunning, PreflightError
+from itb.say import Say
 from itb.scenario.model import Topology
 
-Progress = Callable[[str], None]
 STATE_FILES = ("state.json", "state.tmp")  # owner.json and lock: itb.backends.owner
 
 __all__ = ["EmulatorHandle", "up", "down", "clean", "status", "read_state", "require_state"]
@@ -84,7 +83,7 @@ def preflight() -> None:
     linkem.binary()
 
 
-def up(topo: Topology, progress: Progress = _noop, seed: int = 1, bound: bool = True) -> dict:
+def up(topo: Topology, progress: Say = _noop, seed: int = 1, bound: bool = True) -> dict:
     """Builds the testbed. `bound`: its emulators die with this process (a run's); else
     they stay up after it (`itb testbed up`)."""
     preflight()
@@ -92,7 +91,7 @@ def up(topo: Topology, progress: Progress = _noop, seed: int = 1, bound: bool = 
         return _up(topo, progress, seed, bound)
 
 
-def _up(topo: Topology, progress: Progress, seed: int, bound: bool) -> dict:
+def _up(topo: Topology, progress: Say, seed: int, bound: bool) -> dict:
     if read_state():
         raise BackendError("a testbed is already up: run `itb testbed down` or `itb clean` "
                            "first")
@@ -132,7 +131,7 @@ def _up(topo: Topology, progress: Progress, seed: int, bound: bool) -> dict:
     return state
 
 
-def _apply(plan: Plan, progress: Progress) -> None:
+def _apply(plan: Plan, progress: Say) -> None:
     nl = A.Netlink()
     root = NetnsHost("root", None)
     try:
@@ -172,7 +171,7 @@ def host(state: dict, node: str) -> NetnsHost:
     return NetnsHost(node, naming.node_ns(node), cgroup=state.get("cgroup"))
 
 
-def down(progress: Progress = _noop) -> dict[str, dict]:
+def down(progress: Say = _noop) -> dict[str, dict]:
     """Stops the emulators gracefully (their final statistics are returned) and removes
     the testbed. Refused (`Busy`) while another live command owns the prefix."""
     with owner.exclusive("taking the testbed down"):
@@ -182,7 +181,7 @@ def down(progress: Progress = _noop) -> dict[str, dict]:
         return stats
 
 
-def _remove(state: dict, progress: Progress) -> list[str]:
+def _remove(state: dict, progress: Say) -> list[str]:
     ems = E.of_state(state)
     E.stop(ems, grace_s=1.0)
     names = [n for n in state.get("namespaces", []) if procs.ns_inode(n) is not None]
@@ -219,7 +218,7 @@ def _remove_state_files() -> None:
             pass
 
 
-def clean(progress: Progress = _noop, force: bool = False) -> list[str]:
+def clean(progress: Say = _noop, force: bool = False) -> list[str]:
     """Removes the testbed ITB recorded (namespaces, emulators checked by PID and start
     time, its logs and state files) and nothing else. Refused while the prefix's owner
     is alive unless `force`. Idempotent."""

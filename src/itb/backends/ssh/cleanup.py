@@ -11,7 +11,6 @@ whatever it holds, and said so.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 
 from itb.backends.owner import Busy
 from itb.backends.ssh import ccs as C
@@ -22,8 +21,8 @@ from itb.backends.ssh.itbdir import STATE_FILE
 from itb.backends.ssh.remote import PROCS_FILE, WORKER_FILE, Remote
 from itb.emulation import naming
 from itb.errors import BackendError, PreflightError
+from itb.say import Say
 
-Say = Callable[[str], None]
 MIRROR = "ssh-emulators"  # local copies of remote emulators' logs (in the state dir)
 
 

@@ -35,6 +35,7 @@ from itb.backends.ssh.remote import WORKER_FILE, Remote, RemoteEmulator
 from itb.emulation import linkem, naming
 from itb.emulation.plan import socket_buffer_max, tbf_params
 from itb.errors import CommandFailed, PreflightError
+from itb.say import Say
 from itb.scenario.model import Topology
 
 UDPRATE_FILE = "bin/udprate.py"  # itb.backends.hostside.udprate: `itb calibrate`'s UDP test
@@ -132,7 +133,7 @@ class Setup:
             r.run(["ip", "link", "set", "dev", h.data_iface, "up"])
 
     def register(self, remotes: dict[str, Remote], plan: C.Plan,
-                 bpf_object: Callable[[str], Path], say: Callable[[str], None]) -> None:
+                 bpf_object: Callable[[str], Path], say: Say) -> None:
         """ITB's eBPF congestion controls on the hosts whose kernel lacks them, one host
         at a time (hosts may share a kernel), each recorded before it is registered."""
         for host, names in sorted(plan.register.items()):
@@ -152,7 +153,7 @@ class Setup:
             C.register(r, names, bpf_object, record, forget, upload)
 
     def start_emulator(self, em: Remote, seed: int,
-                       say: Callable[[str], None]) -> RemoteEmulator:
+                       say: Say) -> RemoteEmulator:
         link = self.placement.link
         assert link is not None
         ifaces = self.inv.wire_ifaces(em.name)

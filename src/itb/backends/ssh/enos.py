@@ -15,16 +15,15 @@ import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 from itb import native
 from itb.backends.ssh import inventory as I
 from itb.errors import BackendError, PreflightError, ScenarioError
+from itb.say import Say
 
 HELPER = Path(__file__).with_name("enos_helper.py")
 ROLES = ("left", "right", "emulator")
-Say = Callable[[str], None]
 
 
 def python() -> str:

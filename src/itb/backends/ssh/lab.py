@@ -22,7 +22,6 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,12 +33,12 @@ from itb.backends.owner import ProcessId
 from itb.backends.ssh import labhold
 from itb.emulation import naming
 from itb.errors import BackendError, PreflightError
+from itb.say import Say
 
 DATA_NET = "198.19.0"  # /24: the data plane (left and right hosts on one L2 segment)
 CONTROL_NET = "198.19.1"  # /30 per host: the engine's side .4k+1, the host's .4k+2
 MAX_HOSTS = 60
 SSHD_READY_S = 10.0
-Progress = Callable[[str], None]
 
 
 @dataclass(frozen=True)
@@ -118,7 +117,7 @@ def _ip(*argv: str) -> None:
         raise BackendError(f"ip {' '.join(argv)}: {res.stderr.strip()}")
 
 
-def up(n: int = 8, d: Path | None = None, progress: Progress = lambda s: None,
+def up(n: int = 8, d: Path | None = None, progress: Say = lambda s: None,
        control_net: str = CONTROL_NET, emulator: bool = True) -> Path:
     """Builds the lab; returns the inventory's path. Refused if one is up in `d`, or
     when its control network's addresses are already in use on this machine. Without
@@ -159,7 +158,7 @@ def up(n: int = 8, d: Path | None = None, progress: Progress = lambda s: None,
     return d / "inventory.toml"
 
 
-def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Progress) -> None:
+def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Say) -> None:
     import asyncssh
 
     sw = switch_ns()
@@ -300,7 +299,7 @@ def _static_provider(d: Path, hosts: list[LabHost]) -> str:
             "# (docs/enoslib.md).\n" + tomli_w.dumps(data))
 
 
-def down(d: Path | None = None, progress: Progress = lambda s: None, force: bool = False
+def down(d: Path | None = None, progress: Say = lambda s: None, force: bool = False
          ) -> list[str]:
     """Removes what the lab recorded (idempotent); returns the namespaces removed.
     Refused (`Busy`, nothing removed) while a command uses the lab's hosts; `force`
@@ -316,7 +315,7 @@ def down(d: Path | None = None, progress: Progress = lambda s: None, force: bool
         os.close(lock)
 
 
-def _remove(d: Path, state: dict, progress: Progress) -> list[str]:
+def _remove(d: Path, state: dict, progress: Say) -> list[str]:
     for rec in state.get("sshd", []):
         ident = ProcessId.from_json(rec)
         if ident is not None and ident.alive():

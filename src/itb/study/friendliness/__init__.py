@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from itb.study.friendliness.args import FriendlinessArgs
 
 if TYPE_CHECKING:
-    from itb.bench.sweep import Outcome, Sweep
     from itb.study.friendliness.results import Results
     from itb.study.registry import Say, Shown, Study
+    from itb.suite.sweep import Outcome, Sweep
 
 
 class Friendliness:

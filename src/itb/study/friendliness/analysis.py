@@ -10,10 +10,10 @@ import pandas as pd
 from itb.analysis.cells import cell_transfers
 from itb.analysis.compare import compare_all
 from itb.analysis.statistics import mean_ci
-from itb.bench.classes import DATA_CENTRE_K
-from itb.bench.sweep import Sweep
 from itb.study.friendliness.plan import ALONE
 from itb.study.friendliness.results import Group, GroupRun, Point, Results
+from itb.suite.classes import DATA_CENTRE_K
+from itb.suite.sweep import Sweep
 
 
 def group_runs(transfers: pd.DataFrame) -> list[GroupRun]:

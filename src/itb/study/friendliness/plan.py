@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from itb.bench import apps
-from itb.bench.classes import DATA_CENTRE_K, ItbClass
-from itb.bench.sweep import Sweep, SweepCell
 from itb.errors import ScenarioError
 from itb.study.friendliness.args import FriendlinessArgs
+from itb.suite import apps
+from itb.suite.classes import DATA_CENTRE_K, ItbClass
+from itb.suite.sweep import Sweep, SweepCell
 
 ALONE = "alone"
 

@@ -3,10 +3,10 @@ what the tested protocol costs the reference."""
 
 from __future__ import annotations
 
-from itb.bench.sweep import Outcome
 from itb.study.friendliness.args import FriendlinessArgs
 from itb.study.friendliness.results import Results
 from itb.study.registry import Shown, Table, num
+from itb.suite.sweep import Outcome
 
 
 def tables(res: Outcome[Results], a: FriendlinessArgs) -> list[Shown]:

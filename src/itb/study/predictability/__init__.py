@@ -28,9 +28,9 @@ from typing import TYPE_CHECKING
 from itb.study.predictability.args import PredictabilityArgs
 
 if TYPE_CHECKING:
-    from itb.bench.sweep import Outcome, Sweep
     from itb.study.predictability.results import Results
     from itb.study.registry import Say, Shown, Study
+    from itb.suite.sweep import Outcome, Sweep
 
 
 class Predictability:

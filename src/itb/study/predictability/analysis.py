@@ -14,11 +14,11 @@ import pandas as pd
 from itb.analysis.cells import forward_completions
 from itb.analysis.regression import fit_poly
 from itb.analysis.statistics import fit_linear, margins
-from itb.bench import stats
-from itb.bench.sweep import Sweep
 from itb.study.predictability.args import PredictabilityArgs
 from itb.study.predictability.plan import planned_ideal
 from itb.study.predictability.results import QUADRATIC, Fit, Point, Results, Spacing
+from itb.suite import stats
+from itb.suite.sweep import Sweep
 
 
 def _point(sweep: Sweep, c: dict) -> Point:

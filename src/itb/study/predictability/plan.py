@@ -9,13 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from itb.analysis.fairshare import ideal_completion_times, source_cap_bps, tcp_payload_share
-from itb.bench import apps
-from itb.bench.classes import DATA_CENTRE_K, ItbClass
-from itb.bench.sweep import Sweep, SweepCell
 from itb.errors import ScenarioError
 from itb.scenario.units import parse_duration, parse_rate, parse_size
 from itb.study.options import SYMMETRIC
 from itb.study.predictability.args import PredictabilityArgs
+from itb.suite import apps
+from itb.suite.classes import DATA_CENTRE_K, ItbClass
+from itb.suite.sweep import Sweep, SweepCell
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from itb.study.profile_calibration.args import CalibrationArgs
 
 if TYPE_CHECKING:
-    from itb.bench.sweep import Outcome, Sweep
     from itb.study.profile_calibration.results import CalibrationResults
     from itb.study.registry import Say, Shown, Study
+    from itb.suite.sweep import Outcome, Sweep
 
 
 class Calibration:

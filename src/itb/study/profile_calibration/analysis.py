@@ -14,9 +14,9 @@ import pandas as pd
 from itb.analysis.cells import bottleneck_link, cell_table
 from itb.analysis.profile_model import Sample, fit
 from itb.analysis.series import select_link
-from itb.bench.sweep import Sweep
 from itb.study.profile_calibration.args import CalibrationArgs
 from itb.study.profile_calibration.results import CalibrationResults
+from itb.suite.sweep import Sweep
 
 
 @dataclass(frozen=True)

@@ -7,11 +7,11 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from itb.bench.sweep import Sweep, SweepCell
 from itb.errors import ScenarioError
 from itb.scenario.units import format_rate
 from itb.study.profile_calibration.args import CalibrationArgs
 from itb.study.pursuit import gap_s, secs, testbed_doc
+from itb.suite.sweep import Sweep, SweepCell
 
 
 def cell_doc(a: CalibrationArgs, rtt_ms: float) -> tuple[dict, dict[str, int]]:

@@ -18,9 +18,9 @@ from itb.study.profile_margin.args import MarginArgs
 from itb.study.pursuit import GROUP_HELP
 
 if TYPE_CHECKING:
-    from itb.bench.sweep import Outcome, Sweep
     from itb.study.profile_margin.results import MarginResults
     from itb.study.registry import Say, Shown, Study
+    from itb.suite.sweep import Outcome, Sweep
 
 
 class Margin:

@@ -12,9 +12,9 @@ from itb.analysis.pursuit import (
     pooled_burst,
     spread,
 )
-from itb.bench.sweep import Sweep
 from itb.study.profile_margin.args import MarginArgs
 from itb.study.profile_margin.results import MarginPoint, MarginResults, MarginThreshold
+from itb.suite.sweep import Sweep
 
 
 def analyse(sweep: Sweep, a: MarginArgs) -> MarginResults:

@@ -7,11 +7,11 @@ import math
 from pathlib import Path
 
 from itb.analysis.profile_model import Model
-from itb.bench.sweep import Say, Sweep, SweepCell
 from itb.errors import ScenarioError
 from itb.scenario.units import format_rate
 from itb.study.profile_margin.args import MarginArgs
 from itb.study.pursuit import asked_input, extrapolation_warning, secs, testbed_doc
+from itb.suite.sweep import Say, Sweep, SweepCell
 
 
 def plan_point(model: Model, capacity_bps: int, margin: float, rtt_ms: float,

@@ -3,11 +3,11 @@ margin each lateness limit needs."""
 
 from __future__ import annotations
 
-from itb.bench.sweep import Outcome
 from itb.study.profile_margin.args import MarginArgs
 from itb.study.profile_margin.results import MarginResults
 from itb.study.pursuit import margin_cell
 from itb.study.registry import Shown, Table, fixed
+from itb.suite.sweep import Outcome
 
 
 def tables(res: Outcome[MarginResults], a: MarginArgs) -> list[Shown]:

@@ -19,9 +19,9 @@ from itb.study.profile_pair.args import PairArgs
 from itb.study.pursuit import GROUP_HELP
 
 if TYPE_CHECKING:
-    from itb.bench.sweep import Outcome, Sweep
     from itb.study.profile_pair.results import PairResults
     from itb.study.registry import Say, Shown, Study
+    from itb.suite.sweep import Outcome, Sweep
 
 
 class Pair:

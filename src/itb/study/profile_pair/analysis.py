@@ -15,9 +15,9 @@ from itb.analysis.pursuit import (
     pooled_burst,
     spread,
 )
-from itb.bench.sweep import Sweep
 from itb.study.profile_pair.args import PairArgs
 from itb.study.profile_pair.results import PairFlow, PairPoint, PairResults, PairThreshold
+from itb.suite.sweep import Sweep
 
 
 def analyse(sweep: Sweep, a: PairArgs) -> PairResults:

@@ -8,12 +8,12 @@ import math
 from pathlib import Path
 
 from itb.analysis.profile_model import Model
-from itb.bench.sweep import Say, Sweep, SweepCell
 from itb.errors import ScenarioError
 from itb.scenario.units import format_rate
 from itb.study.profile_pair.args import PairArgs
 from itb.study.profile_pair.results import PAIR_SHARES
 from itb.study.pursuit import Mechanism, asked_input, extrapolation_warning, secs, testbed_doc
+from itb.suite.sweep import Say, Sweep, SweepCell
 
 
 def combo_name(a: Mechanism, b: Mechanism) -> str:

@@ -3,11 +3,11 @@ the margin each lateness limit needs."""
 
 from __future__ import annotations
 
-from itb.bench.sweep import Outcome
 from itb.study.profile_pair.args import PairArgs
 from itb.study.profile_pair.results import PairResults
 from itb.study.pursuit import margin_cell
 from itb.study.registry import Shown, Table, fixed
+from itb.suite.sweep import Outcome
 
 
 def tables(res: Outcome[PairResults], a: PairArgs) -> list[Shown]:

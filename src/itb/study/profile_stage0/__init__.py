@@ -25,9 +25,9 @@ from itb.study.profile_stage0.args import Stage0Args
 from itb.study.pursuit import GROUP_HELP
 
 if TYPE_CHECKING:
-    from itb.bench.sweep import Outcome, Sweep
     from itb.study.profile_stage0.results import Stage0Results
     from itb.study.registry import Say, Shown, Study
+    from itb.suite.sweep import Outcome, Sweep
 
 
 class Stage0:

@@ -9,9 +9,9 @@ from pathlib import Path
 from itb import rundir
 from itb.analysis.cells import cell_table
 from itb.analysis.pursuit import spread
-from itb.bench.sweep import Sweep
 from itb.study.profile_stage0.args import Stage0Args
 from itb.study.profile_stage0.results import CpuPoint, RatePoint, Stage0Results
+from itb.suite.sweep import Sweep
 
 
 def _command_seconds(run: Path, r: int) -> float | None:

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.bench.sweep import Sweep, SweepCell
 from itb.errors import PreflightError, ScenarioError
 from itb.scenario.load import testbed_from_dict
 from itb.scenario.units import format_rate
 from itb.study.profile_stage0.args import PARTS, Stage0Args
 from itb.study.pursuit import Mechanism, gap_s, secs, testbed_doc
+from itb.suite.sweep import Sweep, SweepCell
 
 FILE_MODES = ("m2m", "d2m", "d2d")
 GRIDFTP_PORT = 2811

@@ -27,9 +27,9 @@ from itb.study.profile_transition.args import TransitionArgs
 from itb.study.pursuit import GROUP_HELP
 
 if TYPE_CHECKING:
-    from itb.bench.sweep import Outcome, Sweep
     from itb.study.profile_transition.results import TransitionResults
     from itb.study.registry import Say, Shown, Study
+    from itb.suite.sweep import Outcome, Sweep
 
 
 class Transition:

@@ -8,10 +8,10 @@ import math
 
 from itb.analysis.fairshare import tcp_payload_share
 from itb.analysis.pursuit import cell_logs, spread
-from itb.bench.sweep import Sweep
 from itb.study.profile_transition import cost as tr_cost
 from itb.study.profile_transition.args import TransitionArgs
 from itb.study.profile_transition.results import TransitionPoint, TransitionResults, TransitionRun
+from itb.suite.sweep import Sweep
 
 LEVEL_S = 1.0  # UDT's level: its mean rate over the last second of the high step
 WINDOW_MIN_S = 0.5

@@ -7,12 +7,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from itb.bench.sweep import Sweep, SweepCell
 from itb.errors import ScenarioError
 from itb.scenario import profile as profiles
 from itb.scenario.units import format_rate
 from itb.study.profile_transition.args import TransitionArgs
 from itb.study.pursuit import Mechanism, secs, testbed_doc
+from itb.suite.sweep import Sweep, SweepCell
 
 TAIL_SHARE = 0.1  # a transfer's volume over what its profile allows by the step's end
 

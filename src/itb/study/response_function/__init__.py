@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 from itb.study.response_function.args import ResponseArgs
 
 if TYPE_CHECKING:
-    from itb.bench.sweep import Outcome, Sweep
     from itb.study.registry import Say, Shown, Study
     from itb.study.response_function.results import Results
+    from itb.suite.sweep import Outcome, Sweep
 
 
 class ResponseFunction:

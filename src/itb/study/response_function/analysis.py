@@ -13,13 +13,13 @@ import pandas as pd
 from itb import rundir
 from itb.analysis.cells import cell_transfers
 from itb.analysis.logs import bottleneck_frames
-from itb.bench.sweep import Sweep
 from itb.cc.published import PUBLISHED, nominal_beta, switch_beta
 from itb.study.response_function.args import ResponseArgs
 from itb.study.response_function.fit import fit_algorithm
 from itb.study.response_function.plan import TRANSFER
 from itb.study.response_function.results import Event, Results
 from itb.study.response_function.results import Point as PointResult
+from itb.suite.sweep import Sweep
 
 LINK_SHARE_LIMIT = 0.9     # above this share of C the link, not the loss, may set the rate
 

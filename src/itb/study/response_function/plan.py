@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.bench.sweep import Sweep, SweepCell
 from itb.cc.published import PUBLISHED
 from itb.errors import ScenarioError
 from itb.study.response_function.args import ResponseArgs
+from itb.suite.sweep import Sweep, SweepCell
 
 MSS = 1448                 # bytes: 1500-byte MTU with timestamps
 MAX_LOSS = 0.05

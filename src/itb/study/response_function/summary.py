@@ -3,10 +3,10 @@ decreases, marked against the publications."""
 
 from __future__ import annotations
 
-from itb.bench.sweep import Outcome
 from itb.study.registry import Shown, Table, num
 from itb.study.response_function.args import ResponseArgs
 from itb.study.response_function.results import Results
+from itb.suite.sweep import Outcome
 
 MARK = {True: " ✓", False: " ✗"}
 

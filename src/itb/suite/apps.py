@@ -23,11 +23,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from itb.bench import windows
-from itb.bench.classes import DATA_CENTRE_K, ItbClass
-from itb.bench.scaling import ClassScale
 from itb.errors import ScenarioError
 from itb.scenario.units import format_duration, format_rate
+from itb.suite import windows
+from itb.suite.classes import DATA_CENTRE_K, ItbClass
+from itb.suite.scaling import ClassScale
 
 APPS = ("TU", "WM", "PP", "BU", "PA")
 MAX_SINGLE = 32  # sources per direction that get a transfer each

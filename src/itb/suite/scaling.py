@@ -6,7 +6,7 @@ Two modes say what the scaling preserves:
 
 - `rate` (the default) keeps the class RTT: time scales (RTTs, slow start, CUBIC's
   growth in seconds) are the documents', but every per-flow window C_a · RTT shrinks by
-  the factor (itb.bench.windows says by how much);
+  the factor (itb.suite.windows says by how much);
 - `window` multiplies the RTT by the factor as well: C_a · RTT, the per-flow window in
   bytes and segments, is the documents', and every RTT-counted time stretches instead.
 
@@ -21,11 +21,11 @@ import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from itb.bench.classes import ItbClass
 from itb.calibration.record import read_calibration
 from itb.errors import ScenarioError
 from itb.rundir.records import RunDirError
 from itb.scenario.schema import MAX_RTT_US
+from itb.suite.classes import ItbClass
 
 NOMINAL_ACCESS_BPS = 1_000_000_000  # the documents' end hosts
 PAPER_BU_VOLUME = 30_000_000_000  # bytes per BU transfer (predictability report)

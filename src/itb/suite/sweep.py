@@ -31,12 +31,12 @@ from itb import rundir
 from itb.analysis.results import OtherFormat
 from itb.analysis.run_results import RunMetrics
 from itb.backends import owner
-from itb.bench.scaling import DEFAULT_CALIBRATION
 from itb.engine import runner
 from itb.errors import ItbError, ScenarioError
+from itb.say import Say
 from itb.scenario.scenario import load_scenario, scenario_from_data
+from itb.suite.scaling import DEFAULT_CALIBRATION
 
-Say = Callable[[str], None]
 # What a run ends with (`RunOptions.analyse`): its tables, metrics.json and report, given by
 # the caller (the CLI passes itb.report.build.analyse_run): the sweep does not draw.
 AnalyseRun = Callable[[Path], RunMetrics]

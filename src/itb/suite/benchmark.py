@@ -11,12 +11,12 @@ import pandas as pd
 
 from itb import rundir
 from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable
-from itb.bench import apps, stats, windows
-from itb.bench.classes import ItbClass
-from itb.bench.scaling import Scale
-from itb.bench.sweep import AnalyseRun, Sweep, SweepCell, drive
+from itb.say import Say
+from itb.suite import apps, stats, windows
+from itb.suite.classes import ItbClass
+from itb.suite.scaling import Scale
+from itb.suite.sweep import AnalyseRun, Sweep, SweepCell, drive
 
-Say = Callable[[str], None]
 # The benchmark's report: (directory, sweep index, rows, comparisons) → report.html (the
 # CLI passes itb.report.bench.build_bench_report)
 BenchReport = Callable[[Path, dict, list[BenchRow], list[BenchComparison]], Path]

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from itb.bench.classes import ItbClass
-from itb.bench.scaling import NOMINAL_ACCESS_BPS, ClassScale
+from itb.suite.classes import ItbClass
+from itb.suite.scaling import NOMINAL_ACCESS_BPS, ClassScale
 
 MSS_BYTES = 1448
 MIN_SEGMENTS = 20
