@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 
 import itb.study
 from itb.cli import studies as cli_studies
+from itb.study.args import option_of
 from itb.study.registry import Study, studies
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,7 +75,7 @@ TOY = {
 
         class ToyArgs(StudyArgs):
             words: Annotated[tuple[str, ...], Option("--words", options.texts)] = Field(
-                "a,b,c", description="Words, comma-separated.")
+                "a,b,c", validate_default=True, description="Words, comma-separated.")
             level: Annotated[int, Option("--level")] = Field(
                 2, ge=1, le=9, description="How much a word is worth, in tens.")
             out_dir: OutDir = Field(None, description="Study directory.")
@@ -176,6 +177,19 @@ def test_the_registry_finds_the_eight_studies_by_their_commands():
         ("study", "profile", "transition"): "itb.study.profile_transition",
         ("study", "profile", "stage0"): "itb.study.profile_stage0"}
     assert all(isinstance(r.study, Study) for r in studies())
+
+
+def test_a_parsed_options_default_is_its_text_validated_as_a_given_one():
+    """The help shows the text the user would type; the field is typed as the parsed
+    value, so its default says it is validation's input (`validate_default=True`)."""
+    for r in studies():
+        for name, field in r.study.Args.model_fields.items():
+            opt = option_of(field)
+            default = field.get_default()
+            if opt is None or opt.parse is None or default is None:
+                continue
+            assert isinstance(default, str) and field.validate_default, (r.package, name)
+            opt.parse(default, opt.name)
 
 
 def test_every_study_ships_its_template_next_to_its_report():

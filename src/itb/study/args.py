@@ -4,8 +4,10 @@ builds the command's options from it).
 
 - A field is an option when its annotation carries an `Option`: the flag, and for a value
   given as text ("cubic,reno", "20ms", "0:10:0.5") the parser of that text. The option's
-  help is the field's description, its default the field's default (a parsed field's is
-  a text, parsed as a given one is), its bounds the field's `ge` / `le`.
+  help is the field's description, its default the field's default, its bounds the
+  field's `ge` / `le`. A parsed field's default is the text the user would type, parsed
+  as a given one is: `Field("20ms", validate_default=True)` (the field is typed as the
+  parsed value; `validate_default` says the default is validation's input, not a value).
 - The key is the model's JSON form: every field but those marked `exclude=True` (how an
   option was given: --out, a --capacity the calibration fills in), with the computed
   fields (what is derived from them); a field marked `KEY_IF_SET` only when it is set.

@@ -14,13 +14,15 @@ from itb.study.bulk import MAX_SPAN, STUDY_DIR, Capacity, MaxSpan, Rtt, Scaled, 
 
 class FriendlinessArgs(Scaled):
     ccs: Annotated[tuple[str, ...], Option("--cc", options.ccs)] = Field(  # tested
-        "cubic,bbr", description="Tested congestion controls.")
+        "cubic,bbr", validate_default=True, description="Tested congestion controls.")
     reference: Annotated[str, Option("--reference", options.one_cc)] = Field(
-        "reno", description="The reference TCP the tested ones share the bottleneck with.")
+        "reno", validate_default=True,
+        description="The reference TCP the tested ones share the bottleneck with.")
     c_g: Annotated[tuple[float, ...], Option("--cg", options.levels)] = Field(
-        "1.5,2", description="Congestion levels C_g (forward sources' capacity over C; half "
+        "1.5,2", validate_default=True,
+        description="Congestion levels C_g (forward sources' capacity over C; half "
         "of them on each protocol).")
-    rtt_ms: Rtt = "20ms"  # type: ignore[assignment]
+    rtt_ms: Rtt = Field("20ms", validate_default=True)
     repeat: Annotated[int, Option("--repeat")] = Field(
         3, ge=1, le=100, description="Repetitions per point.")
     transfer_time: Annotated[float, Option("--transfer-time"), Field(exclude=True)] = Field(

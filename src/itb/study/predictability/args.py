@@ -15,12 +15,14 @@ from itb.study.bulk import MAX_SPAN, STUDY_DIR, Capacity, MaxSpan, Rtt, Scaled, 
 
 class PredictabilityArgs(Scaled):
     ccs: Annotated[tuple[str, ...], Option("--cc", options.ccs)] = Field(
-        "cubic,reno", description="Congestion controls, comma-separated.")
+        "cubic,reno", validate_default=True, description="Congestion controls, comma-separated.")
     c_g: Annotated[tuple[float, ...], Option("--cg", options.levels)] = Field(
-        "0.8,1,1.4,1.7,2", description="Congestion levels C_g (forward sources' capacity over C).")
+        "0.8,1,1.4,1.7,2", validate_default=True,
+        description="Congestion levels C_g (forward sources' capacity over C).")
     # levels, or "sym" (as many reverse as forward sources)
     reverse: Annotated[tuple[float | str, ...], Option("--reverse", options.sym_levels)] = Field(
-        "0", description="Reverse-traffic levels R, e.g. 0,0.7,0.9,1.1,sym (sym: as many "
+        "0", validate_default=True,
+        description="Reverse-traffic levels R, e.g. 0,0.7,0.9,1.1,sym (sym: as many "
         "reverse as forward sources).")
     spacing_s: Annotated[float, Option("--spacing")] = Field(  # the spaced case, before the cap
         1.0, ge=0, description="Start spacing of the spaced case (s), shrunk to fit --max-span; "
@@ -30,13 +32,14 @@ class PredictabilityArgs(Scaled):
     # and congesting reverse traffic are the cases that matter)
     r_levels: Annotated[tuple[float | str, ...],
                         Option("--r-levels", options.optional_sym_levels)] = Field(
-        "0,1.5", description="Reverse levels run at --sync-cg for T_mean and CoV against R "
+        "0,1.5", validate_default=True,
+        description="Reverse levels run at --sync-cg for T_mean and CoV against R "
         "(none: '').")
     sync_c_g: Annotated[float, Option("--sync-cg")] = Field(
         2.0, description="C_g at which synchronised and spaced starts are compared.")
     fit_range: Annotated[tuple[float, float], Option("--fit", options.level_range)] = Field(
-        "1,2", description="C_g range of the linear fits: LO,HI.")
-    rtt_ms: Rtt = "20ms"  # type: ignore[assignment]
+        "1,2", validate_default=True, description="C_g range of the linear fits: LO,HI.")
+    rtt_ms: Rtt = Field("20ms", validate_default=True)
     repeat: Annotated[int, Option("--repeat")] = Field(
         2, ge=1, le=100, description="Repetitions per point.")
     transfer_time: Annotated[float, Option("--transfer-time"), Field(exclude=True)] = Field(

@@ -27,7 +27,7 @@ class CalibrationArgs(AtCapacity):
         "pacing", description="How the rate is kept: pacing (SO_MAX_PACING_RATE) or application "
         "(the sender's writes).")
     rtts_ms: Annotated[tuple[float, ...], Option("--rtt", options.durations_ms)] = Field(
-        "0ms,10ms,100ms", description="RTTs swept, comma-separated.")
+        "0ms,10ms,100ms", validate_default=True, description="RTTs swept, comma-separated.")
     inputs: Annotated[tuple[int, ...] | None, Option("--inputs", given_rates),
                       Field(exclude=True)] = Field(
         None,

@@ -16,12 +16,14 @@ from itb.study.pursuit import STUDY_DIR, AtCapacity, Buffer, Capacity, Named, Op
 
 class MarginArgs(AtCapacity):
     mechanism: Annotated[Named, Option("--mechanism", pursuit.parse_mechanism)] = Field(
-        "nocc-pacing", description="nocc-pacing (TCP without congestion control, paced), udt, "
+        "nocc-pacing", validate_default=True,
+        description="nocc-pacing (TCP without congestion control, paced), udt, "
         "or CC-ENFORCE such as reno-application.")
     rtts_ms: Annotated[tuple[float, ...], Option("--rtt", options.distinct_ms)] = Field(
-        "20ms", description="RTTs, comma-separated.")
+        "20ms", validate_default=True, description="RTTs, comma-separated.")
     margins: Annotated[tuple[float, ...], Option("--margins", options.margins)] = Field(
-        "0:10:0.5", description="Margins m in % of C: FROM:TO:STEP or a comma list.")
+        "0:10:0.5", validate_default=True,
+        description="Margins m in % of C: FROM:TO:STEP or a comma list.")
     seconds: Annotated[float, Option("--seconds")] = Field(
         60.0, ge=1.0, le=3600.0, description="Each transfer's predicted completion time (sets "
         "its volume).")

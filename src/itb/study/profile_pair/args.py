@@ -29,12 +29,13 @@ def pairs(text: str, flag: str) -> tuple[tuple[Mechanism, Mechanism], ...]:
 
 class PairArgs(AtCapacity):
     combos: Annotated[tuple[tuple[Named, Named], ...], Option("--pairs", pairs)] = Field(
-        "nocc-pacing+nocc-pacing,udt+udt,nocc-pacing+udt",
+        "nocc-pacing+nocc-pacing,udt+udt,nocc-pacing+udt", validate_default=True,
         description="Mechanisms of flows A and B, A+B, comma-separated.")
     margins: Annotated[tuple[float, ...], Option("--margins", options.margins)] = Field(
-        "1,2.5,5,7.5,10,15,20,25", description="Margins m in % of C: a comma list or FROM:TO:STEP.")
+        "1,2.5,5,7.5,10,15,20,25", validate_default=True,
+        description="Margins m in % of C: a comma list or FROM:TO:STEP.")
     rtt_ms: Annotated[float, Option("--rtt", options.one_ms)] = Field(
-        "12ms", description="RTT of both paths (the document's 12 ms).")
+        "12ms", validate_default=True, description="RTT of both paths (the document's 12 ms).")
     seconds: Annotated[float, Option("--seconds")] = Field(
         60.0, ge=3.0, le=3600.0, description="Each transfer's predicted time; a step is a "
         "third of it.")

@@ -61,7 +61,7 @@ class ResponseArgs(StudyArgs):
     range, its measured span, and a bottleneck LINK_HEADROOM times its top planned rate."""
 
     ccs: Annotated[tuple[str, ...], Option("--cc", options.ccs)] = Field(
-        "reno,highspeed,scalable,bic,htcp,cubic",
+        "reno,highspeed,scalable,bic,htcp,cubic", validate_default=True,
         description="Algorithms, comma-separated (loss-based ones; vegas too).")
     points: Annotated[int, Option("--points")] = Field(
         5, ge=3, le=20, description="Loss rates per algorithm.")
