@@ -21,7 +21,7 @@ def build_report(run: Path) -> Path:
     out = run / "report"
     profiles = {e.id: e.profile for e in sc.experiment.events
                 if isinstance(e, Transfer) and e.profile}
-    figs = []
+    figs: list[Path | None] = []  # None: a figure with nothing to draw
     if len(tables["transfers"]):
         for r in sorted(tables["transfers"]["repetition"].unique()):
             figs.append(figures.goodput_over_time(tables, int(r), out / f"goodput-rep{r:03d}.png",

@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 
 from itb.analysis.benchmark import BenchRow  # noqa: E402
 from itb.analysis.series import aggregate_goodput, bottleneck_throughput  # noqa: E402
+from itb.analysis.statistics import floats  # noqa: E402
 
 
 def goodput_over_time(tables: dict, repetition: int, path: Path,
@@ -120,7 +121,7 @@ def tmean_by_protocol(rows: list[BenchRow], path: Path) -> Path | None:
                 xs.append(groups.index(group_label(r.app, r.variant, r.cls)) + j * width)
                 ys.append(r.t_mean)
                 es.append(r.t_mean_ci95 or 0)
-        ax.bar(xs, ys, width, yerr=es, capsize=3, label=cc)
+        ax.bar(xs, floats(ys), width, yerr=es, capsize=3, label=cc)
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(groups))], groups, rotation=30, ha="right")
     ax.set_ylabel("mean completion time T_mean (s)")
     ax.set_title("T_mean per application and class (bars: 95 % interval over repetitions)")

@@ -5,8 +5,10 @@ over time and a profile's steps."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 from itb.analysis.cells import bottleneck_link, cell_table
 from itb.analysis.pursuit import LATENESS_LIMITS_S
@@ -57,30 +59,38 @@ def overshoot_figure(points, path: Path, label) -> Path | None:
     return save_figure(fig, path)
 
 
+class RateSeries(NamedTuple):
+    """A repetition's wire rate at the bottleneck, per bin."""
+
+    t: np.ndarray  # s from the first transfer's start, or the given one's
+    rate: np.ndarray  # wire Mbit/s
+    transfers: pd.DataFrame  # the repetition's transfers
+
+
 def rate_series(out: Path, cell: dict, repetition: int, bin_s: float = 0.01,
-                 transfer: str | None = None):
-    """(t from the first transfer's start, or the given one's (s), wire Mbit/s per bin,
-    the repetition's transfers) at the bottleneck."""
+                transfer: str | None = None) -> RateSeries | None:
+    """The repetition's wire rate at the bottleneck; None when it left no logs (not run
+    yet, or interrupted) or the transfer never started."""
     bn, tr = cell_table(out, cell, "bottleneck"), cell_table(out, cell, "transfers")
     link = bottleneck_link(out, cell)
     if bn is None or tr is None or link is None:
-        return None, None, None
+        return None
     fwd = select_link(bn, "forward", link)
     rows = fwd[fwd["repetition"] == repetition]
     mine = tr[tr["repetition"] == repetition]
     if rows.empty or mine.empty:
-        return None, None, None
+        return None
     t0 = float(mine["start_ns"].min() if transfer is None
                else mine.loc[mine["transfer"] == transfer, "start_ns"].min())
     if not np.isfinite(t0):
-        return None, None, None
+        return None
     t = (rows["t_ns"].to_numpy(dtype=float) - t0) / 1e9
     k = np.floor(t / bin_s).astype(int)
     keep = k >= -int(1 / bin_s)
     k, bits = k[keep], rows["bytes"].to_numpy(dtype=float)[keep] * 8
     lo = k.min()
     rate = np.bincount(k - lo, weights=bits) / bin_s / 1e6
-    return (np.arange(rate.size) + lo) * bin_s, rate, mine
+    return RateSeries((np.arange(rate.size) + lo) * bin_s, rate, mine)
 
 
 def steps_line(steps, until: float):

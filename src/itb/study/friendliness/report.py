@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from itb.analysis.statistics import floats
 from itb.report.figures import plt, save_figure
 from itb.report.studies import figures, study_report
 from itb.study.friendliness.args import FriendlinessArgs
@@ -20,7 +21,7 @@ def ratio_figure(res: Results, path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(7, 4))
     for cc in sorted({p.tested for p in pts}):
         mine = sorted((p for p in pts if p.tested == cc), key=lambda p: p.c_g_realised)
-        ax.errorbar([p.c_g_realised for p in mine], [p.ratio for p in mine],
+        ax.errorbar([p.c_g_realised for p in mine], floats(p.ratio for p in mine),
                     yerr=[p.ratio_ci95 or 0 for p in mine], fmt="o-", capsize=3,
                     label=f"{cc} vs {mine[0].reference}")
     ax.axhline(1.0, color="k", lw=0.8, ls="--")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from itb.analysis.statistics import floats
 from itb.report.figures import plt, save_figure
 from itb.study.predictability.results import Fit, Point, Spacing
 
@@ -39,7 +40,7 @@ def tmean_vs_cg(points: list[Point], fits: list[Fit], spacing_s: float,
     ideal = sorted({(p.c_g_realised, p.ideal_t_mean_s) for pts in series.values() for p in pts})
     for (cc, r), pts in series.items():
         x = [p.c_g_realised for p in pts]  # where the fit puts them
-        line = ax.errorbar(x, [p.t_mean for p in pts], yerr=[p.t_mean_ci95 or 0 for p in pts],
+        line = ax.errorbar(x, floats(p.t_mean for p in pts), yerr=[p.t_mean_ci95 or 0 for p in pts],
                            fmt="o", capsize=3, label=_label(cc, r))
         for f in fits:
             if f.cc == cc and f.reverse == r:
@@ -47,11 +48,11 @@ def tmean_vs_cg(points: list[Point], fits: list[Fit], spacing_s: float,
                 ax.plot(xs, np.polyval(f.coef, xs), color=line[0].get_color(), lw=1,
                         ls="-" if f.model == "linear" else ":", label=_fit_label(f))
     if ideal:
-        by_x: dict[float, float] = {}
-        for x, t in ideal:
-            by_x.setdefault(x, t)
-        xs = sorted(by_x)
-        ax.plot(xs, [by_x[x] for x in xs], "k--", lw=1.2,
+        by_cg: dict[float, float] = {}
+        for cg, t in ideal:
+            by_cg.setdefault(cg, t)
+        cgs = sorted(by_cg)
+        ax.plot(cgs, [by_cg[cg] for cg in cgs], "k--", lw=1.2,
                 label="ideal TCP (fluid fair share, no slow start, no loss)")
     ax.set_xlabel("congestion level C_g realised (round(C_g·K)/K)")
     ax.set_ylabel("mean completion time T_mean (s)")
@@ -68,7 +69,7 @@ def cov_vs_cg(points: list[Point], spacing_s: float, path: Path) -> Path | None:
         return None
     fig, ax = plt.subplots(figsize=(8, 4.5))
     for (cc, r), pts in series.items():
-        ax.plot([p.c_g_realised for p in pts], [p.cov * 100 for p in pts], "o-",
+        ax.plot([p.c_g_realised for p in pts], floats(p.cov for p in pts) * 100, "o-",
                 label=_label(cc, r))
     ax.set_xlabel("congestion level C_g realised")
     ax.set_ylabel("CoV of completion time (%)")
@@ -115,8 +116,8 @@ def spacing_sigma(rows: list[Spacing], path: Path) -> Path | None:
         return None
     fig, ax = plt.subplots(figsize=(6, 4))
     x = np.arange(len(rows))
-    ax.bar(x - 0.2, [r.sigma_t_sync for r in rows], 0.4, label="synchronised (0 s)")
-    ax.bar(x + 0.2, [r.sigma_t_spaced for r in rows], 0.4,
+    ax.bar(x - 0.2, floats(r.sigma_t_sync for r in rows), 0.4, label="synchronised (0 s)")
+    ax.bar(x + 0.2, floats(r.sigma_t_spaced for r in rows), 0.4,
            label=f"spaced ({rows[0].spacing_s:.3g} s)")
     ax.set_xticks(x, [r.cc for r in rows])
     ax.set_ylabel("σ_T (s)")

@@ -31,16 +31,18 @@ def pair_over_time(out: Path, state: dict, res: PairResults, path: Path) -> Path
     for combo in dict.fromkeys(p.combo for p in res.points):
         mine = sorted((p for p in res.points if p.combo == combo), key=lambda p: p.margin)
         pick = next((p for p in mine if p.margin >= 0.05), mine[-1])
-        picks.append((pick, cells.get(f"{combo}-m{pick.margin * 100:g}")))
-    picks = [(p, c) for p, c in picks if c is not None]
+        cell = cells.get(f"{combo}-m{pick.margin * 100:g}")
+        if cell is not None:
+            picks.append((pick, cell))
     if not picks:
         return None
     fig, axes = plt.subplots(len(picks), 1, figsize=(9, 3 * len(picks)), squeeze=False)
     cap = res.capacity_bps
     for ax, (p, cell) in zip(axes[:, 0], picks):
-        t, rate, _tr = rate_series(out, cell, 1)
-        if t is None:
+        series = rate_series(out, cell, 1)
+        if series is None:
             continue
+        t, rate, transfers = series
         ax.plot(t, rate, lw=0.6, color="0.4", label="pair, bottleneck (wire, 10 ms)")
         until = float(t.max())
         want = (1 - p.margin) * cap / 1e6
@@ -53,7 +55,7 @@ def pair_over_time(out: Path, state: dict, res: PairResults, path: Path) -> Path
                 g = samples[(samples["repetition"] == 1) & (samples["transfer"] == f.flow)]
                 g = g.groupby("t_ns", as_index=False)["goodput_bps"].sum()
                 if len(g):
-                    t0 = float(_tr["start_ns"].min())
+                    t0 = float(transfers["start_ns"].min())
                     ax.plot((g["t_ns"] - t0) / 1e9, g["goodput_bps"] / 1e6, color=f"C{k}",
                             lw=1, label=f"{f.flow} goodput (receiver, 100 ms)")
         ax.set_title(f"{p.combo}, m = {p.margin * 100:g} %, repetition 1", fontsize=9)

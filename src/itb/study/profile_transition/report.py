@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from itb.analysis.statistics import floats
 from itb.report.figures import plt, save_figure
 from itb.report.pursuit import SINGLE, rate_series
 from itb.report.studies import figures, study_report
@@ -27,7 +28,7 @@ def transition_figure(res: TransitionResults, path: Path) -> Path | None:
                    and p.cost.mean is not None]
             # a log axis: a cost below 0.1 ms is drawn at 0.1 ms, the lower whisker stops
             # above 0 (costs are not negative)
-            y = np.maximum(np.array([p.cost.mean * 1000 for p in pts]), 0.1)
+            y = np.maximum(floats(p.cost.mean for p in pts) * 1000, 0.1)
             half = np.array([(p.cost.ci95 or 0) * 1000 for p in pts])
             ax.errorbar([p.high_bps / 1e6 for p in pts], y, yerr=[np.minimum(half, y * 0.95), half],
                         fmt="o-", ms=3, capsize=2, color=f"C{k}", label=mech)
@@ -60,8 +61,9 @@ def transition_closeup(out: Path, state: dict, a: TransitionArgs, path: Path) ->
         for j, rtt in enumerate(rtts):
             ax = axes[i, j]
             cell = next((c for c in cells if c["mechanism"] == mech and c["rtt_ms"] == rtt), None)
-            t, rate, _tr = rate_series(out, cell, 1, bin_s=0.001, transfer=tid) if cell else (None,) * 3
-            if t is not None:
+            series = rate_series(out, cell, 1, bin_s=0.001, transfer=tid) if cell else None
+            if series is not None:
+                t, rate = series.t, series.rate
                 sel = (t >= t_step - 0.1) & (t <= t_step + 0.6)
                 x, y = t[sel] - t_step, rate[sel]
                 ax.plot(x, y, lw=0.5, color=f"C{i}", alpha=0.6, label="1 ms")
