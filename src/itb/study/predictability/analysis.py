@@ -64,12 +64,15 @@ def fits_of(points: list[Point], ccs: tuple[str, ...], reverse: tuple, spacing_s
     fits = []
     for cc in ccs:
         for rv in reverse:
-            sel = [p for p in points if p.cc == cc and p.reverse == rv and p.spacing_s == spacing_s
-                   and p.t_mean is not None and _in(p, lo, hi)]
+            measured = [(p, t) for p in points if p.cc == cc and p.reverse == rv
+                        and p.spacing_s == spacing_s and (t := p.t_mean) is not None
+                        and _in(p, lo, hi)]
+            sel = [p for p, _ in measured]
+            t_means = [t for _, t in measured]
             xs = [p.c_g_realised for p in sel]
             if len(set(xs)) < 2:
                 continue
-            lin = fit_linear(xs, [p.t_mean for p in sel])
+            lin = fit_linear(xs, t_means)
             ideal = fit_linear(xs, [p.ideal_t_mean_s for p in sel])["a"]
             # a line through two points explains them exactly: no correlation to claim
             r, r2 = (lin["r"], lin["r2"]) if len(set(xs)) > 2 else (None, None)
@@ -78,7 +81,7 @@ def fits_of(points: list[Point], ccs: tuple[str, ...], reverse: tuple, spacing_s
                             ideal_slope=ideal,
                             slope_ratio=lin["a"] / ideal if ideal > 0 else None))
             if any(q in cc for q in QUADRATIC) and len(set(xs)) > 3:  # R² needs a spare point
-                quad = fit_poly(xs, [p.t_mean for p in sel], 2)
+                quad = fit_poly(xs, t_means, 2)
                 fits.append(Fit(cc=cc, reverse=rv, model="quadratic", c_g_range=(lo, hi),
                                 coef=quad["coef"], r2=quad["r2"], n=quad["n"]))
     return fits

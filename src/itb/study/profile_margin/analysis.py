@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from itb.analysis.pursuit import (
     LATENESS_LIMITS_S,
+    Burst,
     burst_of,
     cell_logs,
     lateness_values,
@@ -21,13 +22,16 @@ def analyse(sweep: Sweep, a: MarginArgs) -> MarginResults:
     points = []
     for cell in sweep.state["cells"]:
         tr, fwd = cell_logs(sweep.out, cell)
-        late, failed, bursts = [], 0, []
+        late: list[float] = []
+        failed = 0
+        bursts: list[Burst] = []
         if tr is not None:
             mine = tr[tr["transfer"] == "m"]
             late, failed = lateness_values(mine, cell["predicted_s"])
-            for row in mine[mine["ok"].astype(bool)].itertuples() if fwd is not None else ():
-                bursts.append(burst_of(fwd[fwd["repetition"] == row.repetition],
-                                       row.start_ns, row.end_ns))
+            if fwd is not None:
+                for row in mine[mine["ok"].astype(bool)].itertuples():
+                    bursts.append(burst_of(fwd[fwd["repetition"] == row.repetition],
+                                           row.start_ns, row.end_ns))
         points.append(MarginPoint(rtt_ms=cell["rtt_ms"], margin=cell["margin"],
                                   target_bps=cell["target_bps"], input_bps=cell["input_bps"],
                                   volume=cell["volume"], predicted_s=cell["predicted_s"],

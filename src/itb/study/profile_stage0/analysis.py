@@ -25,14 +25,16 @@ def _command_seconds(run: Path, r: int) -> float | None:
 
 
 def analyse(sweep: Sweep, a: Stage0Args) -> Stage0Results:
-    cpu, files, streams = [], [], []
+    cpu: list[CpuPoint] = []
+    files: list[RatePoint] = []
+    streams: list[RatePoint] = []
     for cell in sweep.state["cells"]:
         run = sweep.out / cell["run"]
         if cell["part"] == "cpu":
             tr = cell_table(sweep.out, cell, "transfers")
             for tid, x in cell["inputs"].items():
-                rows = tr[tr["transfer"] == tid] if tr is not None else []
-                done = [r for r in (rows.itertuples() if len(rows) else []) if r.ok]
+                rows = list(tr[tr["transfer"] == tid].itertuples()) if tr is not None else []
+                done = [r for r in rows if r.ok]
                 def pct(col: str, done=done) -> list[float]:
                     return [100 * getattr(r, col) / r.completion_s for r in done
                             if math.isfinite(getattr(r, col, math.nan))]

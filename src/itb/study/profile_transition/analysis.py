@@ -61,14 +61,14 @@ def analyse(sweep: Sweep, a: TransitionArgs) -> TransitionResults:
                                       repetition=int(row.repetition), low_bps=a.low_bps,
                                       high_bps=h, ok=bool(row.ok), **m))
     points = []
-    for (mech, rtt, h) in dict.fromkeys((r.mechanism, r.rtt_ms, r.high_bps) for r in runs):
-        mine = [r for r in runs if (r.mechanism, r.rtt_ms, r.high_bps) == (mech, rtt, h)]
+    for (mech, rtt, high) in dict.fromkeys((r.mechanism, r.rtt_ms, r.high_bps) for r in runs):
+        mine = [r for r in runs if (r.mechanism, r.rtt_ms, r.high_bps) == (mech, rtt, high)]
         # a failed transfer, or one with no level or cost, counts as failed; one the
         # emulator disturbed as disturbed; neither enters the mean
         usable = [r for r in mine if r.ok and r.cost_s is not None]
         kept = [r for r in usable if not r.disturbed]
         points.append(TransitionPoint(
-            mechanism=mech, rtt_ms=rtt, low_bps=a.low_bps, high_bps=h,
+            mechanism=mech, rtt_ms=rtt, low_bps=a.low_bps, high_bps=high,
             failed=len(mine) - len(usable), disturbed=len(usable) - len(kept),
             cost=spread((r.cost_s for r in kept), failed=len(mine) - len(kept)),
             settled=spread((r.settled_s for r in kept), failed=len(mine) - len(kept))))

@@ -13,9 +13,10 @@ from itb.study.response_function.results import BETA_TOLERANCE, D_TOLERANCE, Eve
 
 def fit_algorithm(cc: str, points: list[Point], events: list[Event]) -> Fit:
     pub = PUBLISHED[cc]
-    sel = [p for p in points if p.cc == cc and p.window and p.status == "ok"
-           and not p.link_limited]
-    windows = [p.window for p in sel]
+    fitted = [(p, w) for p in points if p.cc == cc and (w := p.window) and p.status == "ok"
+              and not p.link_limited]
+    sel = [p for p, _ in fitted]
+    windows = [w for _, w in fitted]
     out: dict = {"c": None, "d": None, "d_ci95": None, "r2": None, "d_ok": None}
     if len(sel) >= 3:
         x = np.log10([p.p_fit for p in sel])

@@ -8,7 +8,7 @@ from itb.study.response_function.args import ResponseArgs
 from itb.study.response_function.results import Results
 from itb.suite.sweep import Outcome
 
-MARK = {True: " ✓", False: " ✗"}
+MARK: dict[bool | None, str] = {True: " ✓", False: " ✗"}  # None: not judged
 
 
 def tables(res: Outcome[Results], a: ResponseArgs) -> list[Shown]:
