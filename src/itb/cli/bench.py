@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 import typer
 from rich.table import Table
@@ -10,8 +11,19 @@ from rich.table import Table
 from itb.cli.common import INVENTORY, app, err, load_inventory, out, ticker
 from itb.scenario.options import csv_option, parse_capacity, parse_ccs
 
-QUICK = {"apps": "BU,PA", "classes": "B,F", "ccs": "cubic,reno,bbr", "repeat": 2,
-         "transfer_time": 6.0}
+
+class Defaults(TypedDict, total=False):
+    """What --quick gives the options not given (absent: the option's own default)."""
+
+    apps: str
+    classes: str
+    ccs: str
+    repeat: int
+    transfer_time: float
+
+
+QUICK: Defaults = {"apps": "BU,PA", "classes": "B,F", "ccs": "cubic,reno,bbr", "repeat": 2,
+                   "transfer_time": 6.0}
 
 
 @app.command("bench")
@@ -73,7 +85,7 @@ def bench_cmd(
     from itb.suite.scaling import make_scale
     from itb.suite.sweep import default_dir
 
-    q = QUICK if quick else {}
+    q: Defaults = QUICK if quick else {}
     app_list = [check_app(a) for a in csv_option(apps or q.get("apps") or "BU,PA", "--app",
                                                upper=True)]
     cc_list = parse_ccs(ccs or q.get("ccs") or "cubic,reno,bbr")

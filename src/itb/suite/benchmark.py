@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -13,9 +14,13 @@ from itb import rundir
 from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable
 from itb.say import Say
 from itb.suite import apps, stats, windows
+from itb.suite.apps import PA_MESSAGES
 from itb.suite.classes import ItbClass
 from itb.suite.scaling import Scale
 from itb.suite.sweep import AnalyseRun, Sweep, SweepCell, drive
+
+if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
+    from itb.backends.ssh.inventory import Inventory
 
 # The benchmark's report: (directory, sweep index, rows, comparisons) → report.html (the
 # CLI passes itb.report.bench.build_bench_report)
@@ -31,8 +36,8 @@ class BenchArgs:
     seed: int
     spacing_s: float
     scale: Scale
-    pa_messages: int = apps.PA_MESSAGES
-    inventory: object = None  # an SSH testbed's inventory (None: the local testbed)
+    pa_messages: int = PA_MESSAGES
+    inventory: Inventory | None = None  # an SSH testbed's inventory (None: the local testbed)
 
     def key(self) -> dict:
         """What identifies a benchmark: the same key resumes the same directory (a

@@ -61,7 +61,10 @@ class Scale:
         return cls.k * NOMINAL_ACCESS_BPS / self.capacity_for(cls)
 
     def capacity_for(self, cls: ItbClass) -> int:
+        """The class's C: the testbed's, capped for classes of many sources (auto mode)."""
         cap = self.capacity_bps
+        if cap is None:
+            raise ValueError("a scale given by its factor has no capacity to scale to")
         return min(cap, MANY_SOURCES_MAX_BPS) if cls.forward_sources > 100 else cap
 
     @property

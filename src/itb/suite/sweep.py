@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 import numpy as np
 import tomli_w
@@ -36,6 +36,9 @@ from itb.errors import ItbError, ScenarioError
 from itb.say import Say
 from itb.scenario.scenario import load_scenario, scenario_from_data
 from itb.suite.scaling import DEFAULT_CALIBRATION
+
+if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
+    from itb.backends.ssh.inventory import Inventory
 
 # What a run ends with (`RunOptions.analyse`): its tables, metrics.json and report, given by
 # the caller (the CLI passes itb.report.build.analyse_run): the sweep does not draw.
@@ -77,7 +80,8 @@ class Sweep:
         self.index = out / f"{kind}.json"
         self.state: dict = {}
         self.signal: int | None = None  # set when a run was stopped by a signal
-        self.inventory = None  # an SSH testbed's inventory for every run (None: local)
+        # an SSH testbed's inventory for every run (None: local)
+        self.inventory: Inventory | None = None
         self.analyse_run: AnalyseRun | None = None  # each run's analysis (set by `drive`)
 
     def scenario(self, name: str) -> Path:
