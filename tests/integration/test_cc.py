@@ -21,6 +21,7 @@ import pytest
 from itb.cc import ALGORITHMS
 
 from .conftest import REPO, itb
+
 BPF_BUILT = REPO / "build" / "bpf" / platform.release()
 NAMES = list(ALGORITHMS)  # reno cubic bbr bic highspeed htcp scalable vegas nocc
 

@@ -55,7 +55,7 @@ def lab(tmp_path_factory):
 def snapshot(root: Path) -> dict[str, bytes | None]:
     """Every path under root (directories as None, files with their bytes)."""
     out: dict[str, bytes | None] = {}
-    for dirpath, dirs, files in os.walk(root):
+    for dirpath, _dirs, files in os.walk(root):
         rel = os.path.relpath(dirpath, root)
         out[rel] = None
         for f in files:
