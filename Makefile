@@ -91,6 +91,7 @@ root:
 lint: python
 	$(PY) -m ruff check src tests bench
 	$(PY) -m mypy src/itb
+	cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
 	cd native && cargo clippy --release --all-targets --quiet -- -D warnings
 
 native-test:
