@@ -7,7 +7,7 @@ import os
 import platform
 from pathlib import Path
 
-from itb.backends.facts import _sections, host_facts
+from itb.backends.facts import _sections, host_facts, sysctls
 from itb.backends.host import NetnsHost
 
 
@@ -37,3 +37,20 @@ def test_the_facts_of_this_machine_in_one_command():
 def test_without_an_interface_there_is_no_nic():
     f = host_facts(NetnsHost("root", None), None)
     assert "nic" not in f and f["cpu"]["cores"] == os.cpu_count()
+
+
+def test_sysctls_in_one_command_and_an_unknown_key_is_none():
+    calls = []
+    here = NetnsHost("root", None)
+
+    class Counting:
+        def run(self, argv, check=True):
+            calls.append(argv)
+            return here.run(argv, check=check)
+
+    keys = ["net.ipv4.tcp_rmem", "net.itb.no_such_key", "net.core.rmem_max"]
+    got = sysctls(Counting(), keys)
+    assert len(calls) == 1
+    want_rmem = " ".join(Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split())
+    assert got == {"net.ipv4.tcp_rmem": want_rmem, "net.itb.no_such_key": None,
+                   "net.core.rmem_max": Path("/proc/sys/net/core/rmem_max").read_text().strip()}

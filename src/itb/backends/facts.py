@@ -47,11 +47,18 @@ def cpu() -> CpuFacts:
 
 
 def sysctls(host: Host, keys: Iterable[str]) -> dict[str, str | None]:
-    """Each sysctl's value (None: it could not be read)."""
-    out: dict[str, str | None] = {}
-    for k in keys:
-        res = host.run(["sysctl", "-n", k], check=False)
-        out[k] = " ".join(res.stdout.split()) if res.returncode == 0 else None
+    """Each sysctl's value (None: it could not be read), in one command (on an SSH host a
+    command is a round trip): `sysctl -e` names each value it prints and skips the keys
+    it does not know."""
+    keys = list(keys)
+    out: dict[str, str | None] = dict.fromkeys(keys)
+    if not keys:
+        return out
+    res = host.run(["sysctl", "-e", *keys], check=False)
+    for line in res.stdout.splitlines():
+        name, sep, value = line.partition(" = ")
+        if sep and name.strip() in out:
+            out[name.strip()] = " ".join(value.split())
     return out
 
 
