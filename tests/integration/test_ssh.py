@@ -4,6 +4,13 @@ namespace (each with its own host key), the engine drives them over real TCP.
 One lab serves the module (prefix itbs); every test leaves its hosts as it found them,
 which the `clean_hosts` check verifies: no process but sshd in any lab namespace, the
 sysctls and qdiscs as before, no ITB directory.
+
+Wall time: every `itb run` costs a fixed preflight, deployment and teardown over SSH, so
+the tests run as few of them as they can (the two that only read a finished run share
+one), each repetition is short (1 MB transfers, `_scenario`) unless the transfers must
+still be in flight when the test acts, and the real-bottleneck test, which has a lab of
+its own, works in the background while the tests whose checks cannot be disturbed by
+the load run (`_Background`).
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +35,21 @@ TWO_PAIRS = DATA / "ssh-two-pairs.toml"
 PREFIX = "itbs"
 WATCHED = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_no_metrics_save",
            "net.ipv4.tcp_slow_start_after_idle")
+
+
+SMALL_VOLUME = "1MB"
+SMALL_VOLUME_BYTES = 1_000_000
+
+
+def _scenario(d: Path, volume: str = SMALL_VOLUME, cc: str = "cubic") -> Path:
+    """TWO_PAIRS with another volume per transfer and/or congestion control, in d."""
+    text = TWO_PAIRS.read_text()
+    for old, new in (('volume = "10MB"', f'volume = "{volume}"'), ('cc = "cubic"', f'cc = "{cc}"')):
+        assert text.count(old) == 1, f"{TWO_PAIRS} changed: no single {old!r}"
+        text = text.replace(old, new)
+    path = d / f"ssh-two-pairs-{volume}-{cc}.toml"
+    path.write_text(text)
+    return path
 
 
 def _env(state: Path) -> dict:
@@ -100,30 +123,64 @@ def _meta(tmp_path) -> dict:
     return json.loads((tmp_path / "run" / "meta.json").read_text())
 
 
-def test_a_run_over_ssh_moves_exact_volumes_with_submillisecond_skew(lab, tmp_path):
-    res = _run(lab, tmp_path, "--repeat", "2")
-    assert res.returncode == 0, res.stdout + res.stderr
-    meta = _meta(tmp_path)
-    assert meta["backend"] == "ssh" and meta["status"] == "complete"
-    assert set(meta["inventory"]["placement"].values()) == {"h1", "h2", "h3", "h4"}
-    assert meta["hosts"]["em"]["role"] == "emulator" and meta["hosts"]["h1"]["nic"]["ifname"] == "eth1"
-    import pandas as pd
+class _Background:
+    """A test's work run in a thread of its own, so that its wall time overlaps other
+    tests'; the test then waits for it and re-raises whatever it raised (a failed
+    assertion, a skip). Only for work on a lab of its own (prefix, control network,
+    namespaces), overlapping only tests whose checks do not depend on the machine being
+    otherwise idle (refusals, messages, exit codes, what is left on the hosts): the
+    timing checks (dispatch skew, calibration verdicts) never run beside it."""
 
-    tr = pd.read_parquet(tmp_path / "run" / "transfers.parquet")
-    assert len(tr) == 4 and tr["ok"].all()
-    assert (tr["bytes"] == tr["bytes_expected"]).all() and (tr["bytes"] == 10_000_000).all()
-    skew = meta["dispatch"]["start_skew"]
-    assert skew["events"] == 4 and skew["p99_ms"] < 1.0, skew
-    for r in (1, 2):
-        res_json = json.loads((tmp_path / "run" / f"rep-{r:03d}" / "result.json").read_text())
-        for node, c in res_json["clock"].items():
-            assert not c["same_clock"] and c["samples"] == 16
-            assert abs(c["offset_ns"]) <= c["uncertainty_ns"]  # one machine: true offset 0
-    bott = pd.read_parquet(tmp_path / "run" / "bottleneck.parquet")
-    assert len(bott) > 0  # the emulator host's 1 ms log came back
-    assert_hosts_as_found(lab)
+    def __init__(self, work, *args):
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(work, *args),
+                                       name=work.__name__)  # not a daemon: it ends itself
+        self.thread.start()
+
+    def _run(self, work, *args) -> None:
+        try:
+            work(*args)
+        except BaseException as e:  # noqa: BLE001 -- handed to the test
+            self.error = e
+
+    def wait(self) -> None:
+        self.thread.join()
+
+    def result(self) -> None:
+        self.wait()
+        if self.error is not None:
+            raise self.error
 
 
+_STARTED: list[_Background] = []
+REAL_BOTTLENECK_TEST = "test_a_real_bottleneck_is_measured_not_configured"
+
+
+@pytest.fixture(scope="module")
+def real_bottleneck(request, tmp_path_factory):
+    """The real-bottleneck test's work (its own lab, ~45 s), started by the first test
+    that asks for it, if that test is selected at all; None otherwise."""
+    if not any(getattr(i, "originalname", i.name) == REAL_BOTTLENECK_TEST
+               for i in request.session.items):
+        yield None
+        return
+    job = _Background(_real_bottleneck, tmp_path_factory.mktemp("real_bottleneck"))
+    _STARTED.append(job)
+    try:
+        yield job
+    finally:
+        job.wait()  # its lab is down before the module ends, pass or fail
+
+
+@pytest.fixture(autouse=True)
+def _alone_unless_overlapping(request):
+    """A test that does not ask for `real_bottleneck` runs only once that is over."""
+    if "real_bottleneck" not in request.fixturenames:
+        for job in _STARTED:
+            job.wait()
+
+
+@pytest.mark.usefixtures("real_bottleneck")  # overlaps it (see _Background)
 def test_an_unknown_host_key_is_refused_and_nothing_changes(lab, tmp_path):
     (tmp_path / "empty_known_hosts").write_text("")
     inv = _inventory_variant(lab, tmp_path, known_hosts=str(tmp_path / "empty_known_hosts"))
@@ -138,6 +195,7 @@ def test_an_unknown_host_key_is_refused_and_nothing_changes(lab, tmp_path):
     assert res.returncode == 0, res.stderr
 
 
+@pytest.mark.usefixtures("real_bottleneck")  # overlaps it (see _Background)
 @pytest.mark.parametrize("case", ["key", "unreachable", "cc", "address"])
 def test_preflight_refusals_name_host_field_and_reason(lab, tmp_path, case):
     scenario = TWO_PAIRS
@@ -178,6 +236,7 @@ def unprivileged_user():
         subprocess.run(["userdel", name], capture_output=True)
 
 
+@pytest.mark.usefixtures("real_bottleneck")  # overlaps it (see _Background)
 def test_a_user_without_sudo_is_refused(lab, tmp_path, unprivileged_user):
     inv = _inventory_variant(lab, tmp_path, user=unprivileged_user)
     res = _run(lab, tmp_path, inventory=inv)
@@ -203,10 +262,10 @@ def _comm(pid: int) -> str | None:
 
 
 @contextmanager
-def _running(lab, tmp_path, reps: int, stage: str):
+def _running(lab, tmp_path, reps: int, stage: str, scenario: Path = TWO_PAIRS):
     """A run in the background, yielded once it reached `stage`; killed if still alive
     when the block ends."""
-    proc = _start_run(lab, tmp_path, reps)
+    proc = _start_run(lab, tmp_path, reps, scenario)
     try:
         _wait_for(proc, stage)
         yield proc
@@ -215,8 +274,8 @@ def _running(lab, tmp_path, reps: int, stage: str):
             proc.kill()
 
 
-def _start_run(lab, tmp_path, reps: int):
-    return subprocess.Popen([sys.executable, "-m", "itb.cli", "run", str(TWO_PAIRS),
+def _start_run(lab, tmp_path, reps: int, scenario: Path = TWO_PAIRS):
+    return subprocess.Popen([sys.executable, "-m", "itb.cli", "run", str(scenario),
                              "--inventory", str(lab["inventory"]), "--out",
                              str(tmp_path / "run"), "--repeat", str(reps)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -236,22 +295,7 @@ def _wait_for(proc, text: str, timeout: float = 120) -> str:
     raise AssertionError(f"{text!r} not seen: {seen[-2000:]}")
 
 
-def test_killing_a_hosts_sshd_fails_only_that_repetition(lab, tmp_path):
-    with _running(lab, tmp_path, 3, "execution 2/3") as proc:
-        time.sleep(0.5)
-        victims = _session_sshd(lab["dir"] / "lab", "h3")
-        assert victims
-        for p in victims:
-            os.kill(p, signal.SIGKILL)
-        out, _ = proc.communicate(timeout=300)
-    meta = _meta(tmp_path)
-    assert meta.get("repetition_status") == ["ok", "failed", "ok"], out
-    rep2 = json.loads((tmp_path / "run" / "rep-002" / "result.json").read_text())
-    assert "host h3" in rep2["reason"] and rep2["environment"]
-    assert proc.returncode == 1
-    assert_hosts_as_found(lab)
-
-
+@pytest.mark.usefixtures("real_bottleneck")  # overlaps it (see _Background)
 def test_after_sigkill_of_the_engine_clean_inventory_restores_every_host(lab, tmp_path):
     with _running(lab, tmp_path, 1, "execution 1/1") as proc:
         time.sleep(1.0)
@@ -269,9 +313,10 @@ def test_after_sigkill_of_the_engine_clean_inventory_restores_every_host(lab, tm
 
 @pytest.mark.skipif(not (REPO / ".venv-enoslib" / "bin" / "python").exists(),
                     reason="EnOSlib's environment not built (make enoslib)")
+@pytest.mark.usefixtures("real_bottleneck")  # overlaps it (see _Background)
 def test_enoslib_static_provider_reserves_runs_and_releases(lab, tmp_path):
     inv = lab["dir"] / "lab" / "enoslib-static.toml"
-    res = _run(lab, tmp_path, inventory=inv)
+    res = _run(lab, tmp_path, inventory=inv, scenario=_scenario(tmp_path))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "reserving through EnOSlib (static)" in res.stderr
     assert "releasing the EnOSlib (static) reservation" in res.stderr
@@ -281,58 +326,8 @@ def test_enoslib_static_provider_reserves_runs_and_releases(lab, tmp_path):
     assert_hosts_as_found(lab)
 
 
-def test_calibrate_measures_the_ssh_testbed_against_its_configuration(lab, tmp_path):
-    out = tmp_path / "cal.json"
-    res = itb("calibrate", str(TWO_PAIRS), "--inventory", str(lab["inventory"]), "--json",
-              str(out), "--tcp-seconds", "3", "--udp-seconds", "2", env=lab["env"], timeout=300)
-    assert res.returncode == 0, res.stdout + res.stderr
-    cal = json.loads(out.read_text())
-    assert cal["ok"] and cal["testbed"]["placement"] == {"l1": "h1", "r1": "h3"}
-    checks = {c["quantity"]: c for c in cal["checks"]}
-    assert checks["idle RTT (median of 100 pings)"]["ok"]
-    tcp = checks["TCP goodput, 1 flow"]  # the path's rate: the 50 Mbit/s access link
-    assert tcp["ok"] and tcp["configured"] == 50 and tcp["measured"] > 45
-    assert checks["UDP at 1.2 × rate: emulator departures"]["ok"]
-    assert cal["emulator"]["stats"]["ab"]["tx_segments"] > 0  # linkem's own final figures
-    assert cal["inventory"]["mtu"] == 1500 and cal["inventory"]["cpu"]["kernel"]
-    assert_hosts_as_found(lab)
-
-
-def test_sigterm_stops_cleanly_restores_the_hosts_and_the_run_resumes(lab, tmp_path):
-    with _running(lab, tmp_path, 2, "execution 1/2") as proc:
-        time.sleep(0.5)
-        proc.send_signal(signal.SIGTERM)
-        out, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 143, out
-    assert _meta(tmp_path)["status"] == "incomplete"
-    assert_hosts_as_found(lab)  # torn down before it exited
-    res = _run(lab, tmp_path, "--repeat", "2", "--resume")
-    assert res.returncode == 0, res.stdout + res.stderr
-    assert _meta(tmp_path)["repetition_status"] == ["ok", "ok"]
-    assert_hosts_as_found(lab)
-
-
-def test_a_cc_the_kernel_lacks_is_itbs_ebpf_registered_on_the_hosts_and_removed(lab, tmp_path):
-    scenario = tmp_path / "highspeed.toml"
-    scenario.write_text(TWO_PAIRS.read_text().replace('cc = "cubic"', 'cc = "highspeed"'))
-    before = subprocess.run(["bpftool", "struct_ops", "show"], capture_output=True, text=True).stdout
-    res = _run(lab, tmp_path, scenario=scenario)
-    assert res.returncode == 0, res.stdout + res.stderr
-    meta = _meta(tmp_path)
-    assert meta["congestion_controls"][0]["kernel_name"] == "itb_highspeed"
-    import pandas as pd
-
-    tr = pd.read_parquet(tmp_path / "run" / "transfers.parquet")
-    assert (tr["cc_in_use"] == "itb_highspeed").all()  # what the sockets ran
-    after = subprocess.run(["bpftool", "struct_ops", "show"], capture_output=True, text=True).stdout
-    assert after == before  # unregistered by the teardown
-    assert_hosts_as_found(lab)
-
-
-def test_a_real_bottleneck_is_measured_not_configured(tmp_path):
-    """A lab whose sides are joined directly (no emulator host): the path is the real
-    network; a run says so, the calibration reports its figures without judging them
-    against the scenario's."""
+def _real_bottleneck(tmp_path: Path) -> None:
+    """The work of test_a_real_bottleneck_is_measured_not_configured."""
     if not Path("/usr/sbin/sshd").exists() or not FLOW.exists():
         pytest.skip("needs openssh-server and the native programs")
     # a prefix of its own: the module's lab (prefix itbs) is up meanwhile
@@ -353,8 +348,8 @@ def test_a_real_bottleneck_is_measured_not_configured(tmp_path):
         rtt = next(c for c in cal["checks"] if c["quantity"].startswith("idle RTT"))
         assert rtt["ok"] is None and rtt["configured"] is None and rtt["measured"] < 5  # ms, not 20
         assert "the scenario says 20" in rtt["detail"]
-        res = itb("run", str(TWO_PAIRS), "--inventory", str(d / "inventory.toml"), "--out",
-                  str(tmp_path / "run"), env=env, timeout=300)
+        res = itb("run", str(_scenario(tmp_path)), "--inventory", str(d / "inventory.toml"),
+                  "--out", str(tmp_path / "run"), env=env, timeout=300)
         assert res.returncode == 0, res.stdout + res.stderr
         meta = json.loads((tmp_path / "run" / "meta.json").read_text())
         assert any("real network" in w for w in meta["warnings"])
@@ -364,17 +359,135 @@ def test_a_real_bottleneck_is_measured_not_configured(tmp_path):
         assert res.returncode == 0
 
 
-def test_an_address_itb_adds_for_the_run_is_removed_after(lab, tmp_path):
-    inv = _inventory_variant(lab, tmp_path, host_index=3, host_data_addr="198.19.0.77/24",
-                             host_add_address=True)  # h3 plays r1, a receiver
-    res = _run(lab, tmp_path, inventory=inv)
+def test_a_real_bottleneck_is_measured_not_configured(real_bottleneck, tmp_path):
+    """A lab whose sides are joined directly (no emulator host): the path is the real
+    network; a run says so, the calibration reports its figures without judging them
+    against the scenario's. (`_real_bottleneck`, started in the background by the tests
+    before this one.)"""
+    if real_bottleneck is None:  # not started: cannot happen when this test is selected
+        _real_bottleneck(tmp_path)
+    else:
+        real_bottleneck.result()
+
+
+def test_a_run_over_ssh_moves_exact_volumes_with_submillisecond_skew(lab, tmp_path):
+    res = _run(lab, tmp_path, "--repeat", "2", scenario=_scenario(tmp_path))
     assert res.returncode == 0, res.stdout + res.stderr
-    plan = json.loads((tmp_path / "run" / "rep-001" / "plan.json").read_text())
+    meta = _meta(tmp_path)
+    assert meta["backend"] == "ssh" and meta["status"] == "complete"
+    assert set(meta["inventory"]["placement"].values()) == {"h1", "h2", "h3", "h4"}
+    assert meta["hosts"]["em"]["role"] == "emulator" and meta["hosts"]["h1"]["nic"]["ifname"] == "eth1"
+    import pandas as pd
+
+    tr = pd.read_parquet(tmp_path / "run" / "transfers.parquet")
+    assert len(tr) == 4 and tr["ok"].all()
+    assert (tr["bytes"] == tr["bytes_expected"]).all()
+    assert (tr["bytes"] == SMALL_VOLUME_BYTES).all()
+    skew = meta["dispatch"]["start_skew"]
+    assert skew["events"] == 4 and skew["p99_ms"] < 1.0, skew
+    for r in (1, 2):
+        res_json = json.loads((tmp_path / "run" / f"rep-{r:03d}" / "result.json").read_text())
+        for node, c in res_json["clock"].items():
+            assert not c["same_clock"] and c["samples"] == 16
+            assert abs(c["offset_ns"]) <= c["uncertainty_ns"]  # one machine: true offset 0
+    bott = pd.read_parquet(tmp_path / "run" / "bottleneck.parquet")
+    assert len(bott) > 0  # the emulator host's 1 ms log came back
+    assert_hosts_as_found(lab)
+
+
+def test_killing_a_hosts_sshd_fails_only_that_repetition(lab, tmp_path):
+    # three repetitions: the one before and the one after the failed one must stay ok;
+    # short ones (1 MB: ~2 s left of the second when its host's sessions are killed)
+    with _running(lab, tmp_path, 3, "execution 2/3", _scenario(tmp_path)) as proc:
+        time.sleep(0.5)
+        victims = _session_sshd(lab["dir"] / "lab", "h3")
+        assert victims
+        for p in victims:
+            os.kill(p, signal.SIGKILL)
+        out, _ = proc.communicate(timeout=300)
+    meta = _meta(tmp_path)
+    assert meta.get("repetition_status") == ["ok", "failed", "ok"], out
+    rep2 = json.loads((tmp_path / "run" / "rep-002" / "result.json").read_text())
+    assert "host h3" in rep2["reason"] and rep2["environment"]
+    assert proc.returncode == 1
+    assert_hosts_as_found(lab)
+
+
+def test_calibrate_measures_the_ssh_testbed_against_its_configuration(lab, tmp_path):
+    out = tmp_path / "cal.json"
+    res = itb("calibrate", str(TWO_PAIRS), "--inventory", str(lab["inventory"]), "--json",
+              str(out), "--tcp-seconds", "2", "--udp-seconds", "2", env=lab["env"], timeout=300)
+    assert res.returncode == 0, res.stdout + res.stderr
+    cal = json.loads(out.read_text())
+    assert cal["ok"] and cal["testbed"]["placement"] == {"l1": "h1", "r1": "h3"}
+    checks = {c["quantity"]: c for c in cal["checks"]}
+    assert checks["idle RTT (median of 100 pings)"]["ok"]
+    tcp = checks["TCP goodput, 1 flow"]  # the path's rate: the 50 Mbit/s access link
+    assert tcp["ok"] and tcp["configured"] == 50 and tcp["measured"] > 45
+    assert checks["UDP at 1.2 × rate: emulator departures"]["ok"]
+    assert cal["emulator"]["stats"]["ab"]["tx_segments"] > 0  # linkem's own final figures
+    assert cal["inventory"]["mtu"] == 1500 and cal["inventory"]["cpu"]["kernel"]
+    assert_hosts_as_found(lab)
+
+
+def test_sigterm_stops_cleanly_restores_the_hosts_and_the_run_resumes(lab, tmp_path):
+    scenario = _scenario(tmp_path)  # short repetitions: the signal comes 0.5 s into the first
+    with _running(lab, tmp_path, 2, "execution 1/2", scenario) as proc:
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 143, out
+    assert _meta(tmp_path)["status"] == "incomplete"
+    assert_hosts_as_found(lab)  # torn down before it exited
+    res = _run(lab, tmp_path, "--repeat", "2", "--resume", scenario=scenario)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert _meta(tmp_path)["repetition_status"] == ["ok", "ok"]
+    assert_hosts_as_found(lab)
+
+
+def _struct_ops() -> str:
+    return subprocess.run(["bpftool", "struct_ops", "show"], capture_output=True, text=True).stdout
+
+
+@pytest.fixture(scope="module")
+def cc_and_address_run(lab, tmp_path_factory):
+    """One finished run for the two tests that only read what it did and left: its
+    congestion control is one the kernel lacks (highspeed: ITB's eBPF one), and h3 (r1,
+    a receiver) gets an address ITB adds for the run."""
+    for job in _STARTED:  # (module fixtures come before `_alone_unless_overlapping`)
+        job.wait()
+    d = tmp_path_factory.mktemp("cc_address")
+    inv = _inventory_variant(lab, d, host_index=3, host_data_addr="198.19.0.77/24",
+                             host_add_address=True)
+    before = _struct_ops()
+    res = _run(lab, d, scenario=_scenario(d, cc="highspeed"), inventory=inv)
+    return {"dir": d, "res": res, "struct_ops_before": before}
+
+
+def test_a_cc_the_kernel_lacks_is_itbs_ebpf_registered_on_the_hosts_and_removed(
+        lab, cc_and_address_run):
+    run, res = cc_and_address_run["dir"], cc_and_address_run["res"]
+    assert res.returncode == 0, res.stdout + res.stderr
+    meta = _meta(run)
+    assert meta["congestion_controls"][0]["kernel_name"] == "itb_highspeed"
+    import pandas as pd
+
+    tr = pd.read_parquet(run / "run" / "transfers.parquet")
+    assert (tr["cc_in_use"] == "itb_highspeed").all()  # what the sockets ran
+    after = _struct_ops()
+    assert after == cc_and_address_run["struct_ops_before"]  # unregistered by the teardown
+    assert_hosts_as_found(lab)
+
+
+def test_an_address_itb_adds_for_the_run_is_removed_after(lab, cc_and_address_run):
+    run, res = cc_and_address_run["dir"], cc_and_address_run["res"]
+    assert res.returncode == 0, res.stdout + res.stderr
+    plan = json.loads((run / "run" / "rep-001" / "plan.json").read_text())
     send = next(p for p in plan if p["role"] == "send" and p["node"] == "l1")
     assert "198.19.0.77:20001" in send["argv"]  # l1 sent to the address ITB added on h3
     import pandas as pd
 
-    assert pd.read_parquet(tmp_path / "run" / "transfers.parquet")["ok"].all()
+    assert pd.read_parquet(run / "run" / "transfers.parquet")["ok"].all()
     addrs = subprocess.run(["ip", "-n", f"{PREFIX}lab-h3", "-o", "addr"], capture_output=True,
                            text=True).stdout
     assert "198.19.0.77" not in addrs and "198.19.0.3/24" in addrs
