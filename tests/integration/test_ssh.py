@@ -388,7 +388,7 @@ def test_a_run_over_ssh_moves_exact_volumes_with_submillisecond_skew(lab, tmp_pa
     for r in (1, 2):
         res_json = json.loads((tmp_path / "run" / f"rep-{r:03d}" / "result.json").read_text())
         for node, c in res_json["clock"].items():
-            assert not c["same_clock"] and c["samples"] == 16
+            assert not c["same_clock"] and c["samples"] == 16, node
             assert abs(c["offset_ns"]) <= c["uncertainty_ns"]  # one machine: true offset 0
     bott = pd.read_parquet(tmp_path / "run" / "bottleneck.parquet")
     assert len(bott) > 0  # the emulator host's 1 ms log came back
