@@ -1,6 +1,9 @@
 """Fault injection: a second command, SIGKILL and SIGTERM of the engine, a full disk,
-foreign things next to ITB's, a killed emulator. Each fault is real (signals, a 3 MB
-tmpfs, another process); every test cleans up, pass or fail."""
+foreign things next to ITB's, a killed emulator. Each fault is real (signals, a small
+tmpfs, another process); every test cleans up, pass or fail.
+
+The repetitions are short (1 MB transfers 100 ms apart): a fault needs a run that goes
+through its stages, not a long one."""
 
 from __future__ import annotations
 
@@ -20,7 +23,30 @@ import pytest
 from itb.backends import procs
 
 from .conftest import FLOW, itb
-from .test_engine import SCENARIO, no_namespaces_left
+from .test_engine import no_namespaces_left
+
+# test_engine's scenario, with its two transfers 100 ms apart (there: 500 ms)
+SCENARIO = """
+[testbed]
+name = "engine-test"
+[dumbbell]
+pairs = 2
+access_rate = "50Mbit"
+[bottleneck]
+rate = "100Mbit"
+rtt = "20ms"
+
+[experiment]
+repetitions = {reps}
+duration = "{duration}"
+
+[[transfer]]
+id = "bulk"
+src = ["l1", "l2"]
+dst = ["r1", "r2"]
+spacing = "100ms"
+volume = "{volume}"
+"""
 
 BIC = """
 [[transfer]]
@@ -28,12 +54,12 @@ id = "bic"
 src = ["l1"]
 dst = ["r1"]
 at = "0s"
-volume = "40MB"
+volume = "{volume}"
 cc = "bic"
 """
 
 
-def scenario(tmp: Path, reps=2, volume="4MB", extra="", name="scenario.toml") -> Path:
+def scenario(tmp: Path, reps=2, volume="1MB", extra="", name="scenario.toml") -> Path:
     path = tmp / name
     path.write_text(SCENARIO.format(reps=reps, volume=volume, duration="30s") + extra)
     return path
@@ -120,20 +146,44 @@ def statuses(run: Path) -> list[str]:
     return json.loads((run / "meta.json").read_text())["repetition_status"]
 
 
+def itb_at_once(*commands: tuple[list[str], dict],
+               timeout=120) -> list[subprocess.CompletedProcess]:
+    """`itb` commands (arguments, environment) started together, their results in order:
+    each spends 1.5-2.5 s starting Python; one after the other, they would need a run
+    twice as long to be sure to happen during it."""
+    started = [subprocess.Popen([sys.executable, "-m", "itb.cli", *args], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for args, env in commands]
+    try:
+        results = []
+        for p in started:
+            out, err = p.communicate(timeout=timeout)
+            results.append(subprocess.CompletedProcess(p.args, p.returncode, out, err))
+        return results
+    finally:
+        for p in started:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
 def test_a_second_command_during_a_run_changes_nothing(engine_env, isolated):
-    sc = scenario(isolated, reps=3, volume="6MB", extra=BIC)  # ~7 s per repetition
+    # ~4 s per repetition (the 12 MB BIC transfer): ~12 s from the first one's start
+    # until the run lets go of itb_bic, the commands (started together) take 2-5 s
+    sc = scenario(isolated, reps=3, extra=BIC.format(volume="12MB"))
     run = isolated / "run"
     first = Engine(["run", str(sc), "--out", str(run)], engine_env)
     try:
         first.wait_for(lambda: (run / "rep-001" / "events.json").exists())
         other = scenario(isolated, reps=1, name="other.toml")
-        for args in (["run", str(other), "--out", str(isolated / "run2")],
-                     ["testbed", "up", "--pairs", "1"], ["clean"]):
-            res = itb(*args, env=engine_env)
-            assert res.returncode == 3, (args, res.stderr)
-            assert "in use by" in res.stderr and "nothing was changed" in res.stderr, res.stderr
+        refused = (["run", str(other), "--out", str(isolated / "run2")],
+                   ["testbed", "up", "--pairs", "1"], ["clean"])
+        *results, res = itb_at_once(*((args, engine_env) for args in refused),
+                                    (["clean"], {**engine_env, "ITB_PREFIX": "itbtother"}))
+        for args, r in zip(refused, results):
+            assert r.returncode == 3, (args, r.stderr)
+            assert "in use by" in r.stderr and "nothing was changed" in r.stderr, r.stderr
         assert not (isolated / "run2").exists()
-        res = itb("clean", env={**engine_env, "ITB_PREFIX": "itbtother"})
         assert res.returncode == 0, res.stderr
         assert "left itb_bic: in use by PID" in res.stdout, res.stdout
         assert first.proc.poll() is None, "the run ended before the commands were tried"
@@ -155,7 +205,7 @@ KILL_POINTS = {
 
 @pytest.mark.parametrize("point", list(KILL_POINTS))
 def test_sigkill_of_the_engine_leaves_nothing_and_resume_completes(engine_env, isolated, point):
-    sc = scenario(isolated, reps=2, volume="3MB")
+    sc = scenario(isolated, reps=2)
     run = isolated / "run"
     e = Engine(["run", str(sc), "--out", str(run)], engine_env)
     try:
@@ -183,7 +233,7 @@ def test_sigkill_of_the_engine_leaves_nothing_and_resume_completes(engine_env, i
 
 
 def test_sigterm_stops_cleanly_and_the_run_resumes(engine_env, isolated):
-    sc = scenario(isolated, reps=2, volume="4MB")
+    sc = scenario(isolated, reps=2)
     run = isolated / "run"
     e = Engine(["run", str(sc), "--out", str(run)], engine_env)
     try:
@@ -201,11 +251,20 @@ def test_sigterm_stops_cleanly_and_the_run_resumes(engine_env, isolated):
     assert statuses(run) == ["ok", "ok"]
 
 
+# A repetition of `scenario` leaves ~160 kB in its directory (mostly the emulator's
+# 1 ms rows), the run ~35 kB before it. The run stops after a repetition that leaves
+# less than rundir.MIN_FREE_BYTES (1 MiB) free: on this tmpfs, the second (~350 kB
+# used: ~930 kB free; the first left ~1090 kB).
+SMALL_DISK = "1280k"
+
+
 def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(engine_env, isolated):
-    sc = scenario(isolated, reps=3, volume="40MB")
+    reps = 2
+    sc = scenario(isolated, reps=reps)
     small = isolated / "small"
     small.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(small)], check=True)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL_DISK}", "tmpfs", str(small)],
+                   check=True)
     try:
         run = small / "run"
         res = itb("run", str(sc), "--out", str(run), "--seed", "7", env=engine_env, timeout=300)
@@ -224,7 +283,7 @@ def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(engine_env, is
         res = itb("run", str(sc), "--out", str(run), "--seed", "7", "--resume", env=engine_env,
                   timeout=400)
         assert res.returncode == 0, res.stderr
-        assert statuses(run) == ["ok", "ok", "ok"]
+        assert statuses(run) == ["ok"] * reps
         ref = isolated / "ref"
         res = itb("run", str(sc), "--out", str(ref), "--seed", "7", env=engine_env, timeout=400)
         assert res.returncode == 0, res.stderr
@@ -234,7 +293,7 @@ def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(engine_env, is
         # bottleneck series without gaps or stray rows that carried every byte.
         for d in (ref, run):
             transfers = pd.read_parquet(d / "transfers.parquet")
-            assert transfers["ok"].all() and len(transfers) == 2 * 3, d
+            assert transfers["ok"].all() and len(transfers) == 2 * reps, d
             assert_bottleneck_whole(pd.read_parquet(d / "bottleneck.parquet"), transfers)
         got, want = (pd.read_parquet(d / "transfers.parquet").sort_values(["repetition", "transfer"])
                      for d in (run, ref))
@@ -262,7 +321,7 @@ def assert_bottleneck_whole(bottleneck: pd.DataFrame, transfers: pd.DataFrame) -
 
 
 def test_report_names_a_damaged_file_and_resume_redoes_its_repetition(engine_env, isolated):
-    sc = scenario(isolated, reps=2, volume="2MB")
+    sc = scenario(isolated, reps=2)
     run = isolated / "run"
     res = itb("run", str(sc), "--out", str(run), "--seed", "3", env=engine_env, timeout=300)
     assert res.returncode == 0, res.stderr
@@ -321,13 +380,13 @@ def test_a_daemonised_command_dies_with_the_testbed_cgroup(engine_env, isolated)
     group = cgroup.for_testbed()
     if group is None:
         pytest.skip("no cgroup v2 hierarchy")
-    sc = scenario(isolated, reps=1, volume="2MB", extra=ESCAPEE.format(secs=3171, pid=os.getpid()))
+    sc = scenario(isolated, reps=1, extra=ESCAPEE.format(secs=3171, pid=os.getpid()))
     try:
         res = itb("run", str(sc), "--out", str(isolated / "run"), env=engine_env, timeout=300)
         assert res.returncode == 0, res.stderr
         assert sleepers(3171) == [] and not group.exists()
 
-        sc = scenario(isolated, reps=2, volume="3MB", extra=ESCAPEE.format(secs=3172, pid=os.getpid()),
+        sc = scenario(isolated, reps=2, extra=ESCAPEE.format(secs=3172, pid=os.getpid()),
                       name="again.toml")
         e = Engine(["run", str(sc), "--out", str(isolated / "again")], engine_env)
         try:
