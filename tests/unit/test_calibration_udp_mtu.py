@@ -97,9 +97,12 @@ def test_a_starved_sender_is_short_of_cpu():
     assert "offered only 74,306 packets/s, fewer than the 82,563" in udpmtu.judge(f, "q")[1]
     f.offered_bps, f.offered_pps = 1.1 * C, 1.1 * C / (FRAME * 8)
     assert "on average, 1.2 × the rate is 99,075" in udpmtu.judge(f, "q")[1]
-    # A sender waiting no more than it does on an idle host (preempted by the emulator's
-    # real-time thread): off, with no CPU to blame.
+    # The link idled 10 % of the window: a sender that waited for a CPU as long can
+    # account for it (short of CPU); one that waited 5 % cannot: off, with no CPU to blame.
     f.sender_wait_pct = 10.0
+    check, warning = udpmtu.judge(f, "q")
+    assert check.cause == "short of CPU" and "sender waited for a CPU 10.0 %" in warning
+    f.sender_wait_pct = 5.0
     check, warning = udpmtu.judge(f, "q")
     assert warning is None and check.cause is None and check.verdict.startswith("off by -")
     assert "idle 10.0 %" in check.detail

@@ -1,12 +1,11 @@
 """The import graph of the package: layers only import downwards, no module cycle.
 
 Layers, lowest first: errors, files and native; scenario; rundir (the run directory's
-format); emulation; backends; cc; calibration; engine; analysis; suite (the ITB
-benchmark); study; report; cli.
-Function-level imports count too. The drivers
-(suite, study) return typed results and the report draws them: a study's report modules
-(`itb.study.<study>.report`, `report_*`), in its subpackage next to its template, are of the
-report layer; the CLI looks them up by the study's package.
+format); emulation; backends; cc; calibration; engine; analysis; draw (the reports'
+drawing kit: figures, HTML pages); suite (the ITB benchmark); study; report; cli.
+Function-level imports count too. The drivers (suite, study) return typed results and
+never import itb.report: the CLI looks a report up (a study's is its subpackage's
+`report` module, drawn with itb.draw; the runs' and the benchmark's are itb.report's).
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[2] / "src" / "itb"
 LEVEL = {"__init__": -1, "errors": -1, "files": -1, "native": -1, "say": -1, "scenario": 0, "rundir": 0.5,
          "emulation": 1, "backends": 2, "cc": 3, "calibration": 4, "engine": 5, "analysis": 6,
-         "suite": 7, "study": 8, "report": 9, "cli": 10}
+         "draw": 6.5, "suite": 7, "study": 8, "report": 9, "cli": 10}
 
 
 def _study(name: str) -> str | None:
@@ -35,8 +34,8 @@ def _study_report(name: str) -> bool:
         parts[3] == "report" or parts[3].startswith("report_"))
 
 
-def _layer(name: str) -> int:
-    return LEVEL["report"] if _study_report(name) else LEVEL.get(name.split(".")[1], -1)
+def _layer(name: str) -> float:
+    return LEVEL.get(name.split(".")[1], -1)
 
 
 def _module(path: Path) -> str:
@@ -77,12 +76,12 @@ def test_no_layer_imports_a_higher_one():
 def test_the_drivers_never_import_a_report():
     """itb.suite and itb.study return typed results; the report is the CLI's to look up
     (itb.cli.studies: `<study package>.report.build`; the benchmark's and the runs' it
-    passes in). So no module of theirs but a study's report modules imports itb.report or
-    a study's report module, at the top or in a function."""
+    passes in). So none of their modules imports itb.report, and only a study's report
+    modules import its report modules, at the top or in a function."""
     drivers = sorted((m, i) for m, imps in _graph().items()
-                     if m.split(".")[1:2] in (["suite"], ["study"]) and not _study_report(m)
-                     for i in imps if i == "itb.report" or i.startswith("itb.report.")
-                     or _study_report(i))
+                     if m.split(".")[1:2] in (["suite"], ["study"]) for i in imps
+                     if i == "itb.report" or i.startswith("itb.report.")
+                     or (_study_report(i) and not _study_report(m)))
     assert drivers == [], _listed(drivers)
 
 

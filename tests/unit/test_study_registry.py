@@ -124,7 +124,7 @@ TOY = {
     "report.py": '''
         from __future__ import annotations
 
-        from itb.report.studies import study_report
+        from itb.draw.page import study_report
 
 
         def build(out, state, args, res):

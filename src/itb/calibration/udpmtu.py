@@ -38,9 +38,10 @@ EMULATOR_SATURATED_PCT = 90.0  # of one core, for the emulator's thread
 # 0.1–0.2 % on an idle 2-core host; the sender, preempted by it, 6–10 % while keeping
 # 1.2 × 1 Gbit/s up (up to 36 % with other programs running, the link still busy),
 # 26–40 % when it cannot keep 1.2 × 2.5 Gbit/s up. The sender's wait counts only when
-# the link idled for lack of packets.
+# the link idled for lack of packets and the sender waited at least as long as the link
+# idled (its waits can account for the pauses; seen in CI: idle 1.2 %, wait 8.8 %).
 EMULATOR_WAIT_PCT = 5.0
-SENDER_WAIT_PCT = 15.0
+SENDER_WAIT_PCT = 1.0
 HOST_SATURATED_PCT = 95.0  # of all cores
 STEAL_PCT = 5.0
 ETH_HEADER = 14
@@ -216,8 +217,8 @@ def judge(f: Figures, quantity: str,
                      f"for one {f.emulator_wait_pct:.1f} % of the time; it forwarded "
                      f"{f.arrived_pps:,.0f} of the {f.needed_pps:,.0f} packets/s needed "
                      f"({100 * (f.arrived_pps / f.needed_pps - 1):+.1f} %)")
-    if (f.sender_wait_pct is not None and f.sender_wait_pct >= SENDER_WAIT_PCT
-            and (idle or 0) >= 0.1):
+    if (f.sender_wait_pct is not None and idle is not None and idle >= 0.1
+            and f.sender_wait_pct >= max(SENDER_WAIT_PCT, idle)):
         short.append(f"the sender waited for a CPU {f.sender_wait_pct:.1f} % of the time "
                      f"(it ran {f.sender_cpu_pct:.0f} % of a core)")
     if f.host_busy_pct is not None and (f.host_busy_pct >= HOST_SATURATED_PCT

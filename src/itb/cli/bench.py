@@ -113,7 +113,7 @@ def bench_cmd(
 
 
 def _print_bench(result) -> None:
-    from itb.report.html import pm
+    from itb.draw.html import pm
 
     t = Table(title=f"ITB benchmark ({result.status}): completion time T in s, "
                     "mean over repetitions ± 95 % interval")

@@ -9,8 +9,8 @@ from pathlib import Path
 from itb import rundir
 from itb.analysis.benchmark import BenchComparison, BenchRow
 from itb.analysis.cells import forward_completions
+from itb.draw.html import figure, render
 from itb.report import figures
-from itb.report.html import figure, render
 
 
 def _completion_times(out: Path, state: dict) -> dict[tuple[str, str], list[float]]:

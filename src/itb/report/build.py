@@ -7,8 +7,8 @@ from pathlib import Path
 
 from itb.analysis.run_analysis import analyse_run_dir
 from itb.analysis.run_results import RunMetrics
+from itb.draw.html import figure, render
 from itb.report import figures
-from itb.report.html import figure, render
 from itb.rundir.records import RunMeta
 from itb.scenario.events import Transfer
 

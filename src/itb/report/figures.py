@@ -5,15 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")  # files only: no display on test machines and servers
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from itb.analysis.benchmark import BenchRow  # noqa: E402
-from itb.analysis.series import aggregate_goodput, bottleneck_throughput  # noqa: E402
-from itb.analysis.statistics import floats  # noqa: E402
+from itb.analysis.benchmark import BenchRow
+from itb.analysis.series import aggregate_goodput, bottleneck_throughput
+from itb.analysis.statistics import floats
+from itb.draw.plot import plt, save_figure
 
 
 def goodput_over_time(tables: dict, repetition: int, path: Path,
@@ -88,16 +85,6 @@ def completion_times(tables: dict, path: Path) -> Path | None:
     ax.set_title("completion time of the forward transfers")
     ax.grid(alpha=0.3)
     return save_figure(fig, path)
-
-
-def save_figure(fig, path: Path) -> Path:
-    """PNG (embedded in the report) and SVG (for papers) of the same figure."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    fig.savefig(path.with_suffix(".svg"))
-    plt.close(fig)
-    return path
 
 
 def group_label(app: str, variant, cls: str) -> str:

@@ -153,7 +153,11 @@ class Connection:
         except (OSError, asyncssh.Error) as e:
             raise HostUnreachable(f"host {self.name}: connection lost running {line[:200]} "
                                   f"({e})") from None
-        rc = res.exit_status if res.exit_status is not None else -(res.exit_signal and 9 or 1)
+        if res.exit_status is None and res.exit_signal is None:
+            # the channel closed without an exit status: the server (or the link) went away
+            raise HostUnreachable(f"host {self.name}: connection lost running {line[:200]} "
+                                  "(no exit status)")
+        rc = res.exit_status if res.exit_status is not None else -9
         out = Completed(list(map(str, argv)), rc, res.stdout or "", res.stderr or "")
         if check and rc != 0:
             raise CommandFailed(self.name, out.argv, rc, out.stderr or out.stdout)

@@ -235,7 +235,11 @@ def _start_sshd(d: Path, h: LabHost, sshd: str, state: dict) -> str:
         "PermitRootLogin prohibit-password", "PubkeyAuthentication yes",
         "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
         "StrictModes no", "MaxSessions 200", "MaxStartups 200", "LogLevel ERROR",
-        "Subsystem sftp internal-sftp", ""]))
+        "Subsystem sftp internal-sftp",
+        # Debian's bash reads ~/.bashrc when sshd starts it, unless it is a nested shell:
+        # the lab's hosts are clean machines, not this operator's interactive setup (root's
+        # ~/.bashrc here ran `pyenv init`, 0.2 s per command)
+        "SetEnv SHLVL=1", ""]))
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
     err = open(hd / "sshd.log", "ab")
     proc = subprocess.Popen(["ip", "netns", "exec", h.ns, sshd, "-D", "-e", "-f", str(conf)],

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from itb.analysis.statistics import floats
-from itb.report.figures import plt, save_figure
-from itb.report.studies import figures, study_report
+from itb.draw.page import figures, study_report
+from itb.draw.plot import plt, save_figure
 from itb.study.friendliness.args import FriendlinessArgs
 from itb.study.friendliness.results import Results
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from itb.report.studies import figures, study_report
+from itb.draw.page import figures, study_report
 from itb.study.predictability import report_figures as sf
 from itb.study.predictability.args import PredictabilityArgs
 from itb.study.predictability.results import Results

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from itb.analysis.statistics import floats
-from itb.report.figures import plt, save_figure
+from itb.draw.plot import plt, save_figure
 from itb.study.predictability.results import Fit, Point, Spacing
 
 

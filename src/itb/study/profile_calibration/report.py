@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.report.figures import plt, save_figure
-from itb.report.studies import figures, study_report
+from itb.draw.page import figures, study_report
+from itb.draw.plot import plt, save_figure
 from itb.study.profile_calibration.args import CalibrationArgs
 from itb.study.profile_calibration.results import CalibrationResults
 

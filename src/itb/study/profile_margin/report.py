@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from itb.report.figures import plt, save_figure
-from itb.report.pursuit import SINGLE, lateness_axes, overshoot_figure, spread_line
-from itb.report.studies import figures, study_report
+from itb.draw.page import figures, study_report
+from itb.draw.plot import plt, save_figure
+from itb.draw.pursuit import SINGLE, lateness_axes, overshoot_figure, spread_line
 from itb.study.profile_margin.args import MarginArgs
 from itb.study.profile_margin.results import MarginResults
 

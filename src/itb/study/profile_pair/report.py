@@ -7,8 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from itb.analysis.cells import cell_table
-from itb.report.figures import plt, save_figure
-from itb.report.pursuit import (
+from itb.draw.page import figures, study_report
+from itb.draw.plot import plt, save_figure
+from itb.draw.pursuit import (
     SINGLE,
     lateness_axes,
     overshoot_figure,
@@ -16,7 +17,6 @@ from itb.report.pursuit import (
     spread_line,
     steps_line,
 )
-from itb.report.studies import figures, study_report
 from itb.study.profile_pair.args import PairArgs
 from itb.study.profile_pair.results import PairResults
 

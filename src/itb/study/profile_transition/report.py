@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 
 from itb.analysis.statistics import floats
-from itb.report.figures import plt, save_figure
-from itb.report.pursuit import SINGLE, rate_series
-from itb.report.studies import figures, study_report
+from itb.draw.page import figures, study_report
+from itb.draw.plot import plt, save_figure
+from itb.draw.pursuit import SINGLE, rate_series
 from itb.study.profile_transition.args import TransitionArgs
 from itb.study.profile_transition.results import TransitionResults
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from itb.cc.published import nominal_beta
-from itb.report.figures import plt, save_figure
-from itb.report.studies import figures, study_report
+from itb.draw.page import figures, study_report
+from itb.draw.plot import plt, save_figure
 from itb.study.response_function.args import ResponseArgs
 from itb.study.response_function.results import Event, Fit, Point, Results
 

@@ -13,7 +13,7 @@ import pandas as pd
 from itb.analysis.cells import bottleneck_link, cell_table
 from itb.analysis.pursuit import LATENESS_LIMITS_S
 from itb.analysis.series import select_link
-from itb.report.figures import plt, save_figure
+from itb.draw.plot import plt, save_figure
 
 SINGLE = "hollow markers: one repetition, no interval"
 

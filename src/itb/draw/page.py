@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from itb import rundir
-from itb.report.html import figure, render
+from itb.draw.html import figure, render
 
 # A figure of a report: (draw it at this path → the PNG, or None: nothing to draw), its
 # file name, its caption

@@ -2,7 +2,7 @@
 embedded in it as data URIs, so the one file reads offline, mailed or archived.
 
 The shared templates (base, macros, calibration, the run's and the benchmark's) are
-package data of `itb.report` (templates/); a study's own template is package data of its
+package data of `itb.draw` (templates/); a study's own template is package data of its
 subpackage, next to its report module, and extends the shared ones."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import jinja2
 
-SHARED = jinja2.PackageLoader("itb.report", "templates")
+SHARED = jinja2.PackageLoader("itb.draw", "templates")
 
 
 def num(x, digits: int = 2) -> str:
