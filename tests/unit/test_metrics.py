@@ -348,6 +348,16 @@ def test_utilisation_of_the_measured_flows():
     rep2 = transfers_df({"repetition": 2, "transfer": "a", "start_ns": 5 * S,
                          "end_ns": 5 * S + 100 * ms, "wire_bytes": 1_250_000})
     assert utilisation(pd.concat([tr, rep2]), 200e6) == pytest.approx(0.5)
+    # what crossed the bottleneck: a's 2.5 MB held 1 MB of payload sent twice out of
+    # 2.4 MB sent (its first copies were dropped): 2.5 × (1 − 1/2.4) = 1.458333 MB;
+    # (1.458333 + 2.5) MB × 8 / 0.4 s / 200 Mbit/s = 0.395833
+    lossy = tr.assign(bytes_sent=[2_400_000, NAN], bytes_retrans=[1_000_000, NAN])
+    assert utilisation(lossy, 200e6) == pytest.approx(0.395833, abs=1e-6)
+    # a sender's view over C (everything sent twice at 1.6 × C) crosses once: 0.8, not 1.6
+    twice = transfers_df({"transfer": "a", "start_ns": 0, "end_ns": 100 * ms,
+                          "wire_bytes": 4_000_000, "bytes_sent": 3_800_000,
+                          "bytes_retrans": 1_900_000})
+    assert utilisation(twice, 200e6) == pytest.approx(0.8)
     with pytest.raises(ValueError, match="every flow"):
         utilisation(tr.assign(wire_bytes=[2_500_000, NAN]), 200e6)
     with pytest.raises(ValueError, match="first start and last end"):

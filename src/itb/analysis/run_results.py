@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from itb.analysis.results import VersionedResults
 from itb.analysis.steps import ProfileKept
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: utilisation counts the wire bytes that crossed the bottleneck
 
 
 class Completion(BaseModel):

@@ -231,13 +231,20 @@ def efficiency(transfers: pd.DataFrame) -> float:
 
 
 def utilisation(transfers: pd.DataFrame, capacity_bps: float | None) -> float | None:
-    """U = X̄ / C with X(t) = Σ x_i(t) over the given flows (RR-6244): their wire bits over
-    their busy span, divided by C. None when C is unlimited.
+    """U = X̄ / C with X(t) = Σ x_i(t) over the given flows (RR-6244: "the used bandwidth
+    over the provided capacity"): the wire bits of theirs that crossed the bottleneck,
+    over their busy span, divided by C. None when C is unlimited.
+
+    What crossed is the sender's wire bytes without its retransmissions (each payload
+    byte once, with its share of the headers): a segment dropped in a queue and its
+    retransmission cross once, so counting both (the sender's view) could make U exceed
+    1 (seen: 1.015 for BBR with heavy loss). A spurious retransmission, which crossed
+    twice, is counted once. Without `bytes_sent`/`bytes_retrans`, all its wire bytes.
 
     The busy span of a repetition runs from the flows' first start_ns to their last end_ns
     (idle time between flows counts: capacity the application left unused); repetitions
-    are pooled (total wire bits / total span / C). Every flow needs its wire_bytes (a
-    missing one would make U look lower), and a span needs a finite end: ValueError.
+    are pooled (total bits / total span / C). Every flow needs its wire_bytes (a missing
+    one would make U look lower), and a span needs a finite end: ValueError.
     """
     cap = finite_rate(capacity_bps, "capacity_bps")
     if cap is None:
@@ -252,9 +259,23 @@ def utilisation(transfers: pd.DataFrame, capacity_bps: float | None) -> float | 
         end = pd.to_numeric(rep["end_ns"], errors="coerce").max()
         if pd.isna(start) or pd.isna(end) or end <= start:
             raise ValueError("utilisation needs each repetition's first start and last end")
-        bits += float(rep["wire_bytes"].astype("float64").sum()) * 8
+        bits += float(crossed_wire_bytes(rep).sum()) * 8
         span_s += (float(end) - float(start)) / 1e9
     return bits / span_s / cap
+
+
+def crossed_wire_bytes(transfers: pd.DataFrame) -> pd.Series:
+    """Per flow, its wire bytes without the share of its retransmitted payload:
+    wire_bytes × (1 − bytes_retrans / bytes_sent) (`bytes_sent` counts retransmissions,
+    as tcp_info's does); its whole wire_bytes where either count is missing."""
+    wire = pd.to_numeric(transfers["wire_bytes"], errors="coerce").astype("float64")
+    if "bytes_sent" not in transfers or "bytes_retrans" not in transfers:
+        return wire
+    sent = pd.to_numeric(transfers["bytes_sent"], errors="coerce").astype("float64")
+    retrans = pd.to_numeric(transfers["bytes_retrans"], errors="coerce").astype("float64")
+    known = sent.notna() & retrans.notna() & (sent > 0)
+    share = (retrans / sent.where(known)).clip(0, 1).fillna(0.0)
+    return wire * (1 - share)
 
 
 def link_utilisation(X: pd.DataFrame, capacity_bps: float | None) -> float | None:
