@@ -9,6 +9,7 @@ from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
 from itb.suite import apps, benchmark, windows
 from itb.suite.classes import CLASSES
+from itb.suite.realisation import BenchRealisation
 from itb.suite.scaling import MAX_RTT_MS, MIN_ROUND_TRIPS, make_scale
 
 GBIT = 1_000_000_000
@@ -157,13 +158,13 @@ def test_pa_refused_where_window_scaling_makes_it_last_hours():
 
 def test_warnings_name_the_applications_once_per_class():
     s = _scale()
-    cells = []
+    realisations = []
     for app in ("BU", "WM", "BU"):
         g = apps.generate(apps.Cell("BU", CLASSES["A"], "reno"), s.of(CLASSES["A"]), 1, 1.0)
-        cells.append({"app": app, "variant": None, "realisation": g.realisation})
+        realisations.append(BenchRealisation.model_validate(g.realisation | {"app": app}))
     g = apps.generate(apps.Cell("BU", CLASSES["B"], "reno"), s.of(CLASSES["B"]), 1, 1.0)
-    cells.append({"app": "BU", "variant": None, "realisation": g.realisation})
-    [line] = windows.warnings_of(cells)
+    realisations.append(BenchRealisation.model_validate(g.realisation))
+    [line] = windows.warnings_of(realisations)
     assert line.startswith("BU, WM: class A: 0.345 segments")
 
 
@@ -172,7 +173,7 @@ def test_bench_summary_and_report_show_the_window_table(tmp_path):
                                _scale(tt=10))
     sweep = benchmark.sweep_of(args, tmp_path / "b")
     sweep.open()  # writes and validates the scenarios; nothing runs
-    assert windows.warnings_of(sweep.state["cells"]) == [
+    assert windows.warnings_of(c.realisation for c in sweep.index.cells) == [
         f"BU: class A: 0.345 segments per flow on this testbed (under 20; 1727 in the "
         f"documents): {windows.CONSEQUENCE}"]
     table = benchmark.summarise(sweep)
@@ -188,7 +189,7 @@ def test_bench_summary_and_report_show_the_window_table(tmp_path):
     assert '"class": "F"' in (sweep.out / "table.json").read_text()
     from itb.report.bench import build_bench_report
 
-    html = build_bench_report(sweep.out, sweep.state, rows, []).read_text()
+    html = build_bench_report(sweep.out, sweep.index, rows, []).read_text()
     assert "Per-flow windows" in html and "Warning: per-flow windows under 20 segments" in html
     assert "0.35" in html and "172.65" in html and "86.33" in html  # A; F at C_a and at C/M
     assert "<b>rate</b> mode" in html

@@ -4,10 +4,11 @@ import pandas as pd
 
 from itb import rundir
 from itb.analysis.cells import cell_table, forward_completions
+from itb.suite.sweep_index import IndexCell
 
 
 def test_a_cell_whose_runs_left_no_rows_reads_as_nothing_yet(tmp_path):
-    cell = {"run": "cells/a"}
+    cell = IndexCell(name="a")  # its run: cells/a
     assert cell_table(tmp_path, cell, "transfers") is None  # not run yet
     (tmp_path / "cells" / "a").mkdir(parents=True)
     # every repetition so far interrupted: the run wrote a table without rows or columns

@@ -9,18 +9,19 @@ from pathlib import Path
 from itb.analysis.cells import bottleneck_link
 from itb.scenario import load_testbed
 from itb.scenario.scenario import load_scenario
+from itb.suite.sweep_index import IndexCell
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def resolved(tmp_path: Path, topology) -> dict:
+def resolved(tmp_path: Path, topology) -> IndexCell:
     run = tmp_path / "runs" / "cell-1"
     run.mkdir(parents=True)
     exp = load_scenario(ROOT / "scenarios" / "nxe" / "fair-share-4x50M.toml").experiment
     (run / "scenario.resolved.json").write_text(json.dumps(
         {"topology": json.loads(topology.canonical_json()),
          "experiment": json.loads(exp.canonical_json())}))
-    return {"run": "runs/cell-1"}
+    return IndexCell(name="cell-1", run="runs/cell-1")
 
 
 def test_the_dumbbells_one_emulated_link_is_the_bottleneck(tmp_path):
@@ -37,4 +38,4 @@ def test_a_topology_with_several_emulated_links_and_no_metrics_says_none(tmp_pat
 
 
 def test_a_cell_not_run_yet_has_no_bottleneck(tmp_path):
-    assert bottleneck_link(tmp_path, {"run": "runs/none"}) is None
+    assert bottleneck_link(tmp_path, IndexCell(name="none", run="runs/none")) is None

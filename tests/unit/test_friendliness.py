@@ -49,8 +49,7 @@ def test_group_runs_count_failures_and_average_the_completed():
 def test_analysis_gives_each_group_the_ratio_and_the_cost_to_the_reference(tmp_path):
     a = _args()
     sw = sweep_of(a, tmp_path / "s")
-    sw.state = {"cells": [{"name": c.name, **c.info, "run": f"cells/{c.name}"} for c in sw.cells],
-                "args": a.key()}
+    sw.open()  # writes the scenarios and the index; nothing runs
     mix = [(r, cc, t, True) for r in (1, 2, 3) for cc, t in
            (("cubic", 10.0 + r), ("cubic", 10.0 + r), ("reno", 15.0 + r))]
     alone = [(r, "reno", 12.0 + 0.1 * r, True) for r in (1, 2, 3)]

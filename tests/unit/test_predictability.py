@@ -14,9 +14,11 @@ from itb.scenario.units import parse_duration
 from itb.study.options import SYMMETRIC, levels
 from itb.study.predictability.analysis import analyse
 from itb.study.predictability.args import PredictabilityArgs
+from itb.study.predictability.cells import PredictabilityCell
 from itb.study.predictability.plan import planned_ideal, points_of, sweep_of
 from itb.study.predictability.results import FORMAT_VERSION, Results
 from itb.suite.sweep import Sweep
+from itb.suite.sweep_index import SweepIndex, read_index
 
 
 def _args(**kw):
@@ -60,7 +62,7 @@ def test_starts_stay_within_the_span_cap_and_reverse_starts_after(tmp_path):
     # 1 s asked; 20 starts within 2.5 % of the 5 s transfer: 0.125 s / 19 apart
     assert starts[1] == pytest.approx(0.125 / 19, abs=1e-6)
     assert starts[-1] == pytest.approx(0.125, abs=1e-5)
-    assert cell.info["spacing_realised_s"] == pytest.approx(0.125 / 19)
+    assert cell.info.spacing_realised_s == pytest.approx(0.125 / 19)
     rev = _starts(cell, "rev")
     assert len(rev) == 5 and min(rev) > max(starts)  # RR-6256 §4.3
     assert rev[1] - rev[0] == pytest.approx(starts[1] - starts[0], abs=1e-5)
@@ -95,8 +97,8 @@ def _ideal_study(tmp_path, transfer_s=15, **kw):
               transfer_time=transfer_s, **kw)
     sw = sweep_of(a, tmp_path / "s")
     sw.open()  # writes the scenarios (the ideal is computed from them) and the index
-    for c, cell in zip(sw.state["cells"], sw.cells):
-        d = tmp_path / "s" / c["run"]
+    for c, cell in zip(sw.index.cells, sw.cells):
+        d = tmp_path / "s" / c.run
         d.mkdir(parents=True)
         (d / "metrics.json").write_text(json.dumps(_ideal_metrics(planned_ideal(cell.doc))))
     return analyse(sw, a)
@@ -144,13 +146,13 @@ def test_analysis_fits_and_compares_spacing(tmp_path):
     a = _args(c_g=(0.5, 1.0, 1.25, 1.5, 2.0))  # 1.25 at K = 10: 12 sources, C_g 1.2
     sw = sweep_of(a, tmp_path / "s")
     sw.open()  # writes the scenarios (the ideal is computed from them) and the index
-    for c in sw.state["cells"]:
-        realised = round(c["c_g"] * 10) / 10
-        t = 10 * realised + (5 if c["cc"] == "reno" else 0)  # linear in the realised C_g
-        d = tmp_path / "s" / c["run"]
+    for c in sw.index.cells:
+        realised = round(c.c_g * 10) / 10
+        t = 10 * realised + (5 if c.cc == "reno" else 0)  # linear in the realised C_g
+        d = tmp_path / "s" / c.run
         d.mkdir(parents=True)
         (d / "metrics.json").write_text(json.dumps(
-            _fake_metrics([t, t], 3.0 if c["spacing_s"] == 0 else 1.0)))
+            _fake_metrics([t, t], 3.0 if c.spacing_s == 0 else 1.0)))
     res = analyse(sw, a)
     f = {x.cc: x for x in res.fits}
     assert f["cubic"].a == pytest.approx(10) and f["cubic"].b == pytest.approx(0)
@@ -169,9 +171,9 @@ def test_scalable_also_gets_the_quadratic_model(tmp_path):
     a = _args(ccs=("scalable",), c_g=(1.0, 1.2, 1.5, 1.8, 2.0))
     sw = sweep_of(a, tmp_path / "s")
     sw.open()  # writes the scenarios (the ideal is computed from them) and the index
-    for c in sw.state["cells"]:
-        x = c["c_g_realised"]
-        d = tmp_path / "s" / c["run"]
+    for c in sw.index.cells:
+        x = c.c_g_realised
+        d = tmp_path / "s" / c.run
         d.mkdir(parents=True)  # RR-6256's Scalable model: 130.4·X² − 234.83·X + 454.83
         t = 130.4 * x * x - 234.83 * x + 454.83
         (d / "metrics.json").write_text(json.dumps(_fake_metrics([t, t], 1.0)))
@@ -201,8 +203,8 @@ def test_the_report_has_the_ideal_line_t_vs_r_and_sync_vs_spaced(tmp_path):
     from itb.study.predictability.report import build
 
     res = _ideal_study(tmp_path)
-    state = json.loads((tmp_path / "s" / "predictability.json").read_text())
-    html = build(tmp_path / "s", state, _args(c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), repeat=1,
+    index = read_index(tmp_path / "s" / "predictability.json", SweepIndex[PredictabilityCell])
+    html = build(tmp_path / "s", index, _args(c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), repeat=1,
                                               capacity=1_000_000_000, transfer_time=15),
                  res).read_text()
     for name in ("tmean-vs-cg", "tmean-vs-r", "cov-vs-r", "spacing-sigma"):

@@ -116,9 +116,9 @@ def model() -> Model:
 
 def test_a_margin_point_asks_the_model_for_its_target():
     p = plan_point(model(), 1_000_000_000, 0.025, 20.0, 60.0)
-    assert p["target_bps"] == pytest.approx(975e6)
-    assert p["input_bps"] == round(975e6 / 1.0456)
-    assert p["predicted_s"] == pytest.approx(60.0, abs=1e-3)
+    assert p.name == "rtt20ms-m2.5" and p.target_bps == pytest.approx(975e6)
+    assert p.input_bps == round(975e6 / 1.0456)
+    assert p.predicted_s == pytest.approx(60.0, abs=1e-3)
     with pytest.raises(ScenarioError):
         plan_point(model(), 1_000_000_000, 1.2, 20.0, 60.0)
 
@@ -126,12 +126,12 @@ def test_a_margin_point_asks_the_model_for_its_target():
 def test_the_pair_profiles_are_complementary():
     a = plan_flow(model(), "A", 1_000_000_000, 0.1, 12.0, 60.0)
     b = plan_flow(model(), "B", 1_000_000_000, 0.1, 12.0, 60.0)
-    sums = [(sa[1] + sb[1]) * 1.0456 for sa, sb in zip(a["input_steps"], b["input_steps"])]
+    sums = [(sa[1] + sb[1]) * 1.0456 for sa, sb in zip(a.input_steps, b.input_steps)]
     assert sums[:2] == [pytest.approx(900e6, rel=1e-6)] * 2
     assert sums[2] == pytest.approx(900e6, rel=1e-6)  # the common last step, half each
-    assert [s[0] for s in a["input_steps"]] == [0, 20_000_000, 40_000_000]
-    assert a["predicted_s"] == pytest.approx(60.0, abs=1e-3)
-    assert b["volume"] == a["volume"]
+    assert [s[0] for s in a.input_steps] == [0, 20_000_000, 40_000_000]
+    assert a.predicted_s == pytest.approx(60.0, abs=1e-3)
+    assert b.volume == a.volume
 
 
 def test_each_transition_is_a_transfer_of_its_own():
@@ -280,17 +280,19 @@ def test_a_model_that_asks_more_than_c_is_refused_and_extrapolation_is_flagged()
     with pytest.raises(ScenarioError, match="not within 1 kbit/s … C"):
         plan_point(m.model_copy(update={"a_t": Line(a=0.0, b=0.9, r=None, n=1, x_lo=0, x_hi=0)}),
                    1_000_000_000, 0.0, 20.0, 60.0)
-    assert plan_point(m, 1_000_000_000, 0.0, 20.0, 60.0)["extrapolated"]  # 956 > 900 fitted
-    assert not plan_point(m, 1_000_000_000, 0.1, 20.0, 60.0)["extrapolated"]
+    assert plan_point(m, 1_000_000_000, 0.0, 20.0, 60.0).extrapolated  # 956 > 900 fitted
+    assert not plan_point(m, 1_000_000_000, 0.1, 20.0, 60.0).extrapolated
 
 
 def test_a_sweep_with_an_invalid_cell_writes_nothing(tmp_path):
     from itb.suite.sweep import Sweep, SweepCell
+    from itb.suite.sweep_index import IndexCell, SweepIndex
 
     good = {"testbed": {"name": "t"}, "dumbbell": {"pairs": 1},
             "transfer": [{"src": "l1", "dst": "r1", "volume": "1MB"}]}
     bad = {**good, "transfer": [{"src": "l1", "dst": "r9", "volume": "1MB"}]}
-    sweep = Sweep(tmp_path / "s", "profile-x", {"k": 1}, [SweepCell("a", good), SweepCell("b", bad)], 1, 1)
+    cells = [SweepCell(IndexCell(name="a"), good), SweepCell(IndexCell(name="b"), bad)]
+    sweep = Sweep(tmp_path / "s", "profile-x", SweepIndex[IndexCell], {"k": 1}, cells, 1, 1)
     with pytest.raises(ScenarioError, match="profile-x cell b") as e:
         sweep.open()
     assert e.value.field == "transfer[0].dst"

@@ -17,10 +17,12 @@ from itb.errors import ItbError, ScenarioError
 from itb.study.response_function import analysis as rfa
 from itb.study.response_function import plan as rfp
 from itb.study.response_function.args import ResponseArgs
+from itb.study.response_function.cells import ResponseCell
 from itb.study.response_function.fit import fit_algorithm
 from itb.study.response_function.results import FORMAT_VERSION, Event, Fit, Results
 from itb.study.response_function.results import Point as PointResult
 from itb.suite.sweep import Sweep
+from itb.suite.sweep_index import SweepIndex
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -305,8 +307,10 @@ def test_the_report_reads_the_typed_results(tmp_path):
 
     res = results()
     a = ResponseArgs(ccs=("reno",), points=3)
-    state = {"digest": "x", "status": "complete", "created": "now", "cells": [], "args": a.key()}
-    html = build(tmp_path, state, a, res).read_text()
+    index = SweepIndex[ResponseCell](format=1, kind="response-function", digest="x",
+                                     args=a.key(), created="now", cells=[], order=[],
+                                     status="complete")
+    html = build(tmp_path, index, a, res).read_text()
     assert "0.500 ± 0.000" in html  # d ± its interval
     assert f"{res.fits[0].c:.3f}" == "1.280" and "1.280" in html
     assert "12–122" in html  # the fitted windows
@@ -319,10 +323,14 @@ def test_the_report_reads_the_typed_results(tmp_path):
 def test_analyse_builds_the_typed_results_from_a_run_directory(tmp_path):
     """One point measured (20 s of tcp_info at 80 segments, two halvings after the
     warm-up, the link's loss log), one not run."""
-    cell = {"name": "reno-p0.0001", "cc": "reno", "p": 1e-4, "plan_window": 122.0,
-            "warmup_s": 5.0, "rtt_ms": 20.0, "rate_bps": 1_000_000_000, "run": "cells/a"}
-    sweep = Sweep(tmp_path, "response-function", {}, [], 1, 1)
-    sweep.state = {"cells": [cell, {**cell, "name": "reno-p0.001", "p": 1e-3, "run": "cells/b"}]}
+    cell = ResponseCell(name="reno-p0.0001", cc="reno", p=1e-4, plan_window=122.0, warmup_s=5.0,
+                        measure_s=20.0, volume=10_000_000, rtt_ms=20.0,
+                        rate_bps=1_000_000_000, run="cells/a")
+    sweep = Sweep(tmp_path, "response-function", SweepIndex[ResponseCell], {}, [], 1, 1)
+    sweep.index = SweepIndex[ResponseCell](
+        format=1, kind="response-function", digest="x", args={}, created="now", order=[],
+        cells=[cell, cell.model_copy(update={"name": "reno-p0.001", "p": 1e-3, "run": "cells/b"})],
+        status="complete")
     rep = tmp_path / "cells" / "a" / "rep-001"
     (rep / "nodes" / "l1").mkdir(parents=True)
     (rep / "result.json").write_text('{"status": "ok"}')

@@ -14,6 +14,7 @@ from itb.report.build import write_html
 from itb.rundir.layout import RunDirError
 from itb.suite import stats
 from itb.suite.sweep import Sweep, _t_line
+from itb.suite.sweep_index import IndexCell, SweepIndex
 
 from .test_metrics import CONTEXT, _run_tables
 
@@ -87,8 +88,8 @@ def test_benchmark_rows_and_the_sweep_line_read_the_model():
 
 
 def test_sweep_rebuilds_metrics_of_an_older_format(tmp_path):
-    sweep = Sweep(tmp_path, "bench", {}, [], 1, 1)
-    cell = {"run": "cells/x"}
+    sweep = Sweep(tmp_path, "bench", SweepIndex[IndexCell], {}, [], 1, 1)
+    cell = IndexCell(name="x")  # its run: cells/x
     run = tmp_path / "cells" / "x"
     run.mkdir(parents=True)
     assert sweep.metrics(cell) is None  # not run yet

@@ -88,6 +88,7 @@ TOY = {
 
         from itb.analysis.results import VersionedResults
         from itb.suite.sweep import Sweep, SweepCell
+        from itb.suite.sweep_index import IndexCell, SweepIndex
 
         DOC = {"testbed": {"name": "toy"}, "dumbbell": {"pairs": 1},
                "transfer": [{"src": "l1", "dst": "r1", "volume": "1MB"}]}
@@ -98,25 +99,29 @@ TOY = {
             total: int
 
 
-        class FakeSweep(Sweep):
+        class ToyCell(IndexCell):
+            worth: int
+
+
+        class FakeSweep(Sweep[ToyCell]):
             """Runs nothing: each cell's run directory gets its word's worth."""
 
             def run(self, say, tick):
-                for c in self.state["cells"]:
-                    d = self.out / c["run"]
+                for c in self.index.cells:
+                    d = self.out / c.run
                     d.mkdir(parents=True, exist_ok=True)
-                    (d / "worth.json").write_text(json.dumps({"worth": c["worth"]}))
+                    (d / "worth.json").write_text(json.dumps({"worth": c.worth}))
                 return "complete"
 
 
         def sweep_of(a, out):
-            cells = [SweepCell(w, DOC, {"worth": 10 * a.level}) for w in a.words]
-            return FakeSweep(out, "toy", a.key(), cells, 1, a.seed)
+            cells = [SweepCell(ToyCell(name=w, worth=10 * a.level), DOC) for w in a.words]
+            return FakeSweep(out, "toy", SweepIndex[ToyCell], a.key(), cells, 1, a.seed)
 
 
         def analyse(sweep):
-            worth = [json.loads((sweep.out / c["run"] / "worth.json").read_text())["worth"]
-                     for c in sweep.state["cells"]]
+            worth = [json.loads((sweep.out / c.run / "worth.json").read_text())["worth"]
+                     for c in sweep.index.cells]
             res = ToyResults(cells=len(worth), total=sum(worth))
             res.save(sweep.out / "results.json")
             return res
@@ -127,13 +132,13 @@ TOY = {
         from itb.draw.page import study_report
 
 
-        def build(out, state, args, res):
-            return study_report(__package__, out, state=state, args=args, res=res)
+        def build(out, index, args, res):
+            return study_report(__package__, out, index=index, args=args, res=res)
         ''',
     "report.html.j2": '''
         {% extends "base.html.j2" %}
         {% block body %}
-        <h1>Toy {{ state.digest }}</h1>
+        <h1>Toy {{ index.digest }}</h1>
         <p>words {{ args.words|join("+") }}; total {{ res.total }} over {{ res.cells }} cells</p>
         {% endblock %}
         ''',
@@ -227,7 +232,9 @@ def test_the_toy_study_runs_on_its_fake_sweep_to_its_results_and_its_report(toy,
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:10]
     out = tmp_path / "runs" / f"toy-{digest}"
     index = json.loads((out / "toy.json").read_text())
-    assert index["args"] == key and [c["name"] for c in index["cells"]] == ["x", "y"]
+    assert index["args"] == key and index["cells"] == [
+        {"name": w, "worth": 30, "scenario": f"scenarios/{w}.toml", "run": f"cells/{w}"}
+        for w in ("x", "y")]
     # two words worth 10 × 3 each
     assert json.loads((out / "results.json").read_text()) == {"format_version": 1, "cells": 2,
                                                              "total": 60}

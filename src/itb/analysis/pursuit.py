@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel
 
-from itb.analysis.cells import bottleneck_link, cell_table
+from itb.analysis.cells import Cell, bottleneck_link, cell_table
 from itb.analysis.series import select_link
 from itb.analysis.statistics import mean_ci
 
@@ -98,7 +98,7 @@ def margin_needed(points: Sequence[tuple[float, Spread]], limit_s: float) -> flo
     return needed
 
 
-def cell_logs(out: Path, cell: dict) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+def cell_logs(out: Path, cell: Cell) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     """A cell's transfers table and its bottleneck's forward log (1 ms rows), None
     before its run made them."""
     tr, bn = cell_table(out, cell, "transfers"), cell_table(out, cell, "bottleneck")

@@ -103,7 +103,7 @@ def run(entry: Registered, args: StudyArgs) -> None:
         err.print(m, highlight=False)
 
     res = drive(study.plan(args, target, say), lambda sw: study.analyse(sw, args),
-                lambda sw, results: build(target, sw.state, args, results), say, tick,
+                lambda sw, results: build(target, sw.index, args, results), say, tick,
                 analyse_run)
     tick("")
     for shown in study.conclude(res, args):

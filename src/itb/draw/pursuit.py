@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from itb.analysis.cells import bottleneck_link, cell_table
+from itb.analysis.cells import Cell, bottleneck_link, cell_table
 from itb.analysis.pursuit import LATENESS_LIMITS_S
 from itb.analysis.series import select_link
 from itb.draw.plot import plt, save_figure
@@ -67,7 +67,7 @@ class RateSeries(NamedTuple):
     transfers: pd.DataFrame  # the repetition's transfers
 
 
-def rate_series(out: Path, cell: dict, repetition: int, bin_s: float = 0.01,
+def rate_series(out: Path, cell: Cell, repetition: int, bin_s: float = 0.01,
                 transfer: str | None = None) -> RateSeries | None:
     """The repetition's wire rate at the bottleneck; None when it left no logs (not run
     yet, or interrupted) or the transfer never started."""

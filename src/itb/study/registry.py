@@ -24,9 +24,11 @@ from itb.study.args import StudyArgs
 
 if TYPE_CHECKING:  # the sweep (numpy, the engine) is imported when a study runs, not to list them
     from itb.suite.sweep import Outcome, Sweep
+    from itb.suite.sweep_index import IndexCell, SweepIndex
 
 A = TypeVar("A", bound=StudyArgs)
 R = TypeVar("R", bound=BaseModel)
+C = TypeVar("C", bound="IndexCell")
 
 
 class Table(BaseModel):
@@ -58,10 +60,11 @@ def fixed(x, digits: int) -> str:
 
 
 @runtime_checkable
-class Study(Protocol[A, R]):
+class Study(Protocol[A, R, C]):
     """One study, as `itb` runs it: `itb <name…> [options]` plans the sweep's cells
     from the arguments, runs them (resuming the directory made with the same key),
-    analyses them into typed results, has them reported and shows `conclude`'s tables."""
+    analyses them into typed results, has them reported and shows `conclude`'s tables.
+    Its cells, as its sweep's index keeps them, are `C` (an `IndexCell` with its labels)."""
 
     @property
     def name(self) -> tuple[str, ...]:
@@ -93,11 +96,11 @@ class Study(Protocol[A, R]):
         """The study's arguments: a `StudyArgs` model."""
         ...
 
-    def plan(self, args: A, out: Path, say: Say) -> Sweep:
+    def plan(self, args: A, out: Path, say: Say) -> Sweep[C]:
         """The sweep of cells, each a scenario checked before anything is written."""
         ...
 
-    def analyse(self, sweep: Sweep, args: A) -> R:
+    def analyse(self, sweep: Sweep[C], args: A) -> R:
         """Typed results from the cells' runs (also of a partial sweep), written to the
         study's directory (results.json, tables)."""
         ...
@@ -109,10 +112,11 @@ class Study(Protocol[A, R]):
 
 
 class Report(Protocol):
-    """`<study package>.report.build`: the report of the typed results, a self-contained
-    HTML file in <out>/report/ (its template: the package's report.html.j2)."""
+    """`<study package>.report.build`: the report of the typed results (with the sweep's
+    index: its arguments, status, cells), a self-contained HTML file in <out>/report/
+    (its template: the package's report.html.j2)."""
 
-    def __call__(self, out: Path, state: dict, args: Any, results: Any) -> Path: ...
+    def __call__(self, out: Path, index: SweepIndex[Any], args: Any, results: Any) -> Path: ...
 
 
 @dataclass(frozen=True)

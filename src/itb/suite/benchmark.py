@@ -16,15 +16,17 @@ from itb.say import Say
 from itb.suite import apps, stats, windows
 from itb.suite.apps import PA_MESSAGES
 from itb.suite.classes import ItbClass
+from itb.suite.realisation import BenchCell, BenchRealisation
 from itb.suite.scaling import Scale
 from itb.suite.sweep import AnalyseRun, Sweep, SweepCell, drive
+from itb.suite.sweep_index import SweepIndex
 
 if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
     from itb.backends.ssh.inventory import Inventory
 
 # The benchmark's report: (directory, sweep index, rows, comparisons) → report.html (the
 # CLI passes itb.report.bench.build_bench_report)
-BenchReport = Callable[[Path, dict, list[BenchRow], list[BenchComparison]], Path]
+BenchReport = Callable[[Path, SweepIndex[BenchCell], list[BenchRow], list[BenchComparison]], Path]
 
 
 @dataclass(frozen=True)
@@ -67,16 +69,16 @@ def cells_of(args: BenchArgs) -> list[apps.Cell]:
             for c in args.classes for cc in args.ccs]
 
 
-def sweep_of(args: BenchArgs, out: Path) -> Sweep:
+def sweep_of(args: BenchArgs, out: Path) -> Sweep[BenchCell]:
     """Every cell generated (and so checked) before anything is written or run."""
     cells = []
     for cell in cells_of(args):
         g = apps.generate(cell, args.scale.of(cell.cls), args.seed, args.spacing_s, args.repeat,
                           args.pa_messages)
-        cells.append(SweepCell(cell.name, g.doc, {
-            "app": cell.app, "variant": cell.variant, "class": cell.cls.name, "cc": cell.cc,
-            "realisation": g.realisation}))
-    sweep = Sweep(out, "bench", args.key(), cells, args.repeat, args.seed)
+        cells.append(SweepCell(BenchCell(
+            name=cell.name, app=cell.app, variant=cell.variant, cls=cell.cls.name, cc=cell.cc,
+            realisation=BenchRealisation.model_validate(g.realisation)), g.doc))
+    sweep = Sweep(out, "bench", SweepIndex[BenchCell], args.key(), cells, args.repeat, args.seed)
     sweep.inventory = args.inventory
     return sweep
 
@@ -84,33 +86,33 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep:
 def run_bench(args: BenchArgs, out: Path, report: BenchReport, analyse_run: AnalyseRun,
               say: Say = print, tick: Say = lambda s: None) -> BenchResult:
     sweep = sweep_of(args, out)
-    warnings = windows.warnings_of([c.info for c in sweep.cells])
+    warnings = windows.warnings_of(c.info.realisation for c in sweep.cells)
     for w in warnings:
         say(f"warning: {w}")
     done = drive(sweep, summarise, lambda sw, table: report(
-        out, sw.state, table.rows, table.comparisons), say, tick, analyse_run)
+        out, sw.index, table.rows, table.comparisons), say, tick, analyse_run)
     return BenchResult(out, done.status, done.results.rows, done.results.comparisons,
                        done.report, warnings, done.signal)
 
 
-def summarise(sweep: Sweep) -> BenchTable:
+def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
     """The table and comparisons from the cells' metrics.json (also for a partial sweep)."""
     cells = []
-    for c in sweep.state["cells"]:
+    for c in sweep.index.cells:
         m = sweep.metrics(c)
-        cells.append((stats.CellKey(c["app"], c["variant"], c["class"], c["cc"]),
+        cells.append((stats.CellKey(c.app, c.variant, c.cls, c.cc),
                       stats.per_repetition(m) if m is not None else []))
     rows = []
-    for row, c in zip(stats.table_rows(cells), sweep.state["cells"]):
-        meta_path = sweep.out / c["run"] / "meta.json"
+    for row, c in zip(stats.table_rows(cells), sweep.index.cells):
+        meta_path = sweep.out / c.run / "meta.json"
         statuses = rundir.read_json(meta_path).get("repetition_status", []) if meta_path.exists() else []
         row["failed_repetitions"] = sum(s not in ("ok", "not run", None) for s in statuses)
-        sc, w = c["realisation"]["scale"], c["realisation"].get("window") or {}
-        row.update(scale_factor=sc["factor"], volume_factor=sc["volume_factor"],
-                   capacity_bps=sc["capacity_bps"], access_bps=sc["access_bps"],
-                   scaling=sc.get("mode", "rate"), testbed_rtt_ms=sc.get("rtt_ms"),
-                   window_segments=w.get("smallest_segments"),
-                   window_warning=bool(w.get("warning")))
+        sc, w = c.realisation.scale, c.realisation.window
+        row.update(scale_factor=sc.factor, volume_factor=sc.volume_factor,
+                   capacity_bps=sc.capacity_bps, access_bps=sc.access_bps, scaling=sc.mode,
+                   testbed_rtt_ms=sc.rtt_ms,
+                   window_segments=w.smallest_segments if w is not None else None,
+                   window_warning=w is not None and bool(w.warning))
         rows.append(BenchRow(**row))
     table = BenchTable(rows=rows, comparisons=stats.compare(cells))
     pd.DataFrame([r.model_dump(by_alias=True) for r in rows]).to_csv(sweep.out / "table.csv",

@@ -1,7 +1,8 @@
 """A sweep: many generated scenarios ("cells"), each repeated, each an engine run.
 
     SWEEP/
-      <kind>.json                the arguments, every cell and the run order
+      <kind>.json                the arguments, every cell and the run order (its models
+                                 and its reader: itb.suite.sweep_index)
       calibration.json           the testbed's last calibration, when there is one
       scenarios/<cell>.toml      each cell's generated scenario (`itb run` takes it)
       cells/<cell>/              each cell's run directory (docs/run-directory.md)
@@ -20,7 +21,7 @@ import json
 import shutil
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
@@ -32,10 +33,11 @@ from itb.analysis.results import OtherFormat
 from itb.analysis.run_results import RunMetrics
 from itb.backends import owner
 from itb.engine import runner
-from itb.errors import ItbError, ScenarioError
+from itb.errors import ItbError
 from itb.say import Say
 from itb.scenario.scenario import load_scenario, scenario_from_data
 from itb.suite.scaling import DEFAULT_CALIBRATION
+from itb.suite.sweep_index import FORMAT, C, IndexCell, Status, SweepIndex, read_index
 
 if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
     from itb.backends.ssh.inventory import Inventory
@@ -43,15 +45,20 @@ if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
 # What a run ends with (`RunOptions.analyse`): its tables, metrics.json and report, given by
 # the caller (the CLI passes itb.report.build.analyse_run): the sweep does not draw.
 AnalyseRun = Callable[[Path], RunMetrics]
-FORMAT = 1
 R = TypeVar("R")
 
 
 @dataclass
-class SweepCell:
-    name: str
+class SweepCell(Generic[C]):
+    """A cell as its plan makes it: what the index keeps of it (its name and labels: its
+    study's `IndexCell`) and its scenario."""
+
+    info: C
     doc: dict  # the scenario file's tables
-    info: dict = field(default_factory=dict)  # labels and realisation, kept in the index
+
+    @property
+    def name(self) -> str:
+        return self.info.name
 
 
 def digest(key: dict) -> str:
@@ -72,17 +79,33 @@ def order(names: list[str], repeat: int, seed: int) -> list[tuple[str, int]]:
     return out
 
 
-class Sweep:
-    def __init__(self, out: Path, kind: str, key: dict, cells: list[SweepCell], repeat: int,
-                 seed: int):
+class Sweep(Generic[C]):
+    """A sweep of cells `C` (its study's `IndexCell`); its index's model is
+    `SweepIndex[C]`, given as `index_model` (a study whose cells are of several kinds
+    gives `SweepIndex[Annotated[A | B, Field(discriminator=...)]]`)."""
+
+    def __init__(self, out: Path, kind: str, index_model: type[SweepIndex[C]], key: dict,
+                 cells: list[SweepCell[C]], repeat: int, seed: int):
         self.out, self.kind, self.key, self.cells = out, kind, key, cells
+        self.index_model = index_model
         self.repeat, self.seed = repeat, seed
-        self.index = out / f"{kind}.json"
-        self.state: dict = {}
+        self.index_path = out / f"{kind}.json"
+        self._index: SweepIndex[C] | None = None
         self.signal: int | None = None  # set when a run was stopped by a signal
         # an SSH testbed's inventory for every run (None: local)
         self.inventory: Inventory | None = None
         self.analyse_run: AnalyseRun | None = None  # each run's analysis (set by `drive`)
+
+    @property
+    def index(self) -> SweepIndex[C]:
+        """The index, once `open` made or read it."""
+        if self._index is None:
+            raise RuntimeError(f"the {self.kind} sweep {self.out} is not open")  # a bug of ITB
+        return self._index
+
+    @index.setter
+    def index(self, index: SweepIndex[C]) -> None:
+        self._index = index
 
     def scenario(self, name: str) -> Path:
         return self.out / "scenarios" / f"{name}.toml"
@@ -90,18 +113,15 @@ class Sweep:
     def run_dir(self, name: str) -> Path:
         return self.out / "cells" / name
 
-    def open(self) -> dict:
+    def open(self) -> SweepIndex[C]:
         """Resume the directory made with the same arguments, or create it; every
-        scenario is written and validated before anything runs."""
+        scenario is written and validated before anything runs. An index that is not one
+        of this sweep's (damaged, of another format, other cells) is a `RunDirError`
+        naming the file and the field; one of other arguments a `ScenarioError`."""
         d = digest(self.key)
-        if self.index.exists():
-            state = rundir.read_json(self.index)
-            if state.get("digest") != d:
-                raise ScenarioError(str(self.index), "(arguments)",
-                                    f"{self.out} holds a {self.kind} run with other arguments "
-                                    f"({json.dumps(state.get('args'))}); choose another --out")
-            self.state = state
-            return state
+        if self.index_path.exists():
+            self.index = read_index(self.index_path, self.index_model, d)
+            return self.index
         if self.out.exists() and any(self.out.iterdir()):
             raise rundir.RunDirError(f"{self.out} exists, is not empty and is not a "
                                      f"{self.kind} directory")
@@ -116,23 +136,21 @@ class Sweep:
             load_scenario(self.scenario(c.name))  # what runs is what was validated
         if DEFAULT_CALIBRATION.exists():  # the testbed's calibration goes with its results
             shutil.copyfile(DEFAULT_CALIBRATION, self.out / "calibration.json")
-        self.state = {"format": FORMAT, "kind": self.kind, "digest": d, "args": self.key,
-                      "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                      "cells": [{"name": c.name, **c.info,
-                                 "scenario": f"scenarios/{c.name}.toml", "run": f"cells/{c.name}"}
-                                for c in self.cells],
-                      "order": order([c.name for c in self.cells], self.repeat, self.seed),
-                      "status": "running"}
-        rundir.write_json(self.index, self.state)
-        return self.state
+        self.index = self.index_model(
+            format=FORMAT, kind=self.kind, digest=d, args=self.key,
+            created=time.strftime("%Y-%m-%dT%H:%M:%S%z"), cells=[c.info for c in self.cells],
+            order=order([c.name for c in self.cells], self.repeat, self.seed), status="running")
+        self.index.write(self.index_path)
+        return self.index
 
-    def run(self, say: Say, tick: Say) -> str:
+    def run(self, say: Say, tick: Say) -> Status:
         """Every (cell, repetition) not yet ended; "complete" or "incomplete"."""
-        units = [tuple(u) for u in self.state["order"]]
+        units = self.index.order
         todo = [(n, r) for n, r in units if r not in rundir.repetitions_done(self.run_dir(n), r)]
         if len(todo) < len(units):
             say(f"resuming {self.out}: {len(units) - len(todo)} of {len(units)} runs already done")
-        status, t0 = "complete", time.monotonic()
+        status: Status = "complete"
+        t0 = time.monotonic()
         for i, (name, r) in enumerate(todo, 1):
             eta = ""
             if i > 1:
@@ -156,15 +174,15 @@ class Sweep:
             rep = res.repetitions[r - 1]
             say(f"      {rep.get('status')}" + (f": {rep.get('reason')}" if rep.get("reason") else "")
                 + _t_line(res.metrics, r))
-        self.state["status"] = status
-        rundir.write_json(self.index, self.state)
+        self.index.status = status
+        self.index.write(self.index_path)
         return status
 
-    def metrics(self, cell: dict) -> RunMetrics | None:
+    def metrics(self, cell: IndexCell) -> RunMetrics | None:
         """A cell's metrics.json, None before its run made one. One of another format
         (written by an older ITB) is rebuilt from the cell's raw logs, as `itb report`
         does, so that a sweep begun by an older ITB can be resumed and analysed."""
-        run = self.out / cell["run"]
+        run = self.out / cell.run
         if not (run / "metrics.json").exists():
             return None
         try:
@@ -196,8 +214,9 @@ class Outcome(Generic[R]):
         return 0 if self.status == "complete" else 1
 
 
-def drive(sweep: Sweep, analyse: Callable[[Sweep], R], report: Callable[[Sweep, R], Path],
-          say: Say, tick: Say, analyse_run: AnalyseRun) -> Outcome[R]:
+def drive(sweep: Sweep[C], analyse: Callable[[Sweep[C]], R],
+          report: Callable[[Sweep[C], R], Path], say: Say, tick: Say,
+          analyse_run: AnalyseRun) -> Outcome[R]:
     """The one life of every sweep (`itb bench`, `itb study ...`): open it (or resume the
     directory made with the same arguments), run what has not ended (each run analysed by
     `analyse_run`), analyse what has (also when interrupted), and build the report from

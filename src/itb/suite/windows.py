@@ -22,9 +22,11 @@ retransmission timeout: every loss-based variant is then Reno dominated by timeo
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from itb.suite.classes import ItbClass
+from itb.suite.realisation import BenchRealisation
 from itb.suite.scaling import NOMINAL_ACCESS_BPS, ClassScale
 
 MSS_BYTES = 1448
@@ -121,15 +123,14 @@ def of_source(cls: ItbClass, cs: ClassScale, *, testbed_rate_bps: float | None =
                       cs.rtt_ms)
 
 
-def warnings_of(cells: list[dict]) -> list[str]:
+def warnings_of(realisations: Iterable[BenchRealisation]) -> list[str]:
     """One line per class and window whose sources fall under MIN_SEGMENTS, naming the
     applications concerned, from the cells' recorded realisations (bench.json)."""
     found: dict[str, list[str]] = {}
-    for c in cells:
-        w = (c.get("realisation") or {}).get("window") or {}
-        if w.get("warning"):
-            label = c["app"] + (f"/{c['variant']}" if c.get("variant") else "")
-            apps = found.setdefault(w["warning"], [])
+    for r in realisations:
+        if r.window is not None and r.window.warning:
+            label = r.app + (f"/{r.variant}" if r.variant else "")
+            apps = found.setdefault(r.window.warning, [])
             if label not in apps:
                 apps.append(label)
     return [f"{', '.join(apps)}: {text}" for text, apps in found.items()]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from itb.study.friendliness.args import FriendlinessArgs
 
 if TYPE_CHECKING:
+    from itb.study.friendliness.cells import FriendlinessCell
     from itb.study.friendliness.results import Results
     from itb.study.registry import Say, Shown, Study
     from itb.suite.sweep import Outcome, Sweep
@@ -38,12 +39,12 @@ class Friendliness:
     Holm, ±2 % margin). Resumable like `itb bench` (docs/friendliness.md).
     """
 
-    def plan(self, args: FriendlinessArgs, out: Path, say: Say) -> Sweep:
+    def plan(self, args: FriendlinessArgs, out: Path, say: Say) -> Sweep[FriendlinessCell]:
         from itb.study.friendliness.plan import sweep_of
 
         return sweep_of(args, out)
 
-    def analyse(self, sweep: Sweep, args: FriendlinessArgs) -> Results:
+    def analyse(self, sweep: Sweep[FriendlinessCell], args: FriendlinessArgs) -> Results:
         from itb.study.friendliness.analysis import analyse
 
         return analyse(sweep)
@@ -54,4 +55,4 @@ class Friendliness:
         return tables(outcome, args)
 
 
-STUDY: Study[FriendlinessArgs, Results] = Friendliness()
+STUDY: Study[FriendlinessArgs, Results, FriendlinessCell] = Friendliness()

@@ -10,6 +10,7 @@ import pandas as pd
 from itb.analysis.cells import cell_transfers
 from itb.analysis.compare import compare_all
 from itb.analysis.statistics import mean_ci
+from itb.study.friendliness.cells import FriendlinessCell
 from itb.study.friendliness.plan import ALONE
 from itb.study.friendliness.results import Group, GroupRun, Point, Results
 from itb.suite.classes import DATA_CENTRE_K
@@ -41,7 +42,7 @@ def ratios(runs: list[GroupRun], tested: str, reference: str) -> list[float]:
     return out
 
 
-def _runs(sweep: Sweep, cell: dict) -> list[GroupRun]:
+def _runs(sweep: Sweep[FriendlinessCell], cell: FriendlinessCell) -> list[GroupRun]:
     tr = cell_transfers(sweep.out, cell)
     return group_runs(tr) if tr is not None and len(tr) else []
 
@@ -54,39 +55,39 @@ def _group(runs: list[GroupRun], cc: str, sources: int) -> Group:
                  failed=sum(r.failed for r in mine), t_mean=t, t_mean_ci95=ci)
 
 
-def _sources(cell: dict, cc: str) -> int:
-    n = int(round(cell["c_g_realised"] * DATA_CENTRE_K))
-    if cell["tested"] == ALONE:
+def _sources(cell: FriendlinessCell, cc: str) -> int:
+    n = int(round(cell.c_g_realised * DATA_CENTRE_K))
+    if cell.tested == ALONE:
         return n
-    return (n + 1) // 2 if cc == cell["tested"] else n // 2
+    return (n + 1) // 2 if cc == cell.tested else n // 2
 
 
-def analyse(sweep: Sweep) -> Results:
-    cells = sweep.state["cells"]
-    alone = {c["c_g"]: c for c in cells if c["tested"] == ALONE}
+def analyse(sweep: Sweep[FriendlinessCell]) -> Results:
+    cells = sweep.index.cells
+    alone = {c.c_g: c for c in cells if c.tested == ALONE}
     pending = []
-    for c in (c for c in cells if c["tested"] != ALONE):
-        runs, ref = _runs(sweep, c), c["reference"]
-        base = alone.get(c["c_g"])
-        base_runs = _runs(sweep, base) if base else []
-        rs = ratios(runs, c["tested"], ref)
+    for c in (c for c in cells if c.tested != ALONE):
+        runs, ref = _runs(sweep, c), c.reference
+        alone_cell = alone.get(c.c_g)
+        base_runs = _runs(sweep, alone_cell) if alone_cell else []
+        rs = ratios(runs, c.tested, ref)
         r, r_ci = mean_ci(rs)
         pending.append((c, runs, base_runs, r, r_ci, len(rs)))
     # one table: Holm over every point's "reference next to the tested vs alone"
-    cost = compare_all([(f"{c['reference']} next to {c['tested']}",
-                         [x.t_mean for x in runs if x.cc == c["reference"]],
-                         f"{c['reference']} alone",
-                         [x.t_mean for x in base if x.cc == c["reference"]])
+    cost = compare_all([(f"{c.reference} next to {c.tested}",
+                         [x.t_mean for x in runs if x.cc == c.reference],
+                         f"{c.reference} alone",
+                         [x.t_mean for x in base if x.cc == c.reference])
                         for c, runs, base, *_ in pending])
     points = []
     for (c, runs, base, r, r_ci, n), comp in zip(pending, cost):
-        ref = c["reference"]
+        ref = c.reference
         points.append(Point(
-            name=c["name"], tested=c["tested"], reference=ref, c_g=c["c_g"],
-            c_g_realised=c["c_g_realised"],
-            tested_group=_group(runs, c["tested"], _sources(c, c["tested"])),
+            name=c.name, tested=c.tested, reference=ref, c_g=c.c_g,
+            c_g_realised=c.c_g_realised,
+            tested_group=_group(runs, c.tested, _sources(c, c.tested)),
             reference_group=_group(runs, ref, _sources(c, ref)),
-            reference_alone=_group(base, ref, _sources(alone[c["c_g"]], ref)) if base else None,
+            reference_alone=_group(base, ref, _sources(alone[c.c_g], ref)) if base else None,
             ratio=r, ratio_ci95=r_ci, ratio_runs=n,
             reference_cost=comp if base else None))
     res = Results(points=points)

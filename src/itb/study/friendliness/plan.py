@@ -9,9 +9,12 @@ from pathlib import Path
 
 from itb.errors import ScenarioError
 from itb.study.friendliness.args import FriendlinessArgs
+from itb.study.friendliness.cells import FriendlinessCell
 from itb.suite import apps
 from itb.suite.classes import DATA_CENTRE_K, ItbClass
+from itb.suite.realisation import Realisation
 from itb.suite.sweep import Sweep, SweepCell
+from itb.suite.sweep_index import SweepIndex
 
 ALONE = "alone"
 
@@ -28,7 +31,7 @@ def mixed(doc: dict, tested: str, reference: str) -> dict:
     return doc
 
 
-def sweep_of(a: FriendlinessArgs, out: Path) -> Sweep:
+def sweep_of(a: FriendlinessArgs, out: Path) -> Sweep[FriendlinessCell]:
     if a.reference in a.ccs:
         raise ScenarioError(None, "--cc", f"{a.reference} is the reference; test other protocols")
     cells = []
@@ -46,8 +49,10 @@ def sweep_of(a: FriendlinessArgs, out: Path) -> Sweep:
             name = _name(tested, a.reference, c_g)
             g.doc["experiment"].update(repetitions=a.repeat, seed=a.seed, name=f"friend-{name}")
             g.doc["testbed"]["name"] = f"friend-{name}"[:64]
-            cells.append(SweepCell(name, g.doc, {
-                "tested": tested, "reference": a.reference, "c_g": c_g,
-                "c_g_realised": cls.c_g_realised,
-                "realisation": g.realisation | {"scale": cs.to_json()}}))
-    return Sweep(out, "friendliness", a.key(), cells, a.repeat, a.seed)
+            cells.append(SweepCell(FriendlinessCell(
+                name=name, tested=tested, reference=a.reference, c_g=c_g,
+                c_g_realised=cls.c_g_realised,
+                realisation=Realisation.model_validate(g.realisation | {"scale": cs.to_json()})),
+                g.doc))
+    return Sweep(out, "friendliness", SweepIndex[FriendlinessCell], a.key(), cells, a.repeat,
+                 a.seed)

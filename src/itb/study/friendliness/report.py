@@ -11,7 +11,9 @@ from itb.analysis.statistics import floats
 from itb.draw.page import figures, study_report
 from itb.draw.plot import plt, save_figure
 from itb.study.friendliness.args import FriendlinessArgs
+from itb.study.friendliness.cells import FriendlinessCell
 from itb.study.friendliness.results import Results
+from itb.suite.sweep_index import SweepIndex
 
 
 def ratio_figure(res: Results, path: Path) -> Path | None:
@@ -34,10 +36,11 @@ def ratio_figure(res: Results, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build(out: Path, state: dict, args: FriendlinessArgs, res: Results) -> Path:
+def build(out: Path, index: SweepIndex[FriendlinessCell], args: FriendlinessArgs,
+          res: Results) -> Path:
     """<out>/report/report.html: the points' table and the ratio figure."""
     figs = figures(out, [(lambda p: ratio_figure(res, p), "ratio.png",
                           "T_reference / T_tested per congestion level (bars: 95 % interval "
                           "over repetitions)")])
-    return study_report(__package__, out, state=state, args=args, points=res.points, figs=figs,
-                        scale=state["cells"][0]["realisation"]["scale"] if state["cells"] else None)
+    return study_report(__package__, out, index=index, args=args, points=res.points, figs=figs,
+                        scale=index.cells[0].realisation.scale if index.cells else None)

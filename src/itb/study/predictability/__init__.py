@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from itb.study.predictability.args import PredictabilityArgs
 
 if TYPE_CHECKING:
+    from itb.study.predictability.cells import PredictabilityCell
     from itb.study.predictability.results import Results
     from itb.study.registry import Say, Shown, Study
     from itb.suite.sweep import Outcome, Sweep
@@ -49,12 +50,12 @@ class Predictability:
     like `itb bench` (docs/predictability.md).
     """
 
-    def plan(self, args: PredictabilityArgs, out: Path, say: Say) -> Sweep:
+    def plan(self, args: PredictabilityArgs, out: Path, say: Say) -> Sweep[PredictabilityCell]:
         from itb.study.predictability.plan import sweep_of
 
         return sweep_of(args, out)
 
-    def analyse(self, sweep: Sweep, args: PredictabilityArgs) -> Results:
+    def analyse(self, sweep: Sweep[PredictabilityCell], args: PredictabilityArgs) -> Results:
         from itb.study.predictability.analysis import analyse
 
         return analyse(sweep, args)
@@ -65,4 +66,4 @@ class Predictability:
         return tables(outcome, args)
 
 
-STUDY: Study[PredictabilityArgs, Results] = Predictability()
+STUDY: Study[PredictabilityArgs, Results, PredictabilityCell] = Predictability()

@@ -15,18 +15,20 @@ from itb.analysis.cells import forward_completions
 from itb.analysis.regression import fit_poly
 from itb.analysis.statistics import fit_linear, margins
 from itb.study.predictability.args import PredictabilityArgs
+from itb.study.predictability.cells import PredictabilityCell
 from itb.study.predictability.plan import planned_ideal
 from itb.study.predictability.results import QUADRATIC, Fit, Point, Results, Spacing
 from itb.suite import stats
 from itb.suite.sweep import Sweep
 
 
-def _point(sweep: Sweep, c: dict) -> Point:
+def _point(sweep: Sweep[PredictabilityCell], c: PredictabilityCell) -> Point:
     m = sweep.metrics(c)
     reps = stats.per_repetition(m) if m is not None else []
-    row: dict = {k: c[k] for k in ("name", "cc", "c_g", "reverse", "r_level", "spacing_s",
-                                   "spacing_realised_s", "c_g_realised")}
-    with open(sweep.out / c["scenario"], "rb") as f:  # the plan that ran
+    row: dict = {"name": c.name, "cc": c.cc, "c_g": c.c_g, "reverse": c.reverse,
+                 "r_level": c.r_level, "spacing_s": c.spacing_s,
+                 "spacing_realised_s": c.spacing_realised_s, "c_g_realised": c.c_g_realised}
+    with open(sweep.out / c.scenario, "rb") as f:  # the plan that ran
         ideal = planned_ideal(tomllib.load(f))
     row["ideal_t_mean_s"], row["ideal_sigma_t_s"] = statistics.fmean(ideal), statistics.pstdev(ideal)
     row["repetitions"] = len(reps)
@@ -41,8 +43,8 @@ def _point(sweep: Sweep, c: dict) -> Point:
     return Point(**row)
 
 
-def analyse(sweep: Sweep, a: PredictabilityArgs) -> Results:
-    points = [_point(sweep, c) for c in sweep.state["cells"]]
+def analyse(sweep: Sweep[PredictabilityCell], a: PredictabilityArgs) -> Results:
+    points = [_point(sweep, c) for c in sweep.index.cells]
     res = Results(points=points,
                   fits=fits_of(points, a.ccs, a.reverse, a.spacing_s, a.fit_range),
                   spacing=spacing_of(points, a.ccs, a.sync_c_g, a.reverse[0], a.spacing_s))

@@ -13,9 +13,12 @@ from itb.errors import ScenarioError
 from itb.scenario.units import parse_duration, parse_rate, parse_size
 from itb.study.options import SYMMETRIC
 from itb.study.predictability.args import PredictabilityArgs
+from itb.study.predictability.cells import PredictabilityCell
 from itb.suite import apps
 from itb.suite.classes import DATA_CENTRE_K, ItbClass
+from itb.suite.realisation import Realisation
 from itb.suite.sweep import Sweep, SweepCell
+from itb.suite.sweep_index import SweepIndex
 
 
 @dataclass(frozen=True)
@@ -66,7 +69,7 @@ def planned_ideal(doc: dict) -> list[float]:
                                   parse_rate(doc["bottleneck"]["rate"]), payload_share=share)
 
 
-def sweep_of(a: PredictabilityArgs, out: Path) -> Sweep:
+def sweep_of(a: PredictabilityArgs, out: Path) -> Sweep[PredictabilityCell]:
     cells = []
     for p in points_of(a):
         cls = _class_of(p, a.rtt_ms)
@@ -77,9 +80,11 @@ def sweep_of(a: PredictabilityArgs, out: Path) -> Sweep:
         g = apps.bulk(cell, cs, p.spacing_s, max_start_span=a.max_span, reverse_after=True)
         g.doc["experiment"].update(repetitions=a.repeat, seed=a.seed, name=f"pred-{p.name}")
         g.doc["testbed"]["name"] = f"pred-{p.name}"[:64]
-        cells.append(SweepCell(p.name, g.doc, {
-            "cc": p.cc, "c_g": p.c_g, "reverse": p.reverse, "r_level": p.r_level,
-            "spacing_s": p.spacing_s, "spacing_realised_s": g.realisation["spacing_s"],
-            "c_g_realised": cls.c_g_realised,
-            "realisation": g.realisation | {"scale": cs.to_json()}}))
-    return Sweep(out, "predictability", a.key(), cells, a.repeat, a.seed)
+        cells.append(SweepCell(PredictabilityCell(
+            name=p.name, cc=p.cc, c_g=p.c_g, reverse=p.reverse, r_level=p.r_level,
+            spacing_s=p.spacing_s, spacing_realised_s=g.realisation["spacing_s"],
+            c_g_realised=cls.c_g_realised,
+            realisation=Realisation.model_validate(g.realisation | {"scale": cs.to_json()})),
+            g.doc))
+    return Sweep(out, "predictability", SweepIndex[PredictabilityCell], a.key(), cells,
+                 a.repeat, a.seed)

@@ -8,10 +8,13 @@ from pathlib import Path
 from itb.draw.page import figures, study_report
 from itb.study.predictability import report_figures as sf
 from itb.study.predictability.args import PredictabilityArgs
+from itb.study.predictability.cells import PredictabilityCell
 from itb.study.predictability.results import Results
+from itb.suite.sweep_index import SweepIndex
 
 
-def build(out: Path, state: dict, args: PredictabilityArgs, res: Results) -> Path:
+def build(out: Path, index: SweepIndex[PredictabilityCell], args: PredictabilityArgs,
+          res: Results) -> Path:
     """<out>/report/report.html: the fits, the points, the spacing and the figures."""
     spaced = args.spacing_s
     points, fits = res.points, res.fits
@@ -25,7 +28,8 @@ def build(out: Path, state: dict, args: PredictabilityArgs, res: Results) -> Pat
         (lambda p: sf.cov_vs_r(points, spaced, p), "cov-vs-r.png", "CoV vs reverse level R"),
         (lambda p: sf.spacing_sigma(res.spacing, p), "spacing-sigma.png",
          "σ_T with synchronised and spaced starts")])
-    return study_report(__package__, out, state=state, args=args, points=points, fits=fits,
+    cells = index.cells
+    return study_report(__package__, out, index=index, args=args, points=points, fits=fits,
                         spacing=res.spacing, figs=figs,
-                        scale=state["cells"][0]["realisation"]["scale"] if state["cells"] else None,
-                        realisation=state["cells"][-1]["realisation"] if state["cells"] else None)
+                        scale=cells[0].realisation.scale if cells else None,
+                        realisation=cells[-1].realisation if cells else None)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from itb.study.profile_calibration.args import CalibrationArgs
 
 if TYPE_CHECKING:
+    from itb.study.profile_calibration.cells import CalibrationCell
     from itb.study.profile_calibration.results import CalibrationResults
     from itb.study.registry import Say, Shown, Study
     from itb.suite.sweep import Outcome, Sweep
@@ -40,12 +41,12 @@ class Calibration:
     for UDT) for `itb profile predict`.
     """
 
-    def plan(self, args: CalibrationArgs, out: Path, say: Say) -> Sweep:
+    def plan(self, args: CalibrationArgs, out: Path, say: Say) -> Sweep[CalibrationCell]:
         from itb.study.profile_calibration.plan import sweep_of
 
         return sweep_of(args, out)
 
-    def analyse(self, sweep: Sweep, args: CalibrationArgs) -> CalibrationResults:
+    def analyse(self, sweep: Sweep[CalibrationCell], args: CalibrationArgs) -> CalibrationResults:
         from itb.study.profile_calibration.analysis import analyse
 
         return analyse(sweep, args)
@@ -56,4 +57,4 @@ class Calibration:
         return tables(outcome, args)
 
 
-STUDY: Study[CalibrationArgs, CalibrationResults] = Calibration()
+STUDY: Study[CalibrationArgs, CalibrationResults, CalibrationCell] = Calibration()

@@ -15,6 +15,7 @@ from itb.analysis.cells import bottleneck_link, cell_table
 from itb.analysis.profile_model import Sample, fit
 from itb.analysis.series import select_link
 from itb.study.profile_calibration.args import CalibrationArgs
+from itb.study.profile_calibration.cells import CalibrationCell
 from itb.study.profile_calibration.results import CalibrationResults
 from itb.suite.sweep import Sweep
 
@@ -64,15 +65,15 @@ def calibration_samples(transfers: pd.DataFrame, bottleneck: pd.DataFrame, link:
     return Measured(samples, failed, overlapped)
 
 
-def analyse(sweep: Sweep, a: CalibrationArgs) -> CalibrationResults:
+def analyse(sweep: Sweep[CalibrationCell], a: CalibrationArgs) -> CalibrationResults:
     samples, failed, overlapped = [], 0, 0
-    for cell in sweep.state["cells"]:
+    for cell in sweep.index.cells:
         tr = cell_table(sweep.out, cell, "transfers")
         bn = cell_table(sweep.out, cell, "bottleneck")
         link = bottleneck_link(sweep.out, cell)
         if tr is None or bn is None or link is None:
             continue
-        m = calibration_samples(tr, bn, link, cell["rtt_ms"], cell["inputs"])
+        m = calibration_samples(tr, bn, link, cell.rtt_ms, cell.inputs)
         samples += m.samples
         failed += m.failed
         overlapped += m.overlapped

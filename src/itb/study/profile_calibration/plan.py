@@ -10,8 +10,10 @@ from pathlib import Path
 from itb.errors import ScenarioError
 from itb.scenario.units import format_rate
 from itb.study.profile_calibration.args import CalibrationArgs
+from itb.study.profile_calibration.cells import CalibrationCell
 from itb.study.pursuit import gap_s, secs, testbed_doc
 from itb.suite.sweep import Sweep, SweepCell
+from itb.suite.sweep_index import SweepIndex
 
 
 def cell_doc(a: CalibrationArgs, rtt_ms: float) -> tuple[dict, dict[str, int]]:
@@ -36,11 +38,12 @@ def cell_doc(a: CalibrationArgs, rtt_ms: float) -> tuple[dict, dict[str, int]]:
     return doc, inputs
 
 
-def sweep_of(a: CalibrationArgs, out: Path) -> Sweep:
+def sweep_of(a: CalibrationArgs, out: Path) -> Sweep[CalibrationCell]:
     if not a.rtts_ms or not a.inputs_bps:
         raise ScenarioError(None, "--rtt" if not a.rtts_ms else "--inputs", "give at least one")
     cells = []
     for rtt in a.rtts_ms:
         doc, inputs = cell_doc(a, rtt)
-        cells.append(SweepCell(f"rtt{rtt:g}ms", doc, {"rtt_ms": rtt, "inputs": inputs}))
-    return Sweep(out, "profile-calibration", a.key(), cells, a.repeat, a.seed)
+        cells.append(SweepCell(CalibrationCell(name=f"rtt{rtt:g}ms", rtt_ms=rtt, inputs=inputs), doc))
+    return Sweep(out, "profile-calibration", SweepIndex[CalibrationCell], a.key(), cells,
+                 a.repeat, a.seed)

@@ -10,7 +10,9 @@ import numpy as np
 from itb.draw.page import figures, study_report
 from itb.draw.plot import plt, save_figure
 from itb.study.profile_calibration.args import CalibrationArgs
+from itb.study.profile_calibration.cells import CalibrationCell
 from itb.study.profile_calibration.results import CalibrationResults
+from itb.suite.sweep_index import SweepIndex
 
 
 def _by_rtt(res: CalibrationResults) -> dict[float, list]:
@@ -91,9 +93,10 @@ def coefficients_figure(res: CalibrationResults, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build(out: Path, state: dict, args: CalibrationArgs, res: CalibrationResults) -> Path:
+def build(out: Path, index: SweepIndex[CalibrationCell], args: CalibrationArgs,
+          res: CalibrationResults) -> Path:
     """<out>/report/report.html: the lines per RTT, the model and the figures."""
-    return study_report(__package__, out, state=state, args=args, res=res, figs=figures(out, [
+    return study_report(__package__, out, index=index, args=args, res=res, figs=figures(out, [
         (lambda p: rates_figure(res, p), "rates.png",
          "Goodput and mean throughput against the input rate, per RTT; lines: the fits over the "
          "linear part (inputs up to the model's limit)"),

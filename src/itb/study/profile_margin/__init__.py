@@ -18,6 +18,7 @@ from itb.study.profile_margin.args import MarginArgs
 from itb.study.pursuit import GROUP_HELP
 
 if TYPE_CHECKING:
+    from itb.study.profile_margin.cells import MarginCell
     from itb.study.profile_margin.results import MarginResults
     from itb.study.registry import Say, Shown, Study
     from itb.suite.sweep import Outcome, Sweep
@@ -35,12 +36,12 @@ class Margin:
     1 s and 0.5 s. The defaults (21 margins × 10 repetitions × 60 s) take about 4 hours.
     """
 
-    def plan(self, args: MarginArgs, out: Path, say: Say) -> Sweep:
+    def plan(self, args: MarginArgs, out: Path, say: Say) -> Sweep[MarginCell]:
         from itb.study.profile_margin.plan import plan
 
         return plan(args, out, say)
 
-    def analyse(self, sweep: Sweep, args: MarginArgs) -> MarginResults:
+    def analyse(self, sweep: Sweep[MarginCell], args: MarginArgs) -> MarginResults:
         from itb.study.profile_margin.analysis import analyse
 
         return analyse(sweep, args)
@@ -51,4 +52,4 @@ class Margin:
         return tables(outcome, args)
 
 
-STUDY: Study[MarginArgs, MarginResults] = Margin()
+STUDY: Study[MarginArgs, MarginResults, MarginCell] = Margin()

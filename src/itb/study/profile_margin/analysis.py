@@ -14,27 +14,28 @@ from itb.analysis.pursuit import (
     spread,
 )
 from itb.study.profile_margin.args import MarginArgs
+from itb.study.profile_margin.cells import MarginCell
 from itb.study.profile_margin.results import MarginPoint, MarginResults, MarginThreshold
 from itb.suite.sweep import Sweep
 
 
-def analyse(sweep: Sweep, a: MarginArgs) -> MarginResults:
+def analyse(sweep: Sweep[MarginCell], a: MarginArgs) -> MarginResults:
     points = []
-    for cell in sweep.state["cells"]:
+    for cell in sweep.index.cells:
         tr, fwd = cell_logs(sweep.out, cell)
         late: list[float] = []
         failed = 0
         bursts: list[Burst] = []
         if tr is not None:
             mine = tr[tr["transfer"] == "m"]
-            late, failed = lateness_values(mine, cell["predicted_s"])
+            late, failed = lateness_values(mine, cell.predicted_s)
             if fwd is not None:
                 for row in mine[mine["ok"].astype(bool)].itertuples():
                     bursts.append(burst_of(fwd[fwd["repetition"] == row.repetition],
                                            row.start_ns, row.end_ns))
-        points.append(MarginPoint(rtt_ms=cell["rtt_ms"], margin=cell["margin"],
-                                  target_bps=cell["target_bps"], input_bps=cell["input_bps"],
-                                  volume=cell["volume"], predicted_s=cell["predicted_s"],
+        points.append(MarginPoint(rtt_ms=cell.rtt_ms, margin=cell.margin,
+                                  target_bps=cell.target_bps, input_bps=cell.input_bps,
+                                  volume=cell.volume, predicted_s=cell.predicted_s,
                                   lateness=spread(late, failed), burst=pooled_burst(bursts)))
     points.sort(key=lambda p: (p.rtt_ms, p.margin))
     thresholds = [MarginThreshold(rtt_ms=rtt, limit_s=lim, margin=margin_needed(

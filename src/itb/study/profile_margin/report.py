@@ -9,7 +9,9 @@ from itb.draw.page import figures, study_report
 from itb.draw.plot import plt, save_figure
 from itb.draw.pursuit import SINGLE, lateness_axes, overshoot_figure, spread_line
 from itb.study.profile_margin.args import MarginArgs
+from itb.study.profile_margin.cells import MarginCell
 from itb.study.profile_margin.results import MarginResults
+from itb.suite.sweep_index import SweepIndex
 
 
 def margin_figure(res: MarginResults, path: Path) -> Path | None:
@@ -25,9 +27,9 @@ def margin_figure(res: MarginResults, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build(out: Path, state: dict, args: MarginArgs, res: MarginResults) -> Path:
+def build(out: Path, index: SweepIndex[MarginCell], args: MarginArgs, res: MarginResults) -> Path:
     """<out>/report/report.html: the margins needed, the points and the figures."""
-    return study_report(__package__, out, state=state, args=args, res=res, figs=figures(out, [
+    return study_report(__package__, out, index=index, args=args, res=res, figs=figures(out, [
         (lambda p: margin_figure(res, p), "lateness.png",
          "Lateness (measured − predicted completion) against the margin: mean over the repetitions "
          f"with its 95 % interval ({SINGLE}); dotted 1 s, dashed 0.5 s"),

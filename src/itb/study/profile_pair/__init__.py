@@ -19,6 +19,7 @@ from itb.study.profile_pair.args import PairArgs
 from itb.study.pursuit import GROUP_HELP
 
 if TYPE_CHECKING:
+    from itb.study.profile_pair.cells import PairCell
     from itb.study.profile_pair.results import PairResults
     from itb.study.registry import Say, Shown, Study
     from itb.suite.sweep import Outcome, Sweep
@@ -36,12 +37,12 @@ class Pair:
     (3 pairs × 8 margins × 5 repetitions × 60 s) take about 2 hours.
     """
 
-    def plan(self, args: PairArgs, out: Path, say: Say) -> Sweep:
+    def plan(self, args: PairArgs, out: Path, say: Say) -> Sweep[PairCell]:
         from itb.study.profile_pair.plan import plan
 
         return plan(args, out, say)
 
-    def analyse(self, sweep: Sweep, args: PairArgs) -> PairResults:
+    def analyse(self, sweep: Sweep[PairCell], args: PairArgs) -> PairResults:
         from itb.study.profile_pair.analysis import analyse
 
         return analyse(sweep, args)
@@ -52,4 +53,4 @@ class Pair:
         return tables(outcome, args)
 
 
-STUDY: Study[PairArgs, PairResults] = Pair()
+STUDY: Study[PairArgs, PairResults, PairCell] = Pair()

@@ -16,28 +16,28 @@ from itb.analysis.pursuit import (
     spread,
 )
 from itb.study.profile_pair.args import PairArgs
+from itb.study.profile_pair.cells import PairCell
 from itb.study.profile_pair.results import PairFlow, PairPoint, PairResults, PairThreshold
 from itb.suite.sweep import Sweep
 
 
-def analyse(sweep: Sweep, a: PairArgs) -> PairResults:
+def analyse(sweep: Sweep[PairCell], a: PairArgs) -> PairResults:
     points = []
-    for cell in sweep.state["cells"]:
+    for cell in sweep.index.cells:
         tr, fwd = cell_logs(sweep.out, cell)
         flows, bursts = [], []
-        for mech, f in zip(cell["mechanisms"], cell["flows"]):
+        for mech, plan in zip(cell.mechanisms, cell.flows):
             late, failed = ([], 0) if tr is None else lateness_values(
-                tr[tr["transfer"] == f["flow"]], f["predicted_s"])
-            flows.append(PairFlow(flow=f["flow"], mechanism=mech,
-                                  input_steps=[tuple(s) for s in f["input_steps"]],
-                                  volume=f["volume"], predicted_s=f["predicted_s"],
+                tr[tr["transfer"] == plan.flow], plan.predicted_s)
+            flows.append(PairFlow(flow=plan.flow, mechanism=mech, input_steps=list(plan.input_steps),
+                                  volume=plan.volume, predicted_s=plan.predicted_s,
                                   lateness=spread(late, failed)))
         if tr is not None and fwd is not None:
             for rep, g in tr.groupby("repetition"):
                 lo, hi = g["start_ns"].min(), g["end_ns"].max()
                 if math.isfinite(lo) and math.isfinite(hi):
                     bursts.append(burst_of(fwd[fwd["repetition"] == rep], lo, hi))
-        points.append(PairPoint(combo=cell["combo"], margin=cell["margin"], rtt_ms=cell["rtt_ms"],
+        points.append(PairPoint(combo=cell.combo, margin=cell.margin, rtt_ms=cell.rtt_ms,
                                 flows=flows, burst=pooled_burst(bursts)))
     points.sort(key=lambda p: (p.combo, p.margin))
     thresholds = []

@@ -11,9 +11,11 @@ from itb.analysis.profile_model import Model
 from itb.errors import ScenarioError
 from itb.scenario.units import format_rate
 from itb.study.profile_pair.args import PairArgs
+from itb.study.profile_pair.cells import PairCell, PlannedFlow
 from itb.study.profile_pair.results import PAIR_SHARES
 from itb.study.pursuit import Mechanism, asked_input, extrapolation_warning, secs, testbed_doc
 from itb.suite.sweep import Say, Sweep, SweepCell
+from itb.suite.sweep_index import SweepIndex
 
 
 def combo_name(a: Mechanism, b: Mechanism) -> str:
@@ -21,7 +23,7 @@ def combo_name(a: Mechanism, b: Mechanism) -> str:
 
 
 def plan_flow(model: Model, flow: str, capacity_bps: int, margin: float, rtt_ms: float,
-              seconds: float) -> dict:
+              seconds: float) -> PlannedFlow:
     """One flow's throughput steps, the inputs that give them, its volume and prediction."""
     if not 0 <= margin < 1:
         raise ScenarioError(None, "--margins", f"{margin:g} is not a share of C in [0, 1)")
@@ -32,20 +34,20 @@ def plan_flow(model: Model, flow: str, capacity_bps: int, margin: float, rtt_ms:
     inputs = [asked_input(model, r, rtt_ms, capacity_bps, where) for _t, r in wanted]
     goods = [model.goodput_for_throughput(r, rtt_ms) for _t, r in wanted]
     volume = max(1, round(sum(goods) * seconds / 3 / 8))
-    return {"flow": flow, "input_steps": [[t, round(x)] for (t, _r), (x, _b) in zip(wanted, inputs)],
-            "volume": volume, "predicted_s": model.completion_s(wanted, volume, rtt_ms),
-            "extrapolated": any(b for _x, b in inputs)}
+    return PlannedFlow(flow=flow, input_steps=[(t, round(x)) for (t, _r), (x, _b) in zip(wanted, inputs)],
+                       volume=volume, predicted_s=model.completion_s(wanted, volume, rtt_ms),
+                       extrapolated=any(b for _x, b in inputs))
 
 
 def cell_doc(a: PairArgs, combo: tuple[Mechanism, Mechanism], margin: float,
-             flows: list[dict]) -> dict:
+             flows: list[PlannedFlow]) -> dict:
     name = f"pair-{combo_name(*combo)}-m{margin * 100:g}".replace("+", "_")
     transfers = []
     for k, (mech, f) in enumerate(zip(combo, flows), start=1):
-        transfers.append({"id": f["flow"], "src": f"l{k}", "dst": f"r{k}",
-                          "volume": f"{f['volume']}B", **mech.transfer_fields(),
-                          "profile": [[t / 1e6, format_rate(x)] for t, x in f["input_steps"]]})
-    longest = max(f["predicted_s"] for f in flows)
+        transfers.append({"id": f.flow, "src": f"l{k}", "dst": f"r{k}",
+                          "volume": f"{f.volume}B", **mech.transfer_fields(),
+                          "profile": [[t / 1e6, format_rate(x)] for t, x in f.input_steps]})
+    longest = max(f.predicted_s for f in flows)
     return {**testbed_doc(name, f"two complementary profiles at (1 - {margin:g})·C: "
                                 f"{combo_name(*combo)}", 2, a.capacity_bps, a.rtt_ms,
                           a.open_window, a.buffer),
@@ -54,7 +56,7 @@ def cell_doc(a: PairArgs, combo: tuple[Mechanism, Mechanism], margin: float,
             "transfer": transfers}
 
 
-def sweep_of(a: PairArgs, models: dict[str, Model], out: Path) -> Sweep:
+def sweep_of(a: PairArgs, models: dict[str, Model], out: Path) -> Sweep[PairCell]:
     if not a.combos or not a.margins:
         raise ScenarioError(None, "--pairs" if not a.combos else "--margins", "give at least one")
     cells = []
@@ -62,21 +64,21 @@ def sweep_of(a: PairArgs, models: dict[str, Model], out: Path) -> Sweep:
         for m in a.margins:
             flows = [plan_flow(models[mech.name], f, a.capacity_bps, m, a.rtt_ms, a.seconds)
                      for mech, f in zip(combo, "AB")]
-            info = {"combo": combo_name(*combo), "mechanisms": [c.name for c in combo],
-                    "margin": m, "rtt_ms": a.rtt_ms, "flows": flows}
-            cells.append(SweepCell(f"{combo_name(*combo)}-m{m * 100:g}",
-                                   cell_doc(a, combo, m, flows), info))
-    return Sweep(out, "profile-pair", a.key(), cells, a.repeat, a.seed)
+            info = PairCell(name=f"{combo_name(*combo)}-m{m * 100:g}", combo=combo_name(*combo),
+                            mechanisms=[c.name for c in combo], margin=m, rtt_ms=a.rtt_ms,
+                            flows=flows)
+            cells.append(SweepCell(info, cell_doc(a, combo, m, flows)))
+    return Sweep(out, "profile-pair", SweepIndex[PairCell], a.key(), cells, a.repeat, a.seed)
 
 
-def plan(a: PairArgs, out: Path, say: Say) -> Sweep:
+def plan(a: PairArgs, out: Path, say: Say) -> Sweep[PairCell]:
     """The sweep, after a warning per model naming the flows where it is extrapolated."""
     models = {name: Model.load(path) for name, path in a.model_paths.items()}
     sweep = sweep_of(a, models, out)
     for name, model in models.items():
-        beyond = [f"{c.name} {f['flow']}" for c in sweep.cells
-                  for mech, f in zip(c.info["mechanisms"], c.info["flows"])
-                  if mech == name and f["extrapolated"]]
+        beyond = [f"{c.name} {f.flow}" for c in sweep.cells
+                  for mech, f in zip(c.info.mechanisms, c.info.flows)
+                  if mech == name and f.extrapolated]
         warning = extrapolation_warning(model, beyond)
         if warning:
             say(warning)

@@ -18,15 +18,18 @@ from itb.draw.pursuit import (
     steps_line,
 )
 from itb.study.profile_pair.args import PairArgs
+from itb.study.profile_pair.cells import PairCell
 from itb.study.profile_pair.results import PairResults
+from itb.suite.sweep_index import SweepIndex
 
 
-def pair_over_time(out: Path, state: dict, res: PairResults, path: Path) -> Path | None:
+def pair_over_time(out: Path, index: SweepIndex[PairCell], res: PairResults,
+                   path: Path) -> Path | None:
     """Each combination at its smallest margin of 5 % or more, repetition 1: the pair's
     wire rate at the bottleneck (10 ms bins) against (1 − m)·C, the throughput both asked
     for on the wire together, and each flow's goodput (the receivers' samples, payload)
     against the input it was asked (payload too)."""
-    cells = {c["name"]: c for c in state["cells"]}
+    cells = {c.name: c for c in index.cells}
     picks = []
     for combo in dict.fromkeys(p.combo for p in res.points):
         mine = sorted((p for p in res.points if p.combo == combo), key=lambda p: p.margin)
@@ -85,13 +88,13 @@ def pair_figure(res: PairResults, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build(out: Path, state: dict, args: PairArgs, res: PairResults) -> Path:
+def build(out: Path, index: SweepIndex[PairCell], args: PairArgs, res: PairResults) -> Path:
     """<out>/report/report.html: the margins needed, each flow's lateness, the figures."""
-    return study_report(__package__, out, state=state, args=args, res=res, figs=figures(out, [
+    return study_report(__package__, out, index=index, args=args, res=res, figs=figures(out, [
         (lambda p: pair_figure(res, p), "lateness.png",
          f"Each flow's lateness against the margin: mean with its 95 % interval ({SINGLE}); dotted 1 s, "
          "dashed 0.5 s"),
-        (lambda p: pair_over_time(out, state, res, p), "over-time.png",
+        (lambda p: pair_over_time(out, index, res, p), "over-time.png",
          "Asked against achieved, one repetition: the pair's wire rate at the bottleneck (10 ms bins of "
          "the emulator's 1 ms log) against (1 − m)·C, and each flow's goodput at its receiver "
          "against the input it was asked (both payload)"),

@@ -25,6 +25,7 @@ from itb.study.profile_stage0.args import Stage0Args
 from itb.study.pursuit import GROUP_HELP
 
 if TYPE_CHECKING:
+    from itb.study.profile_stage0.cells import Stage0Cell
     from itb.study.profile_stage0.results import Stage0Results
     from itb.study.registry import Say, Shown, Study
     from itb.suite.sweep import Outcome, Sweep
@@ -42,12 +43,12 @@ class Stage0:
     (`make setup` installs it). The defaults take about 25 minutes.
     """
 
-    def plan(self, args: Stage0Args, out: Path, say: Say) -> Sweep:
+    def plan(self, args: Stage0Args, out: Path, say: Say) -> Sweep[Stage0Cell]:
         from itb.study.profile_stage0.plan import sweep_of
 
         return sweep_of(args, out)
 
-    def analyse(self, sweep: Sweep, args: Stage0Args) -> Stage0Results:
+    def analyse(self, sweep: Sweep[Stage0Cell], args: Stage0Args) -> Stage0Results:
         from itb.study.profile_stage0.analysis import analyse
 
         return analyse(sweep, args)
@@ -58,4 +59,4 @@ class Stage0:
         return tables(outcome, args)
 
 
-STUDY: Study[Stage0Args, Stage0Results] = Stage0()
+STUDY: Study[Stage0Args, Stage0Results, Stage0Cell] = Stage0()

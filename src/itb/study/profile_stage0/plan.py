@@ -16,8 +16,10 @@ from itb.errors import PreflightError, ScenarioError
 from itb.scenario.load import testbed_from_dict
 from itb.scenario.units import format_rate
 from itb.study.profile_stage0.args import PARTS, Stage0Args
+from itb.study.profile_stage0.cells import CpuCell, RateCell, Stage0Cell
 from itb.study.pursuit import Mechanism, gap_s, secs, testbed_doc
 from itb.suite.sweep import Sweep, SweepCell
+from itb.suite.sweep_index import SweepIndex
 
 FILE_MODES = ("m2m", "d2m", "d2d")
 GRIDFTP_PORT = 2811
@@ -29,7 +31,7 @@ def _experiment(name: str, a: Stage0Args, duration_s: float) -> dict:
             "duration": secs(math.ceil(duration_s)), "interval": "100ms"}
 
 
-def cpu_cell(a: Stage0Args, mech: Mechanism, rtt_ms: float) -> SweepCell:
+def cpu_cell(a: Stage0Args, mech: Mechanism, rtt_ms: float) -> SweepCell[Stage0Cell]:
     transfers, at = [], 0.0
     for k, x in enumerate(a.inputs_bps):
         transfers.append({"id": f"x{k + 1}", "src": "l1", "dst": "r1", "at": secs(at),
@@ -40,8 +42,8 @@ def cpu_cell(a: Stage0Args, mech: Mechanism, rtt_ms: float) -> SweepCell:
     doc = {**testbed_doc(name, f"CPU per input rate, {mech.name}", 1, a.capacity_bps, rtt_ms,
                          a.open_window),
            "experiment": _experiment(name, a, at + a.seconds), "transfer": transfers}
-    return SweepCell(name, doc, {"part": "cpu", "mechanism": mech.name, "rtt_ms": rtt_ms,
-                                 "inputs": {t["id"]: x for t, x in zip(transfers, a.inputs_bps)}})
+    return SweepCell(CpuCell(name=name, part="cpu", mechanism=mech.name, rtt_ms=rtt_ms,
+                             inputs={t["id"]: x for t, x in zip(transfers, a.inputs_bps)}), doc)
 
 
 def _gridftp(a: Stage0Args, name: str, description: str, source: str, sink: str,
@@ -68,71 +70,72 @@ def _gridftp(a: Stage0Args, name: str, description: str, source: str, sink: str,
     return {**doc, "experiment": _experiment(name, a, 10 + worst), "command": [*commands, server, client]}
 
 
-def file_cells(a: Stage0Args, files: Path) -> list[SweepCell]:
+def file_cells(a: Stage0Args, files: Path) -> list[SweepCell[Stage0Cell]]:
     src, sink = files / "source.bin", files / "sink.bin"
     ends = {"m2m": ("/dev/zero", "/dev/null"), "d2m": (str(src), "/dev/null"),
             "d2d": (str(src), str(sink))}
-    out = []
+    out: list[SweepCell[Stage0Cell]] = []
     for mode in FILE_MODES:
         source, dest = ends[mode]
         name = f"stage0-files-{mode}"
         doc = _gridftp(a, name, f"GridFTP {mode}", source, dest, 1, "reno",
                        None if source == "/dev/zero" else source, None)
-        out.append(SweepCell(name, doc, {"part": "files", "label": mode, "mechanism": "reno",
-                                         "streams": 1}))
+        out.append(SweepCell(RateCell(name=name, part="files", label=mode, mechanism="reno",
+                                      streams=1), doc))
     return out
 
 
-def stream_cells(a: Stage0Args) -> list[SweepCell]:
-    out = []
+def stream_cells(a: Stage0Args) -> list[SweepCell[Stage0Cell]]:
+    out: list[SweepCell[Stage0Cell]] = []
     for cc in a.stream_ccs:
         pace = round(NOCC_SHARE * a.capacity_bps) if cc == "nocc" else None
         for n in a.streams:
             name = f"stage0-streams-{cc}-p{n}"
             doc = _gridftp(a, name, f"GridFTP -p {n}, {cc}", "/dev/zero", "/dev/null", n, cc,
                            None, pace)
-            out.append(SweepCell(name, doc, {"part": "streams", "label": f"GridFTP -p {n}",
-                                             "mechanism": cc, "streams": n}))
+            out.append(SweepCell(RateCell(name=name, part="streams", label=f"GridFTP -p {n}",
+                                          mechanism=cc, streams=n), doc))
     name = "stage0-streams-udt"
     doc = {**testbed_doc(name, "UDT at 90 % of C", 1, a.capacity_bps, a.rtt_ms, a.open_window),
            "transfer": [{"id": "u", "src": "l1", "dst": "r1", "volume": f"{a.volume}B",
                          "protocol": "udt", "rate": format_rate(round(NOCC_SHARE * a.capacity_bps))}]}
     doc["experiment"] = _experiment(name, a, 10 + a.volume * 8 / (0.5 * a.capacity_bps))
-    out.append(SweepCell(name, doc, {"part": "streams", "label": "itb-udt", "mechanism": "udt",
-                                     "streams": 1}))
+    out.append(SweepCell(RateCell(name=name, part="streams", label="itb-udt", mechanism="udt",
+                                  streams=1), doc))
     return out
 
 
-class Stage0Sweep(Sweep):
+class Stage0Sweep(Sweep[Stage0Cell]):
     """Makes the disk parts' source file once the study directory is its own."""
 
-    def __init__(self, *args, volume: int, needs_file: bool):
-        super().__init__(*args)
+    def __init__(self, out: Path, key: dict, cells: list[SweepCell[Stage0Cell]], repeat: int,
+                 seed: int, *, volume: int, needs_file: bool):
+        super().__init__(out, "profile-stage0", SweepIndex[Stage0Cell], key, cells, repeat, seed)
         self.volume, self.needs_file = volume, needs_file
 
-    def open(self) -> dict:
+    def open(self) -> SweepIndex[Stage0Cell]:
         if self.needs_file:  # refused before anything is written
             readable_by_others(self.out / "files" / "source.bin")
-        state = super().open()
+        index = super().open()
         if self.needs_file:
             source_file(self.out, self.volume)
             readable_by_others(self.out / "files" / "source.bin")
-        return state
+        return index
 
 
-def sweep_of(a: Stage0Args, out: Path) -> Sweep:
+def sweep_of(a: Stage0Args, out: Path) -> Sweep[Stage0Cell]:
     bad = [p for p in a.parts if p not in PARTS]
     if bad or not a.parts:
         raise ScenarioError(None, "--parts", f"give some of {', '.join(PARTS)}")
-    cells = []
+    cells: list[SweepCell[Stage0Cell]] = []
     if "cpu" in a.parts:
         cells += [cpu_cell(a, m, rtt) for m in a.mechanisms for rtt in a.rtts_ms]
     if "files" in a.parts:
         cells += file_cells(a, (out / "files").resolve())
     if "streams" in a.parts:
         cells += stream_cells(a)
-    return Stage0Sweep(out, "profile-stage0", a.key(), cells, a.repeat, a.seed,
-                       volume=a.volume, needs_file="files" in a.parts)
+    return Stage0Sweep(out, a.key(), cells, a.repeat, a.seed, volume=a.volume,
+                       needs_file="files" in a.parts)
 
 
 def source_file(out: Path, size: int) -> None:

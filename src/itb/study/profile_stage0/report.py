@@ -9,7 +9,9 @@ from itb.draw.page import figures, study_report
 from itb.draw.plot import plt, save_figure
 from itb.draw.pursuit import SINGLE, spread_line
 from itb.study.profile_stage0.args import Stage0Args
+from itb.study.profile_stage0.cells import Stage0Cell
 from itb.study.profile_stage0.results import Stage0Results
+from itb.suite.sweep_index import SweepIndex
 
 
 def cpu_figure(res: Stage0Results, path: Path) -> Path | None:
@@ -31,9 +33,9 @@ def cpu_figure(res: Stage0Results, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build(out: Path, state: dict, args: Stage0Args, res: Stage0Results) -> Path:
+def build(out: Path, index: SweepIndex[Stage0Cell], args: Stage0Args, res: Stage0Results) -> Path:
     """<out>/report/report.html: the CPU, files and streams tables and the CPU figure."""
-    return study_report(__package__, out, state=state, args=args, res=res, figs=figures(out, [
+    return study_report(__package__, out, index=index, args=args, res=res, figs=figures(out, [
         (lambda p: cpu_figure(res, p), "cpu.png",
          "CPU time of the sending (solid) and receiving (dashed) process over the transfer's time, "
          f"against the input rate: mean with its 95 % interval ({SINGLE})")]))

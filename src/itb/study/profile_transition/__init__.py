@@ -27,6 +27,7 @@ from itb.study.profile_transition.args import TransitionArgs
 from itb.study.pursuit import GROUP_HELP
 
 if TYPE_CHECKING:
+    from itb.study.profile_transition.cells import TransitionCell
     from itb.study.profile_transition.results import TransitionResults
     from itb.study.registry import Say, Shown, Study
     from itb.suite.sweep import Outcome, Sweep
@@ -45,12 +46,12 @@ class Transition:
     timeline, one transfer per height) take about 25 minutes.
     """
 
-    def plan(self, args: TransitionArgs, out: Path, say: Say) -> Sweep:
+    def plan(self, args: TransitionArgs, out: Path, say: Say) -> Sweep[TransitionCell]:
         from itb.study.profile_transition.plan import sweep_of
 
         return sweep_of(args, out)
 
-    def analyse(self, sweep: Sweep, args: TransitionArgs) -> TransitionResults:
+    def analyse(self, sweep: Sweep[TransitionCell], args: TransitionArgs) -> TransitionResults:
         from itb.study.profile_transition.analysis import analyse
 
         return analyse(sweep, args)
@@ -61,4 +62,4 @@ class Transition:
         return tables(outcome, args)
 
 
-STUDY: Study[TransitionArgs, TransitionResults] = Transition()
+STUDY: Study[TransitionArgs, TransitionResults, TransitionCell] = Transition()

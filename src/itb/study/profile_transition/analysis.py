@@ -10,6 +10,7 @@ from itb.analysis.fairshare import tcp_payload_share
 from itb.analysis.pursuit import cell_logs, spread
 from itb.study.profile_transition import cost as tr_cost
 from itb.study.profile_transition.args import TransitionArgs
+from itb.study.profile_transition.cells import TransitionCell
 from itb.study.profile_transition.results import TransitionPoint, TransitionResults, TransitionRun
 from itb.suite.sweep import Sweep
 
@@ -43,9 +44,9 @@ def measure(rows, start_ns: int, a: TransitionArgs, height: int, protocol: str,
     return out
 
 
-def analyse(sweep: Sweep, a: TransitionArgs) -> TransitionResults:
+def analyse(sweep: Sweep[TransitionCell], a: TransitionArgs) -> TransitionResults:
     runs, failed = [], 0
-    for cell in sweep.state["cells"]:
+    for cell in sweep.index.cells:
         tr, fwd = cell_logs(sweep.out, cell)
         if tr is None or fwd is None:
             continue
@@ -55,9 +56,9 @@ def analyse(sweep: Sweep, a: TransitionArgs) -> TransitionResults:
             m = {"level_bps": None, "cost_s": None, "settled_s": None, "window_s": 0.0}
             if math.isfinite(row.start_ns):  # measured also when it failed later: kept, not used
                 rows = fwd[fwd["repetition"] == row.repetition]
-                m = measure(rows, int(row.start_ns), a, h, cell["protocol"], cell["rtt_ms"])
+                m = measure(rows, int(row.start_ns), a, h, cell.protocol, cell.rtt_ms)
             failed += not row.ok
-            runs.append(TransitionRun(mechanism=cell["mechanism"], rtt_ms=cell["rtt_ms"],
+            runs.append(TransitionRun(mechanism=cell.mechanism, rtt_ms=cell.rtt_ms,
                                       repetition=int(row.repetition), low_bps=a.low_bps,
                                       high_bps=h, ok=bool(row.ok), **m))
     points = []

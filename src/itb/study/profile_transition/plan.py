@@ -11,8 +11,10 @@ from itb.errors import ScenarioError
 from itb.scenario import profile as profiles
 from itb.scenario.units import format_rate
 from itb.study.profile_transition.args import TransitionArgs
+from itb.study.profile_transition.cells import TransitionCell
 from itb.study.pursuit import Mechanism, secs, testbed_doc
 from itb.suite.sweep import Sweep, SweepCell
+from itb.suite.sweep_index import SweepIndex
 
 TAIL_SHARE = 0.1  # a transfer's volume over what its profile allows by the step's end
 
@@ -46,11 +48,12 @@ def cell_doc(a: TransitionArgs, mech: Mechanism, rtt_ms: float) -> dict:
             "transfer": transfers}
 
 
-def sweep_of(a: TransitionArgs, out: Path) -> Sweep:
+def sweep_of(a: TransitionArgs, out: Path) -> Sweep[TransitionCell]:
     if not a.mechanisms or not a.rtts_ms or not a.heights_bps:
         raise ScenarioError(None, "--mechanisms" if not a.mechanisms else
                             "--rtt" if not a.rtts_ms else "--heights", "give at least one")
-    cells = [SweepCell(f"{m.name}-rtt{rtt:g}ms", cell_doc(a, m, rtt),
-                       {"mechanism": m.name, "protocol": m.protocol, "rtt_ms": rtt})
+    cells = [SweepCell(TransitionCell(name=f"{m.name}-rtt{rtt:g}ms", mechanism=m.name,
+                                      protocol=m.protocol, rtt_ms=rtt), cell_doc(a, m, rtt))
              for m in a.mechanisms for rtt in a.rtts_ms]
-    return Sweep(out, "profile-transition", a.key(), cells, a.repeat, a.seed)
+    return Sweep(out, "profile-transition", SweepIndex[TransitionCell], a.key(), cells, a.repeat,
+                 a.seed)

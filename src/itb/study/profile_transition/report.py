@@ -12,7 +12,9 @@ from itb.draw.page import figures, study_report
 from itb.draw.plot import plt, save_figure
 from itb.draw.pursuit import SINGLE, rate_series
 from itb.study.profile_transition.args import TransitionArgs
+from itb.study.profile_transition.cells import TransitionCell
 from itb.study.profile_transition.results import TransitionResults
+from itb.suite.sweep_index import SweepIndex
 
 
 def transition_figure(res: TransitionResults, path: Path) -> Path | None:
@@ -44,23 +46,24 @@ def transition_figure(res: TransitionResults, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def transition_closeup(out: Path, state: dict, a: TransitionArgs, path: Path) -> Path | None:
+def transition_closeup(out: Path, index: SweepIndex[TransitionCell], a: TransitionArgs,
+                       path: Path) -> Path | None:
     """The largest step of every cell, repetition 1: the 1 ms wire rate (and its 10 ms
     mean) from 0.1 s before to 0.6 s after the date, against the step; one panel per
     mechanism and RTT."""
     h = max(a.heights_bps)
     tid = f"h{a.heights_bps.index(h) + 1}"  # one transfer per height
     t_step = a.low_hold_s
-    cells = state["cells"]
-    rtts = sorted({c["rtt_ms"] for c in cells})
-    mechs = list(dict.fromkeys(c["mechanism"] for c in cells))
+    cells = index.cells
+    rtts = sorted({c.rtt_ms for c in cells})
+    mechs = list(dict.fromkeys(c.mechanism for c in cells))
     fig, axes = plt.subplots(len(mechs), len(rtts), figsize=(4.8 * len(rtts), 2.4 * len(mechs)),
                              squeeze=False, sharex=True, sharey=True)
     drew = False
     for i, mech in enumerate(mechs):
         for j, rtt in enumerate(rtts):
             ax = axes[i, j]
-            cell = next((c for c in cells if c["mechanism"] == mech and c["rtt_ms"] == rtt), None)
+            cell = next((c for c in cells if c.mechanism == mech and c.rtt_ms == rtt), None)
             series = rate_series(out, cell, 1, bin_s=0.001, transfer=tid) if cell else None
             if series is not None:
                 t, rate = series.t, series.rate
@@ -83,12 +86,13 @@ def transition_closeup(out: Path, state: dict, a: TransitionArgs, path: Path) ->
     return save_figure(fig, path) if drew else None
 
 
-def build(out: Path, state: dict, args: TransitionArgs, res: TransitionResults) -> Path:
+def build(out: Path, index: SweepIndex[TransitionCell], args: TransitionArgs,
+          res: TransitionResults) -> Path:
     """<out>/report/report.html: the costs' table and figures."""
-    return study_report(__package__, out, state=state, args=args, res=res, figs=figures(out, [
+    return study_report(__package__, out, index=index, args=args, res=res, figs=figures(out, [
         (lambda p: transition_figure(res, p), "cost.png",
          "Cost of a low → high step (the largest data deficit against the sender's level, in ms at "
          f"that level) against the high rate: mean with its 95 % interval ({SINGLE}); log scale, "
          "a cost under 0.1 ms drawn at 0.1 ms"),
-        (lambda p: transition_closeup(out, state, args, p), "closeup.png",
+        (lambda p: transition_closeup(out, index, args, p), "closeup.png",
          "Close-up of the largest step, repetition 1: the bottleneck's 1 ms wire rate")]))

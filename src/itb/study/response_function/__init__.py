@@ -26,6 +26,7 @@ from itb.study.response_function.args import ResponseArgs
 
 if TYPE_CHECKING:
     from itb.study.registry import Say, Shown, Study
+    from itb.study.response_function.cells import ResponseCell
     from itb.study.response_function.results import Results
     from itb.suite.sweep import Outcome, Sweep
 
@@ -48,12 +49,12 @@ class ResponseFunction:
     Linux's (within ±0.03). About 75 min with the defaults (30 points); resumable.
     """
 
-    def plan(self, args: ResponseArgs, out: Path, say: Say) -> Sweep:
+    def plan(self, args: ResponseArgs, out: Path, say: Say) -> Sweep[ResponseCell]:
         from itb.study.response_function.plan import sweep_of
 
         return sweep_of(args, out)
 
-    def analyse(self, sweep: Sweep, args: ResponseArgs) -> Results:
+    def analyse(self, sweep: Sweep[ResponseCell], args: ResponseArgs) -> Results:
         from itb.study.response_function.analysis import analyse
 
         return analyse(sweep, args)
@@ -64,4 +65,4 @@ class ResponseFunction:
         return tables(outcome, args)
 
 
-STUDY: Study[ResponseArgs, Results] = ResponseFunction()
+STUDY: Study[ResponseArgs, Results, ResponseCell] = ResponseFunction()

@@ -15,6 +15,7 @@ from itb.analysis.cells import cell_transfers
 from itb.analysis.logs import bottleneck_frames
 from itb.cc.published import PUBLISHED, nominal_beta, switch_beta
 from itb.study.response_function.args import ResponseArgs
+from itb.study.response_function.cells import ResponseCell
 from itb.study.response_function.fit import fit_algorithm
 from itb.study.response_function.plan import TRANSFER
 from itb.study.response_function.results import Event, Results
@@ -92,19 +93,19 @@ def measure_point(df: pd.DataFrame, cc: str, warmup_s: float,
     return out
 
 
-def _sender_log(sweep: Sweep, cell: dict, r: int) -> Path:
-    return rundir.rep_dir(sweep.out / cell["run"], r) / "nodes" / "l1" / f"{TRANSFER}.send.csv"
+def _sender_log(sweep: Sweep[ResponseCell], cell: ResponseCell, r: int) -> Path:
+    return rundir.rep_dir(sweep.out / cell.run, r) / "nodes" / "l1" / f"{TRANSFER}.send.csv"
 
 
-def _link_log(sweep: Sweep, cell: dict, r: int) -> pd.DataFrame | None:
+def _link_log(sweep: Sweep[ResponseCell], cell: ResponseCell, r: int) -> pd.DataFrame | None:
     """The bottleneck emulator's log of the data direction (the dumbbell has one link
     emulator; its forward direction carries l1 → r1)."""
-    forward = [f for f in bottleneck_frames(sweep.out / cell["run"], r)
+    forward = [f for f in bottleneck_frames(sweep.out / cell.run, r)
                if (f["direction"] == "forward").all()]
     return forward[0] if forward else None
 
 
-def _corrupt_window(sweep: Sweep, cell: dict, r: int) -> str | None:
+def _corrupt_window(sweep: Sweep[ResponseCell], cell: ResponseCell, r: int) -> str | None:
     """Why the run left the flow out (an impossible window in its tcp_info), if it did."""
     tr = cell_transfers(sweep.out, cell)
     if tr is None or "corrupt_window" not in tr:
@@ -113,28 +114,28 @@ def _corrupt_window(sweep: Sweep, cell: dict, r: int) -> str | None:
     return str(hit.iloc[0]) if len(hit) else None
 
 
-def analyse(sweep: Sweep, a: ResponseArgs) -> Results:
+def analyse(sweep: Sweep[ResponseCell], a: ResponseArgs) -> Results:
     """Every repetition of every point, the fit of each algorithm and the congestion
     events; written to points.csv, events.csv and results.json."""
     points: list[PointResult] = []
     events: list[Event] = []
-    for c in sweep.state["cells"]:
+    for c in sweep.index.cells:
         for r in range(1, a.repeat + 1):
-            row = {k: c[k] for k in ("name", "cc", "p", "plan_window", "warmup_s", "rtt_ms",
-                                     "rate_bps")}
-            row["repetition"] = r
+            row: dict = {"name": c.name, "cc": c.cc, "p": c.p, "plan_window": c.plan_window,
+                         "warmup_s": c.warmup_s, "rtt_ms": c.rtt_ms, "rate_bps": c.rate_bps,
+                         "repetition": r}
             path = _sender_log(sweep, c, r)
-            res = rundir.rep_result(sweep.out / c["run"], r) or {}
+            res = rundir.rep_result(sweep.out / c.run, r) or {}
             if not res or not path.exists():
                 points.append(PointResult(**row, status=res.get("status", "not run"),
                                           window=None))
                 continue
             # A flow slower than planned is stopped at the end of the timeline: its log
             # up to there is still a steady state to measure.
-            m = measure_point(pd.read_csv(path), c["cc"], c["warmup_s"], _link_log(sweep, c, r))
+            m = measure_point(pd.read_csv(path), c.cc, c.warmup_s, _link_log(sweep, c, r))
             ev = m.pop("events")
             link_limited = m["queue_drops"] > 0 or (
-                m["goodput_bps"] is not None and m["goodput_bps"] > LINK_SHARE_LIMIT * c["rate_bps"])
+                m["goodput_bps"] is not None and m["goodput_bps"] > LINK_SHARE_LIMIT * c.rate_bps)
             status = "ok" if m["window"] else "too short"
             if status == "ok" and m["p_link"] is not None and not m["lost"]:
                 status = "no loss"  # nothing to fit the window against
@@ -150,7 +151,7 @@ def analyse(sweep: Sweep, a: ResponseArgs) -> Results:
             pt = PointResult(**row)
             points.append(pt.model_copy(
                 update={"published_window": PUBLISHED[pt.cc].window(pt.p_fit)}))
-            events += [Event(cc=c["cc"], p=c["p"], **e) for e in ev]
+            events += [Event(cc=c.cc, p=c.p, **e) for e in ev]
     results = Results(points=points, fits=[fit_algorithm(cc, points, events) for cc in a.ccs],
                       events=events)
     for name, rows, model in (("points", points, PointResult), ("events", events, Event)):

@@ -14,7 +14,9 @@ import numpy as np
 from itb.cc.published import PUBLISHED
 from itb.errors import ScenarioError
 from itb.study.response_function.args import ResponseArgs
+from itb.study.response_function.cells import ResponseCell
 from itb.suite.sweep import Sweep, SweepCell
+from itb.suite.sweep_index import SweepIndex
 
 MSS = 1448                 # bytes: 1500-byte MTU with timestamps
 MAX_LOSS = 0.05
@@ -116,9 +118,10 @@ def _doc(a: ResponseArgs, pt: Point) -> dict:
     }
 
 
-def sweep_of(a: ResponseArgs, out: Path) -> Sweep:
-    cells = [SweepCell(pt.name, _doc(a, pt), {
-        "cc": pt.cc, "p": pt.p, "plan_window": pt.plan_window, "warmup_s": pt.warmup_s,
-        "measure_s": pt.measure_s, "volume": pt.volume, "rtt_ms": pt.rtt_ms,
-        "rate_bps": pt.rate_bps}) for pt in points_of(a)]
-    return Sweep(out, "response-function", a.key(), cells, a.repeat, a.seed)
+def sweep_of(a: ResponseArgs, out: Path) -> Sweep[ResponseCell]:
+    cells = [SweepCell(ResponseCell(
+        name=pt.name, cc=pt.cc, p=pt.p, plan_window=pt.plan_window, warmup_s=pt.warmup_s,
+        measure_s=pt.measure_s, volume=pt.volume, rtt_ms=pt.rtt_ms, rate_bps=pt.rate_bps),
+        _doc(a, pt)) for pt in points_of(a)]
+    return Sweep(out, "response-function", SweepIndex[ResponseCell], a.key(), cells, a.repeat,
+                 a.seed)

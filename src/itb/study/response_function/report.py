@@ -11,7 +11,9 @@ from itb.cc.published import nominal_beta
 from itb.draw.page import figures, study_report
 from itb.draw.plot import plt, save_figure
 from itb.study.response_function.args import ResponseArgs
+from itb.study.response_function.cells import ResponseCell
 from itb.study.response_function.results import Event, Fit, Point, Results
+from itb.suite.sweep_index import SweepIndex
 
 
 def loglog(points: list[Point], fits: list[Fit], path: Path) -> Path | None:
@@ -67,12 +69,12 @@ def decreases(events: list[Event], ccs: list[str], path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build(out: Path, state: dict, args: ResponseArgs, res: Results) -> Path:
+def build(out: Path, index: SweepIndex[ResponseCell], args: ResponseArgs, res: Results) -> Path:
     """<out>/report/report.html: the fits, the points and the figures."""
     figs = figures(out, [
         (lambda p: loglog(res.points, res.fits, p), "response-loglog.png",
          "Response functions: rate in MSS/RTT against loss, log-log"),
         (lambda p: decreases(res.events, list(args.ccs), p), "decrease.png",
          "Multiplicative decrease β of every congestion event after the warm-up")])
-    return study_report(__package__, out, state=state, args=args, points=res.points,
+    return study_report(__package__, out, index=index, args=args, points=res.points,
                         fits=res.fits, figs=figs)
