@@ -33,7 +33,7 @@ def test_round_trip_keeps_the_documented_layout(tmp_path):
     m = _metrics()
     m.save(tmp_path / "metrics.json")
     doc = json.loads((tmp_path / "metrics.json").read_text())
-    assert doc["format_version"] == FORMAT_VERSION == 1
+    assert doc["format_version"] == FORMAT_VERSION == 2
     assert set(doc) == {"format_version", "repetitions", "overall", "context", "dispatch",
                         "profiles"}
     assert doc["overall"]["completion"]["n"] == 3 and doc["dispatch"] == DISPATCH
