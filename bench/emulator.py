@@ -23,8 +23,8 @@ from itb.backends import local, procs
 from itb.calibration import probes
 from itb.emulation import monitor
 from itb.scenario import load_testbed
-from itb.scenario.model import Topology
-from itb.scenario.pathspec import path_spec
+from itb.scenario.testbed.model import Topology
+from itb.scenario.testbed.pathspec import path_spec
 
 RATES = ["100Mbit", "1Gbit", "10Gbit", "unlimited"]
 RTTS = ["0ms", "20ms", "200ms"]

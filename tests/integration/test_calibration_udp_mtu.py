@@ -7,7 +7,7 @@ from __future__ import annotations
 from itb.backends import local
 from itb.calibration import udpmtu
 from itb.scenario import load_testbed
-from itb.scenario.pathspec import path_spec
+from itb.scenario.testbed.pathspec import path_spec
 
 
 def test_mtu_udp_reaches_the_receiver_at_the_rate(isolated, monkeypatch):

@@ -7,7 +7,7 @@ from itb.calibration.probes import parse_ping
 from itb.calibration.verdict import at_least, at_most, relative
 from itb.emulation import monitor
 from itb.scenario import load_testbed
-from itb.scenario.pathspec import default_pair, path_spec
+from itb.scenario.testbed.pathspec import default_pair, path_spec
 
 
 def test_parse_ping():

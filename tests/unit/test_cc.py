@@ -16,7 +16,7 @@ from itb import cc
 from itb.backends.host import Completed
 from itb.cc import ebpf, kernel, manage
 from itb.errors import CommandFailed, PreflightError
-from itb.scenario.algorithms import ALGORITHMS
+from itb.scenario.experiment.algorithms import ALGORITHMS
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).parent / "data"

@@ -178,3 +178,17 @@ def test_the_analysis_names_no_link_it_should_read_from_the_topology():
                    for node in ast.walk(ast.parse(p.read_text()))
                    if isinstance(node, ast.Constant) and node.value in names)
     assert found == []
+
+
+def test_the_testbed_half_of_a_scenario_never_reads_the_experiment_half():
+    """itb.scenario.testbed (the network) stands alone; the experiment is resolved against
+    it (itb.scenario.experiment imports it, never the reverse), and the whole file is
+    itb.scenario.scenario, above both."""
+    up = ("itb.scenario.experiment", "itb.scenario.scenario")
+    reads = sorted((m, i) for m, imps in _graph().items()
+                   if m.startswith("itb.scenario.testbed") for i in imps
+                   if any(i == u or i.startswith(u + ".") for u in up))
+    assert reads == [], _listed(reads)
+    assert not any(m.startswith("itb.scenario.experiment") and
+                   any(i.startswith("itb.scenario.scenario") for i in imps)
+                   for m, imps in _graph().items())

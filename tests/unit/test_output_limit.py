@@ -10,9 +10,9 @@ from itb.engine import processes
 from itb.engine.execute import Repetition
 from itb.engine.processes import ProcSpec, RepetitionPlan
 from itb.errors import ScenarioError
+from itb.scenario.experiment.sections import DEFAULT_OUTPUT_LIMIT
+from itb.scenario.experiment.timeline import events_for_repetition
 from itb.scenario.scenario import load_scenario
-from itb.scenario.sections import DEFAULT_OUTPUT_LIMIT
-from itb.scenario.timeline import events_for_repetition
 
 SCENARIO = """
 [testbed]

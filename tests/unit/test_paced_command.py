@@ -15,8 +15,8 @@ import pytest
 from itb.analysis.steps import step_rates, worst_ratio_error
 from itb.engine import processes
 from itb.errors import ScenarioError
+from itb.scenario.experiment.timeline import events_for_repetition
 from itb.scenario.scenario import load_scenario
-from itb.scenario.timeline import events_for_repetition
 
 TESTBED = """
 [testbed]

@@ -10,7 +10,7 @@ from itb.emulation import linkem
 from itb.emulation.plan import build_plan, path_bdp_bytes, socket_buffer_max, tbf_params
 from itb.emulation.routing import routes_for
 from itb.scenario import load_testbed
-from itb.scenario.paths import path_links
+from itb.scenario.testbed.paths import path_links
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "scenarios" / "examples"
 
@@ -116,7 +116,7 @@ def test_tbf_burst_and_limit():
 
 
 def test_ack_every_segment_marks_the_hosts_only_and_leaves_other_hashes_alone():
-    from itb.scenario.load import testbed_from_dict
+    from itb.scenario.testbed.load import testbed_from_dict
 
     plain = load_testbed(None, {"pairs": 1})
     quick = testbed_from_dict({"testbed": {"ack_every_segment": True}, "dumbbell": {"pairs": 1}})
@@ -140,7 +140,7 @@ def test_ack_every_segment_marks_the_hosts_only_and_leaves_other_hashes_alone():
 
 def test_an_open_receive_window_sizes_the_hosts_first_window_only():
     from itb.emulation.plan import socket_buffer_max
-    from itb.scenario.load import testbed_from_dict
+    from itb.scenario.testbed.load import testbed_from_dict
 
     plain = load_testbed(None, {"pairs": 1})
     opened = testbed_from_dict({"testbed": {"open_receive_window": True}, "dumbbell": {"pairs": 1}})

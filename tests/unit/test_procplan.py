@@ -8,8 +8,8 @@ import pytest
 
 from itb.engine import processes
 from itb.errors import ScenarioError
+from itb.scenario.experiment.timeline import events_for_repetition
 from itb.scenario.scenario import load_scenario
-from itb.scenario.timeline import events_for_repetition
 
 SCENARIO = """
 [testbed]

@@ -11,10 +11,10 @@ import pytest
 from itb.analysis.logs import profile_columns
 from itb.engine import processes
 from itb.errors import ScenarioError
-from itb.scenario import profile as profiles
-from itb.scenario.paths import path_rate_bps
+from itb.scenario.experiment import profile as profiles
+from itb.scenario.experiment.timeline import events_for_repetition
 from itb.scenario.scenario import load_scenario
-from itb.scenario.timeline import events_for_repetition
+from itb.scenario.testbed.paths import path_rate_bps
 from itb.scenario.units import UnitError
 
 TESTBED = """
@@ -296,7 +296,7 @@ def test_a_profile_date_the_sender_cannot_reach_is_refused_by_the_file_line_chec
 
 
 def test_the_latest_profile_date_is_the_longest_timeline():
-    from itb.scenario.sections import MAX_DURATION_US
+    from itb.scenario.experiment.sections import MAX_DURATION_US
 
     assert profiles.MAX_DATE_US == MAX_DURATION_US == 86_400_000_000
     assert profiles.check(((0, 1000), (86_400_000_000, 2000)))[-1][0] == 86_400_000_000

@@ -1,4 +1,4 @@
-"""A profile's integral is computed the same way in Python (itb.scenario.profile.Profile:
+"""A profile's integral is computed the same way in Python (itb.scenario.experiment.profile.Profile:
 ITB's ideal completion times) and in the sender (native/flow/src/profile.rs: its
 pacing and application cap), to the nanosecond and the byte; random profiles are
 evaluated on both sides (`flow profile-eval`)."""
@@ -13,7 +13,7 @@ import pytest
 
 from itb import native
 from itb.errors import PreflightError
-from itb.scenario.profile import Profile, time_to_send_us
+from itb.scenario.experiment.profile import Profile, time_to_send_us
 
 
 def test_one_byte_past_a_step_takes_the_next_steps_rate():

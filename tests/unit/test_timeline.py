@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from itb.errors import ScenarioError
+from itb.scenario.experiment.timeline import events_for_repetition
 from itb.scenario.scenario import load_scenario
-from itb.scenario.timeline import events_for_repetition
 
 TESTBED = """
 [testbed]
@@ -179,8 +179,8 @@ def test_background_flows_are_seeded_per_repetition(tmp_path):
 
 @pytest.mark.parametrize("dist,shape", [("pareto", 1.5), ("weibull", 0.7), ("exponential", None)])
 def test_size_distributions_have_the_configured_mean(dist, shape):
-    from itb.scenario.events import TcpBackground
-    from itb.scenario.timeline import draw_size
+    from itb.scenario.experiment.events import TcpBackground
+    from itb.scenario.experiment.timeline import draw_size
 
     e = TcpBackground(id="b", at_us=0, src=("l1",), dst=("r1",), duration_us=1, mean_gap_us=1,
                       distribution=dist, mean_bytes=1_000_000, shape=shape, cc="cubic")

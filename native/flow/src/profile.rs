@@ -101,7 +101,7 @@ impl Profile {
 }
 
 /// `flow profile-eval`: the profile's integral both ways, for ITB's test against its
-/// Python twin (itb.scenario.profile.Profile).
+/// Python twin (itb.scenario.experiment.profile.Profile).
 pub fn eval(a: &crate::cli::ProfileEvalArgs) -> Result<(), crate::fail::Fail> {
     let p = Profile::parse(&a.profile).map_err(crate::fail::Fail::usage)?;
     let nums = |v: &[String], what: &str| -> Result<Vec<u64>, crate::fail::Fail> {

@@ -27,10 +27,10 @@ from itb.rundir.records import (
     read_events,
     read_record,
 )
-from itb.scenario import profile as profiles
-from itb.scenario.model import Topology
-from itb.scenario.paths import path_links
-from itb.scenario.pathspec import path_spec
+from itb.scenario.experiment import profile as profiles
+from itb.scenario.testbed.model import Topology
+from itb.scenario.testbed.paths import path_links
+from itb.scenario.testbed.pathspec import path_spec
 
 TCPINFO_COLUMNS = ("cwnd", "ssthresh", "rtt_us", "total_retrans", "pacing_rate_bps",
                    "delivery_rate_bps")

@@ -18,7 +18,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from itb.analysis.results import VersionedResults
-from itb.scenario import profile as profiles
+from itb.scenario.experiment import profile as profiles
 
 
 class Sample(BaseModel):

@@ -8,8 +8,8 @@ import pandas as pd
 
 from itb.analysis.metrics import RunContext, run_metrics
 from itb.analysis.run_results import Dispatch, RunMetrics
-from itb.scenario.model import Topology
-from itb.scenario.pathspec import path_spec
+from itb.scenario.testbed.model import Topology
+from itb.scenario.testbed.pathspec import path_spec
 
 
 def context_of(topo: Topology, transfers: pd.DataFrame) -> RunContext:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported when used: a node worker (`-m itb.backends.hostside.worker`)
     from itb.backends.ssh.inventory import Inventory  # starts without them
     from itb.backends.testbed import CcSupport, Say, Testbed
-    from itb.scenario.model import Topology
+    from itb.scenario.testbed.model import Topology
 
 
 def open_testbed(topology: Topology, ccs: CcSupport, *, inventory: Inventory | None = None,

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from itb.backends.host import Host
 from itb.say import Say, quiet  # noqa: F401 (the testbeds take them from here)
-from itb.scenario.model import Topology
+from itb.scenario.testbed.model import Topology
 
 
 class Emulator(Protocol):

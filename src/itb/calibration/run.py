@@ -25,9 +25,9 @@ from itb.calibration.record import CALIBRATION_FORMAT
 from itb.calibration.verdict import Check, at_least, at_most, relative
 from itb.emulation import monitor
 from itb.say import Say, quiet
-from itb.scenario.model import Topology
-from itb.scenario.paths import path_links
-from itb.scenario.pathspec import PathSpec, default_pair, path_spec
+from itb.scenario.testbed.model import Topology
+from itb.scenario.testbed.paths import path_links
+from itb.scenario.testbed.pathspec import PathSpec, default_pair, path_spec
 
 UDP_PORT = 5301
 UDP_MTU_PORT = 5302

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from itb.backends.testbed import CcSupport, Say
 from itb.cc.ebpf import CcLoadError, object_path
 from itb.cc.manage import Resolved, Status, clean, ensure, release, status, unload
-from itb.scenario.algorithms import ALGORITHMS, KNOWN_CCS, Algorithm
+from itb.scenario.experiment.algorithms import ALGORITHMS, KNOWN_CCS, Algorithm
 
 __all__ = ["ALGORITHMS", "KNOWN_CCS", "Algorithm", "CcLoadError", "Resolved", "Status",
            "clean", "ensure", "release", "status", "support", "unload"]

@@ -16,7 +16,7 @@ from itb.backends.host import Host, NetnsHost
 from itb.cc import ebpf, kernel, registrations
 from itb.errors import CommandFailed, PreflightError
 from itb.say import Say
-from itb.scenario.algorithms import ALGORITHMS, OURS_PREFIX, Algorithm
+from itb.scenario.experiment.algorithms import ALGORITHMS, OURS_PREFIX, Algorithm
 
 Source = Literal["built-in", "module", "ours"]
 Prefer = Literal["kernel", "ours"]

@@ -28,7 +28,7 @@ def profile_predict(
     along it completes (the calibrated model inverted: RR-6874 eq. 3 and 6)."""
     from itb import files
     from itb.errors import ScenarioError
-    from itb.scenario import profile as profiles
+    from itb.scenario.experiment import profile as profiles
     from itb.scenario.units import UnitError, parse_size
     from itb.study.options import durations_ms
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from itb import native
 from itb.emulation import monitor
 from itb.errors import PreflightError
-from itb.scenario.model import Direction, Link, Topology
-from itb.scenario.paths import path_links
+from itb.scenario.testbed.model import Direction, Link, Topology
+from itb.scenario.testbed.paths import path_links
 
 EMULATOR_IFNAMES = ("a0", "b0")  # inside the emulator namespace: a0 faces link.a, b0 link.b
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from itb.emulation import actions as A
 from itb.emulation import linkem, naming
 from itb.emulation.routing import routes_for
-from itb.scenario.model import Link, Topology
+from itb.scenario.testbed.model import Link, Topology
 
 MIN_SOCKET_BUFFER = 16 * 1024 * 1024
 MAX_SOCKET_BUFFER = 1 << 30

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ipaddress
 from collections import deque
 
-from itb.scenario.model import Endpoint, Link, Topology
-from itb.scenario.paths import neighbours
+from itb.scenario.testbed.model import Endpoint, Link, Topology
+from itb.scenario.testbed.paths import neighbours
 
 
 def first_hops(topo: Topology, src: str) -> dict[str, tuple[Link, Endpoint, Endpoint]]:

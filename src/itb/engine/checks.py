@@ -18,8 +18,8 @@ from itb.cc import pace
 from itb.engine import pacing
 from itb.errors import PreflightError
 from itb.rundir.records import RunDirError
-from itb.scenario.pathspec import path_spec
 from itb.scenario.scenario import Scenario
+from itb.scenario.testbed.pathspec import path_spec
 
 
 def preflight(sc: Scenario, tb: Testbed) -> list[str]:

@@ -32,7 +32,7 @@ from itb.engine.pacing import Pacing
 from itb.engine.processes import ProcSpec, RepetitionPlan
 from itb.engine.progress import TransferProgress
 from itb.errors import BackendError
-from itb.scenario.events import SetLink
+from itb.scenario.experiment.events import SetLink
 
 READY_MARGIN_S = 0.2  # the last receiver must be ready this long before zero
 SEND_AHEAD_S = 0.3  # timed spawns go to the workers at least this long before zero

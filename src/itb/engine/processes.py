@@ -17,10 +17,10 @@ from itb import native
 from itb.backends import cgroup
 from itb.engine import pacing
 from itb.engine.pacing import PaceSpec
-from itb.scenario import profile as profiles
-from itb.scenario.events import Command, Pingpong, SetLink, Transfer, Udp
-from itb.scenario.model import Topology
-from itb.scenario.sections import DEFAULT_OUTPUT_LIMIT
+from itb.scenario.experiment import profile as profiles
+from itb.scenario.experiment.events import Command, Pingpong, SetLink, Transfer, Udp
+from itb.scenario.experiment.sections import DEFAULT_OUTPUT_LIMIT
+from itb.scenario.testbed.model import Topology
 
 BASE_PORT = 20000
 IDLE_TIMEOUT_S = 60

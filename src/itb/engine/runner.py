@@ -34,8 +34,8 @@ from itb.engine.execute import Outcome, Repetition
 from itb.engine.nodes import Workers
 from itb.errors import BackendError, OutputError, PreflightError, os_reason
 from itb.say import Say
+from itb.scenario.experiment.timeline import events_for_repetition
 from itb.scenario.scenario import Scenario
-from itb.scenario.timeline import events_for_repetition
 
 
 @dataclass

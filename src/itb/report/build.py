@@ -10,7 +10,7 @@ from itb.analysis.run_results import RunMetrics
 from itb.draw.html import figure, render
 from itb.report import figures
 from itb.rundir.records import RunMeta
-from itb.scenario.events import Transfer
+from itb.scenario.experiment.events import Transfer
 
 
 def build_report(run: Path) -> Path:

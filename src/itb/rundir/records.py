@@ -22,8 +22,8 @@ from pydantic import BaseModel, ConfigDict, RootModel, ValidationError
 
 from itb import files
 from itb.errors import ItbError, ScenarioError
-from itb.scenario.events import Event, Experiment
-from itb.scenario.model import Topology
+from itb.scenario.experiment.events import Event, Experiment
+from itb.scenario.testbed.model import Topology
 
 FORMAT_VERSION = 1  # the layout of a run directory this ITB writes and reads
 

@@ -1,11 +1,15 @@
-"""Scenario layer: testbed files (TOML) → validated, resolved Topology.
+"""Scenario layer: scenario files (TOML) → a validated, resolved `Scenario`, in two
+halves: the testbed (`itb.scenario.testbed`: the network, a `Topology`) and the
+experiment on it (`itb.scenario.experiment`: dated events, an `Experiment`); units and
+command-line values are shared (`units`, `options`), the whole file is `scenario`.
 
 from itb.scenario import load_testbed
 topo = load_testbed("scenarios/examples/dumbbell.toml", {"rate": "100Mbit"})
 """
 
-from itb.scenario.load import OVERRIDES, load_testbed, testbed_from_dict
-from itb.scenario.model import Direction, Endpoint, Link, Loss, Node, PairDelay, Topology
+from itb.scenario.scenario import load_testbed
+from itb.scenario.testbed.load import OVERRIDES, testbed_from_dict
+from itb.scenario.testbed.model import Direction, Endpoint, Link, Loss, Node, PairDelay, Topology
 from itb.scenario.units import (
     RATE_MAX,
     RATE_MIN,

@@ -5,7 +5,7 @@ the option (exit 2)."""
 from __future__ import annotations
 
 from itb.errors import ScenarioError
-from itb.scenario.algorithms import KNOWN_CCS
+from itb.scenario.experiment.algorithms import KNOWN_CCS
 from itb.scenario.units import parse_rate
 
 

@@ -6,12 +6,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from itb.errors import ScenarioError
-from itb.scenario.events import Experiment
-from itb.scenario.load import load_testbed_data, read_toml
-from itb.scenario.model import Topology
-from itb.scenario.schema import TestbedFile
-from itb.scenario.sections import SECTIONS, validate_sections
-from itb.scenario.timeline import resolve
+from itb.scenario.experiment.events import Experiment
+from itb.scenario.experiment.sections import SECTIONS, validate_sections
+from itb.scenario.experiment.timeline import resolve
+from itb.scenario.testbed import load as testbed_load
+from itb.scenario.testbed.load import load_testbed_data, read_toml
+from itb.scenario.testbed.model import Topology
+from itb.scenario.testbed.schema import TestbedFile
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,12 @@ class Scenario:
 
         both = self.topology.canonical_json() + self.experiment.canonical_json()
         return hashlib.sha256(both.encode()).hexdigest()
+
+
+def load_testbed(path: str | Path | None, overrides: dict | None = None) -> Topology:
+    """The resolved Topology of a testbed file or of a scenario file's testbed (its
+    experiment sections left aside); None means the default dumbbell."""
+    return testbed_load.load_testbed(path, overrides, ignore=frozenset(SECTIONS))
 
 
 def load_scenario(path: str | Path, overrides: dict | None = None) -> Scenario:

@@ -19,9 +19,9 @@ from pydantic import Field, PlainSerializer, computed_field
 
 from itb import files
 from itb.errors import ScenarioError
-from itb.scenario.algorithms import KNOWN_CCS
+from itb.scenario.experiment.algorithms import KNOWN_CCS
+from itb.scenario.experiment.profile import RATE_LO
 from itb.scenario.options import csv_option
-from itb.scenario.profile import RATE_LO
 from itb.scenario.units import format_duration, format_rate
 from itb.study import options
 from itb.study.args import KEY_IF_SET, Option, StudyArgs

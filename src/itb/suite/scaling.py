@@ -24,7 +24,7 @@ from pathlib import Path
 from itb.calibration.record import read_calibration
 from itb.errors import ScenarioError
 from itb.rundir.records import RunDirError
-from itb.scenario.schema import MAX_RTT_US
+from itb.scenario.testbed.schema import MAX_RTT_US
 from itb.suite.classes import ItbClass
 
 NOMINAL_ACCESS_BPS = 1_000_000_000  # the documents' end hosts

@@ -27,7 +27,7 @@ from itb.emulation import naming
 from itb.emulation.plan import Plan, build_plan
 from itb.errors import BackendError, NotRunning, PreflightError
 from itb.say import Say
-from itb.scenario.model import Topology
+from itb.scenario.testbed.model import Topology
 
 STATE_FILES = ("state.json", "state.tmp")  # owner.json and lock: itb.backends.owner
 

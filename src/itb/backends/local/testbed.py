@@ -15,7 +15,7 @@ from itb.backends.host import NetnsHost
 from itb.backends.local import build
 from itb.backends.testbed import CcSupport, Emulator, Say, quiet
 from itb.errors import BackendError
-from itb.scenario.model import Topology
+from itb.scenario.testbed.model import Topology
 
 
 class LocalTestbed:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from itb.backends.ssh.hosts import parallel
 from itb.errors import BackendError, PreflightError
-from itb.scenario.algorithms import ALGORITHMS
+from itb.scenario.experiment.algorithms import ALGORITHMS
 
 AVAILABLE = "net.ipv4.tcp_available_congestion_control"
 KERNEL_BTF = "/sys/kernel/btf/vmlinux"

@@ -36,7 +36,7 @@ from itb.emulation import linkem, naming
 from itb.emulation.plan import socket_buffer_max, tbf_params
 from itb.errors import CommandFailed, PreflightError
 from itb.say import Say
-from itb.scenario.model import Topology
+from itb.scenario.testbed.model import Topology
 
 UDPRATE_FILE = "bin/udprate.py"  # itb.backends.hostside.udprate: `itb calibrate`'s UDP test
 

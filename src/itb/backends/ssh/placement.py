@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from itb.backends.ssh.inventory import Inventory
 from itb.errors import ScenarioError
-from itb.scenario.model import Endpoint, Link, Topology
+from itb.scenario.testbed.model import Endpoint, Link, Topology
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.remote import Remote, RemoteEmulator, SshNode, measure_clock
 from itb.backends.testbed import CcSupport, Say, quiet
 from itb.errors import BackendError, CommandFailed, ItbError, PreflightError
-from itb.scenario.model import Topology
+from itb.scenario.testbed.model import Topology
 
 __all__ = ["SshTestbed", "NEEDED", "Busy", "clean", "connect", "missing_tools", "parallel",
            "restore", "PreflightError"]

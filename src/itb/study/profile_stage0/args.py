@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field, model_validator
 
 from itb.errors import ScenarioError
-from itb.scenario.algorithms import KNOWN_CCS
+from itb.scenario.experiment.algorithms import KNOWN_CCS
 from itb.scenario.options import csv_option
 from itb.study import options, pursuit
 from itb.study.args import Option, OutDir, Seed

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from itb.errors import PreflightError, ScenarioError
-from itb.scenario.load import testbed_from_dict
+from itb.scenario.testbed.load import testbed_from_dict
 from itb.scenario.units import format_rate
 from itb.study.profile_stage0.args import PARTS, Stage0Args
 from itb.study.profile_stage0.cells import CpuCell, RateCell, Stage0Cell

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from itb.errors import ScenarioError
-from itb.scenario import profile as profiles
+from itb.scenario.experiment import profile as profiles
 from itb.scenario.units import format_rate
 from itb.study.profile_transition.args import TransitionArgs
 from itb.study.profile_transition.cells import TransitionCell

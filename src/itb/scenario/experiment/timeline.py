@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from itb.errors import ScenarioError
-from itb.scenario import files
-from itb.scenario import profile as profiles
-from itb.scenario.events import (
+from itb.scenario.experiment import files
+from itb.scenario.experiment import profile as profiles
+from itb.scenario.experiment.events import (
     Command,
     Experiment,
     Pingpong,
@@ -25,9 +25,9 @@ from itb.scenario.events import (
     Transfer,
     Udp,
 )
-from itb.scenario.model import Topology
-from itb.scenario.paths import path_rate_bps
-from itb.scenario.sections import ScenarioSections
+from itb.scenario.experiment.sections import ScenarioSections
+from itb.scenario.testbed.model import Topology
+from itb.scenario.testbed.paths import path_rate_bps
 from itb.scenario.units import UnitError, format_rate
 
 if TYPE_CHECKING:

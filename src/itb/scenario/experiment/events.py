@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from itb.scenario.model import Loss
+from itb.scenario.testbed.model import Loss
 
 
 class _Frozen(BaseModel):
@@ -32,7 +32,7 @@ class Transfer(_Frozen):
     source_file: str | None = None
     sink_file: str | None = None
     wait: bool = True
-    # (µs after the transfer's start, payload bit/s) steps (itb.scenario.profile). Left
+    # (µs after the transfer's start, payload bit/s) steps (itb.scenario.experiment.profile). Left
     # out of the canonical form while unset, so older scenarios keep their hash.
     profile: tuple[tuple[int, int], ...] | None = Field(default=None, exclude_if=lambda v: v is None)
     enforce: Literal["pacing", "application"] = Field(default="pacing",

@@ -17,8 +17,8 @@ import random
 from collections.abc import Callable
 
 from itb.errors import ScenarioError
-from itb.scenario.model import Direction, Endpoint, Link, Loss, Node, PairDelay, Topology
-from itb.scenario.schema import (
+from itb.scenario.testbed.model import Direction, Endpoint, Link, Loss, Node, PairDelay, Topology
+from itb.scenario.testbed.schema import (
     MAX_ONE_WAY_US,
     MAX_RTT_US,
     DumbbellSection,

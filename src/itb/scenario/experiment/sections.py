@@ -4,7 +4,7 @@ arrays of events `[[transfer]]`, `[[pingpong]]`, `[[udp]]`, `[[tcp_background]]`
 
 Dates are relative to the start of a repetition. This module validates each section on
 its own (types, units, ranges, known congestion controls) with the field path in every
-error; checking the events against the testbed is `itb.scenario.timeline.resolve`.
+error; checking the events against the testbed is `itb.scenario.experiment.timeline.resolve`.
 """
 
 from __future__ import annotations
@@ -15,9 +15,11 @@ from typing import Annotated
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 from itb.errors import ScenarioError
-from itb.scenario import profile as profiles
-from itb.scenario.algorithms import KNOWN_CCS  # whether usable here is a preflight question
-from itb.scenario.schema import (
+from itb.scenario.experiment import profile as profiles
+from itb.scenario.experiment.algorithms import (
+    KNOWN_CCS,  # whether usable here is a preflight question
+)
+from itb.scenario.testbed.schema import (
     LossField,
     OneWay,
     Rate,
@@ -170,7 +172,7 @@ class TransferSpec(_Section):
     cc: CC = "cubic"
     streams: Annotated[int, strict_int(1, MAX_STREAMS)] = 1
     rate: TrafficRate = None
-    profile: ProfileField = None  # rate steps over time (itb.scenario.profile), or a file
+    profile: ProfileField = None  # rate steps over time (itb.scenario.experiment.profile), or a file
     enforce: Enforce = "pacing"  # how the sender keeps rate/profile: pacing or its writes
     deadline: Span | None = None  # it must complete this long after its start
     protocol: Protocol = "tcp"  # "udt": the UDT endpoint, its rate from `rate` or `profile`

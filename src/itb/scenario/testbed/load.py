@@ -13,9 +13,9 @@ from typing import Any
 
 from itb import files
 from itb.errors import ScenarioError
-from itb.scenario.model import Topology
-from itb.scenario.schema import validate_file
-from itb.scenario.topologies import compile_testbed
+from itb.scenario.testbed.model import Topology
+from itb.scenario.testbed.schema import validate_file
+from itb.scenario.testbed.topologies import compile_testbed
 
 # override key → (section, field) it replaces; all but mtu exist only for the dumbbell
 OVERRIDES: dict[str, tuple[str, str]] = {
@@ -38,14 +38,14 @@ def testbed_from_dict(data: dict, source: str | None = None) -> Topology:
     return compile_testbed(validate_file(data, source), source)
 
 
-def load_testbed(path: str | Path | None, overrides: dict | None = None) -> Topology:
-    """The resolved Topology of a testbed file; None means the default dumbbell."""
-    from itb.scenario.sections import SECTIONS
-
+def load_testbed(path: str | Path | None, overrides: dict | None = None,
+                 ignore: frozenset[str] = frozenset()) -> Topology:
+    """The resolved Topology of a testbed file; None means the default dumbbell. Tables
+    named in `ignore` are not the testbed's (a scenario file's experiment sections:
+    `itb.scenario.load_testbed` passes them)."""
     source = None if path is None else str(path)
     data = {} if path is None else read_toml(Path(path))
-    # A scenario file is also a testbed file: its experiment sections are not for us.
-    data = {k: v for k, v in data.items() if k not in SECTIONS}
+    data = {k: v for k, v in data.items() if k not in ignore}
     return load_testbed_data(data, source, overrides)
 
 

@@ -25,7 +25,7 @@ from pydantic import (
 from pydantic_core import ErrorDetails
 
 from itb.errors import ScenarioError
-from itb.scenario.model import Loss
+from itb.scenario.testbed.model import Loss
 from itb.scenario.units import (
     BufferSpec,
     UnitError,

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from itb.scenario.model import Direction, Link, Topology
-from itb.scenario.paths import path_links
+from itb.scenario.testbed.model import Direction, Link, Topology
+from itb.scenario.testbed.paths import path_links
 
 
 @dataclass(frozen=True)
