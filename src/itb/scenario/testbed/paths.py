@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from itb.scenario.model import Direction, Endpoint, Link, Topology
+from itb.scenario.testbed.model import Direction, Endpoint, Link, Topology
 
 
 def neighbours(topo: Topology) -> dict[str, list[tuple[str, Link, Endpoint, Endpoint]]]:
