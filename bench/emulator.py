@@ -51,21 +51,25 @@ class Row:
 
     @property
     def accurate(self) -> bool:
-        return (self.share_pct is not None and self.share_pct >= 90.0
-                and (self.peak_pct or 0) <= 100.5
-                and (self.rtt_err_pct is None or abs(self.rtt_err_pct) <= 1.0))
+        return (
+            self.share_pct is not None
+            and self.share_pct >= 90.0
+            and (self.peak_pct or 0) <= 100.5
+            and (self.rtt_err_pct is None or abs(self.rtt_err_pct) <= 1.0)
+        )
 
 
 def reference(topo: Topology) -> Topology:
     """Same dumbbell with a plain veth between the routers: kernel forwarding, tbf for a
     limited rate, no delay (this kernel has no netem)."""
-    links = tuple(lk.model_copy(update={"emulated": False}) if lk.kind == "bottleneck" else lk
-                  for lk in topo.links)
+    links = tuple(
+        lk.model_copy(update={"emulated": False}) if lk.kind == "bottleneck" else lk
+        for lk in topo.links
+    )
     return topo.model_copy(update={"links": links})
 
 
-def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float,
-            cc: str) -> Row:
+def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float, cc: str) -> Row:
     spec = path_spec(topo, "l1", "r1")
     state = local.up(topo)
     stats = {}
@@ -83,8 +87,9 @@ def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float,
         t1, cpu1 = time.monotonic_ns(), (procs.cpu_seconds(em.pid) if em else 0.0)
         peak = None
         if em and spec.rate_bps:
-            rows = monitor.between(monitor.direction_log(em.log_dir, spec.direction),
-                                   t0 + omit * 1_000_000_000, t1)
+            rows = monitor.between(
+                monitor.direction_log(em.log_dir, spec.direction), t0 + omit * 1_000_000_000, t1
+            )
             peak = max(monitor.windowed_rates_bps(rows, 100_000_000), default=0.0)
     finally:
         stats = local.down()
@@ -100,16 +105,27 @@ def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float,
         held = sum(rate_bps * d.delay_us / 8e6 + (d.queue_bytes or 0) for d in (fwd, rev))
         bound = (1.5 * held) / MIB + 64
     return Row(
-        path=label, mtu=topo.mtu, rate=rate, rtt=rtt, goodput_mbps=goodput / 1e6,
+        path=label,
+        mtu=topo.mtu,
+        rate=rate,
+        rtt=rtt,
+        goodput_mbps=goodput / 1e6,
         share_pct=100 * goodput / spec.rate_bps if spec.rate_bps else None,
         peak_pct=100 * peak / spec.rate_bps if peak and spec.rate_bps else None,
         rtt_ms=median,
         rtt_err_pct=100 * (median - configured_ms) / configured_ms if configured_ms else None,
         retrans=res["end"]["sum_sent"].get("retransmits", 0),
         cpu_pct=100 * (cpu1 - cpu0) / ((t1 - t0) / 1e9) if em else None,
-        late_pct=(100 * sum(s[d]["late_packets"] for d in ("ab", "ba"))
-                  / max(1, sum(s[d]["tx_segments"] for d in ("ab", "ba")))) if s else None,
-        rss_mib=rss, bound_mib=bound)
+        late_pct=(
+            100
+            * sum(s[d]["late_packets"] for d in ("ab", "ba"))
+            / max(1, sum(s[d]["tx_segments"] for d in ("ab", "ba")))
+        )
+        if s
+        else None,
+        rss_mib=rss,
+        bound_mib=bound,
+    )
 
 
 def fmt(x, spec=".1f") -> str:
@@ -117,18 +133,23 @@ def fmt(x, spec=".1f") -> str:
 
 
 def print_header() -> None:
-    head = (f"{'path':<8}{'MTU':>5}{'rate':>10}{'RTT':>7}{'goodput':>10}{'%C':>7}{'peak%C':>8}"
-            f"{'RTT ms':>9}{'RTT err%':>9}{'retx':>7}{'emu CPU%':>9}{'late%':>7}"
-            f"{'RSS MiB':>9}{'bound':>8}")
+    head = (
+        f"{'path':<8}{'MTU':>5}{'rate':>10}{'RTT':>7}{'goodput':>10}{'%C':>7}{'peak%C':>8}"
+        f"{'RTT ms':>9}{'RTT err%':>9}{'retx':>7}{'emu CPU%':>9}{'late%':>7}"
+        f"{'RSS MiB':>9}{'bound':>8}"
+    )
     print(head)
     print("-" * len(head))
 
 
 def print_row(r: Row) -> None:
-    print(f"{r.path:<8}{r.mtu:>5}{r.rate:>10}{r.rtt:>7}{r.goodput_mbps:>10.1f}{fmt(r.share_pct):>7}"
-              f"{fmt(r.peak_pct):>8}{r.rtt_ms:>9.3f}{fmt(r.rtt_err_pct, '+.2f'):>9}"
-              f"{r.retrans:>7}{fmt(r.cpu_pct, '.0f'):>9}{fmt(r.late_pct, '.2f'):>7}"
-              f"{fmt(r.rss_mib):>9}{fmt(r.bound_mib, '.0f'):>8}", flush=True)
+    print(
+        f"{r.path:<8}{r.mtu:>5}{r.rate:>10}{r.rtt:>7}{r.goodput_mbps:>10.1f}{fmt(r.share_pct):>7}"
+        f"{fmt(r.peak_pct):>8}{r.rtt_ms:>9.3f}{fmt(r.rtt_err_pct, '+.2f'):>9}"
+        f"{r.retrans:>7}{fmt(r.cpu_pct, '.0f'):>9}{fmt(r.late_pct, '.2f'):>7}"
+        f"{fmt(r.rss_mib):>9}{fmt(r.bound_mib, '.0f'):>8}",
+        flush=True,
+    )
 
 
 def main() -> int:
@@ -136,8 +157,11 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=6.0)
     ap.add_argument("--quick", action="store_true", help="only 20 ms RTT, fewer rates")
     ap.add_argument("--json", help="write all rows here")
-    ap.add_argument("--cc", default="cubic",
-                    help="congestion control of the iperf3 flow (default: Linux's cubic)")
+    ap.add_argument(
+        "--cc",
+        default="cubic",
+        help="congestion control of the iperf3 flow (default: Linux's cubic)",
+    )
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("bench/emulator.py needs root (network namespaces)", file=sys.stderr)
@@ -148,20 +172,24 @@ def main() -> int:
     print(f"one iperf3 flow ({args.cc}) per row, {args.seconds:g} s after its ramp")
     print_header()
     for rate in RATES:
-        topo = load_testbed(None, {"pairs": 1, "rate": rate, "rtt": "0ms",
-                                   "access_rate": "unlimited"})
+        topo = load_testbed(
+            None, {"pairs": 1, "rate": rate, "rtt": "0ms", "access_rate": "unlimited"}
+        )
         rows.append(measure(reference(topo), "kernel", rate, "0ms", args.seconds, args.cc))
         print_row(rows[-1])
         for rtt in rtts:
-            topo = load_testbed(None, {"pairs": 1, "rate": rate, "rtt": rtt,
-                                       "access_rate": "unlimited"})
+            topo = load_testbed(
+                None, {"pairs": 1, "rate": rate, "rtt": rtt, "access_rate": "unlimited"}
+            )
             rows.append(measure(topo, "linkem", rate, rtt, args.seconds, args.cc))
             print_row(rows[-1])
     best = {mtu: ladder(mtu, args) for mtu in (1500, 9000)}
     rows.extend(r for rs in best.values() for r in rs[1])
     for mtu, (rate, _) in best.items():
-        print(f"=> highest accurate bottleneck rate at 20 ms RTT, MTU {mtu}: "
-              f"{rate or 'none of ' + str(LADDER)}")
+        print(
+            f"=> highest accurate bottleneck rate at 20 ms RTT, MTU {mtu}: "
+            f"{rate or 'none of ' + str(LADDER)}"
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump([asdict(r) | {"accurate": r.accurate} for r in rows], f, indent=1)
@@ -174,8 +202,9 @@ def ladder(mtu: int, args) -> tuple[str | None, list[Row]]:
     print_header()
     best, rows = None, []
     for rate in LADDER:
-        topo = load_testbed(None, {"pairs": 1, "rate": rate, "rtt": "20ms", "mtu": mtu,
-                                   "access_rate": "unlimited"})
+        topo = load_testbed(
+            None, {"pairs": 1, "rate": rate, "rtt": "20ms", "mtu": mtu, "access_rate": "unlimited"}
+        )
         r = measure(topo, "linkem", rate, "20ms", args.seconds, args.cc)
         rows.append(r)
         print_row(r)

@@ -111,8 +111,9 @@ def reap(p: subprocess.Popen, timeout: float = TIMEOUT_S) -> tuple[int, float]:
 def wait_listening(ns: str, port: int, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        out = subprocess.run(in_ns(ns, ["ss", "-Hltn", f"sport = :{port}"]),
-                             capture_output=True, text=True).stdout
+        out = subprocess.run(
+            in_ns(ns, ["ss", "-Hltn", f"sport = :{port}"]), capture_output=True, text=True
+        ).stdout
         if out.strip():
             return
         time.sleep(0.02)
@@ -120,12 +121,20 @@ def wait_listening(ns: str, port: int, timeout: float = 10.0) -> None:
 
 
 def run_iperf3(rnd: int, volume: int, cc: str) -> Run:
-    srv = start(in_ns(NS_B, ["iperf3", "-s", "-1", "-J", "-B", ADDR_B, "-p", str(IPERF_PORT)]),
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    srv = start(
+        in_ns(NS_B, ["iperf3", "-s", "-1", "-J", "-B", ADDR_B, "-p", str(IPERF_PORT)]),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     wait_listening(NS_B, IPERF_PORT)
-    cli = start(in_ns(NS_A, ["iperf3", "-c", ADDR_B, "-p", str(IPERF_PORT), "-n", str(volume),
-                             "-C", cc, "-J"]),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    cli = start(
+        in_ns(
+            NS_A, ["iperf3", "-c", ADDR_B, "-p", str(IPERF_PORT), "-n", str(volume), "-C", cc, "-J"]
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     rc_c, cpu_c = reap(cli)
     out = srv.stdout.read()
     rc_s, cpu_s = reap(srv)
@@ -138,14 +147,53 @@ def run_iperf3(rnd: int, volume: int, cc: str) -> Run:
 def run_flow(rnd: int, volume: int, cc: str, tmp: str) -> Run:
     rlog, rsum = os.path.join(tmp, "r.csv"), os.path.join(tmp, "r.json")
     slog, ssum = os.path.join(tmp, "s.csv"), os.path.join(tmp, "s.json")
-    rcv = start(in_ns(NS_B, [FLOW, "recv", "--listen", f"{ADDR_B}:{FLOW_PORT}", "--streams", "1",
-                             "--bytes", str(volume), "--log", rlog, "--summary", rsum]),
-                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    rcv = start(
+        in_ns(
+            NS_B,
+            [
+                FLOW,
+                "recv",
+                "--listen",
+                f"{ADDR_B}:{FLOW_PORT}",
+                "--streams",
+                "1",
+                "--bytes",
+                str(volume),
+                "--log",
+                rlog,
+                "--summary",
+                rsum,
+            ],
+        ),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
     if rcv.stdout.readline().strip() != "ready":
         raise RuntimeError("flow recv did not start")
-    snd = start(in_ns(NS_A, [FLOW, "send", "--to", f"{ADDR_B}:{FLOW_PORT}", "--bytes", str(volume),
-                             "--streams", "1", "--cc", cc, "--log", slog, "--summary", ssum]),
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    snd = start(
+        in_ns(
+            NS_A,
+            [
+                FLOW,
+                "send",
+                "--to",
+                f"{ADDR_B}:{FLOW_PORT}",
+                "--bytes",
+                str(volume),
+                "--streams",
+                "1",
+                "--cc",
+                cc,
+                "--log",
+                slog,
+                "--summary",
+                ssum,
+            ],
+        ),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     rc_c, cpu_c = reap(snd)
     rc_s, cpu_s = reap(rcv)
     if rc_c or rc_s:
@@ -157,8 +205,11 @@ def run_flow(rnd: int, volume: int, cc: str, tmp: str) -> Run:
 
 
 def print_run(r: Run) -> None:
-    print(f"{r.tool:<8}{r.round:>6}{r.bytes / 1e9:>9.1f}{r.goodput_gbps:>10.2f}"
-          f"{r.cpu_send_s:>9.2f}{r.cpu_recv_s:>9.2f}{r.cpu_per_gbit:>10.4f}", flush=True)
+    print(
+        f"{r.tool:<8}{r.round:>6}{r.bytes / 1e9:>9.1f}{r.goodput_gbps:>10.2f}"
+        f"{r.cpu_send_s:>9.2f}{r.cpu_recv_s:>9.2f}{r.cpu_per_gbit:>10.4f}",
+        flush=True,
+    )
 
 
 def main() -> int:
@@ -167,9 +218,12 @@ def main() -> int:
     ap.add_argument("--gbytes", type=float, default=16.0, help="volume per run, in 10^9 bytes")
     ap.add_argument("--cc", default="cubic")
     ap.add_argument("--json", help="write all runs and the ratios here")
-    ap.add_argument("--pin", metavar="SEND,RECV",
-                    default="0,1" if (os.cpu_count() or 1) > 1 else "none",
-                    help="CPUs for sender and receiver (taskset; default 0,1), or 'none'")
+    ap.add_argument(
+        "--pin",
+        metavar="SEND,RECV",
+        default="0,1" if (os.cpu_count() or 1) > 1 else "none",
+        help="CPUs for sender and receiver (taskset; default 0,1), or 'none'",
+    )
     args = ap.parse_args()
     if args.pin != "none":
         PIN[NS_A], PIN[NS_B] = args.pin.split(",")
@@ -188,16 +242,23 @@ def main() -> int:
     try:
         setup()
         pin = f"sender on CPU {PIN[NS_A]}, receiver on CPU {PIN[NS_B]}" if PIN else "not pinned"
-        print(f"one {args.cc} TCP stream per run, {volume / 1e9:g} GB, {NS_A} -> {NS_B} over veth, "
-              f"{pin}; CPU = sender + receiver process (user + sys)")
-        head = (f"{'tool':<8}{'round':>6}{'GB':>9}{'Gbit/s':>10}{'send s':>9}{'recv s':>9}"
-                f"{'s/Gbit':>10}")
+        print(
+            f"one {args.cc} TCP stream per run, {volume / 1e9:g} GB, {NS_A} -> {NS_B} over veth, "
+            f"{pin}; CPU = sender + receiver process (user + sys)"
+        )
+        head = (
+            f"{'tool':<8}{'round':>6}{'GB':>9}{'Gbit/s':>10}{'send s':>9}{'recv s':>9}"
+            f"{'s/Gbit':>10}"
+        )
         print(head)
         print("-" * len(head))
         for rnd in range(1, args.rounds + 1):
             for tool in ("iperf3", "flow"):
-                r = run_iperf3(rnd, volume, args.cc) if tool == "iperf3" else \
-                    run_flow(rnd, volume, args.cc, tmp)
+                r = (
+                    run_iperf3(rnd, volume, args.cc)
+                    if tool == "iperf3"
+                    else run_flow(rnd, volume, args.cc, tmp)
+                )
                 runs.append(r)
                 print_run(r)
     finally:
@@ -213,18 +274,30 @@ def main() -> int:
     med = {}
     for tool in ("iperf3", "flow"):
         rs = [r for r in runs if r.tool == tool]
-        med[tool] = (statistics.median(r.goodput_gbps for r in rs),
-                     statistics.median(r.cpu_per_gbit for r in rs))
-        print(f"median {tool:<8} goodput {med[tool][0]:6.2f} Gbit/s   "
-              f"CPU {med[tool][1]:.4f} s/Gbit")
+        med[tool] = (
+            statistics.median(r.goodput_gbps for r in rs),
+            statistics.median(r.cpu_per_gbit for r in rs),
+        )
+        print(
+            f"median {tool:<8} goodput {med[tool][0]:6.2f} Gbit/s   CPU {med[tool][1]:.4f} s/Gbit"
+        )
     g = med["flow"][0] / med["iperf3"][0]
     c = med["flow"][1] / med["iperf3"][1]
-    print(f"flow / iperf3: goodput {g:.3f} (target >= 0.95: {'met' if g >= 0.95 else 'MISSED'}), "
-          f"CPU per Gbit {c:.3f} (target <= 1.20: {'met' if c <= 1.20 else 'MISSED'})")
+    print(
+        f"flow / iperf3: goodput {g:.3f} (target >= 0.95: {'met' if g >= 0.95 else 'MISSED'}), "
+        f"CPU per Gbit {c:.3f} (target <= 1.20: {'met' if c <= 1.20 else 'MISSED'})"
+    )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"runs": [asdict(r) | {"cpu_per_gbit": r.cpu_per_gbit} for r in runs],
-                       "goodput_ratio": g, "cpu_per_gbit_ratio": c}, f, indent=1)
+            json.dump(
+                {
+                    "runs": [asdict(r) | {"cpu_per_gbit": r.cpu_per_gbit} for r in runs],
+                    "goodput_ratio": g,
+                    "cpu_per_gbit_ratio": c,
+                },
+                f,
+                indent=1,
+            )
     return 0
 
 

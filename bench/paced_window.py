@@ -79,26 +79,34 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--cc", default=",".join(ALL))
-    ap.add_argument("--ack-every-segment", action="store_true",
-                    help="hosts acknowledge each segment at once (testbed option "
-                         "ack_every_segment): no ACK waits for the receiving application")
+    ap.add_argument(
+        "--ack-every-segment",
+        action="store_true",
+        help="hosts acknowledge each segment at once (testbed option "
+        "ack_every_segment): no ACK waits for the receiving application",
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "paced-window")
     a = ap.parse_args()
     ccs = a.cc.split(",")
     step = a.seconds + GAP_S
     volume = int(PACE_BPS / 8 * a.seconds)  # the flow ends after --seconds at 200 Mbit/s
-    text = SCENARIO.format(duration=int(WARMUP_S + step * len(ccs) + 20),
-                          ack_every_segment=str(a.ack_every_segment).lower())
-    text += "".join(TRANSFER.format(cc=c, at=WARMUP_S + i * step, volume=f"{volume}B")
-                    for i, c in enumerate(ccs))
+    text = SCENARIO.format(
+        duration=int(WARMUP_S + step * len(ccs) + 20),
+        ack_every_segment=str(a.ack_every_segment).lower(),
+    )
+    text += "".join(
+        TRANSFER.format(cc=c, at=WARMUP_S + i * step, volume=f"{volume}B")
+        for i, c in enumerate(ccs)
+    )
     a.out.mkdir(parents=True, exist_ok=True)
     scen = a.out / "scenario.toml"
     scen.write_text(text)
     run = a.out / "run"
     if run.exists():
         shutil.rmtree(run)  # this benchmark's own previous output
-    res = subprocess.run([str(ITB), "run", str(scen), "--out", str(run)],
-                         capture_output=True, text=True)
+    res = subprocess.run(
+        [str(ITB), "run", str(scen), "--out", str(run)], capture_output=True, text=True
+    )
     if res.returncode != 0:
         print(res.stdout[-2000:], res.stderr[-2000:], file=sys.stderr)
         return 1
@@ -108,10 +116,14 @@ def main() -> int:
     s = pd.read_parquet(run / "samples.parquet")
     s = s[s.series == "tcp_info"]
     link = pd.read_parquet(run / "bottleneck.parquet")
-    print(f"paced at {PACE_BPS / 1e6:.0f} Mbit/s through 1 Gbit/s, 20 ms: paced BDP "
-          f"{PACED_BDP:.0f} segments; {a.seconds:.0f} s per flow, tcp_info every 100 ms")
-    print(f"{'cc':10} {'implementation':24} {'max cwnd':>9} {'x BDP':>6} "
-          f"{'goodput Mbit/s':>15} {'emulator max lag ms':>20} {'ok':>3}")
+    print(
+        f"paced at {PACE_BPS / 1e6:.0f} Mbit/s through 1 Gbit/s, 20 ms: paced BDP "
+        f"{PACED_BDP:.0f} segments; {a.seconds:.0f} s per flow, tcp_info every 100 ms"
+    )
+    print(
+        f"{'cc':10} {'implementation':24} {'max cwnd':>9} {'x BDP':>6} "
+        f"{'goodput Mbit/s':>15} {'emulator max lag ms':>20} {'ok':>3}"
+    )
     worst = 0.0
     for c in ccs:
         x = s[s.transfer == c]
@@ -121,8 +133,10 @@ def main() -> int:
             worst = max(worst, ratio)
         gp = row["bytes"] * 8 / row["completion_s"] / 1e6 if row["ok"] else float("nan")
         during = link[(link.t_ns >= row["start_ns"]) & (link.t_ns <= row["end_ns"])]
-        print(f"{c:10} {impl.get(c, '?'):24} {x.cwnd.max():9.0f} {ratio:6.2f} {gp:15.1f} "
-              f"{during.max_lag_us.max() / 1e3:20.1f} {'yes' if row['ok'] else 'NO':>3}")
+        print(
+            f"{c:10} {impl.get(c, '?'):24} {x.cwnd.max():9.0f} {ratio:6.2f} {gp:15.1f} "
+            f"{during.max_lag_us.max() / 1e3:20.1f} {'yes' if row['ok'] else 'NO':>3}"
+        )
     print(f"largest ratio to the paced BDP (nocc aside): {worst:.2f} (target: at most 3)")
     return 0 if tr["ok"].all() else 1
 

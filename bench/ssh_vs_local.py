@@ -34,8 +34,9 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def itb(*args: str, env: dict) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "itb.cli", *args], env=env, text=True,
-                          capture_output=True)
+    return subprocess.run(
+        [sys.executable, "-m", "itb.cli", *args], env=env, text=True, capture_output=True
+    )
 
 
 def figures(run: Path) -> dict:
@@ -47,11 +48,16 @@ def figures(run: Path) -> dict:
     n = len(ct)
     half = (stats.t.ppf(0.975, n - 1) * ct.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
     ideal = _ideal(metrics)
-    return {"transfers": int(len(fwd)), "completed": int(n),
-            "exact_volumes": bool((fwd["bytes"] == fwd["bytes_expected"]).all()),
-            "mean_s": float(ct.mean()), "ci95_half_s": float(half), "ideal_s": ideal,
-            "vs_ideal_pct": 100 * (ct.mean() - ideal) / ideal if ideal else None,
-            "skew": meta.get("dispatch", {}).get("start_skew", {})}
+    return {
+        "transfers": int(len(fwd)),
+        "completed": int(n),
+        "exact_volumes": bool((fwd["bytes"] == fwd["bytes_expected"]).all()),
+        "mean_s": float(ct.mean()),
+        "ci95_half_s": float(half),
+        "ideal_s": ideal,
+        "vs_ideal_pct": 100 * (ct.mean() - ideal) / ideal if ideal else None,
+        "skew": meta.get("dispatch", {}).get("start_skew", {}),
+    }
 
 
 def _ideal(metrics: dict) -> float | None:
@@ -76,7 +82,9 @@ def compare_bench(ssh_dir: Path, local_dir: Path) -> int:
 
     ssh, loc = rows(ssh_dir), rows(local_dir)
     inside = total = 0
-    print(f"{'cell':<16} {'ssh T_mean (s)':>22} {'local T_mean (s)':>22} {'diff %':>8}  ssh in local 95 %")
+    print(
+        f"{'cell':<16} {'ssh T_mean (s)':>22} {'local T_mean (s)':>22} {'diff %':>8}  ssh in local 95 %"
+    )
     for key in sorted(set(ssh) & set(loc), key=str):
         a, b = ssh[key], loc[key]
         if a["t_mean"] is None or b["t_mean"] is None:
@@ -86,8 +94,10 @@ def compare_bench(ssh_dir: Path, local_dir: Path) -> int:
         within = ci_b is not None and abs(a["t_mean"] - b["t_mean"]) <= ci_b
         total += 1
         inside += within
-        print(f"{name:<16} {fmt(a['t_mean'], ci_a):>22} {fmt(b['t_mean'], ci_b):>22} "
-              f"{100 * (a['t_mean'] - b['t_mean']) / b['t_mean']:>+8.1f}  {within}")
+        print(
+            f"{name:<16} {fmt(a['t_mean'], ci_a):>22} {fmt(b['t_mean'], ci_b):>22} "
+            f"{100 * (a['t_mean'] - b['t_mean']) / b['t_mean']:>+8.1f}  {within}"
+        )
     print(f"{inside} of {total} cells: the SSH mean within the local 95 % interval")
     return 0
 
@@ -113,8 +123,17 @@ def main() -> int:
         print(up.stderr, file=sys.stderr)
         return 1
     try:
-        ssh = itb("run", a.scenario, "--repeat", str(a.repeat), "--out", str(work / "ssh"),
-                  "--inventory", str(lab / "inventory.toml"), env=env)
+        ssh = itb(
+            "run",
+            a.scenario,
+            "--repeat",
+            str(a.repeat),
+            "--out",
+            str(work / "ssh"),
+            "--inventory",
+            str(lab / "inventory.toml"),
+            env=env,
+        )
     finally:
         itb("lab", "down", "--dir", str(lab), env=env)
     local = itb("run", a.scenario, "--repeat", str(a.repeat), "--out", str(work / "local"), env=env)
@@ -126,16 +145,22 @@ def main() -> int:
     inside = abs(s["mean_s"] - lo["mean_s"]) <= lo["ci95_half_s"]
     print(f"scenario {a.scenario}, {a.repeat} repetitions each")
     for name, f in (("ssh  ", s), ("local", lo)):
-        print(f"{name}: {f['completed']}/{f['transfers']} transfers completed, exact volumes "
-              f"{f['exact_volumes']}, mean completion {f['mean_s']:.3f} s "
-              f"(95 % interval ± {f['ci95_half_s']:.3f} s), fair-share ideal "
-              f"{f['ideal_s']} s → {f['vs_ideal_pct']:+.1f} %")
+        print(
+            f"{name}: {f['completed']}/{f['transfers']} transfers completed, exact volumes "
+            f"{f['exact_volumes']}, mean completion {f['mean_s']:.3f} s "
+            f"(95 % interval ± {f['ci95_half_s']:.3f} s), fair-share ideal "
+            f"{f['ideal_s']} s → {f['vs_ideal_pct']:+.1f} %"
+        )
     sk = s["skew"]
-    print(f"ssh start skew over {sk.get('events')} events: p50 {sk.get('p50_ms', 0):.3f} ms, "
-          f"p99 {sk.get('p99_ms', 0):.3f} ms, max {sk.get('max_ms', 0):.3f} ms "
-          f"(clock offset uncertainty ≤ {sk.get('clock_uncertainty_max_ms', 0):.3f} ms)")
-    print(f"ssh mean within the local 95 % interval: {inside} "
-          f"(difference {s['mean_s'] - lo['mean_s']:+.3f} s)")
+    print(
+        f"ssh start skew over {sk.get('events')} events: p50 {sk.get('p50_ms', 0):.3f} ms, "
+        f"p99 {sk.get('p99_ms', 0):.3f} ms, max {sk.get('max_ms', 0):.3f} ms "
+        f"(clock offset uncertainty ≤ {sk.get('clock_uncertainty_max_ms', 0):.3f} ms)"
+    )
+    print(
+        f"ssh mean within the local 95 % interval: {inside} "
+        f"(difference {s['mean_s'] - lo['mean_s']:+.3f} s)"
+    )
     print(f"run directories: {work}")
     return 0
 

@@ -19,19 +19,19 @@ SIGNAL_BASE = 128
 EXIT_CODES: dict[int, str] = {
     OK: "success: every repetition ok, the command did what it says",
     FAILED: "the experiment failed: a repetition failed, runs of a sweep did not end, a "
-            "calibration check is off, `itb inventory check` found problems, a differential "
-            "test differs",
+    "calibration check is off, `itb inventory check` found problems, a differential "
+    "test differs",
     BAD_INPUT: "bad input: a scenario, testbed, inventory, profile, model, run directory "
-               "or argument that is invalid as written, or that do not fit together (the "
-               "message names the file, the field and why); ITB_PREFIX not a plain name",
+    "or argument that is invalid as written, or that do not fit together (the "
+    "message names the file, the field and why); ITB_PREFIX not a plain name",
     ENVIRONMENT: "environment or in use: the testbed or a command on a host failed, another "
-                 "command holds the prefix or the lab, a directory ITB did not create is "
-                 "where its own would go, the output directory cannot be written",
+    "command holds the prefix or the lab, a directory ITB did not create is "
+    "where its own would go, the output directory cannot be written",
     MISSING: "a prerequisite is missing: root, a program, a kernel feature, a congestion "
-             "control, a key file, a lab that is not up",
+    "control, a key file, a lab that is not up",
     NOT_RUNNING: "no testbed is up where one is needed",
     INTERNAL: "internal error: a bug of ITB (the traceback is written to a file that the "
-              "message names)",
+    "message names)",
 }
 
 
@@ -62,9 +62,7 @@ class BackendError(ItbError):
 class CommandFailed(BackendError):
     def __init__(self, node: str, argv: list[str], returncode: int, stderr: str):
         self.node, self.argv, self.returncode, self.stderr = node, argv, returncode, stderr
-        super().__init__(
-            f"on {node}: {' '.join(argv)} exited {returncode}: {stderr.strip()[:500]}"
-        )
+        super().__init__(f"on {node}: {' '.join(argv)} exited {returncode}: {stderr.strip()[:500]}")
 
 
 class PreflightError(ItbError):

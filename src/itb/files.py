@@ -25,9 +25,13 @@ LIMITS = {
     "results": 64 * MiB,
 }
 
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-          (stat.S_ISSOCK, "a socket"))
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def _size(n: int) -> str:
@@ -64,11 +68,15 @@ def _open(path: str | Path, kind: str, field: str) -> int:
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise ScenarioError(name, field, f"is {_what_is(st.st_mode)}, not {_a(kind)} file "
-                                "(ITB reads only regular files)")
+            raise ScenarioError(
+                name,
+                field,
+                f"is {_what_is(st.st_mode)}, not {_a(kind)} file (ITB reads only regular files)",
+            )
         if st.st_size > limit:
-            raise ScenarioError(name, field, f"{st.st_size} bytes: {_a(kind)} file has at most "
-                                + _size(limit))
+            raise ScenarioError(
+                name, field, f"{st.st_size} bytes: {_a(kind)} file has at most " + _size(limit)
+            )
     except BaseException:
         os.close(fd)
         raise
@@ -91,8 +99,9 @@ def read_bytes(path: str | Path, kind: str, field: str = "(file)") -> bytes:
             chunks.append(chunk)
             got += len(chunk)
         if got > limit:
-            raise ScenarioError(name, field, f"more than {limit} bytes: {_a(kind)} file has "
-                                "at most " + _size(limit))
+            raise ScenarioError(
+                name, field, f"more than {limit} bytes: {_a(kind)} file has at most " + _size(limit)
+            )
         return b"".join(chunks)
     finally:
         os.close(fd)

@@ -24,5 +24,6 @@ def binary(name: str) -> str:
     found = shutil.which(name)
     if found:
         return found
-    raise PreflightError(f"the native program {name!r} is not built: run `make setup` "
-                         f"(`make native`) or set {var}")
+    raise PreflightError(
+        f"the native program {name!r} is not built: run `make setup` (`make native`) or set {var}"
+    )

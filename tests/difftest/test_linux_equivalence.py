@@ -18,10 +18,23 @@ import pytest
 from itb.cc import difftest, oracle
 
 RUNS = [(name, 250) for name in difftest.ALGORITHMS] + [
-    (name, hz) for hz in (1000, 100) for name in ("bic", "htcp")]
-SCRIPT_NAMES = ("growth-1ms", "growth-20ms", "growth-200ms", "loss-1e-2-20ms", "loss-1e-3-20ms",
-                "loss-1e-4-20ms", "loss-1e-3-1ms", "loss-1e-4-200ms", "rto", "spurious-undo",
-                "paced-half-window", "idle-restart", "app-limited")
+    (name, hz) for hz in (1000, 100) for name in ("bic", "htcp")
+]
+SCRIPT_NAMES = (
+    "growth-1ms",
+    "growth-20ms",
+    "growth-200ms",
+    "loss-1e-2-20ms",
+    "loss-1e-3-20ms",
+    "loss-1e-4-20ms",
+    "loss-1e-3-1ms",
+    "loss-1e-4-200ms",
+    "rto",
+    "spurious-undo",
+    "paced-half-window",
+    "idle-restart",
+    "app-limited",
+)
 
 
 @pytest.fixture(scope="module")
@@ -59,10 +72,22 @@ def test_identical_to_linux_on_every_script(results, name, hz):
 
 def test_highspeed_table_is_linuxs(the_oracle):
     text = (difftest.BPF_SOURCES / "highspeed_table.h").read_text()
-    windows = [int(x) for x in re.search(r"hs_window\[HS_ROWS\] = \{([^}]*)\}", text).group(1)
-               .replace("\n", "").split(",") if x.strip()]
-    decrease = [int(x) for x in re.search(r"hs_decrease\[HS_ROWS\] = \{([^}]*)\}", text).group(1)
-                .replace("\n", "").split(",") if x.strip()]
+    windows = [
+        int(x)
+        for x in re.search(r"hs_window\[HS_ROWS\] = \{([^}]*)\}", text)
+        .group(1)
+        .replace("\n", "")
+        .split(",")
+        if x.strip()
+    ]
+    decrease = [
+        int(x)
+        for x in re.search(r"hs_decrease\[HS_ROWS\] = \{([^}]*)\}", text)
+        .group(1)
+        .replace("\n", "")
+        .split(",")
+        if x.strip()
+    ]
     assert list(zip(windows, decrease)) == difftest.linux_highspeed_table(the_oracle)
 
 
@@ -75,14 +100,19 @@ def _mutant(tmp_path: Path, name: str, old: str, new: str) -> Path:
 
 
 def test_a_wrong_constant_is_caught_and_named(the_oracle, tmp_path):
-    src = _mutant(tmp_path, "scalable", "#define SCALABLE_AI_CNT  100U", "#define SCALABLE_AI_CNT  101U")
+    src = _mutant(
+        tmp_path, "scalable", "#define SCALABLE_AI_CNT  100U", "#define SCALABLE_AI_CNT  101U"
+    )
     binary = difftest.build("scalable", 250, the_oracle, itb_source=src, out_dir=tmp_path)
     [r] = difftest.run(binary, ["growth-20ms"])
     assert not r.ok and r.detail["differs"] in ("cwnd", "cwnd_cnt")
     assert r.detail["linux"] != r.detail["itb"]
     assert "ACK of segment" in r.detail["what"] and r.algorithm == "scalable"
-    assert re.match(r"scalable \(HZ 250\), script growth-20ms: \w+ differs after event \d+ "
-                    r"\(t=[\d.]+ s: ACK", r.summary)
+    assert re.match(
+        r"scalable \(HZ 250\), script growth-20ms: \w+ differs after event \d+ "
+        r"\(t=[\d.]+ s: ACK",
+        r.summary,
+    )
 
 
 def test_growth_while_not_cwnd_limited_is_caught(the_oracle, tmp_path):

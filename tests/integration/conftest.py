@@ -49,8 +49,11 @@ def one_integration_run_at_a_time():
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            print(f"\nwaiting for another integration test run ({LOCK})", file=sys.__stderr__,
-                  flush=True)
+            print(
+                f"\nwaiting for another integration test run ({LOCK})",
+                file=sys.__stderr__,
+                flush=True,
+            )
             fcntl.flock(f, fcntl.LOCK_EX)
         yield
 
@@ -78,21 +81,33 @@ def engine_env(isolated, monkeypatch):
         pytest.skip("flow not built (make native)")
     monkeypatch.setenv("ITB_FLOW", str(FLOW))
     env = os.environ.copy()
-    env.update({"ITB_PREFIX": "itbt", "ITB_STATE_DIR": str(isolated / "state"),
-                "ITB_FLOW": str(FLOW)})
+    env.update(
+        {"ITB_PREFIX": "itbt", "ITB_STATE_DIR": str(isolated / "state"), "ITB_FLOW": str(FLOW)}
+    )
     return env
 
 
 def itb(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "itb.cli", *args], capture_output=True,
-                          text=True, timeout=timeout, env=env or os.environ.copy())
+    return subprocess.run(
+        [sys.executable, "-m", "itb.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env or os.environ.copy(),
+    )
 
 
 def ssh_env(prefix: str, state: Path) -> dict:
     """The environment of `itb` commands on an SSH lab under `prefix`."""
     env = os.environ.copy()
-    env.update({"ITB_PREFIX": prefix, "ITB_STATE_DIR": str(state), "ITB_FLOW": str(FLOW),
-                "ITB_LINKEM": str(LINKEM)})
+    env.update(
+        {
+            "ITB_PREFIX": prefix,
+            "ITB_STATE_DIR": str(state),
+            "ITB_FLOW": str(FLOW),
+            "ITB_LINKEM": str(LINKEM),
+        }
+    )
     return env
 
 
@@ -106,8 +121,17 @@ def lab_up(d: Path, prefix: str, hosts: int, control_net: str):
     if not Path("/usr/sbin/sshd").exists():
         pytest.skip("openssh-server not installed (make system-deps)")
     env = ssh_env(prefix, d / "state")
-    res = itb("lab", "up", "--hosts", str(hosts), "--dir", str(d / "lab"), "--control-net",
-              control_net, env=env)
+    res = itb(
+        "lab",
+        "up",
+        "--hosts",
+        str(hosts),
+        "--dir",
+        str(d / "lab"),
+        "--control-net",
+        control_net,
+        env=env,
+    )
     assert res.returncode == 0, res.stderr
     inv = d / "lab" / "inventory.toml"
     try:

@@ -17,15 +17,37 @@ from .test_engine import no_namespaces_left
 # short runs (one PA round trip of 1 MB, sources started 0.1 s apart): what is tested is
 # the sweep around them (Ctrl-C, resume, table, report); flow's own tests run longer
 # ping-pongs
-ARGS = ["bench", "--app", "BU,PA", "--class", "B", "--cc", "reno", "--repeat", "1",
-        "--capacity", "50Mbit", "--transfer-time", "2", "--pa-messages", "1", "--spacing", "0.1"]
+ARGS = [
+    "bench",
+    "--app",
+    "BU,PA",
+    "--class",
+    "B",
+    "--cc",
+    "reno",
+    "--repeat",
+    "1",
+    "--capacity",
+    "50Mbit",
+    "--transfer-time",
+    "2",
+    "--pa-messages",
+    "1",
+    "--spacing",
+    "0.1",
+]
 
 
 def test_bench_resumes_after_ctrl_c_and_its_report_renders(engine_env, isolated):
     out = isolated / "bench"
     args = [*ARGS, "--out", str(out)]
-    proc = subprocess.Popen([sys.executable, "-m", "itb.cli", *args], env=engine_env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "itb.cli", *args],
+        env=engine_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 240
         started = []

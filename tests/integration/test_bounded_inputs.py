@@ -48,8 +48,9 @@ print(json.dumps({"rc": os.waitstatus_to_exitcode(status), "wall_s": time.monoto
 
 def run_measured(args: list[str], env: dict) -> tuple[int, str, float, int]:
     """exit code, stderr, wall time (s) and peak RSS (bytes) of `itb ARGS`."""
-    res = subprocess.run([sys.executable, "-c", _MEASURE, *args], env=env, capture_output=True,
-                         text=True, timeout=60)
+    res = subprocess.run(
+        [sys.executable, "-c", _MEASURE, *args], env=env, capture_output=True, text=True, timeout=60
+    )
     m = json.loads(res.stdout.strip().splitlines()[-1])
     return m["rc"], res.stderr, m["wall_s"], m["maxrss_kib"] * 1024
 
@@ -63,7 +64,8 @@ def env(tmp_path):
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
 def test_a_device_as_a_transfer_profile_is_refused_in_a_second_and_little_memory(
-        tmp_path, env, device):
+    tmp_path, env, device
+):
     sc = tmp_path / "s.toml"
     sc.write_text(SCENARIO.format(profile=device))
     rc, err, wall, rss = run_measured(["run", str(sc), "--out", str(tmp_path / "run")], env)
@@ -74,18 +76,33 @@ def test_a_device_as_a_transfer_profile_is_refused_in_a_second_and_little_memory
 
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
-def test_a_device_as_a_profile_model_is_refused_in_a_second_and_little_memory(tmp_path, env,
-                                                                              device):
-    rc, err, wall, rss = run_measured(["profile", "predict", "0:100Mbit", "--volume", "1GB",
-                                       "--rtt", "10ms", "--model", device], env)
+def test_a_device_as_a_profile_model_is_refused_in_a_second_and_little_memory(
+    tmp_path, env, device
+):
+    rc, err, wall, rss = run_measured(
+        ["profile", "predict", "0:100Mbit", "--volume", "1GB", "--rtt", "10ms", "--model", device],
+        env,
+    )
     assert rc == 2, err
     assert f"{device}: --model: is a character device, not a model file" in err
     assert wall < 1.0 and rss < 200e6, (wall, rss)
 
 
 def test_a_file_that_is_not_a_model_is_bad_input(tmp_path, env):
-    rc, err, _, _ = run_measured(["profile", "predict", "0:100Mbit", "--volume", "1GB",
-                                  "--rtt", "10ms", "--model", "/etc/passwd"], env)
+    rc, err, _, _ = run_measured(
+        [
+            "profile",
+            "predict",
+            "0:100Mbit",
+            "--volume",
+            "1GB",
+            "--rtt",
+            "10ms",
+            "--model",
+            "/etc/passwd",
+        ],
+        env,
+    )
     assert rc == 2, err
     assert "/etc/passwd: cannot read the profile model: not valid JSON" in err
     assert "internal error" not in err

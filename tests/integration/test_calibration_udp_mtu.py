@@ -18,16 +18,32 @@ def test_mtu_udp_reaches_the_receiver_at_the_rate(isolated, monkeypatch):
     try:
         em = local.emulators_of(state)[0]
         src, dst = local.host(state, "l1"), local.host(state, "r1")
-        f, res = udpmtu.run(src, dst, topo.address("r1"), "eth0", em, "ab", spec.rate_bps,
-                            spec.forward.delay_us, topo.mtu, 4.0, 5302)
+        f, res = udpmtu.run(
+            src,
+            dst,
+            topo.address("r1"),
+            "eth0",
+            em,
+            "ab",
+            spec.rate_bps,
+            spec.forward.delay_us,
+            topo.mtu,
+            4.0,
+            5302,
+        )
     finally:
         local.down()
     assert f is not None, "no stream at the receiver's interface"
     assert 3.8 <= f.window_s <= 4.05
     # rx_bytes counts whole frames from the Ethernet header: 1514 B per datagram
     assert abs(f.arrived_bps / 8 / f.arrived_pps - 1514) < 2
-    assert None not in (f.emulator_cpu_pct, f.emulator_wait_pct, f.sender_cpu_pct,
-                        f.sender_wait_pct, f.host_busy_pct)
+    assert None not in (
+        f.emulator_cpu_pct,
+        f.emulator_wait_pct,
+        f.sender_cpu_pct,
+        f.sender_wait_pct,
+        f.host_busy_pct,
+    )
     assert f.emulator_cpu_pct > 5 and f.sender_cpu_pct > 5  # the right threads were sampled
     assert f.offered_bps is not None and f.departed_bps is not None
     check, warning = udpmtu.judge(f, "q")

@@ -58,15 +58,17 @@ def cc_env(engine_env):
 def scenario(tmp: Path, ccs, volume="5MB", spacing_s=2, duration=None) -> Path:
     path = tmp / "scenario.toml"
     text = HEAD.format(duration=duration or f"{spacing_s * len(ccs) + 20}s")
-    text += "".join(TRANSFER.format(cc=c, at=i * spacing_s, volume=volume)
-                    for i, c in enumerate(ccs))
+    text += "".join(
+        TRANSFER.format(cc=c, at=i * spacing_s, volume=volume) for i, c in enumerate(ccs)
+    )
     path.write_text(text)
     return path
 
 
 def ours_registered() -> list[str]:
-    out = subprocess.run(["bpftool", "-j", "struct_ops", "show"], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        ["bpftool", "-j", "struct_ops", "show"], capture_output=True, text=True, check=True
+    ).stdout
     return sorted(e["name"] for e in json.loads(out) if e["name"].startswith("itb_"))
 
 
@@ -92,9 +94,13 @@ def test_every_algorithm_completes_a_transfer_and_the_kernel_confirms_it(cc_env,
 def test_a_killed_run_leaves_registrations_that_itb_clean_removes(cc_env, isolated):
     run = isolated / "run"
     path = scenario(isolated, ["scalable", "nocc"], volume="500MB", duration="120s")
-    p = subprocess.Popen([sys.executable, "-m", "itb.cli", "run", str(path), "--out", str(run)],
-                         env=cc_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                         start_new_session=True)
+    p = subprocess.Popen(
+        [sys.executable, "-m", "itb.cli", "run", str(path), "--out", str(run)],
+        env=cc_env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         deadline = time.monotonic() + 60
         while ours_registered() != ["itb_nocc", "itb_scalable"] and time.monotonic() < deadline:
@@ -116,16 +122,31 @@ def test_a_refused_program_names_the_algorithm_and_the_run_does_not_start(cc_env
         pytest.skip("clang not installed (make system-deps)")
     bad = isolated / "bpf"
     bad.mkdir()
-    subprocess.run(["clang", "-O2", "-g", "-target", "bpf", "-D__TARGET_ARCH_x86",
-                    f"-I{BPF_BUILT}", f"-I{REPO / 'bpf'}", "-c",
-                    str(Path(__file__).parent / "data" / "refused_cc.bpf.c"),
-                    "-o", str(bad / "bic.bpf.o")], check=True)
+    subprocess.run(
+        [
+            "clang",
+            "-O2",
+            "-g",
+            "-target",
+            "bpf",
+            "-D__TARGET_ARCH_x86",
+            f"-I{BPF_BUILT}",
+            f"-I{REPO / 'bpf'}",
+            "-c",
+            str(Path(__file__).parent / "data" / "refused_cc.bpf.c"),
+            "-o",
+            str(bad / "bic.bpf.o"),
+        ],
+        check=True,
+    )
     env = {**cc_env, "ITB_BPF_DIR": str(bad)}
     run = isolated / "run"
     res = itb("run", str(scenario(isolated, ["reno", "bic"])), "--out", str(run), env=env)
     assert res.returncode == 4, res.stderr + res.stdout
-    assert ("congestion control 'bic' could not be loaded: verifier: no write support to "
-            "tcp_sock at off") in " ".join(res.stderr.split())
+    assert (
+        "congestion control 'bic' could not be loaded: verifier: no write support to "
+        "tcp_sock at off"
+    ) in " ".join(res.stderr.split())
     assert not run.exists()  # nothing was built or written
     assert ours_registered() == []
 
@@ -151,9 +172,14 @@ def test_a_paced_flow_keeps_its_window_with_each_of_ours(cc_env, isolated):
     bound leaves room for the testbed's delay spikes (see docs/cc.md)."""
     ours = ["bic", "highspeed", "htcp", "scalable", "vegas"]
     path = isolated / "paced.toml"
-    path.write_text(PACED + "".join(
-        f'\n[[transfer]]\nid = "{c}"\nsrc = "l1"\ndst = "r1"\nat = "{7 * i}s"\ncc = "{c}"\n'
-        f'rate = "200Mbit"\nvolume = "150MB"\n' for i, c in enumerate(ours)))
+    path.write_text(
+        PACED
+        + "".join(
+            f'\n[[transfer]]\nid = "{c}"\nsrc = "l1"\ndst = "r1"\nat = "{7 * i}s"\ncc = "{c}"\n'
+            f'rate = "200Mbit"\nvolume = "150MB"\n'
+            for i, c in enumerate(ours)
+        )
+    )
     run = isolated / "run"
     res = itb("run", str(path), "--out", str(run), env=cc_env, timeout=300)
     assert res.returncode == 0, res.stderr + res.stdout

@@ -15,14 +15,20 @@ from .conftest import REPO, itb
 
 def _leftovers() -> dict:
     linkems = subprocess.run(["pgrep", "-f", "linkem --config"], capture_output=True, text=True)
-    return {"namespaces": local.owned_namespaces(),
-            "linkem": [p for p in linkems.stdout.split() if p]}
+    return {
+        "namespaces": local.owned_namespaces(),
+        "linkem": [p for p in linkems.stdout.split() if p],
+    }
 
 
 def test_clean_after_sigkill_mid_up(isolated):
-    proc = subprocess.Popen([sys.executable, "-m", "itb.cli", "testbed", "up", "--pairs", "6"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=os.environ.copy(), start_new_session=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "itb.cli", "testbed", "up", "--pairs", "6"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=os.environ.copy(),
+        start_new_session=True,
+    )
     # Kill once the build has started creating namespaces.
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and len(local.owned_namespaces()) < 3:

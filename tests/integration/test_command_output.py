@@ -51,13 +51,19 @@ def test_a_yes_command_flooding_leaves_at_most_its_limit_and_the_run_says_so(eng
     result = json.loads((run / "rep-001" / "result.json").read_text())
     assert result["status"] == "ok", result["reason"]
     proc = result["procs"]["flood.command"]
-    assert proc["rc"] == 0 and proc["exited_ns"] - proc["dispatched_ns"] >= FLOOD_S * 1e9  # not stopped
+    assert (
+        proc["rc"] == 0 and proc["exited_ns"] - proc["dispatched_ns"] >= FLOOD_S * 1e9
+    )  # not stopped
     (cut,) = [t for t in result["truncated"] if t["stream"] == "stdout"]
     assert cut["process"] == "flood.command" and cut["limit_bytes"] == LIMIT
     assert cut["dropped_bytes"] > 10 * LIMIT, cut  # read to its end and dropped
-    assert any("flood.command on l1: its stdout reached its output limit" in w
-               for w in result["warnings"])
-    assert ("repetition 1: the output of flood.command on l1 was truncated at its output "
-            "limit of 1 MiB") in res.stdout, res.stdout
-    print(f"on disk {sizes} = {sum(sizes.values())} bytes, limit {LIMIT}; dropped "
-          f"{cut['dropped_bytes']} bytes of stdout; `itb run` took {wall:.1f} s")
+    assert any(
+        "flood.command on l1: its stdout reached its output limit" in w for w in result["warnings"]
+    )
+    assert (
+        "repetition 1: the output of flood.command on l1 was truncated at its output limit of 1 MiB"
+    ) in res.stdout, res.stdout
+    print(
+        f"on disk {sizes} = {sum(sizes.values())} bytes, limit {LIMIT}; dropped "
+        f"{cut['dropped_bytes']} bytes of stdout; `itb run` took {wall:.1f} s"
+    )

@@ -44,8 +44,9 @@ def fill(directory: Path) -> Path:
 
 
 def mounted(path: Path) -> bool:
-    return any(line.split()[1] == str(path) for line in
-               Path("/proc/self/mounts").read_text().splitlines())
+    return any(
+        line.split()[1] == str(path) for line in Path("/proc/self/mounts").read_text().splitlines()
+    )
 
 
 def log_events(log_dir: Path) -> list[dict]:
@@ -93,8 +94,9 @@ def test_a_full_log_disk_fails_only_the_repetition_it_overlapped(engine_env, iso
             # the emulator says so, promptly, once it can write again
             gap = None
             while gap is None and time.monotonic_ns() - freed_ns < 1.5e9:
-                gap = next((ev for ev in log_events(logs / "rl-rr")
-                            if ev.get("event") == "log_gap"), None)
+                gap = next(
+                    (ev for ev in log_events(logs / "rl-rr") if ev.get("event") == "log_gap"), None
+                )
                 time.sleep(0.05)
             seen_ns = time.monotonic_ns()
         finally:
@@ -103,8 +105,11 @@ def test_a_full_log_disk_fails_only_the_repetition_it_overlapped(engine_env, iso
         assert gap is not None, "no log_gap event within 1.5 s of the disk having room\n" + out
         assert gap["resumed"] is True and gap["rows"] > 100, gap
         assert "No space left on device" in gap["error"], gap
-        assert full_ns - 1e9 < gap["from_ns"] < gap["to_ns"] < freed_ns + 1e9, \
-            (gap, full_ns, freed_ns)
+        assert full_ns - 1e9 < gap["from_ns"] < gap["to_ns"] < freed_ns + 1e9, (
+            gap,
+            full_ns,
+            freed_ns,
+        )
         assert seen_ns - freed_ns < 1.5e9
 
         assert rc == 1, out
@@ -112,10 +117,13 @@ def test_a_full_log_disk_fails_only_the_repetition_it_overlapped(engine_env, iso
         res = json.loads((run / "rep-002" / "result.json").read_text())
         assert res["status"] == "failed" and res["environment"] is True, res
         reason = res["reason"]
-        m = re.fullmatch(r"link emulator rl-rr: its log \((ab, forward|ba, reverse)\) lost the "
-                         r"rows from (-?[\d.]+) s to (-?[\d.]+) s after the repetition's zero "
-                         r"\((\d+) rows; linkem: No space left on device \(os error 28\)\)"
-                         r"(; \d+ more gap\(s\))?: the bottleneck series is not whole", reason)
+        m = re.fullmatch(
+            r"link emulator rl-rr: its log \((ab, forward|ba, reverse)\) lost the "
+            r"rows from (-?[\d.]+) s to (-?[\d.]+) s after the repetition's zero "
+            r"\((\d+) rows; linkem: No space left on device \(os error 28\)\)"
+            r"(; \d+ more gap\(s\))?: the bottleneck series is not whole",
+            reason,
+        )
         assert m, reason
         lost_from = res["zero_ns"] + float(m.group(2)) * 1e9
         lost_to = res["zero_ns"] + float(m.group(3)) * 1e9
@@ -129,11 +137,12 @@ def test_a_full_log_disk_fails_only_the_repetition_it_overlapped(engine_env, iso
         bott = pd.read_parquet(run / "bottleneck.parquet")
         transfers = pd.read_parquet(run / "transfers.parquet")
         em2 = run / "rep-002" / "emulator" / "rl-rr"
-        cut = {p.name.split(".")[0][len("linkem-"):] for p in em2.glob("linkem-*.incomplete.csv")}
+        cut = {p.name.split(".")[0][len("linkem-") :] for p in em2.glob("linkem-*.incomplete.csv")}
         assert cut, sorted(p.name for p in em2.iterdir())
         names = {"ab": "forward", "ba": "reverse"}
         for (rep, direction), rows in bott[bott["link"] == "rl-rr"].groupby(
-                ["repetition", "direction"]):
+            ["repetition", "direction"]
+        ):
             t = rows["t_ns"].to_numpy()
             step = round(rows["interval_s"].median() * 1e9)
             assert set((t[1:] - t[:-1]).tolist()) == {step}, (rep, direction)
@@ -195,6 +204,6 @@ def test_a_calibration_over_a_log_with_a_hole_does_not_pass(isolated):
         stats = cal.emulator["stats"]["ab"]
         assert stats["log_rows_lost"] > 100 and stats["log_gaps_total"] >= 1, stats
         g = stats["log_gaps"][0]
-        (full_ns, freed_ns), = spans
+        ((full_ns, freed_ns),) = spans
         assert full_ns - 1e9 < g["from_ns"] < g["to_ns"] < freed_ns + 1e9, (g, spans)
         assert no_namespaces_left() and itb_processes(isolated / "state") == []

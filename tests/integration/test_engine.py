@@ -61,7 +61,12 @@ def test_run_delivers_volumes_and_writes_the_run_directory(engine_env, isolated)
     meta = json.loads((run / "meta.json").read_text())
     assert meta["status"] == "complete" and meta["repetition_status"] == ["ok", "ok"]
     assert [s["stage"] for s in meta["stages"]][:5] == [
-        "preflight", "reservation", "deployment", "configuration", "calibration"]
+        "preflight",
+        "reservation",
+        "deployment",
+        "configuration",
+        "calibration",
+    ]
     assert meta["dispatch"]["events"] == 4 and meta["dispatch"]["p99_ms"] < 50
     tr = pd.read_parquet(run / "transfers.parquet")
     assert len(tr) == 4 and tr["ok"].all()
@@ -131,9 +136,13 @@ def test_killed_endpoint_fails_its_repetition_and_the_next_goes_on(engine_env, i
 def test_ctrl_c_keeps_partial_results_and_resume_finishes(engine_env, isolated):
     scenario = write(isolated, reps=3, volume="5MB")
     run = isolated / "run"
-    proc = subprocess.Popen([sys.executable, "-m", "itb.cli", "run", str(scenario), "--out",
-                             str(run)], env=engine_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "itb.cli", "run", str(scenario), "--out", str(run)],
+        env=engine_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and not (run / "rep-002" / "events.json").exists():
@@ -161,8 +170,11 @@ def test_ctrl_c_keeps_partial_results_and_resume_finishes(engine_env, isolated):
 
 def test_bad_timeline_is_refused_before_anything_runs(engine_env, isolated):
     path = isolated / "bad.toml"
-    path.write_text(SCENARIO.format(reps=1, volume="5MB", duration="30s").replace(
-        'dst = ["r1", "r2"]', 'dst = ["r1", "zz"]'))
+    path.write_text(
+        SCENARIO.format(reps=1, volume="5MB", duration="30s").replace(
+            'dst = ["r1", "r2"]', 'dst = ["r1", "zz"]'
+        )
+    )
     run = isolated / "run"
     res = itb("run", str(path), "--out", str(run), env=engine_env)
     assert res.returncode == 2

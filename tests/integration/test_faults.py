@@ -69,9 +69,13 @@ class Engine:
     """`itb run` in the background; its stderr lines are collected as they come."""
 
     def __init__(self, args: list[str], env: dict):
-        self.proc = subprocess.Popen([sys.executable, "-m", "itb.cli", *args], env=env,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "itb.cli", *args],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         self.lines: list[str] = []
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
@@ -115,11 +119,15 @@ def itb_processes(state_dir: Path) -> list[str]:
             cmd = Path(f"/proc/{entry.name}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if (str(state_dir) in cmd and "linkem" in cmd) or "itb.backends.hostside.worker" in cmd \
-                or (str(FLOW) in cmd):
+        if (
+            (str(state_dir) in cmd and "linkem" in cmd)
+            or "itb.backends.hostside.worker" in cmd
+            or (str(FLOW) in cmd)
+        ):
             found.append(f"{entry.name}: {cmd[:120]}")
-    for line in subprocess.run(["ip", "netns", "list"], capture_output=True,
-                               text=True).stdout.splitlines():
+    for line in subprocess.run(
+        ["ip", "netns", "list"], capture_output=True, text=True
+    ).stdout.splitlines():
         ns = line.split()[0] if line.strip() else ""
         if ns.startswith("itbt-"):
             for p in procs.pids_in(ns):
@@ -146,14 +154,22 @@ def statuses(run: Path) -> list[str]:
     return json.loads((run / "meta.json").read_text())["repetition_status"]
 
 
-def itb_at_once(*commands: tuple[list[str], dict],
-               timeout=120) -> list[subprocess.CompletedProcess]:
+def itb_at_once(
+    *commands: tuple[list[str], dict], timeout=120
+) -> list[subprocess.CompletedProcess]:
     """`itb` commands (arguments, environment) started together, their results in order:
     each spends 1.5-2.5 s starting Python; one after the other, they would need a run
     twice as long to be sure to happen during it."""
-    started = [subprocess.Popen([sys.executable, "-m", "itb.cli", *args], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-               for args, env in commands]
+    started = [
+        subprocess.Popen(
+            [sys.executable, "-m", "itb.cli", *args],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for args, env in commands
+    ]
     try:
         results = []
         for p in started:
@@ -176,10 +192,15 @@ def test_a_second_command_during_a_run_changes_nothing(engine_env, isolated):
     try:
         first.wait_for(lambda: (run / "rep-001" / "events.json").exists())
         other = scenario(isolated, reps=1, name="other.toml")
-        refused = (["run", str(other), "--out", str(isolated / "run2")],
-                   ["testbed", "up", "--pairs", "1"], ["clean"])
-        *results, res = itb_at_once(*((args, engine_env) for args in refused),
-                                    (["clean"], {**engine_env, "ITB_PREFIX": "itbtother"}))
+        refused = (
+            ["run", str(other), "--out", str(isolated / "run2")],
+            ["testbed", "up", "--pairs", "1"],
+            ["clean"],
+        )
+        *results, res = itb_at_once(
+            *((args, engine_env) for args in refused),
+            (["clean"], {**engine_env, "ITB_PREFIX": "itbtother"}),
+        )
         for args, r in zip(refused, results):
             assert r.returncode == 3, (args, r.stderr)
             assert "in use by" in r.stderr and "nothing was changed" in r.stderr, r.stderr
@@ -263,8 +284,9 @@ def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(engine_env, is
     sc = scenario(isolated, reps=reps)
     small = isolated / "small"
     small.mkdir()
-    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={SMALL_DISK}", "tmpfs", str(small)],
-                   check=True)
+    subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={SMALL_DISK}", "tmpfs", str(small)], check=True
+    )
     try:
         run = small / "run"
         res = itb("run", str(sc), "--out", str(run), "--seed", "7", env=engine_env, timeout=300)
@@ -280,8 +302,17 @@ def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(engine_env, is
                 assert rundir.verify(rd) is None, rd
         assert not list(run.rglob("*.tmp"))
         subprocess.run(["mount", "-o", "remount,size=64m", str(small)], check=True)
-        res = itb("run", str(sc), "--out", str(run), "--seed", "7", "--resume", env=engine_env,
-                  timeout=400)
+        res = itb(
+            "run",
+            str(sc),
+            "--out",
+            str(run),
+            "--seed",
+            "7",
+            "--resume",
+            env=engine_env,
+            timeout=400,
+        )
         assert res.returncode == 0, res.stderr
         assert statuses(run) == ["ok"] * reps
         ref = isolated / "ref"
@@ -295,8 +326,10 @@ def test_a_full_disk_stops_the_run_and_resume_redoes_what_was_cut(engine_env, is
             transfers = pd.read_parquet(d / "transfers.parquet")
             assert transfers["ok"].all() and len(transfers) == 2 * reps, d
             assert_bottleneck_whole(pd.read_parquet(d / "bottleneck.parquet"), transfers)
-        got, want = (pd.read_parquet(d / "transfers.parquet").sort_values(["repetition", "transfer"])
-                     for d in (run, ref))
+        got, want = (
+            pd.read_parquet(d / "transfers.parquet").sort_values(["repetition", "transfer"])
+            for d in (run, ref)
+        )
         assert got["transfer"].tolist() == want["transfer"].tolist()
         assert got["bytes"].tolist() == want["bytes"].tolist()
     finally:
@@ -319,7 +352,6 @@ def assert_bottleneck_whole(bottleneck: pd.DataFrame, transfers: pd.DataFrame) -
         assert rows["bytes"].sum() >= mine["bytes"].sum(), f"repetition {rep}: bytes missing"
 
 
-
 def test_report_names_a_damaged_file_and_resume_redoes_its_repetition(engine_env, isolated):
     sc = scenario(isolated, reps=2)
     run = isolated / "run"
@@ -333,20 +365,21 @@ def test_report_names_a_damaged_file_and_resume_redoes_its_repetition(engine_env
     rel = recv.relative_to(run / "rep-002")
     assert f"rep-002: {rel} has" in res.stderr and "--resume" in res.stderr, res.stderr
     before = committed_digests(run)
-    res = itb("run", str(sc), "--out", str(run), "--seed", "3", "--resume", env=engine_env,
-              timeout=300)
+    res = itb(
+        "run", str(sc), "--out", str(run), "--seed", "3", "--resume", env=engine_env, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     assert "repetition 2:" in res.stderr and "it is redone" in res.stderr, res.stderr
     after = committed_digests(run)
-    assert {k: v for k, v in after.items() if k.startswith("rep-001")} == \
-        {k: v for k, v in before.items() if k.startswith("rep-001")}  # the whole one kept
+    assert {k: v for k, v in after.items() if k.startswith("rep-001")} == {
+        k: v for k, v in before.items() if k.startswith("rep-001")
+    }  # the whole one kept
     assert itb("report", str(run), env=engine_env).returncode == 0
     (run / "transfers.parquet").write_bytes(b"PAR1 cut short")
     from itb import rundir
 
     with pytest.raises(rundir.RunDirError, match="transfers.parquet: not a readable Parquet"):
         rundir.read_table(run / "transfers.parquet")
-
 
 
 ESCAPEE = """
@@ -386,8 +419,9 @@ def test_a_daemonised_command_dies_with_the_testbed_cgroup(engine_env, isolated)
         assert res.returncode == 0, res.stderr
         assert sleepers(3171) == [] and not group.exists()
 
-        sc = scenario(isolated, reps=2, extra=ESCAPEE.format(secs=3172, pid=os.getpid()),
-                      name="again.toml")
+        sc = scenario(
+            isolated, reps=2, extra=ESCAPEE.format(secs=3172, pid=os.getpid()), name="again.toml"
+        )
         e = Engine(["run", str(sc), "--out", str(isolated / "again")], engine_env)
         try:
             e.wait_for(lambda: sleepers(3172) != [])
@@ -413,10 +447,24 @@ def test_clean_leaves_what_is_not_itbs(engine_env, isolated):
     subprocess.run(["ip", "netns", "add", "itbt-userns"], check=True)
     try:
         # A stale state: the emulator's PID is now the foreign `sleep` (another start time).
-        (state / "state.json").write_text(json.dumps({
-            "phase": "up", "namespaces": [], "emulators": [{
-                "link": "rl-rr", "ns": "itbt-em-rl-rr", "pid": sleeper.pid, "start": 1,
-                "log_dir": str(state / "emulators" / "rl-rr"), "control": "x"}]}))
+        (state / "state.json").write_text(
+            json.dumps(
+                {
+                    "phase": "up",
+                    "namespaces": [],
+                    "emulators": [
+                        {
+                            "link": "rl-rr",
+                            "ns": "itbt-em-rl-rr",
+                            "pid": sleeper.pid,
+                            "start": 1,
+                            "log_dir": str(state / "emulators" / "rl-rr"),
+                            "control": "x",
+                        }
+                    ],
+                }
+            )
+        )
         res = itb("clean", env=engine_env)
         assert res.returncode == 0, res.stderr
         assert "itbt-userns" in res.stdout and "not created by ITB" in res.stdout

@@ -32,14 +32,42 @@ def group():
 
 def run_flow(tmp_path, group, volume: int, streams: int, port: int) -> dict:
     """flow recv outside the cgroup, flow send (no --rate-bps) inside it."""
-    recv = subprocess.Popen([str(FLOW), "recv", "--listen", f"127.0.0.1:{port}", "--streams",
-                             str(streams), "--bytes", str(volume), "--log", str(tmp_path / "r.csv"),
-                             "--summary", str(tmp_path / "r.json")], stdout=subprocess.PIPE)
+    recv = subprocess.Popen(
+        [
+            str(FLOW),
+            "recv",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--streams",
+            str(streams),
+            "--bytes",
+            str(volume),
+            "--log",
+            str(tmp_path / "r.csv"),
+            "--summary",
+            str(tmp_path / "r.json"),
+        ],
+        stdout=subprocess.PIPE,
+    )
     assert recv.stdout.readline().strip() == b"ready"
-    send = subprocess.run([str(FLOW), "send", "--to", f"127.0.0.1:{port}", "--bytes", str(volume),
-                           "--streams", str(streams), "--log", str(tmp_path / "s.csv"),
-                           "--summary", str(tmp_path / "s.json")],
-                          preexec_fn=lambda: cgroup.enter(group, os.getpid()), timeout=60)
+    send = subprocess.run(
+        [
+            str(FLOW),
+            "send",
+            "--to",
+            f"127.0.0.1:{port}",
+            "--bytes",
+            str(volume),
+            "--streams",
+            str(streams),
+            "--log",
+            str(tmp_path / "s.csv"),
+            "--summary",
+            str(tmp_path / "s.json"),
+        ],
+        preexec_fn=lambda: cgroup.enter(group, os.getpid()),
+        timeout=60,
+    )
     assert send.returncode == 0 and recv.wait(timeout=10) == 0
     return json.loads((tmp_path / "s.json").read_text())
 

@@ -30,8 +30,9 @@ def measured_steps(run: Path, proc: str, steps_s: list[tuple[float, float]]):
     fwd = b[(b["link"] == "rl-rr") & (b["direction"] == "forward")]
     steps = [(round(at * 1e6), round(rate)) for at, rate in steps_s]
     # the last step is measured until 0.2 s before the program ended
-    rates = step_rates(fwd, p["dispatched_ns"], steps, tcp_payload_share(1500),
-                       p["exited_ns"] - 200_000_000)
+    rates = step_rates(
+        fwd, p["dispatched_ns"], steps, tcp_payload_share(1500), p["exited_ns"] - 200_000_000
+    )
     paces = [d for d in res["dispatch"] if d["kind"] == "pace"]
     return rates, paces
 
@@ -40,20 +41,23 @@ def nothing_left() -> None:
     """The testbed's cgroup (and the commands' inside it) removed, no pacer loaded."""
     root = cgroup.for_testbed()
     assert root is None or not root.exists(), list(root.iterdir())
-    progs = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True,
-                                      text=True, check=True).stdout)
+    progs = json.loads(
+        subprocess.run(
+            ["bpftool", "-j", "prog", "show"], capture_output=True, text=True, check=True
+        ).stdout
+    )
     assert not [p for p in progs if p.get("name") == "itb_pace"], "a pacer is still loaded"
 
 
-@pytest.mark.skipif(shutil.which("globus-url-copy") is None
-                    or shutil.which("globus-gridftp-server") is None,
-                    reason="GridFTP not installed (make system-deps)")
+@pytest.mark.skipif(
+    shutil.which("globus-url-copy") is None or shutil.which("globus-gridftp-server") is None,
+    reason="GridFTP not installed (make system-deps)",
+)
 def test_gridftp_follows_a_three_step_profile(engine_env, isolated):
     run = isolated / "run"
     res = itb("run", str(GRIDFTP), "--out", str(run), env=engine_env, timeout=300)
     assert res.returncode == 0, res.stderr + res.stdout
-    rates, paces = measured_steps(run, "gridftp.command",
-                                  [(0, 200e6), (4, 600e6), (8, 300e6)])
+    rates, paces = measured_steps(run, "gridftp.command", [(0, 200e6), (4, 600e6), (8, 300e6)])
     # Measured: 0.998, 0.999, 1.000 of each step's wire rate, from 1 s after each date
     for r in rates:
         assert r.ratio == pytest.approx(1.0, abs=0.03), rates
@@ -132,8 +136,14 @@ def test_a_killed_engine_leaves_no_pacer_after_clean(engine_env, isolated):
     root = cgroup.for_testbed()
     e = Engine(["run", str(sc), "--out", str(isolated / "run")], engine_env)
     try:
-        e.wait_for(lambda: root is not None and (root / "pace-client").exists()
-                   and cgroup.members(root / "pace-client") != [], timeout=120)
+        e.wait_for(
+            lambda: (
+                root is not None
+                and (root / "pace-client").exists()
+                and cgroup.members(root / "pace-client") != []
+            ),
+            timeout=120,
+        )
         e.proc.kill()
     finally:
         e.finish()

@@ -56,17 +56,22 @@ def step_rates(run, frame: float, end_s: float = 7.5) -> list[tuple[float, float
     return out
 
 
-MECHANISMS = {"nocc-pacing": 'cc = "nocc"\nenforce = "pacing"',
-              "reno-application": 'cc = "reno"\nenforce = "application"',
-              "udt": 'protocol = "udt"'}
+MECHANISMS = {
+    "nocc-pacing": 'cc = "nocc"\nenforce = "pacing"',
+    "reno-application": 'cc = "reno"\nenforce = "application"',
+    "udt": 'protocol = "udt"',
+}
 
 
 # (largest |ratio − 1| of a step, lateness range in s). Measured at 500 Mbit/s, 20 ms:
 # nocc + pacing 0.9998–1.0014, +0.026 s; reno + application cap 1.0000–1.0001, +0.010 s;
 # UDT 1.067–1.070, −0.571 s: UDT4's packet timer runs ~7 % fast here, the same at every
 # step (docs/profile.md), which the calibrated model absorbs.
-BOUNDS = {"nocc-pacing": (0.03, (0.0, 0.3)), "reno-application": (0.03, (0.0, 0.3)),
-          "udt": (0.15, (-1.5, 0.3))}
+BOUNDS = {
+    "nocc-pacing": (0.03, (0.0, 0.3)),
+    "reno-application": (0.03, (0.0, 0.3)),
+    "udt": (0.15, (-1.5, 0.3)),
+}
 
 
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))
@@ -77,7 +82,9 @@ def test_a_transfer_follows_its_profile_at_the_bottleneck(engine_env, isolated, 
     res = itb("run", str(sc), "--out", str(run), env=engine_env, timeout=300)
     assert res.returncode == 0, res.stderr + res.stdout
     tolerance, (late_lo, late_hi) = BOUNDS[mechanism]
-    ratios = [ratio for _rate, ratio in step_rates(run, FRAME["udt" if mechanism == "udt" else "tcp"])]
+    ratios = [
+        ratio for _rate, ratio in step_rates(run, FRAME["udt" if mechanism == "udt" else "tcp"])
+    ]
     assert all(abs(r - 1) <= tolerance for r in ratios), f"{mechanism}: steps at {ratios}"
     # every step kept in the same proportion: the profile's shape is followed
     assert max(ratios) - min(ratios) <= 0.02, f"{mechanism}: steps at {ratios}"

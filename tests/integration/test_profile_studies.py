@@ -24,11 +24,24 @@ def nocc_model(path) -> None:
     """nocc + pacing as calibrated on the 1 Gbit/s testbed with open receive windows
     (docs/profile.md): goodput ≈ 0.998·X, throughput ≈ 1.044·X at 0–10 ms."""
     line = lambda a, b, n=1: Line(a=a, b=b, r=None, n=n, x_lo=0.0, x_hi=0.0)  # noqa: E731
-    per = [PerRtt(rtt_ms=r, goodput=Line(a=0.998, b=0.0, r=1.0, n=9, x_lo=5e7, x_hi=9e8),
-                  throughput=Line(a=1.044, b=0.0, r=1.0, n=9, x_lo=5e7, x_hi=9e8)) for r in (0.0, 10.0)]
-    Model(mechanism="nocc-pacing", linear_max_bps=9e8, per_rtt=per, open_receive_window=True,
-          a_g=line(0.0, 0.998), b_g=line(0.0, 0.0), a_t=line(0.0, 1.044),
-          b_t=line(0.0, 0.0)).save(path)
+    per = [
+        PerRtt(
+            rtt_ms=r,
+            goodput=Line(a=0.998, b=0.0, r=1.0, n=9, x_lo=5e7, x_hi=9e8),
+            throughput=Line(a=1.044, b=0.0, r=1.0, n=9, x_lo=5e7, x_hi=9e8),
+        )
+        for r in (0.0, 10.0)
+    ]
+    Model(
+        mechanism="nocc-pacing",
+        linear_max_bps=9e8,
+        per_rtt=per,
+        open_receive_window=True,
+        a_g=line(0.0, 0.998),
+        b_g=line(0.0, 0.0),
+        a_t=line(0.0, 1.044),
+        b_t=line(0.0, 0.0),
+    ).save(path)
 
 
 def test_paced_tcp_steps_up_at_once_and_reno_lags_more_at_a_longer_rtt(engine_env, isolated):
@@ -39,15 +52,37 @@ def test_paced_tcp_steps_up_at_once_and_reno_lags_more_at_a_longer_rtt(engine_en
     # holds Reno's whole lag (it settles ~0.3 s after the step at 100 ms); the 1 s low
     # hold is 10 RTTs at 100 ms, time to reach its low-rate window
     out = isolated / "transition"
-    res = itb("study", "profile", "transition", "--mechanisms", "nocc-pacing,reno-application",
-              "--rtt", "10ms,100ms", "--heights", "500Mbit,600Mbit", "--hold", "0.5",
-              "--low-hold", "1", "--repeat", "1", "--capacity", "1Gbit", "--out", str(out),
-              env=engine_env, timeout=600)
+    res = itb(
+        "study",
+        "profile",
+        "transition",
+        "--mechanisms",
+        "nocc-pacing,reno-application",
+        "--rtt",
+        "10ms,100ms",
+        "--heights",
+        "500Mbit,600Mbit",
+        "--hold",
+        "0.5",
+        "--low-hold",
+        "1",
+        "--repeat",
+        "1",
+        "--capacity",
+        "1Gbit",
+        "--out",
+        str(out),
+        env=engine_env,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr + res.stdout
     r = TransitionResults.load(out / "results.json")
     assert sorted((p.mechanism, p.rtt_ms, p.high_bps) for p in r.points) == [
-        (m, rtt, h) for m in ("nocc-pacing", "reno-application") for rtt in (10.0, 100.0)
-        for h in (500e6, 600e6)], r.points
+        (m, rtt, h)
+        for m in ("nocc-pacing", "reno-application")
+        for rtt in (10.0, 100.0)
+        for h in (500e6, 600e6)
+    ], r.points
     # a step the emulator's lag disturbed (2 cores shared with the test runner) is left
     # out and counted: two steps per cell, so that every cell keeps at least one
     kept, why = {}, {}
@@ -73,16 +108,36 @@ def test_paced_tcp_steps_up_at_once_and_reno_lags_more_at_a_longer_rtt(engine_en
         assert reno100 > 5 * reno10 > 0, cost
     assert reno100 is None or reno100 > 0.1, cost
     if empty:
-        pytest.skip(f"the emulator lagged (> 1 ms) through every step of {empty}: the host "
-                    f"was short of CPU, nothing to compare there ({why})")
+        pytest.skip(
+            f"the emulator lagged (> 1 ms) through every step of {empty}: the host "
+            f"was short of CPU, nothing to compare there ({why})"
+        )
 
 
 def test_a_constant_profile_keeps_the_models_prediction(engine_env, isolated):
     nocc_model(isolated / "model.json")
     out = isolated / "margin"
-    res = itb("study", "profile", "margin", "--margins", "5,10", "--rtt", "10ms", "--seconds", "2",
-              "--repeat", "2", "--capacity", "1Gbit", "--model", str(isolated / "model.json"),
-              "--out", str(out), env=engine_env, timeout=600)
+    res = itb(
+        "study",
+        "profile",
+        "margin",
+        "--margins",
+        "5,10",
+        "--rtt",
+        "10ms",
+        "--seconds",
+        "2",
+        "--repeat",
+        "2",
+        "--capacity",
+        "1Gbit",
+        "--model",
+        str(isolated / "model.json"),
+        "--out",
+        str(out),
+        env=engine_env,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr + res.stdout
     r = MarginResults.load(out / "results.json")
     assert [p.margin for p in r.points] == [0.05, 0.1]
@@ -98,9 +153,29 @@ def test_two_complementary_profiles_share_the_bottleneck(engine_env, isolated):
     nocc_model(isolated / "model.json")
     shutil.copy(isolated / "model.json", isolated / "profile-model-nocc-pacing.json")
     out = isolated / "pair"
-    res = itb("study", "profile", "pair", "--pairs", "nocc-pacing+nocc-pacing", "--margins", "10",
-              "--rtt", "10ms", "--seconds", "3", "--repeat", "1", "--capacity", "1Gbit",
-              "--models", str(isolated), "--out", str(out), env=engine_env, timeout=600)
+    res = itb(
+        "study",
+        "profile",
+        "pair",
+        "--pairs",
+        "nocc-pacing+nocc-pacing",
+        "--margins",
+        "10",
+        "--rtt",
+        "10ms",
+        "--seconds",
+        "3",
+        "--repeat",
+        "1",
+        "--capacity",
+        "1Gbit",
+        "--models",
+        str(isolated),
+        "--out",
+        str(out),
+        env=engine_env,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr + res.stdout
     r = PairResults.load(out / "results.json")
     (p,) = r.points
@@ -117,8 +192,21 @@ def test_stage0_measures_cpu_disk_and_streams(engine_env, isolated):
     # the anonymous server reads the source file as nobody: pytest's directories are
     # private (0700), so the study refuses at first, then runs once they are searchable
     out = isolated / "stage0"
-    args = ("study", "profile", "stage0", "--parts", "files", "--volume", "1MB", "--repeat", "1",
-            "--capacity", "1Gbit", "--out", str(isolated / "refused"))
+    args = (
+        "study",
+        "profile",
+        "stage0",
+        "--parts",
+        "files",
+        "--volume",
+        "1MB",
+        "--repeat",
+        "1",
+        "--capacity",
+        "1Gbit",
+        "--out",
+        str(isolated / "refused"),
+    )
     res = itb(*args, env=engine_env, timeout=120)
     assert res.returncode == 4 and "not searchable by others" in res.stderr, res.stderr
     assert not (isolated / "refused").exists()  # nothing written, the 1 MB source neither
@@ -127,10 +215,33 @@ def test_stage0_measures_cpu_disk_and_streams(engine_env, isolated):
         if base in d.resolve().parents:  # pytest's own directories only
             d.chmod(d.stat().st_mode | 0o001)
     # -p 4 only: a single stream from /dev/zero is the files part's m2m run already
-    res = itb("study", "profile", "stage0", "--mechanisms", "nocc-pacing,udt", "--inputs", "200Mbit",
-              "--rtt", "10ms", "--seconds", "1", "--volume", "20MB", "--streams", "4",
-              "--stream-cc", "reno", "--repeat", "1", "--capacity", "1Gbit", "--out", str(out),
-              env=engine_env, timeout=900)
+    res = itb(
+        "study",
+        "profile",
+        "stage0",
+        "--mechanisms",
+        "nocc-pacing,udt",
+        "--inputs",
+        "200Mbit",
+        "--rtt",
+        "10ms",
+        "--seconds",
+        "1",
+        "--volume",
+        "20MB",
+        "--streams",
+        "4",
+        "--stream-cc",
+        "reno",
+        "--repeat",
+        "1",
+        "--capacity",
+        "1Gbit",
+        "--out",
+        str(out),
+        env=engine_env,
+        timeout=900,
+    )
     assert res.returncode == 0, res.stderr + res.stdout
     r = Stage0Results.load(out / "results.json")
     assert {p.mechanism for p in r.cpu} == {"nocc-pacing", "udt"}

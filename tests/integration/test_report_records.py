@@ -43,8 +43,14 @@ def made(tmp_path_factory):
         pytest.skip("flow not built (make native)")
     tmp = tmp_path_factory.mktemp("records")
     env = os.environ.copy()
-    env.update({"ITB_PREFIX": "itbt", "ITB_STATE_DIR": str(tmp / "state"),
-                "ITB_LINKEM": str(LINKEM), "ITB_FLOW": str(FLOW)})
+    env.update(
+        {
+            "ITB_PREFIX": "itbt",
+            "ITB_STATE_DIR": str(tmp / "state"),
+            "ITB_LINKEM": str(LINKEM),
+            "ITB_FLOW": str(FLOW),
+        }
+    )
     scenario = tmp / "scenario.toml"
     scenario.write_text(SCENARIO)
     run = tmp / "run"
@@ -111,8 +117,9 @@ def test_a_meta_json_of_format_999_is_refused_as_a_format_this_itb_does_not_read
     meta = json.loads((copy / "meta.json").read_text())
     (copy / "meta.json").write_text(json.dumps(meta | {"format": 999}))
     err = report_refuses(copy, made[2], copy / "meta.json")
-    assert (f"{copy / 'meta.json'}: field format: 999 is not a format this ITB reads "
-            "(it reads 1)") in err
+    assert (
+        f"{copy / 'meta.json'}: field format: 999 is not a format this ITB reads (it reads 1)"
+    ) in err
 
 
 def test_a_missing_resolved_scenario_is_named(made, tmp_path):

@@ -33,8 +33,12 @@ from tests.integration.conftest import FLOW, REPO, itb, lab_up, ssh_env
 DATA = Path(__file__).parent / "data"
 TWO_PAIRS = DATA / "ssh-two-pairs.toml"
 PREFIX = "itbs"
-WATCHED = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_no_metrics_save",
-           "net.ipv4.tcp_slow_start_after_idle")
+WATCHED = (
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_no_metrics_save",
+    "net.ipv4.tcp_slow_start_after_idle",
+)
 
 
 SMALL_VOLUME = "1MB"
@@ -65,28 +69,39 @@ def lab(tmp_path_factory):
 
 
 def _lab_namespaces(lab_dir: Path) -> list[str]:
-    return [ns for ns in json.loads((lab_dir / "lab.json").read_text())["namespaces"]
-            if not ns.endswith("lab-sw")]
+    return [
+        ns
+        for ns in json.loads((lab_dir / "lab.json").read_text())["namespaces"]
+        if not ns.endswith("lab-sw")
+    ]
 
 
 def _host_snapshot(lab_dir: Path) -> dict:
     """Per lab namespace: its processes' names, watched sysctls, root qdiscs, ITB dirs."""
     snap = {}
     for ns in _lab_namespaces(lab_dir):
-        pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True,
-                              text=True).stdout.split()
+        pids = subprocess.run(
+            ["ip", "netns", "pids", ns], capture_output=True, text=True
+        ).stdout.split()
         comms = sorted(c for p in pids if (c := _comm(int(p))) is not None)
-        sysctls = subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", *WATCHED],
-                                 capture_output=True, text=True).stdout.split("\n")
-        qdiscs = subprocess.run(["ip", "-n", ns, "-o", "link", "show"], capture_output=True,
-                                text=True).stdout
-        tc = subprocess.run(["tc", "-n", ns, "qdisc", "show"], capture_output=True,
-                            text=True).stdout
+        sysctls = subprocess.run(
+            ["ip", "netns", "exec", ns, "sysctl", "-n", *WATCHED], capture_output=True, text=True
+        ).stdout.split("\n")
+        qdiscs = subprocess.run(
+            ["ip", "-n", ns, "-o", "link", "show"], capture_output=True, text=True
+        ).stdout
+        tc = subprocess.run(
+            ["tc", "-n", ns, "qdisc", "show"], capture_output=True, text=True
+        ).stdout
         name = ns.split("lab-")[1]
         itb_dirs = sorted(p.name for p in (lab_dir / name / "fs").glob("*"))
-        snap[ns] = {"procs": comms, "sysctls": sysctls, "links": len(qdiscs.splitlines()),
-                    "qdiscs": sorted(line.split()[1] for line in tc.splitlines()),
-                    "itb_dirs": itb_dirs}
+        snap[ns] = {
+            "procs": comms,
+            "sysctls": sysctls,
+            "links": len(qdiscs.splitlines()),
+            "qdiscs": sorted(line.split()[1] for line in tc.splitlines()),
+            "itb_dirs": itb_dirs,
+        }
     return snap
 
 
@@ -115,8 +130,17 @@ def _inventory_variant(lab: dict, tmp_path: Path, host_index: int = 1, **changes
 
 
 def _run(lab, tmp_path, *args, scenario=TWO_PAIRS, inventory=None, timeout=300):
-    return itb("run", str(scenario), "--inventory", str(inventory or lab["inventory"]),
-               "--out", str(tmp_path / "run"), *args, env=lab["env"], timeout=timeout)
+    return itb(
+        "run",
+        str(scenario),
+        "--inventory",
+        str(inventory or lab["inventory"]),
+        "--out",
+        str(tmp_path / "run"),
+        *args,
+        env=lab["env"],
+        timeout=timeout,
+    )
 
 
 def _meta(tmp_path) -> dict:
@@ -133,8 +157,9 @@ class _Background:
 
     def __init__(self, work, *args):
         self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._run, args=(work, *args),
-                                       name=work.__name__)  # not a daemon: it ends itself
+        self.thread = threading.Thread(
+            target=self._run, args=(work, *args), name=work.__name__
+        )  # not a daemon: it ends itself
         self.thread.start()
 
     def _run(self, work, *args) -> None:
@@ -160,8 +185,9 @@ REAL_BOTTLENECK_TEST = "test_a_real_bottleneck_is_measured_not_configured"
 def real_bottleneck(request, tmp_path_factory):
     """The real-bottleneck test's work (its own lab, ~45 s), started by the first test
     that asks for it, if that test is selected at all; None otherwise."""
-    if not any(getattr(i, "originalname", i.name) == REAL_BOTTLENECK_TEST
-               for i in request.session.items):
+    if not any(
+        getattr(i, "originalname", i.name) == REAL_BOTTLENECK_TEST for i in request.session.items
+    ):
         yield None
         return
     job = _Background(_real_bottleneck, tmp_path_factory.mktemp("real_bottleneck"))
@@ -207,14 +233,18 @@ def test_preflight_refusals_name_host_field_and_reason(lab, tmp_path, case):
         want = ["host h1", "field address", "cannot connect"]
     elif case == "address":
         inv = _inventory_variant(lab, tmp_path, host_data_addr="198.19.0.77/24")
-        want = ["host h1: field data_addr: 198.19.0.77/24 is not an address of eth1",
-                "add_address = true"]
+        want = [
+            "host h1: field data_addr: 198.19.0.77/24 is not an address of eth1",
+            "add_address = true",
+        ]
     else:  # the kernel lacks vegas, and the inventory forbids ITB's eBPF on h1
         inv = _inventory_variant(lab, tmp_path, host_ebpf=False)
         scenario = tmp_path / "vegas.toml"
         scenario.write_text(TWO_PAIRS.read_text().replace('cc = "cubic"', 'cc = "vegas"'))
-        want = ["host h1: congestion control vegas is not available in its kernel",
-                "field ebpf: false"]
+        want = [
+            "host h1: congestion control vegas is not available in its kernel",
+            "field ebpf: false",
+        ]
     res = _run(lab, tmp_path, scenario=scenario, inventory=inv)
     assert res.returncode == 4, res.stdout + res.stderr
     for w in want:
@@ -228,8 +258,10 @@ def unprivileged_user():
     name = "itb-nosudo"
     subprocess.run(["userdel", name], capture_output=True)
     # "*": no password, but not a locked account (sshd without PAM refuses "!")
-    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/bin/sh",
-                    "--password", "*", name], check=True)
+    subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/bin/sh", "--password", "*", name],
+        check=True,
+    )
     try:
         yield name
     finally:
@@ -250,7 +282,9 @@ def _session_sshd(lab_dir: Path, host: str) -> list[int]:
     state = json.loads((lab_dir / "lab.json").read_text())
     listener = next(s["pid"] for s in state["sshd"] if s["host"] == host)
     ns = f"{PREFIX}lab-{host}"
-    pids = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True).stdout.split()
+    pids = subprocess.run(
+        ["ip", "netns", "pids", ns], capture_output=True, text=True
+    ).stdout.split()
     return [int(p) for p in pids if int(p) != listener and _comm(int(p)) == "sshd"]
 
 
@@ -275,11 +309,25 @@ def _running(lab, tmp_path, reps: int, stage: str, scenario: Path = TWO_PAIRS):
 
 
 def _start_run(lab, tmp_path, reps: int, scenario: Path = TWO_PAIRS):
-    return subprocess.Popen([sys.executable, "-m", "itb.cli", "run", str(scenario),
-                             "--inventory", str(lab["inventory"]), "--out",
-                             str(tmp_path / "run"), "--repeat", str(reps)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=lab["env"])
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "itb.cli",
+            "run",
+            str(scenario),
+            "--inventory",
+            str(lab["inventory"]),
+            "--out",
+            str(tmp_path / "run"),
+            "--repeat",
+            str(reps),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=lab["env"],
+    )
 
 
 def _wait_for(proc, text: str, timeout: float = 120) -> str:
@@ -311,8 +359,10 @@ def test_after_sigkill_of_the_engine_clean_inventory_restores_every_host(lab, tm
     assert res.returncode == 0 and "nothing of ITB" in res.stdout
 
 
-@pytest.mark.skipif(not (REPO / ".venv-enoslib" / "bin" / "python").exists(),
-                    reason="EnOSlib's environment not built (make enoslib)")
+@pytest.mark.skipif(
+    not (REPO / ".venv-enoslib" / "bin" / "python").exists(),
+    reason="EnOSlib's environment not built (make enoslib)",
+)
 @pytest.mark.usefixtures("real_bottleneck")  # overlaps it (see _Background)
 def test_enoslib_static_provider_reserves_runs_and_releases(lab, tmp_path):
     inv = lab["dir"] / "lab" / "enoslib-static.toml"
@@ -333,23 +383,52 @@ def _real_bottleneck(tmp_path: Path) -> None:
     # a prefix of its own: the module's lab (prefix itbs) is up meanwhile
     env = {**_env(tmp_path / "state"), "ITB_PREFIX": "itbr"}
     d = tmp_path / "lab"
-    res = itb("lab", "up", "--hosts", "4", "--dir", str(d), "--control-net", "198.19.22",
-              "--no-emulator", env=env)
+    res = itb(
+        "lab",
+        "up",
+        "--hosts",
+        "4",
+        "--dir",
+        str(d),
+        "--control-net",
+        "198.19.22",
+        "--no-emulator",
+        env=env,
+    )
     assert res.returncode == 0, res.stderr
     assert 'role = "emulator"' not in (d / "inventory.toml").read_text()
     try:
         out = tmp_path / "cal.json"
-        res = itb("calibrate", str(TWO_PAIRS), "--inventory", str(d / "inventory.toml"),
-                  "--json", str(out), "--tcp-seconds", "2", "--udp-seconds", "1", env=env,
-                  timeout=300)
+        res = itb(
+            "calibrate",
+            str(TWO_PAIRS),
+            "--inventory",
+            str(d / "inventory.toml"),
+            "--json",
+            str(out),
+            "--tcp-seconds",
+            "2",
+            "--udp-seconds",
+            "1",
+            env=env,
+            timeout=300,
+        )
         assert res.returncode == 0, res.stdout + res.stderr
         cal = json.loads(out.read_text())
         assert "real network" in cal["testbed"]["bottleneck"]
         rtt = next(c for c in cal["checks"] if c["quantity"].startswith("idle RTT"))
         assert rtt["ok"] is None and rtt["configured"] is None and rtt["measured"] < 5  # ms, not 20
         assert "the scenario says 20" in rtt["detail"]
-        res = itb("run", str(_scenario(tmp_path)), "--inventory", str(d / "inventory.toml"),
-                  "--out", str(tmp_path / "run"), env=env, timeout=300)
+        res = itb(
+            "run",
+            str(_scenario(tmp_path)),
+            "--inventory",
+            str(d / "inventory.toml"),
+            "--out",
+            str(tmp_path / "run"),
+            env=env,
+            timeout=300,
+        )
         assert res.returncode == 0, res.stdout + res.stderr
         meta = json.loads((tmp_path / "run" / "meta.json").read_text())
         assert any("real network" in w for w in meta["warnings"])
@@ -376,7 +455,9 @@ def test_a_run_over_ssh_moves_exact_volumes_with_submillisecond_skew(lab, tmp_pa
     meta = _meta(tmp_path)
     assert meta["backend"] == "ssh" and meta["status"] == "complete"
     assert set(meta["inventory"]["placement"].values()) == {"h1", "h2", "h3", "h4"}
-    assert meta["hosts"]["em"]["role"] == "emulator" and meta["hosts"]["h1"]["nic"]["ifname"] == "eth1"
+    assert (
+        meta["hosts"]["em"]["role"] == "emulator" and meta["hosts"]["h1"]["nic"]["ifname"] == "eth1"
+    )
     import pandas as pd
 
     tr = pd.read_parquet(tmp_path / "run" / "transfers.parquet")
@@ -415,8 +496,20 @@ def test_killing_a_hosts_sshd_fails_only_that_repetition(lab, tmp_path):
 
 def test_calibrate_measures_the_ssh_testbed_against_its_configuration(lab, tmp_path):
     out = tmp_path / "cal.json"
-    res = itb("calibrate", str(TWO_PAIRS), "--inventory", str(lab["inventory"]), "--json",
-              str(out), "--tcp-seconds", "2", "--udp-seconds", "2", env=lab["env"], timeout=300)
+    res = itb(
+        "calibrate",
+        str(TWO_PAIRS),
+        "--inventory",
+        str(lab["inventory"]),
+        "--json",
+        str(out),
+        "--tcp-seconds",
+        "2",
+        "--udp-seconds",
+        "2",
+        env=lab["env"],
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     cal = json.loads(out.read_text())
     assert cal["ok"] and cal["testbed"]["placement"] == {"l1": "h1", "r1": "h3"}
@@ -457,15 +550,17 @@ def cc_and_address_run(lab, tmp_path_factory):
     for job in _STARTED:  # (module fixtures come before `_alone_unless_overlapping`)
         job.wait()
     d = tmp_path_factory.mktemp("cc_address")
-    inv = _inventory_variant(lab, d, host_index=3, host_data_addr="198.19.0.77/24",
-                             host_add_address=True)
+    inv = _inventory_variant(
+        lab, d, host_index=3, host_data_addr="198.19.0.77/24", host_add_address=True
+    )
     before = _struct_ops()
     res = _run(lab, d, scenario=_scenario(d, cc="highspeed"), inventory=inv)
     return {"dir": d, "res": res, "struct_ops_before": before}
 
 
 def test_a_cc_the_kernel_lacks_is_itbs_ebpf_registered_on_the_hosts_and_removed(
-        lab, cc_and_address_run):
+    lab, cc_and_address_run
+):
     run, res = cc_and_address_run["dir"], cc_and_address_run["res"]
     assert res.returncode == 0, res.stdout + res.stderr
     meta = _meta(run)
@@ -488,7 +583,8 @@ def test_an_address_itb_adds_for_the_run_is_removed_after(lab, cc_and_address_ru
     import pandas as pd
 
     assert pd.read_parquet(run / "run" / "transfers.parquet")["ok"].all()
-    addrs = subprocess.run(["ip", "-n", f"{PREFIX}lab-h3", "-o", "addr"], capture_output=True,
-                           text=True).stdout
+    addrs = subprocess.run(
+        ["ip", "-n", f"{PREFIX}lab-h3", "-o", "addr"], capture_output=True, text=True
+    ).stdout
     assert "198.19.0.77" not in addrs and "198.19.0.3/24" in addrs
     assert_hosts_as_found(lab)

@@ -95,8 +95,9 @@ def test_clean_leaves_a_prefix_directory_it_did_not_create(lab, tmp_path):
     before = snapshot(d)
     res = itb("clean", "--inventory", str(inv), env=lab["env"])
     assert res.returncode == 0, res.stderr
-    assert f"host h1: {d}/{PREFIX} exists and is a directory without ITB's owner marker" \
-        in res.stdout
+    assert (
+        f"host h1: {d}/{PREFIX} exists and is a directory without ITB's owner marker" in res.stdout
+    )
     assert "nothing of ITB" in res.stdout
     assert snapshot(d) == before
 
@@ -116,11 +117,20 @@ def test_a_run_refuses_a_prefix_directory_it_did_not_create(lab, tmp_path):
     d = foreign_dir(tmp_path)
     inv = variant(lab, tmp_path / "inv.toml", h1={"remote_dir": str(d)})
     before = snapshot(d)
-    res = itb("run", str(lab["scenario"]), "--inventory", str(inv), "--out",
-              str(tmp_path / "run"), env=lab["env"], timeout=120)
+    res = itb(
+        "run",
+        str(lab["scenario"]),
+        "--inventory",
+        str(inv),
+        "--out",
+        str(tmp_path / "run"),
+        env=lab["env"],
+        timeout=120,
+    )
     assert res.returncode == 3, res.stdout + res.stderr
-    assert "without ITB's owner marker" in res.stderr and "refused, nothing was changed" \
-        in res.stderr
+    assert (
+        "without ITB's owner marker" in res.stderr and "refused, nothing was changed" in res.stderr
+    )
     assert snapshot(d) == before
 
 
@@ -129,19 +139,29 @@ def test_a_run_removes_only_what_it_created_in_a_remote_dir_it_shares(lab, tmp_p
     shared.mkdir()
     (shared / "user.txt").write_text("keep")
     fresh = tmp_path / "fresh" / "deeper"  # absent: ITB creates both levels, then removes them
-    inv = variant(lab, tmp_path / "inv.toml", h1={"remote_dir": str(shared)},
-                  h2={"remote_dir": str(fresh)})
+    inv = variant(
+        lab, tmp_path / "inv.toml", h1={"remote_dir": str(shared)}, h2={"remote_dir": str(fresh)}
+    )
     before = snapshot(shared)
-    res = itb("run", str(lab["scenario"]), "--inventory", str(inv), "--out",
-              str(tmp_path / "run"), env=lab["env"], timeout=180)
+    res = itb(
+        "run",
+        str(lab["scenario"]),
+        "--inventory",
+        str(inv),
+        "--out",
+        str(tmp_path / "run"),
+        env=lab["env"],
+        timeout=180,
+    )
     assert res.returncode == 0, res.stdout + res.stderr
     assert snapshot(shared) == before
     assert not (tmp_path / "fresh").exists()
 
 
-@pytest.mark.parametrize("remote_dir, why", [("/", "system directory"),
-                                             ("/etc", "system directory"),
-                                             ("../..", "absolute path")])
+@pytest.mark.parametrize(
+    "remote_dir, why",
+    [("/", "system directory"), ("/etc", "system directory"), ("../..", "absolute path")],
+)
 def test_inventory_check_refuses_a_remote_dir_that_is_not_its_own(lab, tmp_path, remote_dir, why):
     inv = variant(lab, tmp_path / "inv.toml", ssh={"remote_dir": remote_dir})
     res = itb("inventory", "check", str(inv), env=lab["env"])
@@ -166,14 +186,20 @@ def test_inventory_check_lists_every_claim_a_host_contradicts(lab, tmp_path):
     other = tmp_path / "nobody"  # a remote_dir the SSH user (root) does not own
     other.mkdir()
     os.chown(other, 65534, 65534)
-    inv = variant(lab, tmp_path / "inv.toml", h1={"data_iface": "eth9", "remote_dir": str(d)},
-                  h2={"data_addr": "198.19.0.77/24", "remote_dir": str(other)})
+    inv = variant(
+        lab,
+        tmp_path / "inv.toml",
+        h1={"data_iface": "eth9", "remote_dir": str(d)},
+        h2={"data_addr": "198.19.0.77/24", "remote_dir": str(other)},
+    )
     res = itb("inventory", "check", str(inv), env=lab["env"])
     assert res.returncode == 1, res.stdout + res.stderr
-    for want in ("host h1: field data_iface: no interface 'eth9' there",
-                 f"host h1: {d}/{PREFIX} exists and is a directory without ITB's owner marker",
-                 "host h2: field data_addr: 198.19.0.77/24 is not an address of eth1",
-                 f"host h2: field remote_dir: {other} is owned by nobody, not by the SSH user root"):
+    for want in (
+        "host h1: field data_iface: no interface 'eth9' there",
+        f"host h1: {d}/{PREFIX} exists and is a directory without ITB's owner marker",
+        "host h2: field data_addr: 198.19.0.77/24 is not an address of eth1",
+        f"host h2: field remote_dir: {other} is owned by nobody, not by the SSH user root",
+    ):
         assert want in res.stderr, res.stderr
     assert "4 problem(s)" in res.stderr
 
@@ -186,8 +212,16 @@ def test_inventory_check_of_the_lab_as_written_passes(lab):
 
 def test_a_key_that_is_a_directory_says_so(lab, tmp_path):
     inv = variant(lab, tmp_path / "inv.toml", ssh={"key": str(tmp_path)})
-    res = itb("run", str(lab["scenario"]), "--inventory", str(inv), "--out",
-              str(tmp_path / "run"), env=lab["env"], timeout=120)
+    res = itb(
+        "run",
+        str(lab["scenario"]),
+        "--inventory",
+        str(inv),
+        "--out",
+        str(tmp_path / "run"),
+        env=lab["env"],
+        timeout=120,
+    )
     assert res.returncode == 4, res.stdout + res.stderr
     assert f"field key: {tmp_path}: is a directory, not a private key file" in res.stderr
 
@@ -195,17 +229,38 @@ def test_a_key_that_is_a_directory_says_so(lab, tmp_path):
 def test_too_few_hosts_for_the_scenario_is_bad_input(lab, tmp_path):
     two = tmp_path / "two-pairs.toml"
     two.write_text(ONE_PAIR.replace("pairs = 1", "pairs = 2"))
-    res = itb("run", str(two), "--inventory", str(lab["inventory"]), "--out",
-              str(tmp_path / "run"), env=lab["env"], timeout=120)
+    res = itb(
+        "run",
+        str(two),
+        "--inventory",
+        str(lab["inventory"]),
+        "--out",
+        str(tmp_path / "run"),
+        env=lab["env"],
+        timeout=120,
+    )
     assert res.returncode == 2, res.stdout + res.stderr
     assert "2 left host(s) to place" in res.stderr and "1 free host(s)" in res.stderr
 
 
 def test_lab_down_is_refused_while_a_run_uses_the_lab_and_the_run_ends_ok(lab, tmp_path):
     run = subprocess.Popen(
-        [sys.executable, "-m", "itb.cli", "run", str(lab["scenario"]), "--inventory",
-         str(lab["inventory"]), "--out", str(tmp_path / "run")],
-        env=lab["env"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-m",
+            "itb.cli",
+            "run",
+            str(lab["scenario"]),
+            "--inventory",
+            str(lab["inventory"]),
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        env=lab["env"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         users = lab["dir"] / "lab" / "users"
         deadline = time.monotonic() + 60
@@ -225,13 +280,22 @@ def test_lab_down_is_refused_while_a_run_uses_the_lab_and_the_run_ends_ok(lab, t
     meta = json.loads((tmp_path / "run" / "meta.json").read_text())
     assert meta["status"] == "complete" and meta["repetition_status"] == ["ok"]
     after = snapshot(lab["dir"] / "lab")
-    assert {k for k in after if not k.startswith("users")} == \
-        {k for k in before if not k.startswith("users")}  # the lab is whole
+    assert {k for k in after if not k.startswith("users")} == {
+        k for k in before if not k.startswith("users")
+    }  # the lab is whole
 
 
 def test_a_command_on_a_lab_that_is_down_says_the_lab_is_down(lab, tmp_path):
     inv = variant(lab, tmp_path / "inv.toml", ssh={"lab": str(tmp_path / "gone")})
-    res = itb("run", str(lab["scenario"]), "--inventory", str(inv), "--out",
-              str(tmp_path / "run"), env=lab["env"], timeout=60)
+    res = itb(
+        "run",
+        str(lab["scenario"]),
+        "--inventory",
+        str(inv),
+        "--out",
+        str(tmp_path / "run"),
+        env=lab["env"],
+        timeout=60,
+    )
     assert res.returncode == 4, res.stdout + res.stderr
     assert f"field ssh.lab: the lab {tmp_path / 'gone'} is not up" in res.stderr

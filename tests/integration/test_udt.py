@@ -21,17 +21,50 @@ def udt():
 
 
 def test_a_udt_transfer_follows_its_profile(tmp_path, udt):
-    recv = subprocess.Popen([udt, "recv", "--listen", "127.0.0.1:6011", "--bytes", "20000000",
-                             "--log", str(tmp_path / "r.csv"), "--summary", str(tmp_path / "r.json")],
-                            stdout=subprocess.PIPE)
+    recv = subprocess.Popen(
+        [
+            udt,
+            "recv",
+            "--listen",
+            "127.0.0.1:6011",
+            "--bytes",
+            "20000000",
+            "--log",
+            str(tmp_path / "r.csv"),
+            "--summary",
+            str(tmp_path / "r.json"),
+        ],
+        stdout=subprocess.PIPE,
+    )
     assert recv.stdout.readline().strip() == b"ready"
-    send = subprocess.run([udt, "send", "--to", "127.0.0.1:6011", "--bytes", "20000000",
-                           "--profile", "0:40000000,1000000:160000000", "--log", str(tmp_path / "s.csv"),
-                           "--summary", str(tmp_path / "s.json")], capture_output=True, text=True, timeout=60)
+    send = subprocess.run(
+        [
+            udt,
+            "send",
+            "--to",
+            "127.0.0.1:6011",
+            "--bytes",
+            "20000000",
+            "--profile",
+            "0:40000000,1000000:160000000",
+            "--log",
+            str(tmp_path / "s.csv"),
+            "--summary",
+            str(tmp_path / "s.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert send.returncode == 0, send.stderr
     assert recv.wait(timeout=10) == 0
     s, r = (json.loads((tmp_path / f"{x}.json").read_text()) for x in ("s", "r"))
-    assert s["ok"] and r["ok"] and r["bytes"] == 20_000_000 and s["profile"][1] == [1_000_000, 160_000_000]
+    assert (
+        s["ok"]
+        and r["ok"]
+        and r["bytes"] == 20_000_000
+        and s["profile"][1] == [1_000_000, 160_000_000]
+    )
     # 1 s at 40 Mbit/s (5 MB), then 15 MB at 160 Mbit/s: 1.75 s
     t = (r["last_byte_ns"] - s["start_ns"]) / 1e9
     assert t == pytest.approx(1.75, rel=0.08), t
@@ -43,10 +76,26 @@ def test_a_udt_transfer_follows_its_profile(tmp_path, udt):
 
 
 def test_bad_arguments_are_usage_errors(tmp_path, udt):
-    for args, words in ((["send", "--to", "127.0.0.1:9", "--bytes", "1", "--profile", "5:100",
-                          "--log", "x", "--summary", "y"], "first date is 0"),
-                        (["recv", "--listen", "127.0.0.1:9", "--log", "x", "--summary", "y"], "--bytes"),
-                        (["send", "--frobnicate", "1"], "unknown option"),
-                        (["bounce"], "unknown command")):
+    for args, words in (
+        (
+            [
+                "send",
+                "--to",
+                "127.0.0.1:9",
+                "--bytes",
+                "1",
+                "--profile",
+                "5:100",
+                "--log",
+                "x",
+                "--summary",
+                "y",
+            ],
+            "first date is 0",
+        ),
+        (["recv", "--listen", "127.0.0.1:9", "--log", "x", "--summary", "y"], "--bytes"),
+        (["send", "--frobnicate", "1"], "unknown option"),
+        (["bounce"], "unknown command"),
+    ):
         res = subprocess.run([udt, *args], capture_output=True, text=True, timeout=10, cwd=tmp_path)
         assert res.returncode == 2 and words in res.stderr, (args, res.stderr)

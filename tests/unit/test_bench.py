@@ -24,8 +24,9 @@ def test_classes_follow_the_spec_table():
     assert k.reverse_sources == 1500
 
 
-@pytest.mark.parametrize("text, names", [("A-L", "ABCDEFGHIJKL"), ("b,f", "BF"),
-                                         ("A-C,K", "ABCK"), ("F,B,F-F", "BF")])
+@pytest.mark.parametrize(
+    "text, names", [("A-L", "ABCDEFGHIJKL"), ("b,f", "BF"), ("A-C,K", "ABCK"), ("F,B,F-F", "BF")]
+)
 def test_parse_classes(text, names):
     assert "".join(c.name for c in parse_classes(text)) == names
 
@@ -39,14 +40,19 @@ def test_parse_classes_refuses(text):
 
 def _cal(tmp_path, rate=1_000_000_000, ok=True):
     p = tmp_path / "cal.json"
-    p.write_text(json.dumps({"path": {"rate_bps": rate, "rtt_ms": 20},
-                             "checks": [{"quantity": "idle RTT", "ok": ok}]}))
+    p.write_text(
+        json.dumps(
+            {
+                "path": {"rate_bps": rate, "rtt_ms": 20},
+                "checks": [{"quantity": "idle RTT", "ok": ok}],
+            }
+        )
+    )
     return p
 
 
 def test_auto_scale_from_calibration(tmp_path):
-    s = make_scale(factor=None, capacity_bps=None, transfer_time_s=10,
-                   calibration=_cal(tmp_path))
+    s = make_scale(factor=None, capacity_bps=None, transfer_time_s=10, calibration=_cal(tmp_path))
     b, a = s.of(CLASSES["B"]), s.of(CLASSES["A"])
     assert (b.factor, b.capacity_bps, b.access_bps) == (10, 1_000_000_000, 100_000_000)
     # K = 1000: capped, and the factor says so.
@@ -58,15 +64,20 @@ def test_auto_scale_from_calibration(tmp_path):
 
 
 def test_calibration_with_checks_off_is_used_and_said(tmp_path):
-    s = make_scale(factor=None, capacity_bps=None, transfer_time_s=10,
-                   calibration=_cal(tmp_path, ok=False))
+    s = make_scale(
+        factor=None, capacity_bps=None, transfer_time_s=10, calibration=_cal(tmp_path, ok=False)
+    )
     assert "checks off" in s.source and s.capacity_bps == 1_000_000_000
 
 
 def test_scale_errors(tmp_path):
     with pytest.raises(ScenarioError, match="no calibration"):
-        make_scale(factor=None, capacity_bps=None, transfer_time_s=10,
-                   calibration=tmp_path / "missing.json")
+        make_scale(
+            factor=None,
+            capacity_bps=None,
+            transfer_time_s=10,
+            calibration=tmp_path / "missing.json",
+        )
     with pytest.raises(ScenarioError, match="not both"):
         make_scale(factor=10, capacity_bps=10**8, transfer_time_s=10)
     with pytest.raises(ScenarioError, match="at least 1"):
@@ -174,15 +185,31 @@ def test_mean_ci_against_hand_values():
 
 
 def _reps(ts):
-    return [{"repetition": i + 1, "n": 4, "n_failed": 0, "t_mean": t, "t_min": t, "t_max": t,
-             "sigma_t": 0.1, "cov": 0.01, "jain": 1.0, "efficiency": 0.9, "utilisation": 0.8}
-            for i, t in enumerate(ts)]
+    return [
+        {
+            "repetition": i + 1,
+            "n": 4,
+            "n_failed": 0,
+            "t_mean": t,
+            "t_min": t,
+            "t_max": t,
+            "sigma_t": 0.1,
+            "cov": 0.01,
+            "jain": 1.0,
+            "efficiency": 0.9,
+            "utilisation": 0.8,
+        }
+        for i, t in enumerate(ts)
+    ]
 
 
 def test_compare_holds_every_protocol_against_the_fastest_over_the_table():
     k = lambda cc: stats.CellKey("BU", None, "F", cc)  # noqa: E731
-    cells = [(k("cubic"), _reps([10.0, 10.2, 9.9])), (k("reno"), _reps([14.0, 14.3, 13.8])),
-             (k("bbr"), _reps([10.1, 9.7, 10.4]))]
+    cells = [
+        (k("cubic"), _reps([10.0, 10.2, 9.9])),
+        (k("reno"), _reps([14.0, 14.3, 13.8])),
+        (k("bbr"), _reps([10.1, 9.7, 10.4])),
+    ]
     verdicts = {(c.tested, c.reference): c for c in stats.compare(cells)}
     reno = verdicts[("reno", "cubic")]
     assert reno.verdict == "slower" and reno.p_holm == pytest.approx(2 * reno.p)

@@ -16,8 +16,9 @@ GBIT = 1_000_000_000
 
 
 def _scale(mode="rate", capacity=GBIT, tt=240.0, factor=None):
-    return make_scale(factor=factor, capacity_bps=None if factor else capacity,
-                      transfer_time_s=tt, mode=mode)
+    return make_scale(
+        factor=factor, capacity_bps=None if factor else capacity, transfer_time_s=tt, mode=mode
+    )
 
 
 def test_segments_by_hand():
@@ -60,7 +61,9 @@ def test_window_scaling_keeps_the_documents_windows():
     cs = s.of(CLASSES["F"])
     assert (cs.mode, cs.rtt_ms, cs.factor) == ("window", 200, 10)  # 20 ms × 10
     f = windows.of_source(CLASSES["F"], cs)
-    assert f.testbed == pytest.approx(f.documents) and f.testbed_share == pytest.approx(863.26, abs=0.01)
+    assert f.testbed == pytest.approx(f.documents) and f.testbed_share == pytest.approx(
+        863.26, abs=0.01
+    )
     # volumes as in rate mode: one BU transfer still lasts the transfer time at C_a
     rate = _scale().of(CLASSES["F"])
     assert cs.bu_volume == rate.bu_volume and cs.bu_volume * 8 / cs.access_bps == pytest.approx(240)
@@ -99,8 +102,10 @@ def test_window_scaling_stretches_the_emulated_rtt_and_records_it(tmp_path, app,
     link = next(lk for lk in sc.topology.links if lk.emulated)
     assert link.forward.delay_us + link.reverse.delay_us == 200_000  # 20 ms × 10
     assert g.realisation["scale"]["mode"] == "window" and g.realisation["scale"]["rtt_ms"] == 200
-    assert any(n.startswith("window scaling: the class RTT 20 ms × 10 = 200 ms")
-               for n in g.realisation["notes"])
+    assert any(
+        n.startswith("window scaling: the class RTT 20 ms × 10 = 200 ms")
+        for n in g.realisation["notes"]
+    )
     _, rate = _generate(tmp_path, app, "B", _scale(), variant)
     link = next(lk for lk in rate.topology.links if lk.emulated)
     assert link.forward.delay_us + link.reverse.delay_us == 20_000
@@ -130,8 +135,10 @@ def test_pa_keeps_1mb_messages_and_realises_k1000_with_fewer_faster_sources(tmp_
     rev = [e for e in sc.experiment.events if e.kind == "transfer" and e.direction == "reverse"]
     assert sum(e.streams for e in load) == 19 and sum(e.streams for e in rev) == 8
     assert all(e.rate_bps == 20_000_000 * e.streams for e in load + rev)
-    assert any("K' = 10 sources of C / K' = 20Mbit/s" in n and "40 s per message" in n
-               for n in g.realisation["notes"])
+    assert any(
+        "K' = 10 sources of C / K' = 20Mbit/s" in n and "40 s per message" in n
+        for n in g.realisation["notes"]
+    )
     w = g.realisation["window"]  # the ping-pong's own source: 20 Mbit/s × 200 ms, share / 2
     assert w["testbed_segments"] == pytest.approx(500_000 / 1448) and w["load"] == 2.0
     # a K = 10 class keeps its K and C_a
@@ -152,7 +159,9 @@ def test_pa_refused_where_window_scaling_makes_it_last_hours():
     cs = _scale("window").of(CLASSES["D"])  # 2 s RTT: 200 × (7 slow-start rounds × 2 s × 2)
     with pytest.raises(ScenarioError, match="run PA with --scaling rate"):
         apps.generate(apps.Cell("PA", CLASSES["D"], "cubic"), cs, 1, 1.0)
-    g = apps.generate(apps.Cell("PA", CLASSES["B"], "cubic"), _scale("window").of(CLASSES["B"]), 1, 1.0)
+    g = apps.generate(
+        apps.Cell("PA", CLASSES["B"], "cubic"), _scale("window").of(CLASSES["B"]), 1, 1.0
+    )
     assert g.realisation["estimated_s"] < apps.PA_MAX_ESTIMATE_S
 
 
@@ -169,13 +178,15 @@ def test_warnings_name_the_applications_once_per_class():
 
 
 def test_bench_summary_and_report_show_the_window_table(tmp_path):
-    args = benchmark.BenchArgs(("BU",), (CLASSES["A"], CLASSES["F"]), ("reno",), 1, 1, 1.0,
-                               _scale(tt=10))
+    args = benchmark.BenchArgs(
+        ("BU",), (CLASSES["A"], CLASSES["F"]), ("reno",), 1, 1, 1.0, _scale(tt=10)
+    )
     sweep = benchmark.sweep_of(args, tmp_path / "b")
     sweep.open()  # writes and validates the scenarios; nothing runs
     assert windows.warnings_of(c.realisation for c in sweep.index.cells) == [
         f"BU: class A: 0.345 segments per flow on this testbed (under 20; 1727 in the "
-        f"documents): {windows.CONSEQUENCE}"]
+        f"documents): {windows.CONSEQUENCE}"
+    ]
     table = benchmark.summarise(sweep)
     rows = table.rows
     by_class = {r.cls: r for r in rows}
@@ -204,13 +215,16 @@ def test_run_bench_says_the_warnings_before_running(tmp_path, monkeypatch):
 
     monkeypatch.setattr(runner, "run", no_testbed)
     said = []
-    monkeypatch.setattr(sweep_mod.Sweep, "run", lambda self, say, tick: said.append("run") or "incomplete")
+    monkeypatch.setattr(
+        sweep_mod.Sweep, "run", lambda self, say, tick: said.append("run") or "incomplete"
+    )
     args = benchmark.BenchArgs(("BU",), (CLASSES["C"],), ("reno",), 1, 1, 1.0, _scale(tt=10))
     from itb.report.bench import build_bench_report
     from itb.report.build import analyse_run
 
-    result = benchmark.run_bench(args, tmp_path / "b", build_bench_report, analyse_run,
-                                 say=said.append)
+    result = benchmark.run_bench(
+        args, tmp_path / "b", build_bench_report, analyse_run, say=said.append
+    )
     assert said[0].startswith("warning: BU: class C: 3.45 segments per flow") and said[1] == "run"
     assert result.warnings == [said[0].removeprefix("warning: ")]
     assert result.status == "incomplete" and result.report.exists()

@@ -11,9 +11,11 @@ from itb.scenario.testbed.pathspec import default_pair, path_spec
 
 
 def test_parse_ping():
-    text = ("64 bytes from 198.18.2.1: icmp_seq=1 ttl=62 time=20.1 ms\n"
-            "64 bytes from 198.18.2.1: icmp_seq=2 ttl=62 time=19.95 ms\n"
-            "--- 198.18.2.1 ping statistics ---\n")
+    text = (
+        "64 bytes from 198.18.2.1: icmp_seq=1 ttl=62 time=20.1 ms\n"
+        "64 bytes from 198.18.2.1: icmp_seq=2 ttl=62 time=19.95 ms\n"
+        "--- 198.18.2.1 ping statistics ---\n"
+    )
     assert parse_ping(text) == [20.1, 19.95]
 
 

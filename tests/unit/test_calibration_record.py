@@ -26,9 +26,18 @@ def written(tmp_path: Path, data: dict) -> Path:
 
 
 def a_calibration() -> Calibration:
-    cal = Calibration(testbed={"name": "dumbbell"},
-                      path={"src": "l1", "dst": "r1", "rtt_ms": 20.0, "rate_bps": 1_000_000_000,
-                            "loss": 0.0, "queue_delay_ms": 20.0, "bdp_bytes": 2_500_000})
+    cal = Calibration(
+        testbed={"name": "dumbbell"},
+        path={
+            "src": "l1",
+            "dst": "r1",
+            "rtt_ms": 20.0,
+            "rate_bps": 1_000_000_000,
+            "loss": 0.0,
+            "queue_delay_ms": 20.0,
+            "bdp_bytes": 2_500_000,
+        },
+    )
     cal.checks.append(Check("idle RTT", 20.0, 20.1, "ms", 1.0, ok=True))
     cal.checks.append(Check("TCP goodput, 1 flow", 1000, 850, "Mbit/s", 10.0, ok=False))
     cal.emulator["cpu_pct_during_tcp"] = 45.0

@@ -17,19 +17,35 @@ TICK = os.sysconf("SC_CLK_TCK")
 RECV_SPECS = ["eth0:rx_bytes", "eth0:rx_packets", "cpu", "sched:1:2", "sched:3"]
 
 
-def recv(rate_bps: float, *, seconds: float = 8.0, start_s: float = 0.5, idle_share: float = 0.5,
-         emulator: tuple[float, float] = (0.6, 0.0), sender: tuple[float, float] = (0.5, 0.01),
-         pauses: tuple[tuple[float, float], ...] = ()) -> Series:
+def recv(
+    rate_bps: float,
+    *,
+    seconds: float = 8.0,
+    start_s: float = 0.5,
+    idle_share: float = 0.5,
+    emulator: tuple[float, float] = (0.6, 0.0),
+    sender: tuple[float, float] = (0.5, 0.01),
+    pauses: tuple[tuple[float, float], ...] = (),
+) -> Series:
     """The receiver's sampler every 50 ms: nothing until start_s, then rate_bps of 1514 B
     frames (none during `pauses`); the host idle_share idle over 2 cores; the emulator's
     thread and the sender running / waiting those shares of the time."""
     rows, got, t = [], 0.0, 0.0
     while t <= seconds + 1e-9:
         ns = t * 1e9
-        rows.append([T0 + round(ns), round(got), round(got / FRAME),
-                     round(t * TICK * 2 * idle_share), 0,
-                     round(ns * emulator[0]), round(ns * emulator[1]),
-                     round(ns * sender[0]), round(ns * sender[1])])
+        rows.append(
+            [
+                T0 + round(ns),
+                round(got),
+                round(got / FRAME),
+                round(t * TICK * 2 * idle_share),
+                0,
+                round(ns * emulator[0]),
+                round(ns * emulator[1]),
+                round(ns * sender[0]),
+                round(ns * sender[1]),
+            ]
+        )
         if start_s <= t < seconds and not any(a <= t < b for a, b in pauses):
             got += rate_bps / 8 * 0.05
         t += 0.05
@@ -38,14 +54,26 @@ def recv(rate_bps: float, *, seconds: float = 8.0, start_s: float = 0.5, idle_sh
 
 def log_rows(rate_bps: float, seconds: float = 8.0, empty_every: int = 0) -> list[Interval]:
     per_ms = round(rate_bps / 8 / 1000)
-    return [Interval(T0 + i * 1_000_000, per_ms, per_ms // FRAME, 0, 0,
-                     0 if empty_every and i % empty_every == 0 else 500_000, 600_000, 0, 0.0)
-            for i in range(int(seconds * 1000))]
+    return [
+        Interval(
+            T0 + i * 1_000_000,
+            per_ms,
+            per_ms // FRAME,
+            0,
+            0,
+            0 if empty_every and i % empty_every == 0 else 500_000,
+            600_000,
+            0,
+            0.0,
+        )
+        for i in range(int(seconds * 1000))
+    ]
 
 
 def figures(r: Series, log=None, em=None):
-    return udpmtu.figures(C, FRAME, 5.0, "eth0", r, em, ("a0", "b0"), log, "sched:1:2",
-                          "sched:3", cores=2)
+    return udpmtu.figures(
+        C, FRAME, 5.0, "eth0", r, em, ("a0", "b0"), log, "sched:1:2", "sched:3", cores=2
+    )
 
 
 def test_window_skips_the_ramp_and_the_tail():
@@ -61,8 +89,12 @@ def test_window_skips_the_ramp_and_the_tail():
 
 
 def test_series_columns_follow_the_specs():
-    s = Series({"specs": ["x:rx_bytes", "cpu", "sched:9", "y:tx_dropped"],
-                "rows": [[0, 1, 2, 3, 4, 5, 6], [1_000_000_000, 11, 22, 33, 44, 55, 66]]})
+    s = Series(
+        {
+            "specs": ["x:rx_bytes", "cpu", "sched:9", "y:tx_dropped"],
+            "rows": [[0, 1, 2, 3, 4, 5, 6], [1_000_000_000, 11, 22, 33, 44, 55, 66]],
+        }
+    )
     assert s.rate("x:rx_bytes", 0, 10**9) == (10.0, 1.0)
     assert s.rate("cpu", 0, 10**9, second=True)[0] == 30.0
     assert s.rate("sched:9", 0, 10**9)[0] == 40.0 and s.rate("sched:9", 0, 10**9, True)[0] == 50.0
@@ -135,11 +167,19 @@ def test_emulator_rows_give_the_offered_load_and_refusals():
     rows, t = [], 0.0
     while t <= 8.0:
         sent = max(0.0, t - 0.5) * 1.2 * C / 8
-        rows.append([T0 + round(t * 1e9), round(sent), round(sent / FRAME), round(sent / 1.2),
-                     round(t * 10)])
+        rows.append(
+            [
+                T0 + round(t * 1e9),
+                round(sent),
+                round(sent / FRAME),
+                round(sent / 1.2),
+                round(t * 10),
+            ]
+        )
         t += 0.05
-    em = Series({"specs": ["a0:rx_bytes", "a0:rx_packets", "b0:tx_bytes", "b0:tx_dropped"],
-                 "rows": rows})
+    em = Series(
+        {"specs": ["a0:rx_bytes", "a0:rx_packets", "b0:tx_bytes", "b0:tx_dropped"], "rows": rows}
+    )
     f = figures(recv(C), log_rows(C), em)
     assert abs(f.offered_bps / (1.2 * C) - 1) < 1e-3
     assert abs(f.offered_pps - 1.2 * C / (FRAME * 8)) < 60
@@ -149,8 +189,9 @@ def test_emulator_rows_give_the_offered_load_and_refusals():
 
 def test_counters_sampler_rows():
     tid = threading.get_native_id()
-    res = counters.sample(0.12, ["lo:rx_bytes", "cpu", f"sched:{os.getpid()}:{tid}",
-                                 f"sched:{os.getpid()}"])
+    res = counters.sample(
+        0.12, ["lo:rx_bytes", "cpu", f"sched:{os.getpid()}:{tid}", f"sched:{os.getpid()}"]
+    )
     rows = res["rows"]
     assert len(rows) >= 3 and all(len(r) == 1 + 1 + 2 + 2 + 2 for r in rows)
     assert all(b[0] > a[0] for a, b in zip(rows, rows[1:]))

@@ -41,8 +41,12 @@ class FakeKernel:
         elif argv[0] == "modprobe":
             self.available.append(argv[-1].removeprefix("tcp_"))
         elif argv[1:] == ["-j", "struct_ops", "show"]:
-            out = json.dumps([{"id": i, "name": n, "kernel_struct_ops": "tcp_congestion_ops"}
-                              for n, i in self.registered.items()])
+            out = json.dumps(
+                [
+                    {"id": i, "name": n, "kernel_struct_ops": "tcp_congestion_ops"}
+                    for n, i in self.registered.items()
+                ]
+            )
         elif argv[1:3] == ["struct_ops", "register"]:
             name = "itb_" + Path(argv[3]).name.removesuffix(".bpf.o")
             if name in self.refuse:
@@ -82,8 +86,11 @@ def test_every_algorithm_of_ours_has_a_source_that_names_its_publication():
         head = (REPO / "bpf" / f"{name}.bpf.c").read_text()[:3000]
         assert f'.name = "{alg.ours_name}"' in (REPO / "bpf" / f"{name}.bpf.c").read_text()
         if name != "nocc":
-            surname = alg.reference.split(",")[0].split()[-1] if "RFC" not in alg.reference \
+            surname = (
+                alg.reference.split(",")[0].split()[-1]
+                if "RFC" not in alg.reference
                 else alg.reference
+            )
             assert surname in head, f"{name}: header does not cite {alg.reference}"
             assert re.search(r"[Dd]iffer", head), f"{name}: header does not say how it differs"
 
@@ -105,7 +112,10 @@ def test_a_kernel_module_is_loaded_before_ours(fake):
 def test_ours_is_registered_and_released_when_the_kernel_lacks_it(fake):
     done = cc.ensure(["reno", "scalable", "nocc"], host=fake)
     assert [(r.kernel_name, r.source, r.loaded_now) for r in done] == [
-        ("reno", "built-in", False), ("itb_scalable", "ours", True), ("itb_nocc", "ours", True)]
+        ("reno", "built-in", False),
+        ("itb_scalable", "ours", True),
+        ("itb_nocc", "ours", True),
+    ]
     assert cc.release(done, host=fake) == ["itb_scalable", "itb_nocc"]
     assert fake.registered == {}
 
@@ -121,8 +131,10 @@ def test_a_refused_program_names_the_algorithm_and_the_verifier_line(fake):
     fake.refuse.add("itb_htcp")
     with pytest.raises(cc.CcLoadError) as e:
         cc.ensure(["scalable", "htcp"], host=fake)
-    assert str(e.value) == ("congestion control 'htcp' could not be loaded: verifier: no write "
-                            "support to tcp_sock at off 1672 (program bad_ssthresh)")
+    assert str(e.value) == (
+        "congestion control 'htcp' could not be loaded: verifier: no write "
+        "support to tcp_sock at off 1672 (program bad_ssthresh)"
+    )
     assert fake.registered == {}  # scalable, loaded first, was undone
 
 
@@ -146,9 +158,14 @@ def _held_by_a_dead_process(tmp_path, kernel_name):
     """What a SIGKILLed run leaves: a holder record whose process is gone."""
     dead = subprocess.Popen(["true"])
     dead.wait()
-    (tmp_path / "holders" / f"{kernel_name}.json").write_text(json.dumps(
-        {"registered_by_run": True, "holders": [{"pid": dead.pid, "start": 1, "count": 1,
-                                                  "prefix": "x"}]}))
+    (tmp_path / "holders" / f"{kernel_name}.json").write_text(
+        json.dumps(
+            {
+                "registered_by_run": True,
+                "holders": [{"pid": dead.pid, "start": 1, "count": 1, "prefix": "x"}],
+            }
+        )
+    )
 
 
 def test_clean_unregisters_only_ours_that_nobody_holds(fake, tmp_path):
@@ -186,7 +203,11 @@ def test_status_says_where_each_comes_from_and_whether_usable(fake):
 
 
 def test_first_failure_line_without_a_verifier_log():
-    assert ebpf.first_failure_line("libbpf: failed to find BTF for struct tcp_congestion_ops\n"
-                                   "Error: failed to open object\n") == \
-        "libbpf: failed to find BTF for struct tcp_congestion_ops"
+    assert (
+        ebpf.first_failure_line(
+            "libbpf: failed to find BTF for struct tcp_congestion_ops\n"
+            "Error: failed to open object\n"
+        )
+        == "libbpf: failed to find BTF for struct tcp_congestion_ops"
+    )
     assert ebpf.first_failure_line("") == "bpftool failed without a message"

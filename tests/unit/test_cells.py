@@ -16,10 +16,19 @@ def test_a_cell_whose_runs_left_no_rows_reads_as_nothing_yet(tmp_path):
     assert cell_table(tmp_path, cell, "transfers") is None
     assert forward_completions(tmp_path, cell) == []
     # (or with only the column a later step adds)
-    rundir.write_table(tmp_path / "cells" / "a" / "transfers.parquet",
-                       pd.DataFrame({"corrupt_window": pd.Series([], dtype=object)}))
+    rundir.write_table(
+        tmp_path / "cells" / "a" / "transfers.parquet",
+        pd.DataFrame({"corrupt_window": pd.Series([], dtype=object)}),
+    )
     assert forward_completions(tmp_path, cell) == []
-    rundir.write_table(tmp_path / "cells" / "a" / "transfers.parquet", pd.DataFrame(
-        {"direction": ["forward", "reverse", "forward"], "ok": [True, True, False],
-         "completion_s": [1.5, 2.0, float("nan")]}))
+    rundir.write_table(
+        tmp_path / "cells" / "a" / "transfers.parquet",
+        pd.DataFrame(
+            {
+                "direction": ["forward", "reverse", "forward"],
+                "ok": [True, True, False],
+                "completion_s": [1.5, 2.0, float("nan")],
+            }
+        ),
+    )
     assert forward_completions(tmp_path, cell) == [1.5]

@@ -18,9 +18,14 @@ def resolved(tmp_path: Path, topology) -> IndexCell:
     run = tmp_path / "runs" / "cell-1"
     run.mkdir(parents=True)
     exp = load_scenario(ROOT / "scenarios" / "nxe" / "fair-share-4x50M.toml").experiment
-    (run / "scenario.resolved.json").write_text(json.dumps(
-        {"topology": json.loads(topology.canonical_json()),
-         "experiment": json.loads(exp.canonical_json())}))
+    (run / "scenario.resolved.json").write_text(
+        json.dumps(
+            {
+                "topology": json.loads(topology.canonical_json()),
+                "experiment": json.loads(exp.canonical_json()),
+            }
+        )
+    )
     return IndexCell(name="cell-1", run="runs/cell-1")
 
 

@@ -23,7 +23,8 @@ def test_a_line_cut_by_a_stop_is_dropped(tmp_path):
     (rd / "nodes" / "l1").mkdir(parents=True)
     (rd / "nodes" / "r1").mkdir(parents=True)
     (rd / "nodes" / "l1" / "bg.send.csv").write_text(
-        f"{HEADER}\n100,0,10,20,3000,0,1000,900\n200,0,11,20,3100,0,1000,950\n300,0")
+        f"{HEADER}\n100,0,10,20,3000,0,1000,900\n200,0,11,20,3100,0,1000,950\n300,0"
+    )
     (rd / "nodes" / "r1" / "bg.recv.csv").write_text("t_ns,bytes,streams_open\n100,1000,1\n200,")
     events = [{"kind": "transfer", "id": "bg", "src": "l1", "dst": "r1"}]
     frames = sample_frames(tmp_path, 1, 0.1, events)
@@ -44,10 +45,19 @@ def test_sent_columns_frame_every_segment():
     # 1 000 000 B of payload once + 2 896 B retransmitted, in 700 segments whose IP + TCP
     # headers make 700 × 52 B; each frame adds a 14-byte Ethernet header:
     # 1 002 896 + 36 400 + 9 800 = 1 049 096 B on the wire
-    sent = {"bytes": 1_002_896, "retrans_bytes": 2_896, "segments": 700,
-            "data_segments": 693, "header_bytes": 36_400}
-    assert sent_columns({"sent": sent}) == {"bytes_sent": 1_002_896, "bytes_retrans": 2_896,
-                                           "segs_out": 700, "wire_bytes": 1_049_096}
+    sent = {
+        "bytes": 1_002_896,
+        "retrans_bytes": 2_896,
+        "segments": 700,
+        "data_segments": 693,
+        "header_bytes": 36_400,
+    }
+    assert sent_columns({"sent": sent}) == {
+        "bytes_sent": 1_002_896,
+        "bytes_retrans": 2_896,
+        "segs_out": 700,
+        "wire_bytes": 1_049_096,
+    }
     for send in ({}, {"sent": None}, {"sent": sent | {"header_bytes": None}}):
         assert all(math.isnan(v) for v in sent_columns(send).values())
 
@@ -58,18 +68,42 @@ def test_transfer_rows_keep_the_link_and_the_pacing_cap_apart(tmp_path):
     for node in ("l1", "r1", "l2", "r2"):
         (rd / "nodes" / node).mkdir(parents=True)
     (rd / "result.json").write_text(json.dumps({"zero_ns": 0}))
-    sent = {"bytes": 1_000_000, "retrans_bytes": 0, "segments": 700, "data_segments": 691,
-            "header_bytes": 36_400}
+    sent = {
+        "bytes": 1_000_000,
+        "retrans_bytes": 0,
+        "segments": 700,
+        "data_segments": 691,
+        "header_bytes": 36_400,
+    }
     (rd / "nodes" / "l1" / "a.send.json").write_text(
-        json.dumps({"ok": True, "start_ns": 1_000, "sent": sent}))
+        json.dumps({"ok": True, "start_ns": 1_000, "sent": sent})
+    )
     (rd / "nodes" / "l2" / "b.send.json").write_text(json.dumps({"ok": True, "start_ns": 1_000}))
     for node, tid in (("r1", "a"), ("r2", "b")):
         (rd / "nodes" / node / f"{tid}.recv.json").write_text(
-            json.dumps({"ok": True, "bytes": 1_000_000, "last_byte_ns": 2_000}))
-    events = [{"kind": "transfer", "id": "a", "src": "l1", "dst": "r1", "volume": 1_000_000,
-               "direction": "forward", "at_us": 0, "rate_bps": 50_000_000},
-              {"kind": "transfer", "id": "b", "src": "l2", "dst": "r2", "volume": 1_000_000,
-               "direction": "forward", "at_us": 0}]
+            json.dumps({"ok": True, "bytes": 1_000_000, "last_byte_ns": 2_000})
+        )
+    events = [
+        {
+            "kind": "transfer",
+            "id": "a",
+            "src": "l1",
+            "dst": "r1",
+            "volume": 1_000_000,
+            "direction": "forward",
+            "at_us": 0,
+            "rate_bps": 50_000_000,
+        },
+        {
+            "kind": "transfer",
+            "id": "b",
+            "src": "l2",
+            "dst": "r2",
+            "volume": 1_000_000,
+            "direction": "forward",
+            "at_us": 0,
+        },
+    ]
     a, b = transfer_rows(tmp_path, 1, topo, events)
     # a: 100 Mbit/s access link (a wire rate) and paced at 50 Mbit/s (a payload rate)
     assert (a["access_link_bps"], a["pacing_cap_bps"], a["access_rate_bps"]) == (1e8, 5e7, 5e7)
@@ -83,8 +117,17 @@ def test_an_interrupted_repetition_stays_out_of_the_tables(tmp_path):
     """The user stopped it (a resume runs it again): it is not a measurement; a failed one
     is, and its transfer counts as not completed."""
     topo = load_testbed(None, {"rate": "1Gbit"})
-    events = [{"kind": "transfer", "id": "a", "src": "l1", "dst": "r1", "volume": 1_000_000,
-               "direction": "forward", "at_us": 0}]
+    events = [
+        {
+            "kind": "transfer",
+            "id": "a",
+            "src": "l1",
+            "dst": "r1",
+            "volume": 1_000_000,
+            "direction": "forward",
+            "at_us": 0,
+        }
+    ]
     for r, status in ((1, "ok"), (2, "interrupted"), (3, "failed")):
         rd = tmp_path / f"rep-00{r}"
         for node in ("l1", "r1"):
@@ -93,9 +136,11 @@ def test_an_interrupted_repetition_stays_out_of_the_tables(tmp_path):
         (rd / "result.json").write_text(json.dumps({"zero_ns": 0, "status": status}))
         if status == "ok":
             (rd / "nodes" / "l1" / "a.send.json").write_text(
-                json.dumps({"ok": True, "start_ns": 1_000}))
+                json.dumps({"ok": True, "start_ns": 1_000})
+            )
             (rd / "nodes" / "r1" / "a.recv.json").write_text(
-                json.dumps({"ok": True, "bytes": 1_000_000, "last_byte_ns": 2_000}))
+                json.dumps({"ok": True, "bytes": 1_000_000, "last_byte_ns": 2_000})
+            )
     tr = build_tables(tmp_path, topo, 0.1)["transfers"]
     assert list(tr["repetition"]) == [1, 3]
     assert list(tr["ok"]) == [True, False]

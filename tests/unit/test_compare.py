@@ -22,7 +22,9 @@ def test_faster_and_slower_need_significance_and_the_margin():
     assert c.verdict == "faster" and c.difference == pytest.approx(-0.10)
     assert c.p == pytest.approx(2.552167e-4, rel=1e-5)
     assert c.difference_ci95 == pytest.approx((-0.122670, -0.077330), abs=1e-6)
-    assert c.sentence().startswith("tested (9 s) faster than reference (10 s): -10.0 % [-12.3, -7.7]")
+    assert c.sentence().startswith(
+        "tested (9 s) faster than reference (10 s): -10.0 % [-12.3, -7.7]"
+    )
     assert _one([10.0, 10.1, 9.9], [9.0, 9.1, 8.9]).verdict == "slower"
 
 

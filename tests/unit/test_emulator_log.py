@@ -76,7 +76,9 @@ def test_consumed_segments_are_deleted_the_live_file_never(tmp_path):
     write_log(tmp_path, [(0, 100), (100, 100), (200, 100)], (300, 10))
     monitor.drop_consumed(tmp_path, "ab", 250)
     assert [p.name for p in monitor.log_files(tmp_path, "ab")] == [
-        "linkem-ab.000003.csv", "linkem-ab.csv"]
+        "linkem-ab.000003.csv",
+        "linkem-ab.csv",
+    ]
     monitor.drop_consumed(tmp_path, "ab", 10_000)
     assert [p.name for p in monitor.log_files(tmp_path, "ab")] == ["linkem-ab.csv"]
 

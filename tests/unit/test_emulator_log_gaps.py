@@ -54,27 +54,54 @@ def test_holes_are_spans_of_whole_intervals_without_rows():
 
 
 def test_the_emulators_reports_are_read_from_its_events_and_stats(tmp_path):
-    events = [{"event": "ready", "pid": 1},
-              {"event": "log_error", "dir": "ab", "from_ns": 5 * MS, "error": "No space"},
-              {"event": "log_gap", "dir": "ab", "from_ns": 5 * MS, "to_ns": 9 * MS, "rows": 4,
-               "error": "No space", "resumed": True},
-              {"event": "log_error", "dir": "ab", "from_ns": 20 * MS, "error": "EIO"},
-              {"event": "log_error", "dir": "ba", "from_ns": 1 * MS, "error": "other dir"}]
+    events = [
+        {"event": "ready", "pid": 1},
+        {"event": "log_error", "dir": "ab", "from_ns": 5 * MS, "error": "No space"},
+        {
+            "event": "log_gap",
+            "dir": "ab",
+            "from_ns": 5 * MS,
+            "to_ns": 9 * MS,
+            "rows": 4,
+            "error": "No space",
+            "resumed": True,
+        },
+        {"event": "log_error", "dir": "ab", "from_ns": 20 * MS, "error": "EIO"},
+        {"event": "log_error", "dir": "ba", "from_ns": 1 * MS, "error": "other dir"},
+    ]
     d = emulator_dir(tmp_path / "em", grid(0, 30), events=events)
     with open(d / monitor.EVENTS_FILE, "a") as f:
         f.write('{"event":"log_gap","dir":"ab","fr')  # cut by the full disk
     got = monitor.reported_gaps(d, "ab")
-    assert got == [monitor.Gap("ab", 5 * MS, 9 * MS, 4, "No space"),
-                   monitor.Gap("ab", 20 * MS, None, None, "EIO")]  # still open
-    (d / monitor.STATS_FILE).write_text(json.dumps({"ab": {"log_gaps": [
-        {"from_ns": 20 * MS, "to_ns": 25 * MS, "rows": 5, "error": "EIO"}]}}))
+    assert got == [
+        monitor.Gap("ab", 5 * MS, 9 * MS, 4, "No space"),
+        monitor.Gap("ab", 20 * MS, None, None, "EIO"),
+    ]  # still open
+    (d / monitor.STATS_FILE).write_text(
+        json.dumps(
+            {
+                "ab": {
+                    "log_gaps": [{"from_ns": 20 * MS, "to_ns": 25 * MS, "rows": 5, "error": "EIO"}]
+                }
+            }
+        )
+    )
     assert monitor.reported_gaps(d, "ab")[1] == monitor.Gap("ab", 20 * MS, 25 * MS, 5, "EIO")
 
 
 def test_gaps_name_the_missing_rows_with_the_emulators_reason(tmp_path):
     t = grid(0, 5) + grid(9, 30)
-    events = [{"event": "log_gap", "dir": "ab", "from_ns": 5 * MS, "to_ns": 9 * MS, "rows": 4,
-               "error": "No space left on device (os error 28)", "resumed": True}]
+    events = [
+        {
+            "event": "log_gap",
+            "dir": "ab",
+            "from_ns": 5 * MS,
+            "to_ns": 9 * MS,
+            "rows": 4,
+            "error": "No space left on device (os error 28)",
+            "resumed": True,
+        }
+    ]
     d = emulator_dir(tmp_path / "em", t, events=events)
     g = monitor.gaps(d, "ab", t, 0, 29 * MS)
     assert g == [monitor.Gap("ab", 5 * MS, 9 * MS, 4, "No space left on device (os error 28)")]
@@ -109,10 +136,23 @@ def test_a_whole_log_is_kept_and_the_repetition_stays_ok(run, tmp_path):
 
 def test_a_hole_in_the_window_fails_the_repetition_and_stays_out_of_the_tables(run, tmp_path):
     ab = grid(0, 1400) + grid(1900, 3000)  # 500 rows lost, 0.8 s after the zero
-    events = [{"event": "log_error", "dir": "ab", "from_ns": 1400 * MS,
-               "error": "No space left on device (os error 28)"},
-              {"event": "log_gap", "dir": "ab", "from_ns": 1400 * MS, "to_ns": 1900 * MS,
-               "rows": 500, "error": "No space left on device (os error 28)", "resumed": True}]
+    events = [
+        {
+            "event": "log_error",
+            "dir": "ab",
+            "from_ns": 1400 * MS,
+            "error": "No space left on device (os error 28)",
+        },
+        {
+            "event": "log_gap",
+            "dir": "ab",
+            "from_ns": 1400 * MS,
+            "to_ns": 1900 * MS,
+            "rows": 500,
+            "error": "No space left on device (os error 28)",
+            "resumed": True,
+        },
+    ]
     em = emulator_dir(tmp_path / "em", ab, ba=grid(0, 3000), events=events)
     out = outcome(100, 600, 2500)
     records.gather_emulator_logs(run, 1, {"rl-rr": SimpleNamespace(log_dir=str(em))}, out)
@@ -120,7 +160,8 @@ def test_a_hole_in_the_window_fails_the_repetition_and_stays_out_of_the_tables(r
     assert out.reason == (
         "link emulator rl-rr: its log (ab, forward) lost the rows from 0.800 s to 1.300 s "
         "after the repetition's zero (500 rows; linkem: No space left on device (os error "
-        "28)): the bottleneck series is not whole")
+        "28)): the bottleneck series is not whole"
+    )
     kept = rundir.rep_dir(run, 1) / "emulator" / "rl-rr"
     assert not (kept / "linkem-ab.csv").exists()
     assert (kept / "linkem-ab.incomplete.csv").exists()  # kept to look at, not tabled
@@ -135,8 +176,9 @@ def test_rows_that_never_came_fail_it_too(run, tmp_path):
     out = outcome(100, 600, 2500)
     records.gather_emulator_logs(run, 1, {"rl-rr": SimpleNamespace(log_dir=str(em))}, out)
     assert out.status == "failed" and out.environment
-    assert "from 1.400 s to 2.200 s after the repetition's zero (800 rows; linkem: EIO)" \
-        in out.reason, out.reason
+    assert (
+        "from 1.400 s to 2.200 s after the repetition's zero (800 rows; linkem: EIO)" in out.reason
+    ), out.reason
 
 
 def test_a_partial_last_line_is_left_out(tmp_path):
@@ -155,8 +197,9 @@ def test_a_calibration_check_over_a_hole_does_not_pass(tmp_path):
     holed = [r for r in window if not 40 * MS <= r.t_ns < 60 * MS]
     check = calibration._whole(at_most("peak", 100, 90, "Mbit/s"), em, "ab", holed, 0, 99 * MS)
     assert check.ok is False and check.verdict.startswith("log with a hole")
-    assert "lost the rows from 0.040 s to 0.060 s after the window started (20 rows)" \
-        in check.detail, check.detail
+    assert (
+        "lost the rows from 0.040 s to 0.060 s after the window started (20 rows)" in check.detail
+    ), check.detail
 
 
 def test_rows_the_emulator_reported_lost_fail_the_calibration():

@@ -39,12 +39,25 @@ class FakeHost:
 @pytest.fixture
 def fake_enoslib(monkeypatch):
     calls = []
-    hosts = {"left": [FakeHost("n1", "10.0.0.1", addresses=[FakeAddress("eth1", "192.168.1.1/24", "L")])],
-             "right": [FakeHost("n2", "10.0.0.2", addresses=[FakeAddress("eth1", "192.168.2.1/24", "R")])],
-             "emulator": [FakeHost("n3", "10.0.0.3", addresses=[
-                 FakeAddress("eth1", "192.168.1.254/24", "L"),
-                 FakeAddress("eth2", "192.168.2.254/24", "R")])],
-             "control": [FakeHost("n1", "10.0.0.1")]}
+    hosts = {
+        "left": [
+            FakeHost("n1", "10.0.0.1", addresses=[FakeAddress("eth1", "192.168.1.1/24", "L")])
+        ],
+        "right": [
+            FakeHost("n2", "10.0.0.2", addresses=[FakeAddress("eth1", "192.168.2.1/24", "R")])
+        ],
+        "emulator": [
+            FakeHost(
+                "n3",
+                "10.0.0.3",
+                addresses=[
+                    FakeAddress("eth1", "192.168.1.254/24", "L"),
+                    FakeAddress("eth2", "192.168.2.254/24", "R"),
+                ],
+            )
+        ],
+        "control": [FakeHost("n1", "10.0.0.1")],
+    }
     networks = {"data_left": ["L"], "data_right": ["R"]}
 
     class Provider:
@@ -59,8 +72,15 @@ def fake_enoslib(monkeypatch):
             calls.append(("destroy",))
 
     def conf_class(name):
-        return type(name, (), {"from_dictionary": classmethod(
-            lambda cls, d: calls.append(("conf", name, d)) or {"conf": name})})
+        return type(
+            name,
+            (),
+            {
+                "from_dictionary": classmethod(
+                    lambda cls, d: calls.append(("conf", name, d)) or {"conf": name}
+                )
+            },
+        )
 
     mod = types.ModuleType("enoslib")
     for name in ("Static", "G5k", "CBM", "Vagrant"):
@@ -73,8 +93,11 @@ def fake_enoslib(monkeypatch):
 
 
 def test_g5k_reservation_calls_enoslib_and_finds_the_data_plane(fake_enoslib):
-    config = {"job_name": "itb", "resources": {"machines": [], "networks": []},
-              "data_networks": ["data_left", "data_right"]}
+    config = {
+        "job_name": "itb",
+        "resources": {"machines": [], "networks": []},
+        "data_networks": ["data_left", "data_right"],
+    }
     got = enos_helper.reserve("g5k", config)
     kinds = [c[0] for c in fake_enoslib]
     assert kinds == ["conf", "provider", "init", "sync_info"]
@@ -83,11 +106,20 @@ def test_g5k_reservation_calls_enoslib_and_finds_the_data_plane(fake_enoslib):
     by = {h["name"]: h for h in got["hosts"]}
     assert sorted(by) == ["n1", "n2", "n3"]  # n1 once, in two roles
     assert by["n1"]["roles"] == ["left", "control"]
-    assert by["n3"]["data"] == {"data_left": [["eth1", "192.168.1.254/24"]],
-                                "data_right": [["eth2", "192.168.2.254/24"]]}
+    assert by["n3"]["data"] == {
+        "data_left": [["eth1", "192.168.1.254/24"]],
+        "data_right": [["eth2", "192.168.2.254/24"]],
+    }
     hosts = [enos.to_host(e) for e in got["hosts"]]
-    assert hosts[0] == {"name": "n1", "address": "10.0.0.1", "port": 22, "role": "left",
-                        "user": "root", "data_iface": "eth1", "data_addr": "192.168.1.1/24"}
+    assert hosts[0] == {
+        "name": "n1",
+        "address": "10.0.0.1",
+        "port": 22,
+        "role": "left",
+        "user": "root",
+        "data_iface": "eth1",
+        "data_addr": "192.168.1.1/24",
+    }
     assert hosts[2]["role"] == "emulator" and hosts[2]["emulator_ifaces"] == ["eth1", "eth2"]
 
 
@@ -113,12 +145,17 @@ def test_the_helper_answers_errors_as_one_json_line(tmp_path, capsys, fake_enosl
 
 
 def test_a_data_subnet_gives_the_end_hosts_one_address_each_added_by_itb():
-    hosts = [{"name": "n2", "role": "right", "data_iface": "eth1", "data_addr": "192.168.2.1/24"},
-             {"name": "n1", "role": "left", "data_iface": "eth1"},
-             {"name": "em", "role": "emulator", "emulator_ifaces": ["a", "b"]}]
+    hosts = [
+        {"name": "n2", "role": "right", "data_iface": "eth1", "data_addr": "192.168.2.1/24"},
+        {"name": "n1", "role": "left", "data_iface": "eth1"},
+        {"name": "em", "role": "emulator", "emulator_ifaces": ["a", "b"]},
+    ]
     enos.assign_addresses(hosts, "10.222.0.0/30")
     assert [(h["name"], h.get("data_addr"), h.get("add_address")) for h in hosts] == [
-        ("n2", "10.222.0.2/30", True), ("n1", "10.222.0.1/30", True), ("em", None, None)]
+        ("n2", "10.222.0.2/30", True),
+        ("n1", "10.222.0.1/30", True),
+        ("em", None, None),
+    ]
     with pytest.raises(ScenarioError, match="too small"):
         enos.assign_addresses(hosts + [{"name": "n3", "role": "left"}], "10.222.0.0/30")
     with pytest.raises(ScenarioError) as info:
@@ -128,8 +165,12 @@ def test_a_data_subnet_gives_the_end_hosts_one_address_each_added_by_itb():
 
 def test_hosts_without_an_itb_role_are_left_out():
     assert enos.to_host({"name": "x", "address": "a", "roles": ["control"]}) is None
-    extra = {"name": "e", "address": "a", "roles": ["emulator"],
-             "extra": {"emulator_ifaces": ["p", "q"], "remote_dir": "/d"}}
+    extra = {
+        "name": "e",
+        "address": "a",
+        "roles": ["emulator"],
+        "extra": {"emulator_ifaces": ["p", "q"], "remote_dir": "/d"},
+    }
     assert enos.to_host(extra)["emulator_ifaces"] == ["p", "q"]
 
 
@@ -141,9 +182,15 @@ def _provider_inventory(tmp_path) -> inventory.Inventory:
 
 def test_reserve_builds_an_inventory_whose_errors_name_the_field(tmp_path, monkeypatch):
     inv = _provider_inventory(tmp_path)
-    hosts = [{"name": "h1", "address": "10.0.0.1", "roles": ["left"],
-              "extra": {"data_iface": "eth1", "data_addr": "192.168.1.1/24"}},
-             {"name": "em", "address": "10.0.0.3", "roles": ["emulator"], "extra": {}}]
+    hosts = [
+        {
+            "name": "h1",
+            "address": "10.0.0.1",
+            "roles": ["left"],
+            "extra": {"data_iface": "eth1", "data_addr": "192.168.1.1/24"},
+        },
+        {"name": "em", "address": "10.0.0.3", "roles": ["emulator"], "extra": {}},
+    ]
     monkeypatch.setattr(enos, "call", lambda cmd, p, timeout=0: {"hosts": hosts})
     with pytest.raises(ScenarioError) as info:  # the emulator has no interfaces
         enos.reserve(inv)
@@ -189,8 +236,10 @@ def test_without_enoslibs_environment_the_error_says_how_to_build_it(tmp_path, m
         enos.python()
 
 
-needs_enoslib = pytest.mark.skipif(not (REPO / ".venv-enoslib" / "bin" / "python").exists(),
-                                   reason="EnOSlib's environment not built (make enoslib)")
+needs_enoslib = pytest.mark.skipif(
+    not (REPO / ".venv-enoslib" / "bin" / "python").exists(),
+    reason="EnOSlib's environment not built (make enoslib)",
+)
 
 
 @needs_enoslib

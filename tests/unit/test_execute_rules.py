@@ -39,21 +39,29 @@ Script = Callable[[int], list[tuple[int, dict]]]
 
 def receiver(ready_after_ns: int | None, exit_at_ns: int | None = None) -> Script:
     def script(sent: int) -> list[tuple[int, dict]]:
-        evs = [(sent + 1 * MS, {"ev": "dispatched", "at_ns": 0, "spawned_ns": sent + 1 * MS,
-                                "pid": 100})]
+        evs = [
+            (
+                sent + 1 * MS,
+                {"ev": "dispatched", "at_ns": 0, "spawned_ns": sent + 1 * MS, "pid": 100},
+            )
+        ]
         if ready_after_ns is not None:
             evs.append((sent + ready_after_ns, {"ev": "ready"}))
         if exit_at_ns is not None:
             evs.append((exit_at_ns, {"ev": "exited", "rc": 0}))
         return evs
+
     return script
 
 
 def sender(late_ns: int = 0, runs_ns: int = 2 * S, rc: int = 0, tail: str = "") -> Script:
     def script(at: int) -> list[tuple[int, dict]]:
         t = at + late_ns
-        return [(t, {"ev": "dispatched", "at_ns": at, "spawned_ns": t, "pid": 200}),
-                (t + runs_ns, {"ev": "exited", "rc": rc, "stderr_tail": tail})]
+        return [
+            (t, {"ev": "dispatched", "at_ns": at, "spawned_ns": t, "pid": 200}),
+            (t + runs_ns, {"ev": "exited", "rc": rc, "stderr_tail": tail}),
+        ]
+
     return script
 
 
@@ -62,6 +70,7 @@ class ScriptedWorkers:
     """Stands in for nodes.Workers: each spawn schedules its process's scripted events;
     `next_event` returns the earliest one due within the timeout (moving the clock to
     its date) or moves the clock by the whole timeout."""
+
     clock: SimClock
     scripts: dict[str, Script]  # process id → what it does
     nodes: tuple[str, ...] = ("l1", "r1")
@@ -83,8 +92,9 @@ class ScriptedWorkers:
     def stop_all(self) -> None:
         self.stopped = True
         for wire_id, node in self.running.items():
-            self.pending.append((self.clock.t + 1 * MS, node,
-                                 {"ev": "exited", "id": wire_id, "rc": -15}))
+            self.pending.append(
+                (self.clock.t + 1 * MS, node, {"ev": "exited", "id": wire_id, "rc": -15})
+            )
 
     def next_event(self, timeout_s: float) -> NodeEvent | None:
         horizon = self.clock.t + int(timeout_s * S)
@@ -121,6 +131,7 @@ class _Node:
 @dataclass
 class DyingEmulator:
     """A link emulator that dies at a date (EmulatorHandle.death: how, or None)."""
+
     clock: SimClock
     dies_at_ns: int
 
@@ -129,24 +140,41 @@ class DyingEmulator:
 
 
 def proc(ident: str, node: str, at_us: int | None, role: str) -> ProcSpec:
-    return ProcSpec(id=ident, event=ident.split(".")[0], role=role, node=node, at_us=at_us,
-                    argv=("flow", role), stdout="o", stderr="e", ready=at_us is None)
+    return ProcSpec(
+        id=ident,
+        event=ident.split(".")[0],
+        role=role,
+        node=node,
+        at_us=at_us,
+        argv=("flow", role),
+        stdout="o",
+        stderr="e",
+        ready=at_us is None,
+    )
 
 
 def one_transfer(at_us: int = 0) -> list[ProcSpec]:
     return [proc("t1.recv", "r1", None, "recv"), proc("t1.send", "l1", at_us, "send")]
 
 
-def run(procs: list[ProcSpec], scripts: dict[str, Script], duration_s: float = 10,
-        extra=(), stop: threading.Event | None = None, tag: int = 1,
-        emulator_dies_at_ns: int | None = None):
+def run(
+    procs: list[ProcSpec],
+    scripts: dict[str, Script],
+    duration_s: float = 10,
+    extra=(),
+    stop: threading.Event | None = None,
+    tag: int = 1,
+    emulator_dies_at_ns: int | None = None,
+):
     clock = SimClock()
     workers = ScriptedWorkers(clock, scripts, extra=list(extra))
     plan = RepetitionPlan(procs=procs, sets=[], prelude_s=1.0)
-    emulators = {} if emulator_dies_at_ns is None else {
-        "rl-rr": DyingEmulator(clock, emulator_dies_at_ns)}
-    out = Repetition(plan, workers, emulators, int(duration_s * 1e6), stop=stop, tag=tag,
-                     clock=clock).run()
+    emulators = (
+        {} if emulator_dies_at_ns is None else {"rl-rr": DyingEmulator(clock, emulator_dies_at_ns)}
+    )
+    out = Repetition(
+        plan, workers, emulators, int(duration_s * 1e6), stop=stop, tag=tag, clock=clock
+    ).run()
     return out, workers
 
 
@@ -155,9 +183,13 @@ def spawned_at(workers: ScriptedWorkers) -> dict[str, int]:
 
 
 def test_a_receiver_ready_in_time_lets_the_sender_start_at_the_timelines_zero():
-    out, workers = run(one_transfer(), {
-        "t1.recv": receiver(ready_after_ns=300 * MS, exit_at_ns=ZERO + 2100 * MS),
-        "t1.send": sender(runs_ns=2 * S)})
+    out, workers = run(
+        one_transfer(),
+        {
+            "t1.recv": receiver(ready_after_ns=300 * MS, exit_at_ns=ZERO + 2100 * MS),
+            "t1.send": sender(runs_ns=2 * S),
+        },
+    )
     assert out.status == "ok" and out.reason is None and out.warnings == []
     assert (out.start_ns, out.zero_ns) == (T0, ZERO)
     assert spawned_at(workers) == {"r1/t1.recv": 0, "r1/t1.send": ZERO}
@@ -168,8 +200,9 @@ def test_a_receiver_ready_in_time_lets_the_sender_start_at_the_timelines_zero():
 
 
 def test_a_receiver_not_ready_by_the_margin_fails_before_any_sender_is_sent():
-    out, workers = run(one_transfer(), {"t1.recv": receiver(ready_after_ns=None),
-                                        "t1.send": sender()})
+    out, workers = run(
+        one_transfer(), {"t1.recv": receiver(ready_after_ns=None), "t1.send": sender()}
+    )
     assert out.status == "failed" and not out.environment
     # 1.0 s of prelude minus the 0.2 s margin
     assert out.reason == "receivers not ready 0.8 s after their start: t1.recv"
@@ -182,8 +215,9 @@ def test_a_receiver_not_ready_by_the_margin_fails_before_any_sender_is_sent():
 def test_a_receiver_ready_after_the_send_ahead_point_fails_as_the_engine_falling_behind():
     # ready at 0.75 s: inside the barrier (0.8 s) but later than zero - 0.3 s = 0.7 s, when
     # the timed spawns must already be on their way
-    out, workers = run(one_transfer(), {"t1.recv": receiver(ready_after_ns=750 * MS),
-                                        "t1.send": sender()})
+    out, workers = run(
+        one_transfer(), {"t1.recv": receiver(ready_after_ns=750 * MS), "t1.send": sender()}
+    )
     assert out.status == "failed" and out.environment
     assert out.reason == "the engine fell behind its schedule before the timeline started"
     assert out.failed_ns == T0 + 750 * MS
@@ -191,30 +225,44 @@ def test_a_receiver_ready_after_the_send_ahead_point_fails_as_the_engine_falling
 
 
 def test_a_sender_dispatched_20_ms_late_is_a_warning_and_the_repetition_holds():
-    out, _ = run(one_transfer(), {
-        "t1.recv": receiver(ready_after_ns=100 * MS, exit_at_ns=ZERO + 3 * S),
-        "t1.send": sender(late_ns=20 * MS)})
+    out, _ = run(
+        one_transfer(),
+        {
+            "t1.recv": receiver(ready_after_ns=100 * MS, exit_at_ns=ZERO + 3 * S),
+            "t1.send": sender(late_ns=20 * MS),
+        },
+    )
     assert out.status == "ok"
     assert out.warnings == ["t1.send dispatched 20.0 ms late"]
     assert out.dispatch[0]["error_ns"] == 20 * MS and out.dispatch[0]["at_ns"] == ZERO
 
 
 def test_a_sender_dispatched_1_5_s_late_fails_the_repetition_as_the_environments_fault():
-    out, _ = run(one_transfer(), {
-        "t1.recv": receiver(ready_after_ns=100 * MS, exit_at_ns=ZERO + 5 * S),
-        "t1.send": sender(late_ns=1500 * MS)})
+    out, _ = run(
+        one_transfer(),
+        {
+            "t1.recv": receiver(ready_after_ns=100 * MS, exit_at_ns=ZERO + 5 * S),
+            "t1.send": sender(late_ns=1500 * MS),
+        },
+    )
     assert out.status == "failed" and out.environment
-    assert out.reason == ("t1.send was dispatched 1.50 s late (more than 1 s): the engine "
-                          "could not keep the timeline")
+    assert out.reason == (
+        "t1.send was dispatched 1.50 s late (more than 1 s): the engine could not keep the timeline"
+    )
     assert out.failed_ns == ZERO + 1500 * MS
 
 
 def test_the_first_failure_is_the_one_reported_later_ones_change_nothing():
     # a fails at 0.5 s; the emulator's death is noticed in the same step, just after
     procs = [proc("a.send", "l1", 0, "send"), proc("b.send", "l1", 0, "send")]
-    out, _ = run(procs, {"a.send": sender(runs_ns=500 * MS, rc=1, tail="x\nboom"),
-                         "b.send": sender(runs_ns=700 * MS, rc=2)},
-                 emulator_dies_at_ns=ZERO + 500 * MS)
+    out, _ = run(
+        procs,
+        {
+            "a.send": sender(runs_ns=500 * MS, rc=1, tail="x\nboom"),
+            "b.send": sender(runs_ns=700 * MS, rc=2),
+        },
+        emulator_dies_at_ns=ZERO + 500 * MS,
+    )
     assert out.status == "failed" and not out.environment
     assert out.reason == "a.send (send on l1) exited with code 1: boom"
     assert out.failed_ns == ZERO + 500 * MS
@@ -223,8 +271,9 @@ def test_the_first_failure_is_the_one_reported_later_ones_change_nothing():
 
 
 def test_the_timeline_ending_with_a_process_running_fails_and_names_it():
-    out, _ = run([proc("t1.send", "l1", 0, "send")], {"t1.send": sender(runs_ns=5 * S)},
-                 duration_s=3)
+    out, _ = run(
+        [proc("t1.send", "l1", 0, "send")], {"t1.send": sender(runs_ns=5 * S)}, duration_s=3
+    )
     assert out.status == "failed"
     assert out.reason == "the timeline ended (3 s) with 1 process(es) still running: t1.send"
     assert out.failed_ns == ZERO + 3 * S
@@ -235,12 +284,18 @@ def test_a_stop_request_interrupts_at_the_next_event_and_is_not_a_failure_of_the
     stop.set()
     out, _ = run([proc("t1.send", "l1", 0, "send")], {"t1.send": sender()}, stop=stop)
     assert (out.status, out.reason, out.environment) == (
-        "interrupted", "interrupted by the user", False)
+        "interrupted",
+        "interrupted by the user",
+        False,
+    )
 
 
 def test_an_emulator_that_dies_fails_the_repetition_at_once_as_the_environments_fault():
-    out, _ = run([proc("t1.send", "l1", 0, "send")], {"t1.send": sender(runs_ns=5 * S)},
-                 emulator_dies_at_ns=ZERO + 1 * S)
+    out, _ = run(
+        [proc("t1.send", "l1", 0, "send")],
+        {"t1.send": sender(runs_ns=5 * S)},
+        emulator_dies_at_ns=ZERO + 1 * S,
+    )
     assert (out.status, out.environment) == ("failed", True)
     assert out.reason == "link emulator rl-rr died (killed by SIGKILL)"
     assert out.failed_ns == ZERO + 1 * S  # noticed within one 0.2 s wait: here, exactly
@@ -248,7 +303,8 @@ def test_an_emulator_that_dies_fails_the_repetition_at_once_as_the_environments_
 
 def test_an_exit_of_an_earlier_repetitions_process_is_ignored():
     stale = (ZERO + 100 * MS, "l1", {"ev": "exited", "id": "r0/t1.send", "rc": 1})
-    out, _ = run([proc("t1.send", "l1", 0, "send")], {"t1.send": sender(runs_ns=1 * S)},
-                 extra=[stale], tag=1)
+    out, _ = run(
+        [proc("t1.send", "l1", 0, "send")], {"t1.send": sender(runs_ns=1 * S)}, extra=[stale], tag=1
+    )
     assert out.status == "ok", out.reason
     assert out.end_ns == ZERO + 1 * S

@@ -39,14 +39,22 @@ def _error_classes() -> set[type]:
 
 def test_the_docs_page_is_the_table_of_the_code():
     doc = _doc_table()
-    assert {k: v for k, v in doc.items() if k != "128 + N"} == \
-        {str(code): text for code, text in errors.EXIT_CODES.items()}
+    assert {k: v for k, v in doc.items() if k != "128 + N"} == {
+        str(code): text for code, text in errors.EXIT_CODES.items()
+    }
     assert "128 + N" in doc and errors.SIGNAL_BASE == 128
 
 
 def test_the_codes_are_the_documented_numbers():
-    assert (errors.OK, errors.FAILED, errors.BAD_INPUT, errors.ENVIRONMENT, errors.MISSING,
-            errors.NOT_RUNNING, errors.INTERNAL) == (0, 1, 2, 3, 4, 5, 70)
+    assert (
+        errors.OK,
+        errors.FAILED,
+        errors.BAD_INPUT,
+        errors.ENVIRONMENT,
+        errors.MISSING,
+        errors.NOT_RUNNING,
+        errors.INTERNAL,
+    ) == (0, 1, 2, 3, 4, 5, 70)
 
 
 def test_every_typed_error_exits_with_a_code_of_the_table():
@@ -70,8 +78,12 @@ def test_every_literal_exit_of_the_cli_is_in_the_table():
     literal = []
     for path in sorted((REPO / "src" / "itb" / "cli").glob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and getattr(node.func, "attr", None) in ("Exit", "exit")
-                    and node.args and isinstance(node.args[0], ast.Constant)):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "attr", None) in ("Exit", "exit")
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
                 literal.append((path.name, node.args[0].value))
     assert literal  # the scan sees the CLI's exits
     assert [(f, c) for f, c in literal if c not in errors.EXIT_CODES] == []

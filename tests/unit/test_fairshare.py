@@ -49,8 +49,7 @@ def test_itb_acceptance_case_staggered_starts():
     #   91/6–   2 flows at 50; f3 ends after 1 s, at t = 97/6; f4 250/3-50 = 100/3
     #   97/6–   f4 alone at its cap 50: ends after (100/3)/50 = 2/3 s, at t = 101/6
     # Durations: f1 41/3, f2 91/6-1 = 85/6, f3 97/6-2 = 85/6, f4 101/6-3 = 83/6
-    got = ideal_completion_times([0.0, 1.0, 2.0, 3.0], [50 * MB] * 4, [50 * MBIT] * 4,
-                                 100 * MBIT)
+    got = ideal_completion_times([0.0, 1.0, 2.0, 3.0], [50 * MB] * 4, [50 * MBIT] * 4, 100 * MBIT)
     expected = [41 / 3, 85 / 6, 85 / 6, 83 / 6]
     for g, e in zip(got, expected):
         assert abs(g - e) < 1e-9
@@ -60,8 +59,7 @@ def test_capped_flow_leaves_spare_capacity_to_uncapped_one():
     # C = 100; A: 15 MB = 120 Mbit, cap 30; B: 50 MB = 400 Mbit, uncapped; both at 0.
     # 0–4 s: A at 30 (ends at 120/30 = 4 s), B at 100-30 = 70 → B has 400-280 = 120 left
     # 4 s–: B alone at 100 → 1.2 s more; B's duration 5.2 s
-    got = ideal_completion_times([0.0, 0.0], [15 * MB, 50 * MB], [30 * MBIT, None],
-                                 100 * MBIT)
+    got = ideal_completion_times([0.0, 0.0], [15 * MB, 50 * MB], [30 * MBIT, None], 100 * MBIT)
     assert got == pytest.approx([4.0, 5.2], abs=1e-9)
 
 
@@ -79,8 +77,7 @@ def test_idle_gap_between_flows():
 
 def test_zero_volume_and_unsorted_starts():
     # starts given out of order; the empty transfer takes no time
-    got = ideal_completion_times([2.0, 0.0, 1.0], [0, 10 * MB, 0], [None, None, None],
-                                 100 * MBIT)
+    got = ideal_completion_times([2.0, 0.0, 1.0], [0, 10 * MB, 0], [None, None, None], 100 * MBIT)
     assert got == pytest.approx([0.0, 0.8, 0.0], abs=1e-12)
 
 
@@ -105,13 +102,13 @@ def test_tcp_payload_share():
 @pytest.mark.parametrize(
     ("starts", "volumes", "caps", "capacity", "share"),
     [
-        ([0.0], [MB], [None], None, 1.0),             # unbounded: no cap, no link limit
-        ([0.0, 1.0], [MB], [None], 100.0, 1.0),        # lengths differ
-        ([0.0], [-1], [None], 100.0, 1.0),             # negative volume
-        ([math.nan], [MB], [None], 100.0, 1.0),        # start not a number
-        ([0.0], [MB], [0.0], 100.0, 1.0),              # zero cap never finishes
-        ([0.0], [MB], [None], -5.0, 1.0),              # negative capacity
-        ([0.0], [MB], [None], 100.0, 0.0),             # payload_share out of (0, 1]
+        ([0.0], [MB], [None], None, 1.0),  # unbounded: no cap, no link limit
+        ([0.0, 1.0], [MB], [None], 100.0, 1.0),  # lengths differ
+        ([0.0], [-1], [None], 100.0, 1.0),  # negative volume
+        ([math.nan], [MB], [None], 100.0, 1.0),  # start not a number
+        ([0.0], [MB], [0.0], 100.0, 1.0),  # zero cap never finishes
+        ([0.0], [MB], [None], -5.0, 1.0),  # negative capacity
+        ([0.0], [MB], [None], 100.0, 0.0),  # payload_share out of (0, 1]
         ([0.0], [MB], [None], 100.0, 1.5),
     ],
 )
@@ -123,8 +120,13 @@ def test_bad_inputs(starts, volumes, caps, capacity, share):
 def test_summary_against_measured_times():
     # acceptance case: ideal mean = (82 + 85 + 85 + 83) / 6 / 4 = 335/24 s
     # measured 14, 15, 15, 14.5 → mean 14.625 = 351/24; excess = 351/335 - 1 = 16/335
-    s = fair_share_summary([0.0, 1.0, 2.0, 3.0], [50 * MB] * 4, [50 * MBIT] * 4, 100 * MBIT,
-                           measured_s=[14.0, 15.0, 15.0, 14.5])
+    s = fair_share_summary(
+        [0.0, 1.0, 2.0, 3.0],
+        [50 * MB] * 4,
+        [50 * MBIT] * 4,
+        100 * MBIT,
+        measured_s=[14.0, 15.0, 15.0, 14.5],
+    )
     assert s["ideal_mean_s"] == pytest.approx(335 / 24, abs=1e-9)
     assert s["ideal_max_s"] == pytest.approx(85 / 6, abs=1e-9)
     assert s["measured_mean_s"] == 14.625
@@ -134,8 +136,9 @@ def test_summary_against_measured_times():
 
 def test_summary_leaves_failed_transfers_out_of_both_means():
     # two flows, 0.8 s ideal each... with only the second completed (1.0 s): +25 %
-    s = fair_share_summary([0.0, 5.0], [10 * MB, 10 * MB], [None, None], 100 * MBIT,
-                           measured_s=[math.nan, 1.0])
+    s = fair_share_summary(
+        [0.0, 5.0], [10 * MB, 10 * MB], [None, None], 100 * MBIT, measured_s=[math.nan, 1.0]
+    )
     assert s["n_compared"] == 1
     assert s["difference_pct"] == pytest.approx(25.0, abs=1e-9)
     s = fair_share_summary([0.0], [10 * MB], [None], 100 * MBIT, measured_s=[math.nan])
@@ -155,8 +158,9 @@ def test_source_cap_pacing_is_payload_link_is_wire():
     assert source_cap_bps(60 * MBIT, 48 * MBIT, s) == pytest.approx(48 * MBIT / s)
     # end to end: 50 MB paced at 50 Mbit/s alone on an unlimited link takes 8 s exactly
     cap = source_cap_bps(None, 50 * MBIT, s)
-    assert ideal_completion_times([0.0], [50 * MB], [cap], None, payload_share=s) == \
-        [pytest.approx(8.0)]
+    assert ideal_completion_times([0.0], [50 * MB], [cap], None, payload_share=s) == [
+        pytest.approx(8.0)
+    ]
     with pytest.raises(ValueError):
         source_cap_bps(None, -1.0, s)
     with pytest.raises(ValueError):

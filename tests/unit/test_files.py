@@ -44,8 +44,9 @@ def test_a_directory_and_a_missing_file_say_so(tmp_path):
     assert refused(tmp_path / "nope.csv").reason == "no such file"
 
 
-def test_a_file_one_byte_over_the_limit_is_refused_and_one_at_the_limit_is_read(tmp_path,
-                                                                              monkeypatch):
+def test_a_file_one_byte_over_the_limit_is_refused_and_one_at_the_limit_is_read(
+    tmp_path, monkeypatch
+):
     monkeypatch.setitem(files.LIMITS, "profile", 10)
     (tmp_path / "ok.csv").write_bytes(b"0123456789")
     assert files.read_text(tmp_path / "ok.csv", "profile") == "0123456789"

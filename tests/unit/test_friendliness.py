@@ -13,8 +13,17 @@ from itb.study.friendliness.results import FORMAT_VERSION, Results
 
 
 def _args(**kw):
-    base = dict(ccs=("cubic",), reference="reno", c_g=(1.5,), rtt_ms=20.0, repeat=3, seed=1,
-                capacity=100_000_000, transfer_time=5, max_span=0.025)
+    base = dict(
+        ccs=("cubic",),
+        reference="reno",
+        c_g=(1.5,),
+        rtt_ms=20.0,
+        repeat=3,
+        seed=1,
+        capacity=100_000_000,
+        transfer_time=5,
+        max_span=0.025,
+    )
     base.update(kw)
     return FriendlinessArgs(**base)
 
@@ -23,7 +32,9 @@ def test_the_mixed_cell_alternates_and_the_alone_cell_is_all_reference(tmp_path)
     sw = sweep_of(_args(), tmp_path / "s")
     cells = {c.name: c for c in sw.cells}
     assert set(cells) == {"cubic-vs-reno-cg1.5", "reno-alone-cg1.5"}
-    mix = [t["cc"] for t in cells["cubic-vs-reno-cg1.5"].doc["transfer"] if t["id"].startswith("bu.")]
+    mix = [
+        t["cc"] for t in cells["cubic-vs-reno-cg1.5"].doc["transfer"] if t["id"].startswith("bu.")
+    ]
     assert len(mix) == 15 and mix[:4] == ["cubic", "reno", "cubic", "reno"]
     assert mix.count("cubic") == 8 and mix.count("reno") == 7
     alone = {t["cc"] for t in cells["reno-alone-cg1.5"].doc["transfer"]}
@@ -33,13 +44,32 @@ def test_the_mixed_cell_alternates_and_the_alone_cell_is_all_reference(tmp_path)
 
 
 def _transfers(rows):
-    return pd.DataFrame([{"repetition": r, "direction": "forward", "cc": cc, "streams": 1,
-                          "completion_s": t, "ok": ok} for r, cc, t, ok in rows])
+    return pd.DataFrame(
+        [
+            {
+                "repetition": r,
+                "direction": "forward",
+                "cc": cc,
+                "streams": 1,
+                "completion_s": t,
+                "ok": ok,
+            }
+            for r, cc, t, ok in rows
+        ]
+    )
 
 
 def test_group_runs_count_failures_and_average_the_completed():
-    runs = group_runs(_transfers([(1, "cubic", 10.0, True), (1, "cubic", 14.0, True),
-                                  (1, "reno", 20.0, True), (1, "reno", None, False)]))
+    runs = group_runs(
+        _transfers(
+            [
+                (1, "cubic", 10.0, True),
+                (1, "cubic", 14.0, True),
+                (1, "reno", 20.0, True),
+                (1, "reno", None, False),
+            ]
+        )
+    )
     by = {r.cc: r for r in runs}
     assert by["cubic"].t_mean == 12.0 and by["cubic"].completed == 2 and by["cubic"].failed == 0
     assert by["reno"].t_mean == 20.0 and by["reno"].failed == 1 and by["reno"].sources == 2
@@ -50,8 +80,11 @@ def test_analysis_gives_each_group_the_ratio_and_the_cost_to_the_reference(tmp_p
     a = _args()
     sw = sweep_of(a, tmp_path / "s")
     sw.open()  # writes the scenarios and the index; nothing runs
-    mix = [(r, cc, t, True) for r in (1, 2, 3) for cc, t in
-           (("cubic", 10.0 + r), ("cubic", 10.0 + r), ("reno", 15.0 + r))]
+    mix = [
+        (r, cc, t, True)
+        for r in (1, 2, 3)
+        for cc, t in (("cubic", 10.0 + r), ("cubic", 10.0 + r), ("reno", 15.0 + r))
+    ]
     alone = [(r, "reno", 12.0 + 0.1 * r, True) for r in (1, 2, 3)]
     for name, rows in (("cubic-vs-reno-cg1.5", mix), ("reno-alone-cg1.5", alone)):
         d = tmp_path / "s" / "cells" / name
@@ -73,10 +106,18 @@ def test_analysis_gives_each_group_the_ratio_and_the_cost_to_the_reference(tmp_p
 
 
 def test_the_key_is_the_one_itb_wrote_before():
-    key = FriendlinessArgs(ccs="cubic", c_g="0.2", repeat=2, transfer_time=2.0,
-                           capacity="100Mbit").key()
+    key = FriendlinessArgs(
+        ccs="cubic", c_g="0.2", repeat=2, transfer_time=2.0, capacity="100Mbit"
+    ).key()
     assert key.pop("scale")["volume_factor"] == 120.0  # 240 s in the documents, 2 s here
-    assert key == {"ccs": ["cubic"], "reference": "reno", "c_g": [0.2], "rtt_ms": 20.0,
-                   "repeat": 2, "max_span": 0.025, "seed": 1}
+    assert key == {
+        "ccs": ["cubic"],
+        "reference": "reno",
+        "c_g": [0.2],
+        "rtt_ms": 20.0,
+        "repeat": 2,
+        "max_span": 0.025,
+        "seed": 1,
+    }
     with pytest.raises(ScenarioError, match="give one congestion control"):
         FriendlinessArgs(reference="reno,cubic", capacity="100Mbit")

@@ -26,13 +26,20 @@ def test_rows_follow_the_rfc():
     # is where a(w) reaches i + 1 segments (within the RFC's rounding, 1 %)
     for i, (w, _) in enumerate(rows[1:], start=1):
         b = highspeed.b_of(w)
-        assert w * w * (0.078 / w ** 1.2) * 2 * b / (2 - b) == pytest.approx(i + 1, rel=0.01)
+        assert w * w * (0.078 / w**1.2) * 2 * b / (2 - b) == pytest.approx(i + 1, rel=0.01)
 
 
 def test_the_row_linux_applies():
     # at or below 38: row 0 (halve); 39..118: row 1; beyond the last window: the last row
-    assert [highspeed.row_of(w) for w in (2, 38, 39, 118, 119, 89053, 10 ** 6)] == \
-        [0, 0, 1, 1, 2, 71, 71]
+    assert [highspeed.row_of(w) for w in (2, 38, 39, 118, 119, 89053, 10**6)] == [
+        0,
+        0,
+        1,
+        1,
+        2,
+        71,
+        71,
+    ]
     assert highspeed.decrease(38) == 0.5 and highspeed.decrease(100) == 112 / 256
 
 

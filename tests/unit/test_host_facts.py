@@ -52,5 +52,8 @@ def test_sysctls_in_one_command_and_an_unknown_key_is_none():
     got = sysctls(Counting(), keys)
     assert len(calls) == 1
     want_rmem = " ".join(Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split())
-    assert got == {"net.ipv4.tcp_rmem": want_rmem, "net.itb.no_such_key": None,
-                   "net.core.rmem_max": Path("/proc/sys/net/core/rmem_max").read_text().strip()}
+    assert got == {
+        "net.ipv4.tcp_rmem": want_rmem,
+        "net.itb.no_such_key": None,
+        "net.core.rmem_max": Path("/proc/sys/net/core/rmem_max").read_text().strip(),
+    }

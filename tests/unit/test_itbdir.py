@@ -52,8 +52,15 @@ def test_create_makes_the_missing_ancestors_records_them_and_remove_takes_them_b
     mark = itbdir.marker(r)
     assert mark["parents"] == [str(tmp_path / "a"), str(tmp_path / "a" / "b")]
     assert mark["path"] == r.dir and set(itbdir.SUBDIRS) <= set(mark["entries"])
-    assert tree(tmp_path) == {"a", "a/b", "a/b/itbx", "a/b/itbx/.itb-owner.json",
-                              "a/b/itbx/bin", "a/b/itbx/run", "a/b/itbx/emulators"}
+    assert tree(tmp_path) == {
+        "a",
+        "a/b",
+        "a/b/itbx",
+        "a/b/itbx/.itb-owner.json",
+        "a/b/itbx/bin",
+        "a/b/itbx/run",
+        "a/b/itbx/emulators",
+    }
     (Path(r.dir) / "run" / "rep-001").mkdir()
     (Path(r.dir) / "state.json").write_text("{}")
     assert itbdir.remove(r, mark) is None
@@ -69,7 +76,9 @@ def test_remove_leaves_a_file_it_did_not_create_with_its_directories(tmp_path):
     assert itbdir.marker(r)["parents"] == []  # shared existed: not ITB's to remove
     (Path(r.dir) / "notes.txt").write_text("someone's")
     why = itbdir.remove(r, itbdir.marker(r))
-    assert why == f"host h1: {r.dir} holds files ITB did not create: they and the directory were left"
+    assert (
+        why == f"host h1: {r.dir} holds files ITB did not create: they and the directory were left"
+    )
     assert tree(tmp_path) == {"shared", "shared/user.txt", "shared/itbx", "shared/itbx/notes.txt"}
 
 
@@ -81,11 +90,14 @@ def test_an_ancestor_that_someone_filled_meanwhile_is_kept(tmp_path):
     assert tree(tmp_path) == {"a", "a/other.txt"}  # a/b was empty and ITB's: gone
 
 
-@pytest.mark.parametrize("make, status", [
-    (lambda d: d.mkdir(), "foreign"),
-    (lambda d: d.write_text("x"), "notdir"),
-    (lambda d: d.symlink_to("/"), "link"),
-])
+@pytest.mark.parametrize(
+    "make, status",
+    [
+        (lambda d: d.mkdir(), "foreign"),
+        (lambda d: d.write_text("x"), "notdir"),
+        (lambda d: d.symlink_to("/"), "link"),
+    ],
+)
 def test_a_directory_without_the_marker_is_not_ours(tmp_path, make, status):
     r = remote(tmp_path)
     make(Path(r.dir))
@@ -106,8 +118,11 @@ def test_remove_takes_only_the_entries_itb_creates_whatever_the_marker_lists(tmp
     r = remote(tmp_path)
     itbdir.create(r, {})
     (tmp_path / "precious").mkdir()
-    mark = {**itbdir.marker(r), "entries": ["bin", "..", "../precious", "/etc"],
-            "parents": ["/", str(tmp_path.parent)]}
+    mark = {
+        **itbdir.marker(r),
+        "entries": ["bin", "..", "../precious", "/etc"],
+        "parents": ["/", str(tmp_path.parent)],
+    }
     (Path(r.dir) / "run" / "x").write_text("x")
     why = itbdir.remove(r, mark)  # run/ was not listed: kept, so is the directory
     assert why is not None and (tmp_path / "precious").is_dir()
@@ -123,5 +138,7 @@ def test_remote_dir_owned_by_another_user_is_a_problem_and_an_absent_one_is_not(
     assert itbdir.root_problem(absent, itbdir.probe(absent)) is None
     (tmp_path / "f").write_text("x")
     as_file = remote(tmp_path / "f")
-    assert itbdir.root_problem(as_file, itbdir.probe(as_file)) == \
-        f"host h1: field remote_dir: {tmp_path / 'f'} is not a directory"
+    assert (
+        itbdir.root_problem(as_file, itbdir.probe(as_file))
+        == f"host h1: field remote_dir: {tmp_path / 'f'} is not a directory"
+    )

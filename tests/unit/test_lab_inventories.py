@@ -13,8 +13,11 @@ def _both(tmp_path, emulator=True):
     hosts = lab.hosts_for(4, "198.19.3", emulator)
     (tmp_path / "inventory.toml").write_text(lab._inventory(tmp_path, hosts))
     (tmp_path / "enoslib-static.toml").write_text(lab._static_provider(tmp_path, hosts))
-    return hosts, inventory.load(tmp_path / "inventory.toml"), tomllib.loads(
-        (tmp_path / "enoslib-static.toml").read_text())
+    return (
+        hosts,
+        inventory.load(tmp_path / "inventory.toml"),
+        tomllib.loads((tmp_path / "enoslib-static.toml").read_text()),
+    )
 
 
 def test_the_static_provider_lists_the_same_hosts(tmp_path):
@@ -23,18 +26,31 @@ def test_the_static_provider_lists_the_same_hosts(tmp_path):
     assert plain.get("h1").address == "198.19.3.6" and plain.get("h1").data_addr == "198.19.0.1/24"
     assert plain.get("em").emulator_ifaces == ("ea", "eb")
     machines = static["provider"]["config"]["resources"]["machines"]
-    entries = [{"name": m["alias"], "address": m["address"], "port": m["port"],
-                "user": m["user"], "key": m["keyfile"], "roles": m["roles"],
-                "extra": m["extra"]} for m in machines]
-    mapped = inventory.from_dict({"ssh": static["ssh"],
-                                  "host": [enos.to_host(e) for e in entries]})
+    entries = [
+        {
+            "name": m["alias"],
+            "address": m["address"],
+            "port": m["port"],
+            "user": m["user"],
+            "key": m["keyfile"],
+            "roles": m["roles"],
+            "extra": m["extra"],
+        }
+        for m in machines
+    ]
+    mapped = inventory.from_dict({"ssh": static["ssh"], "host": [enos.to_host(e) for e in entries]})
     strip = {"key", "user"}  # the plain inventory gives them once, in [ssh]
-    assert [h.model_dump(exclude=strip) for h in mapped.host] == \
-        [h.model_dump(exclude=strip) for h in plain.host]
+    assert [h.model_dump(exclude=strip) for h in mapped.host] == [
+        h.model_dump(exclude=strip) for h in plain.host
+    ]
 
 
 def test_without_emulator_there_is_no_emulator_host(tmp_path):
     hosts, plain, _ = _both(tmp_path, emulator=False)
     assert plain.emulator() is None and len(plain.host) == 4
-    assert [h.control_ip for h in hosts] == ["198.19.3.6", "198.19.3.10", "198.19.3.14",
-                                             "198.19.3.18"]
+    assert [h.control_ip for h in hosts] == [
+        "198.19.3.6",
+        "198.19.3.10",
+        "198.19.3.14",
+        "198.19.3.18",
+    ]

@@ -14,9 +14,26 @@ import ast
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "itb"
-LEVEL = {"__init__": -1, "errors": -1, "files": -1, "native": -1, "say": -1, "scenario": 0, "rundir": 0.5,
-         "emulation": 1, "backends": 2, "cc": 3, "calibration": 4, "engine": 5, "analysis": 6,
-         "draw": 6.5, "suite": 7, "study": 8, "report": 9, "cli": 10}
+LEVEL = {
+    "__init__": -1,
+    "errors": -1,
+    "files": -1,
+    "native": -1,
+    "say": -1,
+    "scenario": 0,
+    "rundir": 0.5,
+    "emulation": 1,
+    "backends": 2,
+    "cc": 3,
+    "calibration": 4,
+    "engine": 5,
+    "analysis": 6,
+    "draw": 6.5,
+    "suite": 7,
+    "study": 8,
+    "report": 9,
+    "cli": 10,
+}
 
 
 def _study(name: str) -> str | None:
@@ -30,8 +47,11 @@ def _study(name: str) -> str | None:
 def _study_report(name: str) -> bool:
     """A study's report module (or a name in it): itb.study.<study>.report or .report_*."""
     parts = name.split(".")
-    return _study(name) is not None and len(parts) >= 4 and (
-        parts[3] == "report" or parts[3].startswith("report_"))
+    return (
+        _study(name) is not None
+        and len(parts) >= 4
+        and (parts[3] == "report" or parts[3].startswith("report_"))
+    )
 
 
 def _layer(name: str) -> float:
@@ -68,8 +88,9 @@ def test_every_package_has_a_layer():
 
 
 def test_no_layer_imports_a_higher_one():
-    upward = sorted((m, i) for m, imps in _graph().items() if m != "itb" for i in imps
-                    if _layer(i) > _layer(m))
+    upward = sorted(
+        (m, i) for m, imps in _graph().items() if m != "itb" for i in imps if _layer(i) > _layer(m)
+    )
     assert upward == [], _listed(upward)
 
 
@@ -78,18 +99,28 @@ def test_the_drivers_never_import_a_report():
     (itb.cli.studies: `<study package>.report.build`; the benchmark's and the runs' it
     passes in). So none of their modules imports itb.report, and only a study's report
     modules import its report modules, at the top or in a function."""
-    drivers = sorted((m, i) for m, imps in _graph().items()
-                     if m.split(".")[1:2] in (["suite"], ["study"]) for i in imps
-                     if i == "itb.report" or i.startswith("itb.report.")
-                     or (_study_report(i) and not _study_report(m)))
+    drivers = sorted(
+        (m, i)
+        for m, imps in _graph().items()
+        if m.split(".")[1:2] in (["suite"], ["study"])
+        for i in imps
+        if i == "itb.report"
+        or i.startswith("itb.report.")
+        or (_study_report(i) and not _study_report(m))
+    )
     assert drivers == [], _listed(drivers)
 
 
 def test_a_study_reaches_no_other_study():
     """Each study is its subpackage: what two share is a module of itb.study's own (pursuit,
     bulk, options), not one study's insides."""
-    across = sorted((m, i) for m, imps in _graph().items() if _study(m) for i in imps
-                    if _study(i) and _study(i) != _study(m))
+    across = sorted(
+        (m, i)
+        for m, imps in _graph().items()
+        if _study(m)
+        for i in imps
+        if _study(i) and _study(i) != _study(m)
+    )
     assert across == [], _listed(across)
 
 
@@ -110,7 +141,7 @@ def test_no_module_cycle():
         state[m] = 1
         for n in edges.get(m, ()):
             if state.get(n) == 1:
-                cycles.append(path[path.index(n):] + [n] if n in path else [m, n])
+                cycles.append(path[path.index(n) :] + [n] if n in path else [m, n])
             elif n not in state:
                 visit(n, path + [n])
         state[m] = 2
@@ -127,27 +158,39 @@ def test_no_private_name_crosses_modules():
     for path in PKG.rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("itb"):
-                bad += [f"{_module(path)}: {node.module}.{a.name}" for a in node.names
-                        if a.name.startswith("_")]
+                bad += [
+                    f"{_module(path)}: {node.module}.{a.name}"
+                    for a in node.names
+                    if a.name.startswith("_")
+                ]
     assert not bad, bad
 
 
 def test_no_module_is_much_over_400_lines():
-    long = {_module(p): n for p in PKG.rglob("*.py")
-            if (n := len(p.read_text().splitlines())) > 420}
+    long = {
+        _module(p): n for p in PKG.rglob("*.py") if (n := len(p.read_text().splitlines())) > 420
+    }
     assert not long, long
 
 
 # A testbed's insides: the runner (engine) and the calibration see only the Testbed
 # interface (itb.backends.testbed) and what `open_testbed` returns.
-BACKEND_INSIDES = ("itb.backends.local", "itb.backends.ssh.testbed", "itb.backends.ssh.deploy",
-                   "itb.backends.ssh.remote")
+BACKEND_INSIDES = (
+    "itb.backends.local",
+    "itb.backends.ssh.testbed",
+    "itb.backends.ssh.deploy",
+    "itb.backends.ssh.remote",
+)
 
 
 def test_the_runner_and_the_calibration_reach_a_testbed_only_through_its_interface():
-    inside = sorted((m, i) for m, imps in _graph().items()
-                    if m.split(".")[1:2] in (["engine"], ["calibration"]) for i in imps
-                    if any(i == b or i.startswith(b + ".") for b in BACKEND_INSIDES))
+    inside = sorted(
+        (m, i)
+        for m, imps in _graph().items()
+        if m.split(".")[1:2] in (["engine"], ["calibration"])
+        for i in imps
+        if any(i == b or i.startswith(b + ".") for b in BACKEND_INSIDES)
+    )
     assert inside == []
 
 
@@ -160,7 +203,9 @@ def test_one_testbed_protocol_and_no_facade_around_it():
             bases = {b.id for b in node.bases if isinstance(b, ast.Name)}
             if "Protocol" in bases and "Testbed" in node.name:
                 protocols.append((_module(path), node.name))
-            elif node.name.endswith(("Testbed", "Bed")) and _module(path).split(".")[1] != "backends":
+            elif (
+                node.name.endswith(("Testbed", "Bed")) and _module(path).split(".")[1] != "backends"
+            ):
                 facades.append((_module(path), node.name))
     assert protocols == [("itb.backends.testbed", "Testbed")]
     assert facades == []  # a wrapper of a backend outside backends/ is a second interface
@@ -174,9 +219,12 @@ def test_the_analysis_names_no_link_it_should_read_from_the_topology():
     root = PKG.parents[1] / "scenarios" / "examples"
     names = {lk.name for f in root.glob("*.toml") for lk in load_testbed(f).links}
     assert "rl-rr" in names
-    found = sorted((_module(p), node.value) for p in (PKG / "analysis").rglob("*.py")
-                   for node in ast.walk(ast.parse(p.read_text()))
-                   if isinstance(node, ast.Constant) and node.value in names)
+    found = sorted(
+        (_module(p), node.value)
+        for p in (PKG / "analysis").rglob("*.py")
+        for node in ast.walk(ast.parse(p.read_text()))
+        if isinstance(node, ast.Constant) and node.value in names
+    )
     assert found == []
 
 
@@ -185,10 +233,16 @@ def test_the_testbed_half_of_a_scenario_never_reads_the_experiment_half():
     it (itb.scenario.experiment imports it, never the reverse), and the whole file is
     itb.scenario.scenario, above both."""
     up = ("itb.scenario.experiment", "itb.scenario.scenario")
-    reads = sorted((m, i) for m, imps in _graph().items()
-                   if m.startswith("itb.scenario.testbed") for i in imps
-                   if any(i == u or i.startswith(u + ".") for u in up))
+    reads = sorted(
+        (m, i)
+        for m, imps in _graph().items()
+        if m.startswith("itb.scenario.testbed")
+        for i in imps
+        if any(i == u or i.startswith(u + ".") for u in up)
+    )
     assert reads == [], _listed(reads)
-    assert not any(m.startswith("itb.scenario.experiment") and
-                   any(i.startswith("itb.scenario.scenario") for i in imps)
-                   for m, imps in _graph().items())
+    assert not any(
+        m.startswith("itb.scenario.experiment")
+        and any(i.startswith("itb.scenario.scenario") for i in imps)
+        for m, imps in _graph().items()
+    )

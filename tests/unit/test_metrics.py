@@ -30,19 +30,42 @@ S = 1_000_000_000  # ns per second
 
 def transfers_df(*rows: dict) -> pd.DataFrame:
     """The table's columns, plus any optional one a row names (wire_bytes, pacing_cap_bps…)."""
-    base = {"repetition": 1, "transfer": "t", "kind": "transfer", "direction": "forward",
-            "src": "a1", "dst": "b1", "cc": "cubic", "streams": 1, "bytes_expected": 0,
-            "bytes": 0, "start_ns": 0, "end_ns": 0, "completion_s": NAN, "ok": True,
-            "error": None, "access_rate_bps": NAN, "rtt_s": 0.02, "rep_start_ns": 0}
+    base = {
+        "repetition": 1,
+        "transfer": "t",
+        "kind": "transfer",
+        "direction": "forward",
+        "src": "a1",
+        "dst": "b1",
+        "cc": "cubic",
+        "streams": 1,
+        "bytes_expected": 0,
+        "bytes": 0,
+        "start_ns": 0,
+        "end_ns": 0,
+        "completion_s": NAN,
+        "ok": True,
+        "error": None,
+        "access_rate_bps": NAN,
+        "rtt_s": 0.02,
+        "rep_start_ns": 0,
+    }
     extra = [c for r in rows for c in r if c not in base]
     columns = list(tables.TRANSFERS_COLUMNS) + list(dict.fromkeys(extra))
     return pd.DataFrame([base | r for r in rows], columns=columns)
 
 
 def goodput_row(rep: int, transfer: str, t_ns: int, interval_s: float, nbytes: float) -> dict:
-    return {"repetition": rep, "transfer": transfer, "series": "goodput", "stream": -1,
-            "t_ns": t_ns, "interval_s": interval_s, "bytes": nbytes,
-            "goodput_bps": nbytes * 8 / interval_s}
+    return {
+        "repetition": rep,
+        "transfer": transfer,
+        "series": "goodput",
+        "stream": -1,
+        "t_ns": t_ns,
+        "interval_s": interval_s,
+        "bytes": nbytes,
+        "goodput_bps": nbytes * 8 / interval_s,
+    }
 
 
 def samples_df(*rows: dict) -> pd.DataFrame:
@@ -51,14 +74,33 @@ def samples_df(*rows: dict) -> pd.DataFrame:
 
 
 def tcp_info_row(rep: int, transfer: str, t_ns: int) -> dict:
-    return {"repetition": rep, "transfer": transfer, "series": "tcp_info", "stream": 0,
-            "t_ns": t_ns, "cwnd": 10.0, "rtt_us": 20000.0}
+    return {
+        "repetition": rep,
+        "transfer": transfer,
+        "series": "tcp_info",
+        "stream": 0,
+        "t_ns": t_ns,
+        "cwnd": 10.0,
+        "rtt_us": 20000.0,
+    }
 
 
 def bottleneck_df(*rows: dict) -> pd.DataFrame:
-    base = {"repetition": 1, "link": "bn", "direction": "forward", "t_ns": 0,
-            "interval_s": 0.1, "bytes": 0, "packets": 0, "drops_queue": 0, "drops_loss": 0,
-            "queue_bytes": 0, "queue_max_bytes": 0, "late_packets": 0, "max_lag_us": 0}
+    base = {
+        "repetition": 1,
+        "link": "bn",
+        "direction": "forward",
+        "t_ns": 0,
+        "interval_s": 0.1,
+        "bytes": 0,
+        "packets": 0,
+        "drops_queue": 0,
+        "drops_loss": 0,
+        "queue_bytes": 0,
+        "queue_max_bytes": 0,
+        "late_packets": 0,
+        "max_lag_us": 0,
+    }
     return pd.DataFrame([base | r for r in rows], columns=list(tables.BOTTLENECK_COLUMNS))
 
 
@@ -89,9 +131,15 @@ def test_validate_names_missing_columns():
 def test_completion_stats():
     # 10, 12, 14 s and one failure: mean 12, sample σ = sqrt((4 + 0 + 4) / 2) = 2
     s = completion_stats([10.0, 12.0, NAN, 14.0])
-    assert s == {"n": 3, "n_failed": 1, "t_min": 10.0, "t_mean": 12.0, "t_max": 14.0,
-                 "sigma_t": pytest.approx(math.sqrt(8 / 3)),  # 1/N: (4 + 0 + 4) / 3
-                 "cov": pytest.approx(math.sqrt(8 / 3) / 12)}
+    assert s == {
+        "n": 3,
+        "n_failed": 1,
+        "t_min": 10.0,
+        "t_mean": 12.0,
+        "t_max": 14.0,
+        "sigma_t": pytest.approx(math.sqrt(8 / 3)),  # 1/N: (4 + 0 + 4) / 3
+        "cov": pytest.approx(math.sqrt(8 / 3) / 12),
+    }
 
 
 def test_completion_stats_edges():
@@ -130,7 +178,7 @@ def test_margins_clamped_at_zero():
 
 def test_jain_index():
     assert jain_index([3.0, 3.0]) == 1.0
-    assert jain_index([1.0, 0.0]) == 0.5            # 1² / (2·1)
+    assert jain_index([1.0, 0.0]) == 0.5  # 1² / (2·1)
     assert jain_index([1.0, 2.0, 3.0]) == pytest.approx(36 / 42)  # 6² / (3·14)
     assert jain_index([7.0]) == 1.0
     for bad in ([], [0.0, 0.0], [1.0, -1.0], [1.0, NAN]):
@@ -168,9 +216,9 @@ def test_transfer_goodput():
         {"transfer": "b", "bytes": 300_000, "ok": False, "error": "timeout"},
     )
     sm = samples_df(
-        goodput_row(1, "a", 1 * S, 1.0, 375_000),   # 3 Mbit/s
-        goodput_row(1, "a", 2 * S, 1.0, 625_000),   # 5 Mbit/s
-        goodput_row(1, "a", 3 * S, 1.0, 500_000),   # 4 Mbit/s
+        goodput_row(1, "a", 1 * S, 1.0, 375_000),  # 3 Mbit/s
+        goodput_row(1, "a", 2 * S, 1.0, 625_000),  # 5 Mbit/s
+        goodput_row(1, "a", 3 * S, 1.0, 500_000),  # 4 Mbit/s
         tcp_info_row(1, "a", 2 * S),
     )
     g = transfer_goodput(tr, sm).set_index("transfer")
@@ -253,10 +301,13 @@ def test_aggregate_goodput_explicit_bin():
 
 
 def test_aggregate_goodput_per_repetition():
-    tr = transfers_df({"repetition": 1, "transfer": "a", "rep_start_ns": 0},
-                      {"repetition": 2, "transfer": "a", "rep_start_ns": 100 * S})
-    sm = samples_df(goodput_row(1, "a", S // 10, 0.1, 100),
-                    goodput_row(2, "a", 100 * S + S // 5, 0.1, 200))
+    tr = transfers_df(
+        {"repetition": 1, "transfer": "a", "rep_start_ns": 0},
+        {"repetition": 2, "transfer": "a", "rep_start_ns": 100 * S},
+    )
+    sm = samples_df(
+        goodput_row(1, "a", S // 10, 0.1, 100), goodput_row(2, "a", 100 * S + S // 5, 0.1, 200)
+    )
     G = aggregate_goodput(sm, tr)
     # each repetition on its own timeline: rep 1 has t 0.1, rep 2 has t 0.2 only
     assert G[G.repetition == 1]["t_s"].tolist() == pytest.approx([0.1])
@@ -270,14 +321,41 @@ def test_aggregate_goodput_per_repetition():
 def _bottleneck_rows(base: int):
     ms = S // 1000
     return bottleneck_df(
-        {"t_ns": base + 50 * ms, "interval_s": 0.05, "bytes": 1000, "packets": 1,
-         "queue_bytes": 5, "queue_max_bytes": 10, "drops_queue": 1},
-        {"t_ns": base + 100 * ms, "interval_s": 0.05, "bytes": 2000, "packets": 2,
-         "queue_bytes": 15, "queue_max_bytes": 20, "drops_loss": 1},
-        {"t_ns": base + 150 * ms, "interval_s": 0.05, "bytes": 3000, "packets": 2,
-         "queue_bytes": 25, "queue_max_bytes": 30},
-        {"t_ns": base + 200 * ms, "interval_s": 0.05, "bytes": 4000, "packets": 3,
-         "queue_bytes": 0, "queue_max_bytes": 5, "drops_queue": 2},
+        {
+            "t_ns": base + 50 * ms,
+            "interval_s": 0.05,
+            "bytes": 1000,
+            "packets": 1,
+            "queue_bytes": 5,
+            "queue_max_bytes": 10,
+            "drops_queue": 1,
+        },
+        {
+            "t_ns": base + 100 * ms,
+            "interval_s": 0.05,
+            "bytes": 2000,
+            "packets": 2,
+            "queue_bytes": 15,
+            "queue_max_bytes": 20,
+            "drops_loss": 1,
+        },
+        {
+            "t_ns": base + 150 * ms,
+            "interval_s": 0.05,
+            "bytes": 3000,
+            "packets": 2,
+            "queue_bytes": 25,
+            "queue_max_bytes": 30,
+        },
+        {
+            "t_ns": base + 200 * ms,
+            "interval_s": 0.05,
+            "bytes": 4000,
+            "packets": 3,
+            "queue_bytes": 0,
+            "queue_max_bytes": 5,
+            "drops_queue": 2,
+        },
         {"t_ns": base + 100 * ms, "direction": "reverse", "bytes": 99_999},
     )
 
@@ -312,16 +390,19 @@ def test_bottleneck_throughput_with_rep_start_and_links():
 
 
 def _series(t, nbytes, rate_col):
-    return pd.DataFrame({"repetition": 1, "t_s": t, "bytes": nbytes,
-                         rate_col: [x * 8 / 0.1 for x in nbytes]})
+    return pd.DataFrame(
+        {"repetition": 1, "t_s": t, "bytes": nbytes, rate_col: [x * 8 / 0.1 for x in nbytes]}
+    )
 
 
 def test_efficiency_of_the_measured_flows():
     # a: 1000 B delivered for 1100 B on the wire; b: 3000 for 3300; c left no wire count
     # (older sender) and is left out of both sums: 4000 / 4400
-    tr = transfers_df({"transfer": "a", "bytes": 1000, "wire_bytes": 1100},
-                      {"transfer": "b", "bytes": 3000, "wire_bytes": 3300},
-                      {"transfer": "c", "bytes": 5000, "wire_bytes": NAN})
+    tr = transfers_df(
+        {"transfer": "a", "bytes": 1000, "wire_bytes": 1100},
+        {"transfer": "b", "bytes": 3000, "wire_bytes": 3300},
+        {"transfer": "c", "bytes": 5000, "wire_bytes": NAN},
+    )
     assert efficiency(tr) == pytest.approx(4000 / 4400)
     # one 1448-byte segment per 1514-byte frame and nothing else: 1448/1514
     seg = transfers_df({"bytes": 1448 * 1000, "wire_bytes": 1514 * 1000})
@@ -338,15 +419,23 @@ def test_utilisation_of_the_measured_flows():
     # = 40 Mbit / 0.4 s = 100 Mbit/s on C = 200 Mbit/s → 0.5
     tr = transfers_df(
         {"transfer": "a", "start_ns": 0, "end_ns": 200 * ms, "wire_bytes": 2_500_000},
-        {"transfer": "b", "start_ns": 100 * ms, "end_ns": 400 * ms, "wire_bytes": 2_500_000})
+        {"transfer": "b", "start_ns": 100 * ms, "end_ns": 400 * ms, "wire_bytes": 2_500_000},
+    )
     assert utilisation(tr, 200e6) == pytest.approx(0.5)
     assert utilisation(tr, None) is None
     # an idle gap between flows counts: b starting at 1.8 s makes the span 2 s → 0.1
     gap = tr.assign(start_ns=[0, 1800 * ms], end_ns=[200 * ms, 2000 * ms])
     assert utilisation(gap, 200e6) == pytest.approx(0.1)
     # repetitions pooled: rep 2 moves 10 Mbit in 0.1 s; (40 + 10) Mbit / 0.5 s / 200 Mbit/s
-    rep2 = transfers_df({"repetition": 2, "transfer": "a", "start_ns": 5 * S,
-                         "end_ns": 5 * S + 100 * ms, "wire_bytes": 1_250_000})
+    rep2 = transfers_df(
+        {
+            "repetition": 2,
+            "transfer": "a",
+            "start_ns": 5 * S,
+            "end_ns": 5 * S + 100 * ms,
+            "wire_bytes": 1_250_000,
+        }
+    )
     assert utilisation(pd.concat([tr, rep2]), 200e6) == pytest.approx(0.5)
     # what crossed the bottleneck: a's 2.5 MB held 1 MB of payload sent twice out of
     # 2.4 MB sent (its first copies were dropped): 2.5 × (1 − 1/2.4) = 1.458333 MB;
@@ -354,9 +443,16 @@ def test_utilisation_of_the_measured_flows():
     lossy = tr.assign(bytes_sent=[2_400_000, NAN], bytes_retrans=[1_000_000, NAN])
     assert utilisation(lossy, 200e6) == pytest.approx(0.395833, abs=1e-6)
     # a sender's view over C (everything sent twice at 1.6 × C) crosses once: 0.8, not 1.6
-    twice = transfers_df({"transfer": "a", "start_ns": 0, "end_ns": 100 * ms,
-                          "wire_bytes": 4_000_000, "bytes_sent": 3_800_000,
-                          "bytes_retrans": 1_900_000})
+    twice = transfers_df(
+        {
+            "transfer": "a",
+            "start_ns": 0,
+            "end_ns": 100 * ms,
+            "wire_bytes": 4_000_000,
+            "bytes_sent": 3_800_000,
+            "bytes_retrans": 1_900_000,
+        }
+    )
     assert utilisation(twice, 200e6) == pytest.approx(0.8)
     with pytest.raises(ValueError, match="every flow"):
         utilisation(tr.assign(wire_bytes=[2_500_000, NAN]), 200e6)
@@ -385,7 +481,7 @@ def test_queueing_delay():
         {"t_ns": 3, "bytes": 100, "queue_bytes": 2000, "queue_max_bytes": 2500},
         {"t_ns": 4, "bytes": 0, "queue_bytes": 0, "queue_max_bytes": 100},
         {"t_ns": 5, "bytes": 100, "queue_bytes": 1000, "queue_max_bytes": 1200},
-        {"t_ns": 6, "bytes": 0, "queue_bytes": 0, "queue_max_bytes": 0},     # after busy
+        {"t_ns": 6, "bytes": 0, "queue_bytes": 0, "queue_max_bytes": 0},  # after busy
     )
     # busy span t 2..5: queue 1000, 2000, 0, 1000 → mean 1000 B → 8000 bit / 8 Mbit/s = 1 ms
     # max within the span: 2500 B → 20000 bit / 8 Mbit/s = 2.5 ms
@@ -405,19 +501,58 @@ def _run_tables():
     r2 = 100 * S  # repetition 2's timeline starts at 100 s
     fwd = {"bytes_expected": 1_250_000, "access_rate_bps": 50e6}
     tr = transfers_df(
-        fwd | {"repetition": 1, "transfer": "a", "bytes": 1_250_000, "end_ns": 250 * ms,
-               "completion_s": 0.25, "wire_bytes": 1_320_000},
-        fwd | {"repetition": 1, "transfer": "b", "bytes": 1_250_000, "end_ns": 500 * ms,
-               "completion_s": 0.5, "cc": "bbr", "wire_bytes": 1_330_000},
-        {"repetition": 1, "transfer": "r", "direction": "reverse", "bytes": 100_000,
-         "bytes_expected": 100_000, "completion_s": 0.3, "end_ns": 300 * ms,
-         "wire_bytes": 110_000},
-        fwd | {"repetition": 2, "transfer": "a", "bytes": 1_250_000, "start_ns": r2,
-               "end_ns": r2 + 300 * ms, "completion_s": 0.3, "rep_start_ns": r2,
-               "wire_bytes": 1_300_000},
-        fwd | {"repetition": 2, "transfer": "b", "bytes": 600_000, "start_ns": r2,
-               "end_ns": r2 + 200 * ms, "ok": False, "error": "timeout", "rep_start_ns": r2,
-               "wire_bytes": 700_000},
+        fwd
+        | {
+            "repetition": 1,
+            "transfer": "a",
+            "bytes": 1_250_000,
+            "end_ns": 250 * ms,
+            "completion_s": 0.25,
+            "wire_bytes": 1_320_000,
+        },
+        fwd
+        | {
+            "repetition": 1,
+            "transfer": "b",
+            "bytes": 1_250_000,
+            "end_ns": 500 * ms,
+            "completion_s": 0.5,
+            "cc": "bbr",
+            "wire_bytes": 1_330_000,
+        },
+        {
+            "repetition": 1,
+            "transfer": "r",
+            "direction": "reverse",
+            "bytes": 100_000,
+            "bytes_expected": 100_000,
+            "completion_s": 0.3,
+            "end_ns": 300 * ms,
+            "wire_bytes": 110_000,
+        },
+        fwd
+        | {
+            "repetition": 2,
+            "transfer": "a",
+            "bytes": 1_250_000,
+            "start_ns": r2,
+            "end_ns": r2 + 300 * ms,
+            "completion_s": 0.3,
+            "rep_start_ns": r2,
+            "wire_bytes": 1_300_000,
+        },
+        fwd
+        | {
+            "repetition": 2,
+            "transfer": "b",
+            "bytes": 600_000,
+            "start_ns": r2,
+            "end_ns": r2 + 200 * ms,
+            "ok": False,
+            "error": "timeout",
+            "rep_start_ns": r2,
+            "wire_bytes": 700_000,
+        },
     )
     sm = samples_df(
         goodput_row(1, "a", 100 * ms, 0.1, 500_000),
@@ -435,16 +570,25 @@ def _run_tables():
     wire1 = [800_000, 800_000, 520_000, 260_000, 260_000, 100]
     queue1 = [10_000, 20_000, 5_000, 0, 0, 0]
     peak1 = [12_000, 25_000, 6_000, 0, 0, 0]
-    rows = [{"repetition": 1, "t_ns": (k + 1) * 100 * ms, "bytes": w, "queue_bytes": q,
-             "queue_max_bytes": p} for k, (w, q, p) in enumerate(zip(wire1, queue1, peak1))]
-    rows += [{"repetition": 2, "t_ns": r2 + (k + 1) * 100 * ms, "bytes": w}
-             for k, w in enumerate([750_000, 750_000, 480_000])]
+    rows = [
+        {
+            "repetition": 1,
+            "t_ns": (k + 1) * 100 * ms,
+            "bytes": w,
+            "queue_bytes": q,
+            "queue_max_bytes": p,
+        }
+        for k, (w, q, p) in enumerate(zip(wire1, queue1, peak1))
+    ]
+    rows += [
+        {"repetition": 2, "t_ns": r2 + (k + 1) * 100 * ms, "bytes": w}
+        for k, w in enumerate([750_000, 750_000, 480_000])
+    ]
     rows += [{"repetition": 1, "direction": "reverse", "t_ns": 100 * ms, "bytes": 50_000}]
     return tr, sm, bottleneck_df(*rows)
 
 
-CONTEXT = {"capacity_bps": 100e6, "reverse_capacity_bps": 100e6, "mtu": 1500,
-           "payload_share": 1.0}
+CONTEXT = {"capacity_bps": 100e6, "reverse_capacity_bps": 100e6, "mtu": 1500, "payload_share": 1.0}
 
 
 def test_run_metrics_per_repetition():
@@ -527,7 +671,8 @@ def test_run_metrics_overall():
     assert o.efficiency_mean == pytest.approx((2500 / 2650 + 0.925) / 2)
     assert o.utilisation_mean == pytest.approx((0.424 + 16 / 30) / 2)
     assert o.link_utilisation_mean == pytest.approx(
-        (2_640_100 * 80 / 6 + 1_980_000 * 80 / 3) / 2 / 1e8)
+        (2_640_100 * 80 / 6 + 1_980_000 * 80 / 3) / 2 / 1e8
+    )
     # fair share pooled over the completed pairs: measured 0.25, 0.5, 0.3 vs ideal 0.2 each;
     # the ideal over all four forward transfers (b of rep 2 failed) is 0.2 too
     fs = o.fair_share
@@ -629,9 +774,19 @@ def test_a_transfer_that_never_started_is_a_failure_with_nothing_measured():
     """Its sender never ran (start None) and its receiver reported nothing (bytes None):
     the repetition's metrics still build, the transfer counted as not completed."""
     tr, sm, bn = _run_tables()
-    never = transfers_df({"repetition": 2, "transfer": "c", "bytes_expected": 1_250_000,
-                          "bytes": None, "start_ns": None, "end_ns": None, "ok": False,
-                          "error": "interrupted", "rep_start_ns": 100 * S})
+    never = transfers_df(
+        {
+            "repetition": 2,
+            "transfer": "c",
+            "bytes_expected": 1_250_000,
+            "bytes": None,
+            "start_ns": None,
+            "end_ns": None,
+            "ok": False,
+            "error": "interrupted",
+            "rep_start_ns": 100 * S,
+        }
+    )
     m = run_metrics(pd.concat([tr, never], ignore_index=True), sm, bn, CONTEXT)
     c = next(t for t in m.repetitions[1].transfers if t.transfer == "c")
     assert (c.bytes, c.start_s, c.completion_s, c.ok) == (None, None, None, False)

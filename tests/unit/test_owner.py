@@ -35,13 +35,21 @@ def test_a_process_is_its_pid_and_start_time():
 
 
 def test_the_lock_refuses_another_process_and_is_reentrant(state):
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent("""
         import sys, time
         from itb.backends import owner
         with owner.exclusive("test"):
             print("held", flush=True)
             time.sleep(30)
-    """)], stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         with pytest.raises(owner.Busy, match=rf"in use by .*PID {holder.pid}.*nothing was changed"):
@@ -80,9 +88,11 @@ def test_a_failed_write_leaves_no_temporary_file(tmp_path):
 
 
 def test_environment_failures_are_redone_experiment_failures_are_not(tmp_path):
-    for r, extra in ((1, {"status": "failed", "environment": True}),
-                     (2, {"status": "failed", "environment": False}),
-                     (3, {"status": "interrupted"})):
+    for r, extra in (
+        (1, {"status": "failed", "environment": True}),
+        (2, {"status": "failed", "environment": False}),
+        (3, {"status": "interrupted"}),
+    ):
         rd = rundir.rep_dir(tmp_path, r)
         rd.mkdir()
         rundir.commit(rd, {"repetition": r, **extra})
@@ -100,10 +110,13 @@ volume = "{volume}"
 """
 
 
-@pytest.mark.parametrize("exp,volume,field,why", [
-    ("seed = 100000000000000000000000", "1MB", "experiment.seed", "between 0 and"),
-    ("", "1000000000000000000B", "transfer[0].volume", "cannot arrive before the end"),
-])
+@pytest.mark.parametrize(
+    "exp,volume,field,why",
+    [
+        ("seed = 100000000000000000000000", "1MB", "experiment.seed", "between 0 and"),
+        ("", "1000000000000000000B", "transfer[0].volume", "cannot arrive before the end"),
+    ],
+)
 def test_numbers_that_cannot_work_are_refused_at_load(tmp_path, exp, volume, field, why):
     path = tmp_path / "s.toml"
     path.write_text(BASE.format(exp=exp, volume=volume))
@@ -113,7 +126,9 @@ def test_numbers_that_cannot_work_are_refused_at_load(tmp_path, exp, volume, fie
 
 def test_too_many_events_are_refused_at_load(tmp_path):
     path = tmp_path / "s.toml"
-    path.write_text("[experiment]\nduration = \"600s\"\n" + "".join(
-        f"[[command]]\nhost = \"l1\"\nargv = [\"true\"]\nat = \"{i}ms\"\n" for i in range(1001)))
+    path.write_text(
+        '[experiment]\nduration = "600s"\n'
+        + "".join(f'[[command]]\nhost = "l1"\nargv = ["true"]\nat = "{i}ms"\n' for i in range(1001))
+    )
     with pytest.raises(ScenarioError, match="1001 timeline events .* at most 1000"):
         load_scenario(path)

@@ -24,8 +24,11 @@ def test_dumbbell_routes_hosts_default_routers_per_subnet():
     l1 = _routes(topo, "l1")
     assert l1[("default", 4)] == "198.18.1.2" and ("default", 6) in l1
     rl = _routes(topo, "rl")
-    right_subnets = {str(ipaddress.ip_interface(lk.a.ipv4).network)
-                     for lk in topo.links if lk.a.node in ("r1", "r2")}
+    right_subnets = {
+        str(ipaddress.ip_interface(lk.a.ipv4).network)
+        for lk in topo.links
+        if lk.a.node in ("r1", "r2")
+    }
     bottleneck = next(lk for lk in topo.links if lk.kind == "bottleneck")
     gw = str(ipaddress.ip_interface(bottleneck.b.ipv4).ip)
     assert {d for (d, f) in rl if f == 4} == right_subnets
@@ -128,14 +131,23 @@ def test_ack_every_segment_marks_the_hosts_only_and_leaves_other_hashes_alone():
     assert routes and all(r.quickack == (r.node in hosts) for r in routes)
     argv = next(r for r in routes if r.node in hosts).argv()
     assert argv[-2:] == ["quickack", "1"]
-    assert all("quickack" not in s.argv() for s in build_plan(plain, Path("/tmp/logs")).steps
-               if isinstance(s, A.AddRoute))
-    offload = [s for s in build_plan(quick, Path("/tmp/logs")).steps
-               if isinstance(s, A.NoSegmentationOffload)]
+    assert all(
+        "quickack" not in s.argv()
+        for s in build_plan(plain, Path("/tmp/logs")).steps
+        if isinstance(s, A.AddRoute)
+    )
+    offload = [
+        s
+        for s in build_plan(quick, Path("/tmp/logs")).steps
+        if isinstance(s, A.NoSegmentationOffload)
+    ]
     assert {(s.node, s.ifname) for s in offload} == {("l1", "eth0"), ("r1", "eth0")}
     assert offload[0].argv()[-6:] == ["-K", "eth0", "tso", "off", "gso", "off"]
-    assert not [s for s in build_plan(plain, Path("/tmp/logs")).steps
-                if isinstance(s, A.NoSegmentationOffload)]
+    assert not [
+        s
+        for s in build_plan(plain, Path("/tmp/logs")).steps
+        if isinstance(s, A.NoSegmentationOffload)
+    ]
 
 
 def test_an_open_receive_window_sizes_the_hosts_first_window_only():
@@ -148,7 +160,9 @@ def test_an_open_receive_window_sizes_the_hosts_first_window_only():
     assert '"open_receive_window"' not in plain.canonical_json()  # older testbeds hash as before
     steps = build_plan(opened, Path("/tmp/logs")).steps
     bufmax = socket_buffer_max(opened)
-    rmem = {s.node: s.value for s in steps if isinstance(s, A.Sysctl) and s.key == "net.ipv4.tcp_rmem"}
+    rmem = {
+        s.node: s.value for s in steps if isinstance(s, A.Sysctl) and s.key == "net.ipv4.tcp_rmem"
+    }
     assert rmem and all(v == f"4096 {bufmax} {bufmax}" for v in rmem.values())
     hosts = {n.name for n in opened.hosts()}
     routes = [s for s in steps if isinstance(s, A.AddRoute)]
@@ -157,5 +171,6 @@ def test_an_open_receive_window_sizes_the_hosts_first_window_only():
     assert argv[-2:] == ["initrwnd", str(-(-bufmax // 1448))]
     plain_steps = build_plan(plain, Path("/tmp/logs")).steps
     assert all("initrwnd" not in s.argv() for s in plain_steps if isinstance(s, A.AddRoute))
-    assert {s.value for s in plain_steps if isinstance(s, A.Sysctl) and s.key == "net.ipv4.tcp_rmem"} \
-        == {f"4096 131072 {socket_buffer_max(plain)}"}
+    assert {
+        s.value for s in plain_steps if isinstance(s, A.Sysctl) and s.key == "net.ipv4.tcp_rmem"
+    } == {f"4096 131072 {socket_buffer_max(plain)}"}

@@ -22,9 +22,20 @@ from itb.suite.sweep_index import SweepIndex, read_index
 
 
 def _args(**kw):
-    base = dict(ccs=("cubic", "reno"), c_g=(0.5, 1.0, 1.5, 2.0), reverse=(0.0,), spacing_s=1.0,
-                sync_c_g=2.0, fit_range=(1.0, 2.0), rtt_ms=20.0, repeat=2, seed=1,
-                capacity=100_000_000, transfer_time=5, r_levels=(0.0, 0.8, 1.5))
+    base = dict(
+        ccs=("cubic", "reno"),
+        c_g=(0.5, 1.0, 1.5, 2.0),
+        reverse=(0.0,),
+        spacing_s=1.0,
+        sync_c_g=2.0,
+        fit_range=(1.0, 2.0),
+        rtt_ms=20.0,
+        repeat=2,
+        seed=1,
+        capacity=100_000_000,
+        transfer_time=5,
+        r_levels=(0.0, 0.8, 1.5),
+    )
     base.update(kw)
     return PredictabilityArgs(**base)
 
@@ -50,7 +61,9 @@ def test_points_cover_the_sweep_and_the_synchronised_case():
 
 
 def _starts(cell, prefix="bu"):
-    return [parse_duration(t["at"]) / 1e6 for t in cell.doc["transfer"] if t["id"].startswith(prefix)]
+    return [
+        parse_duration(t["at"]) / 1e6 for t in cell.doc["transfer"] if t["id"].startswith(prefix)
+    ]
 
 
 def test_starts_stay_within_the_span_cap_and_reverse_starts_after(tmp_path):
@@ -75,9 +88,15 @@ def test_starts_stay_within_the_span_cap_and_reverse_starts_after(tmp_path):
 def _metrics_json(reps: list[dict]) -> dict:
     """metrics.json of a run with these repetitions (completion stats and Jain, efficiency,
     utilisation), as the run would write it."""
-    rows = [Repetition(repetition=i + 1, bin_s=0.1, completion=Completion(**r["completion"]),
-                       **{k: v for k, v in r.items() if k != "completion"})
-            for i, r in enumerate(reps)]
+    rows = [
+        Repetition(
+            repetition=i + 1,
+            bin_s=0.1,
+            completion=Completion(**r["completion"]),
+            **{k: v for k, v in r.items() if k != "completion"},
+        )
+        for i, r in enumerate(reps)
+    ]
     overall = Overall(n_repetitions=len(rows), completion=Completion(n=0, n_failed=0))
     return RunMetrics(repetitions=rows, overall=overall, context=Context()).model_dump(mode="json")
 
@@ -85,16 +104,33 @@ def _metrics_json(reps: list[dict]) -> dict:
 def _ideal_metrics(times):
     t = statistics.fmean(times)
     s = statistics.pstdev(times)
-    return _metrics_json([{"completion": {"n": len(times), "n_failed": 0, "t_mean": t,
-                                          "t_min": min(times), "t_max": max(times),
-                                          "sigma_t": s, "cov": s / t}}])
+    return _metrics_json(
+        [
+            {
+                "completion": {
+                    "n": len(times),
+                    "n_failed": 0,
+                    "t_mean": t,
+                    "t_min": min(times),
+                    "t_max": max(times),
+                    "sigma_t": s,
+                    "cov": s / t,
+                }
+            }
+        ]
+    )
 
 
 def _ideal_study(tmp_path, transfer_s=15, **kw):
     """The study's own plan, run by the fluid model of a perfectly fair protocol, then
     through the study's analysis."""
-    a = _args(c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), repeat=1, capacity=1_000_000_000,
-              transfer_time=transfer_s, **kw)
+    a = _args(
+        c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+        repeat=1,
+        capacity=1_000_000_000,
+        transfer_time=transfer_s,
+        **kw,
+    )
     sw = sweep_of(a, tmp_path / "s")
     sw.open()  # writes the scenarios (the ideal is computed from them) and the index
     for c, cell in zip(sw.index.cells, sw.cells):
@@ -111,8 +147,9 @@ def test_an_ideal_protocol_on_the_planner_shows_no_manufactured_effect(tmp_path,
     # synchronised ideal: each source moves its payload at its pacing rate until the link's
     # payload rate C·1448/1514 is shared: T = max(T1, C_g · T1 / share); its slope over 1–2
     xs = [1.0, 1.2, 1.4, 1.6, 1.8, 2.0]
-    ideal_slope = fit_linear(xs, [max(transfer_s, x * transfer_s / tcp_payload_share())
-                                  for x in xs])["a"]
+    ideal_slope = fit_linear(
+        xs, [max(transfer_s, x * transfer_s / tcp_payload_share()) for x in xs]
+    )["a"]
     spaced = [p for p in res.points if p.spacing_s == 1.0]
     assert max(p.cov for p in spaced) < 0.001  # CoV ≈ 0
     for f in (f for f in res.fits if f.model == "linear"):
@@ -136,10 +173,25 @@ def test_the_old_uncapped_plan_fails_the_same_check(tmp_path):
 
 
 def _fake_metrics(t_means, sigma):
-    return _metrics_json([{"jain": 1, "efficiency": 1, "utilisation": 1,
-                           "completion": {"n": 10, "n_failed": 0, "t_mean": t, "t_min": t - 1,
-                                          "t_max": t + 1, "sigma_t": sigma, "cov": sigma / t}}
-                          for t in t_means])
+    return _metrics_json(
+        [
+            {
+                "jain": 1,
+                "efficiency": 1,
+                "utilisation": 1,
+                "completion": {
+                    "n": 10,
+                    "n_failed": 0,
+                    "t_mean": t,
+                    "t_min": t - 1,
+                    "t_max": t + 1,
+                    "sigma_t": sigma,
+                    "cov": sigma / t,
+                },
+            }
+            for t in t_means
+        ]
+    )
 
 
 def test_analysis_fits_and_compares_spacing(tmp_path):
@@ -151,8 +203,9 @@ def test_analysis_fits_and_compares_spacing(tmp_path):
         t = 10 * realised + (5 if c.cc == "reno" else 0)  # linear in the realised C_g
         d = tmp_path / "s" / c.run
         d.mkdir(parents=True)
-        (d / "metrics.json").write_text(json.dumps(
-            _fake_metrics([t, t], 3.0 if c.spacing_s == 0 else 1.0)))
+        (d / "metrics.json").write_text(
+            json.dumps(_fake_metrics([t, t], 3.0 if c.spacing_s == 0 else 1.0))
+        )
     res = analyse(sw, a)
     f = {x.cc: x for x in res.fits}
     assert f["cubic"].a == pytest.approx(10) and f["cubic"].b == pytest.approx(0)
@@ -204,16 +257,27 @@ def test_the_report_has_the_ideal_line_t_vs_r_and_sync_vs_spaced(tmp_path):
 
     res = _ideal_study(tmp_path)
     index = read_index(tmp_path / "s" / "predictability.json", SweepIndex[PredictabilityCell])
-    html = build(tmp_path / "s", index, _args(c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0), repeat=1,
-                                              capacity=1_000_000_000, transfer_time=15),
-                 res).read_text()
+    html = build(
+        tmp_path / "s",
+        index,
+        _args(
+            c_g=(0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0),
+            repeat=1,
+            capacity=1_000_000_000,
+            transfer_time=15,
+        ),
+        res,
+    ).read_text()
     for name in ("tmean-vs-cg", "tmean-vs-r", "cov-vs-r", "spacing-sigma"):
         assert (tmp_path / "s" / "report" / f"{name}.png").stat().st_size > 1000, name
     assert "ideal slope" in html and "Synchronised vs spaced" in html
     # T_mean against R at C_g 2: the ideal ignores the reverse direction, so the three
     # levels give the same ideal T_mean
-    at2 = {p.reverse: p.ideal_t_mean_s for p in res.points
-           if p.cc == "reno" and p.c_g == 2.0 and p.spacing_s == 1.0}
+    at2 = {
+        p.reverse: p.ideal_t_mean_s
+        for p in res.points
+        if p.cc == "reno" and p.c_g == 2.0 and p.spacing_s == 1.0
+    }
     assert set(at2) == {0.0, 0.8, 1.5} and max(at2.values()) == pytest.approx(min(at2.values()))
 
 
@@ -221,15 +285,39 @@ def test_the_key_is_the_one_itb_wrote_before_and_the_options_texts_parse_to_it()
     """The same fields and values as before the arguments were a model (a study begun then
     resumes in runs/predictability-HASH): --scale, --capacity and --transfer-time only as
     the scale they make."""
-    a = PredictabilityArgs(ccs="reno", c_g="0.5,1", reverse="0", r_levels="", sync_c_g=1.0,
-                           repeat=2, transfer_time=2.0, capacity="100Mbit")
+    a = PredictabilityArgs(
+        ccs="reno",
+        c_g="0.5,1",
+        reverse="0",
+        r_levels="",
+        sync_c_g=1.0,
+        repeat=2,
+        transfer_time=2.0,
+        capacity="100Mbit",
+    )
     key = a.key()
     scale = key.pop("scale")
-    assert key == {"ccs": ["reno"], "c_g": [0.5, 1.0], "reverse": [0.0], "spacing_s": 1.0,
-                   "max_span": 0.025, "r_levels": [], "sync_c_g": 1.0, "fit_range": [1.0, 2.0],
-                   "rtt_ms": 20.0, "repeat": 2, "seed": 1}
+    assert key == {
+        "ccs": ["reno"],
+        "c_g": [0.5, 1.0],
+        "reverse": [0.0],
+        "spacing_s": 1.0,
+        "max_span": 0.025,
+        "r_levels": [],
+        "sync_c_g": 1.0,
+        "fit_range": [1.0, 2.0],
+        "rtt_ms": 20.0,
+        "repeat": 2,
+        "seed": 1,
+    }
     # 100 Mbit/s given; 30 GB in 240 s at 1 Gbit/s, here in 2 s: a volume factor of 120
-    assert scale == {"capacity_bps": 100_000_000, "factor": None, "transfer_time_s": 2.0,
-                     "source": "--capacity", "mode": "rate", "volume_factor": 120.0}
+    assert scale == {
+        "capacity_bps": 100_000_000,
+        "factor": None,
+        "transfer_time_s": 2.0,
+        "source": "--capacity",
+        "mode": "rate",
+        "volume_factor": 120.0,
+    }
     with pytest.raises(ScenarioError, match="give two increasing levels"):
         PredictabilityArgs(fit_range="2,1", capacity="100Mbit")

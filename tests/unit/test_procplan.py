@@ -60,15 +60,23 @@ def plan(tmp_path, monkeypatch):
     path = tmp_path / "s.toml"
     path.write_text(SCENARIO)
     sc = load_scenario(path)
-    return processes.build(events_for_repetition(sc.experiment, 1), sc.topology,
-                          tmp_path / "rep-001", sc.experiment.interval_us), tmp_path
+    return processes.build(
+        events_for_repetition(sc.experiment, 1),
+        sc.topology,
+        tmp_path / "rep-001",
+        sc.experiment.interval_us,
+    ), tmp_path
 
 
 def test_receivers_in_prelude_senders_at_their_dates(plan):
     p, _ = plan
     by_id = {x.id: x for x in p.procs}
-    assert {x.id for x in p.listeners()} == {"bulk.1.recv", "bulk.2.recv", "pp1.recv",
-                                             "udp1.udp-recv"}
+    assert {x.id for x in p.listeners()} == {
+        "bulk.1.recv",
+        "bulk.2.recv",
+        "pp1.recv",
+        "udp1.udp-recv",
+    }
     assert all(x.ready for x in p.listeners())
     assert by_id["bulk.2.send"].at_us == 1_000_000  # experiment.spacing default 1 s
     assert by_id["pp1.send"].at_us == 3_000_000
@@ -84,8 +92,13 @@ def test_endpoint_arguments(plan):
     assert send[:2] == ("/usr/local/bin/flow", "send")
     listen = recv[recv.index("--listen") + 1]
     assert listen == send[send.index("--to") + 1] and listen.startswith("198.18.")
-    for flag, value in (("--cc", "reno"), ("--streams", "2"), ("--bytes", "5000000"),
-                        ("--rate-bps", "20000000"), ("--interval-us", "10000")):
+    for flag, value in (
+        ("--cc", "reno"),
+        ("--streams", "2"),
+        ("--bytes", "5000000"),
+        ("--rate-bps", "20000000"),
+        ("--interval-us", "10000"),
+    ):
         assert send[send.index(flag) + 1] == value
     assert recv[recv.index("--bytes") + 1] == "5000000"
     assert by_id["bulk.1.send"].stdin  # rate changes during the transfer
@@ -132,15 +145,15 @@ def test_file_transfer_arguments(tmp_path, monkeypatch):
     assert r[r.index("--file") + 1] == str(data / "out.bin")
     # confined to files_dir, never overwriting unless asked
     for src, sink, extra, field, why in [
-            ("/etc/shadow", "o", "", "source_file", "inside files_dir"),
-            ("../s.toml", "o", "", "source_file", "inside files_dir"),
-            ("in.bin", "in.bin", "", "sink_file", "overwrite = true")]:
+        ("/etc/shadow", "o", "", "source_file", "inside files_dir"),
+        ("../s.toml", "o", "", "source_file", "inside files_dir"),
+        ("in.bin", "in.bin", "", "sink_file", "overwrite = true"),
+    ]:
         path.write_text(text.format(src=src, sink=sink, extra=extra))
         with pytest.raises(ScenarioError, match=f"transfer\\[0\\].{field}: .*{why}"):
             load_scenario(path)
     path.write_text(text.format(src="in.bin", sink="in.bin", extra="overwrite = true"))
     load_scenario(path)
-    path.write_text(text.replace('files_dir = "data"', "").format(src="in.bin", sink="o",
-                                                                   extra=""))
+    path.write_text(text.replace('files_dir = "data"', "").format(src="in.bin", sink="o", extra=""))
     with pytest.raises(ScenarioError, match="needs \\[experiment\\] files_dir"):
         load_scenario(path)

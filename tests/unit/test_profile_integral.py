@@ -31,8 +31,10 @@ def test_a_partial_nanosecond_is_rounded_up_as_the_sender_waits_for_it():
 
 
 def test_the_flow_argument_is_the_steps_in_microseconds_and_bits_per_second():
-    assert Profile(((0, 100_000_000), (10_000_000, 600_000_000))).flow_arg() == \
-        "0:100000000,10000000:600000000"
+    assert (
+        Profile(((0, 100_000_000), (10_000_000, 600_000_000))).flow_arg()
+        == "0:100000000,10000000:600000000"
+    )
 
 
 def random_profile(rng: random.Random) -> Profile:
@@ -50,14 +52,34 @@ def test_python_and_the_sender_integrate_random_profiles_identically():
     for _ in range(40):
         p = random_profile(rng)
         total = p.bytes_by_ns(70_000_000_000)
-        volumes = sorted({0, 1, total // 3, total // 2, total} | {rng.randint(1, total)
-                                                                  for _ in range(5)})
-        dates = sorted({0, 1, 999, *(t * 1000 for t, _ in p.steps),
-                        *(rng.randint(0, 70_000_000_000) for _ in range(5))})
-        out = subprocess.run([str(flow), "profile-eval", "--profile", p.flow_arg(),
-                              "--bytes", ",".join(map(str, volumes)),
-                              "--at-ns", ",".join(map(str, dates))],
-                             capture_output=True, text=True, check=True, timeout=10).stdout
+        volumes = sorted(
+            {0, 1, total // 3, total // 2, total} | {rng.randint(1, total) for _ in range(5)}
+        )
+        dates = sorted(
+            {
+                0,
+                1,
+                999,
+                *(t * 1000 for t, _ in p.steps),
+                *(rng.randint(0, 70_000_000_000) for _ in range(5)),
+            }
+        )
+        out = subprocess.run(
+            [
+                str(flow),
+                "profile-eval",
+                "--profile",
+                p.flow_arg(),
+                "--bytes",
+                ",".join(map(str, volumes)),
+                "--at-ns",
+                ",".join(map(str, dates)),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=10,
+        ).stdout
         rust = json.loads(out)
         assert rust["when_allowed_ns"] == [p.when_allowed_ns(v) for v in volumes], p
         assert rust["bytes_by"] == [p.bytes_by_ns(t) for t in dates], p

@@ -21,10 +21,15 @@ def samples(noise: float = 0.0, seed: int = 1) -> list[pm.Sample]:
         ag, bg, at, bt = truth(rtt)
         for x in np.arange(50e6, 1000e6 + 1, 50e6):
             sat = min(x, 900e6)  # saturates above 900 Mbit/s: not the linear part
-            out.append(pm.Sample(rtt_ms=rtt, input_bps=x,
-                                 goodput_bps=ag * sat + bg + noise * rng.standard_normal(),
-                                 throughput_bps=at * sat + bt + noise * rng.standard_normal(),
-                                 throughput_max_bps=1.01 * (at * sat + bt)))
+            out.append(
+                pm.Sample(
+                    rtt_ms=rtt,
+                    input_bps=x,
+                    goodput_bps=ag * sat + bg + noise * rng.standard_normal(),
+                    throughput_bps=at * sat + bt + noise * rng.standard_normal(),
+                    throughput_max_bps=1.01 * (at * sat + bt),
+                )
+            )
     return out
 
 
@@ -51,14 +56,24 @@ def test_noisy_data_keep_a_high_correlation():
 
 def test_inversions_by_hand():
     # One RTT: goodput = 0.9·X − 1e6, throughput = X + 2e6 at every input.
-    s = [pm.Sample(rtt_ms=20, input_bps=x, goodput_bps=0.9 * x - 1e6, throughput_bps=x + 2e6,
-                   throughput_max_bps=x) for x in (1e8, 2e8, 3e8)]
+    s = [
+        pm.Sample(
+            rtt_ms=20,
+            input_bps=x,
+            goodput_bps=0.9 * x - 1e6,
+            throughput_bps=x + 2e6,
+            throughput_max_bps=x,
+        )
+        for x in (1e8, 2e8, 3e8)
+    ]
     m = pm.fit(s, "x", linear_max_bps=1e9)
     assert m.a_g.r is None and m.a_g.n == 1  # one RTT: constants
     assert m.input_for_throughput(302e6, 20) == pytest.approx(300e6)
     assert m.goodput_for_throughput(302e6, 20) == pytest.approx(0.9 * 300e6 - 1e6)
     assert m.input_profile([(0, 102_000_000), (5_000_000, 202_000_000)], 20) == (
-        (0, 100_000_000), (5_000_000, 200_000_000))
+        (0, 100_000_000),
+        (5_000_000, 200_000_000),
+    )
     # 89 Mbit/s of goodput for 5 s (55.625 MB), then 179 Mbit/s: 100 MB end at
     # 5 + 44.375e6·8 / 179e6 = 6.98324 s.
     t = m.completion_s([(0, 102_000_000), (5_000_000, 202_000_000)], 100_000_000, 20)
@@ -86,15 +101,47 @@ def test_predict_command_prints_the_input_profile_and_the_completion(tmp_path):
     import itb.cli  # noqa: F401  (registers the commands)
     from itb.cli.common import app
 
-    s = [pm.Sample(rtt_ms=20, input_bps=x, goodput_bps=0.9 * x - 1e6, throughput_bps=x + 2e6,
-                   throughput_max_bps=x) for x in (1e8, 2e8, 3e8)]
+    s = [
+        pm.Sample(
+            rtt_ms=20,
+            input_bps=x,
+            goodput_bps=0.9 * x - 1e6,
+            throughput_bps=x + 2e6,
+            throughput_max_bps=x,
+        )
+        for x in (1e8, 2e8, 3e8)
+    ]
     pm.fit(s, "nocc-pacing", linear_max_bps=1e9).save(tmp_path / "m.json")
-    res = CliRunner().invoke(app, ["profile", "predict", "0:102Mbit,5:202Mbit", "--volume", "100MB",
-                                   "--rtt", "20ms", "--model", str(tmp_path / "m.json")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "profile",
+            "predict",
+            "0:102Mbit,5:202Mbit",
+            "--volume",
+            "100MB",
+            "--rtt",
+            "20ms",
+            "--model",
+            str(tmp_path / "m.json"),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "100.00 Mbit/s" in res.output and "200.00 Mbit/s" in res.output  # inputs to ask
-    assert "profile = [[0, \"100.000Mbit\"], [5, \"200.000Mbit\"]]" in res.output
+    assert 'profile = [[0, "100.000Mbit"], [5, "200.000Mbit"]]' in res.output
     assert f"{5 + 44.375e6 * 8 / 179e6:.3f} s" in res.output
-    res = CliRunner().invoke(app, ["profile", "predict", "0:1Mbit", "--volume", "1MB", "--rtt", "20ms",
-                                   "--model", str(tmp_path / "none.json")])
+    res = CliRunner().invoke(
+        app,
+        [
+            "profile",
+            "predict",
+            "0:1Mbit",
+            "--volume",
+            "1MB",
+            "--rtt",
+            "20ms",
+            "--model",
+            str(tmp_path / "none.json"),
+        ],
+    )
     assert res.exit_code != 0

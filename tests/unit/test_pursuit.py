@@ -14,9 +14,17 @@ from itb.study.profile_calibration.args import CalibrationArgs
 from itb.study.profile_calibration.plan import cell_doc, sweep_of
 from itb.study.pursuit import gap_s
 
-ARGS = CalibrationArgs(cc="nocc", enforce="pacing", rtts_ms=(0.0, 100.0),
-                       inputs=(100_000_000, 500_000_000, 900_000_000), seconds=8.0,
-                       capacity=1_000_000_000, linear_max=0.9, repeat=2, seed=1)
+ARGS = CalibrationArgs(
+    cc="nocc",
+    enforce="pacing",
+    rtts_ms=(0.0, 100.0),
+    inputs=(100_000_000, 500_000_000, 900_000_000),
+    seconds=8.0,
+    capacity=1_000_000_000,
+    linear_max=0.9,
+    repeat=2,
+    seed=1,
+)
 
 
 def test_one_cell_per_rtt_with_one_constant_profile_per_input(tmp_path):
@@ -47,15 +55,30 @@ def frames():
     """Two back-to-back transfers of repetition 1, one of repetition 2 that failed, and a
     1 ms bottleneck log: 100 Mbit/s during x1 with one 300 Mbit/s ms, 500 during x2."""
     s = 1_000_000_000
-    tr = pd.DataFrame({
-        "repetition": [1, 1, 2], "transfer": ["x1", "x2", "x1"], "ok": [True, True, False],
-        "start_ns": [s, 3 * s, s], "end_ns": [2 * s, 4 * s, np.nan],
-        "completion_s": [1.0, 1.0, np.nan], "bytes": [12_000_000, 60_000_000, 0]})
+    tr = pd.DataFrame(
+        {
+            "repetition": [1, 1, 2],
+            "transfer": ["x1", "x2", "x1"],
+            "ok": [True, True, False],
+            "start_ns": [s, 3 * s, s],
+            "end_ns": [2 * s, 4 * s, np.nan],
+            "completion_s": [1.0, 1.0, np.nan],
+            "bytes": [12_000_000, 60_000_000, 0],
+        }
+    )
     t = np.arange(1, 5001) * 1_000_000  # 1 ms rows from 1 ms to 5 s
     rate = np.where((t > s) & (t <= 2 * s), 100e6, np.where((t > 3 * s) & (t <= 4 * s), 500e6, 0.0))
     rate[1500] = 300e6
-    b = pd.DataFrame({"repetition": 1, "link": "rl-rr", "direction": "forward", "t_ns": t,
-                      "interval_s": 0.001, "bytes": rate * 0.001 / 8})
+    b = pd.DataFrame(
+        {
+            "repetition": 1,
+            "link": "rl-rr",
+            "direction": "forward",
+            "t_ns": t,
+            "interval_s": 0.001,
+            "bytes": rate * 0.001 / 8,
+        }
+    )
     return tr, b
 
 
@@ -82,15 +105,35 @@ def test_the_calibration_report_shows_lines_counts_and_figures(tmp_path):
     from itb.study.profile_calibration.report import build
     from itb.study.profile_calibration.results import CalibrationResults
 
-    samples = [Sample(rtt_ms=rtt, input_bps=x, goodput_bps=0.95 * x - rtt * 1e4,
-                      throughput_bps=x * 1.04, throughput_max_bps=x * 1.1)
-               for rtt in (0.0, 10.0, 100.0) for x in (1e8, 3e8, 5e8, 7e8, 9e8)]
-    res = CalibrationResults(mechanism="nocc-pacing", capacity_bps=1_000_000_000, samples=samples,
-                             failed=1, overlapped=2, model=fit(samples, "nocc-pacing", 9e8))
-    args = CalibrationArgs(rtts_ms=(0.0, 10.0, 100.0), inputs=(100_000_000, 900_000_000),
-                           capacity=1_000_000_000)
-    state = {"digest": "abc", "status": "complete", "created": "now", "cells": [],
-             "args": args.key()}
+    samples = [
+        Sample(
+            rtt_ms=rtt,
+            input_bps=x,
+            goodput_bps=0.95 * x - rtt * 1e4,
+            throughput_bps=x * 1.04,
+            throughput_max_bps=x * 1.1,
+        )
+        for rtt in (0.0, 10.0, 100.0)
+        for x in (1e8, 3e8, 5e8, 7e8, 9e8)
+    ]
+    res = CalibrationResults(
+        mechanism="nocc-pacing",
+        capacity_bps=1_000_000_000,
+        samples=samples,
+        failed=1,
+        overlapped=2,
+        model=fit(samples, "nocc-pacing", 9e8),
+    )
+    args = CalibrationArgs(
+        rtts_ms=(0.0, 10.0, 100.0), inputs=(100_000_000, 900_000_000), capacity=1_000_000_000
+    )
+    state = {
+        "digest": "abc",
+        "status": "complete",
+        "created": "now",
+        "cells": [],
+        "args": args.key(),
+    }
     html = build(tmp_path, state, args, res).read_text()
     assert html.count("<img") == 3  # rates, peaks, coefficients
     assert "0.9500" in html and "1 transfer(s) failed" in html and ">2</span> overlapped" in html
@@ -98,8 +141,13 @@ def test_the_calibration_report_shows_lines_counts_and_figures(tmp_path):
 
 
 def test_a_udt_calibration_plans_udt_transfers(tmp_path):
-    a = CalibrationArgs(cc="udt", rtts_ms=(10.0,), inputs=(100_000_000, 500_000_000), seconds=4.0,
-                        capacity=1_000_000_000)
+    a = CalibrationArgs(
+        cc="udt",
+        rtts_ms=(10.0,),
+        inputs=(100_000_000, 500_000_000),
+        seconds=4.0,
+        capacity=1_000_000_000,
+    )
     assert a.mechanism.name == "udt"
     doc, _ = cell_doc(a, 10.0)
     path = tmp_path / "u.toml"
@@ -111,13 +159,31 @@ def test_a_udt_calibration_plans_udt_transfers(tmp_path):
 def test_the_key_names_what_the_calibration_measures_as_it_always_did():
     # the same fields and values as ITB wrote before its arguments were a model, so that a
     # calibration begun then resumes in the same directory (runs/profile-calibration-HASH)
-    assert ARGS.key() == {"cc": "nocc", "enforce": "pacing", "rtts_ms": [0.0, 100.0],
-                          "inputs_bps": [100_000_000, 500_000_000, 900_000_000], "seconds": 8.0,
-                          "capacity_bps": 1_000_000_000, "linear_max": 0.9, "repeat": 2,
-                          "seed": 1, "open_window": True}
+    assert ARGS.key() == {
+        "cc": "nocc",
+        "enforce": "pacing",
+        "rtts_ms": [0.0, 100.0],
+        "inputs_bps": [100_000_000, 500_000_000, 900_000_000],
+        "seconds": 8.0,
+        "capacity_bps": 1_000_000_000,
+        "linear_max": 0.9,
+        "repeat": 2,
+        "seed": 1,
+        "open_window": True,
+    }
     # no --inputs: 5 %, 15 %, … 95 % of C; from the options' texts as the command gives them
     a = CalibrationArgs(rtts_ms="10ms", capacity="1Gbit")
-    assert a.inputs_bps == (50_000_000, 150_000_000, 250_000_000, 350_000_000, 450_000_000,
-                            550_000_000, 650_000_000, 750_000_000, 850_000_000, 950_000_000)
+    assert a.inputs_bps == (
+        50_000_000,
+        150_000_000,
+        250_000_000,
+        350_000_000,
+        450_000_000,
+        550_000_000,
+        650_000_000,
+        750_000_000,
+        850_000_000,
+        950_000_000,
+    )
     with pytest.raises(ScenarioError, match="UDT keeps its rate by its own controller"):
         CalibrationArgs(cc="udt", enforce="application", capacity="1Gbit")

@@ -87,20 +87,42 @@ def log(rows):
     for i, (t, cwnd, state) in enumerate(rows):
         if i:
             acked += int(cwnd * 1448 * (t - rows[i - 1][0]) / 0.02)
-        out.append({"t_ns": int(t * 1e9), "stream": 0, "bytes_acked": acked,
-                    "bytes_sent": acked, "cwnd": cwnd, "ssthresh": None, "rtt_us": 20_000,
-                    "total_retrans": 0, "snd_mss": 1448, "state": "ESTABLISHED",
-                    "ca_state": state})
+        out.append(
+            {
+                "t_ns": int(t * 1e9),
+                "stream": 0,
+                "bytes_acked": acked,
+                "bytes_sent": acked,
+                "cwnd": cwnd,
+                "ssthresh": None,
+                "rtt_us": 20_000,
+                "total_retrans": 0,
+                "snd_mss": 1448,
+                "state": "ESTABLISHED",
+                "ca_state": state,
+            }
+        )
     return pd.DataFrame(out)
 
 
 def test_decrease_events_take_cwnd_before_recovery_and_back_in_open():
-    rows = [(0.00, 100, "Open"), (0.01, 100, "Open"),   # in the warm-up: not counted
-            (0.02, 90, "Recovery"), (0.03, 50, "Open"),
-            (1.00, 200, "Open"), (1.01, 200, "Disorder"), (1.02, 180, "Recovery"),
-            (1.03, 150, "Recovery"), (1.04, 100, "Open"),
-            (2.00, 120, "Open"), (2.01, 1, "Loss"), (2.02, 2, "Open"),  # a timeout: skipped
-            (3.00, 64, "Open"), (3.01, 60, "Recovery"), (3.02, 56, "Open")]
+    rows = [
+        (0.00, 100, "Open"),
+        (0.01, 100, "Open"),  # in the warm-up: not counted
+        (0.02, 90, "Recovery"),
+        (0.03, 50, "Open"),
+        (1.00, 200, "Open"),
+        (1.01, 200, "Disorder"),
+        (1.02, 180, "Recovery"),
+        (1.03, 150, "Recovery"),
+        (1.04, 100, "Open"),
+        (2.00, 120, "Open"),
+        (2.01, 1, "Loss"),
+        (2.02, 2, "Open"),  # a timeout: skipped
+        (3.00, 64, "Open"),
+        (3.01, 60, "Recovery"),
+        (3.02, 56, "Open"),
+    ]
     ev = rfa.decrease_events(log(rows), "reno", after_s=0.5)
     assert [(e["cwnd_before"], e["cwnd_after"]) for e in ev] == [(200, 100), (64, 56)]
     assert [e["beta"] for e in ev] == [0.5, 0.125]
@@ -118,9 +140,17 @@ def test_measure_point_turns_goodput_into_a_window():
 
 def link(n_ms, lost_at):
     """An emulator log of 1 ms intervals, 10 segments each, one lost at each ms in `lost_at`."""
-    return pd.DataFrame([{"t_ns": i * 1_000_000, "packets": 10 - (i in lost_at),
-                          "drops_loss": int(i in lost_at), "drops_queue": 0}
-                         for i in range(n_ms)])
+    return pd.DataFrame(
+        [
+            {
+                "t_ns": i * 1_000_000,
+                "packets": 10 - (i in lost_at),
+                "drops_loss": int(i in lost_at),
+                "drops_queue": 0,
+            }
+            for i in range(n_ms)
+        ]
+    )
 
 
 def test_the_loss_is_what_the_link_applied_over_the_measured_span():
@@ -137,27 +167,48 @@ def test_the_loss_is_what_the_link_applied_over_the_measured_span():
 
 def point(cc, p, window, status="ok", link_limited=False, **kw) -> PointResult:
     """A measured point as the analysis writes it (20 ms, 1 Gbit/s, repetition 1)."""
-    return PointResult(name=f"{cc}-p{p:.3g}", cc=cc, p=p, plan_window=window, warmup_s=5,
-                       rtt_ms=20.0, rate_bps=1_000_000_000, repetition=1, status=status,
-                       window=window, link_limited=link_limited, **kw)
+    return PointResult(
+        name=f"{cc}-p{p:.3g}",
+        cc=cc,
+        p=p,
+        plan_window=window,
+        warmup_s=5,
+        rtt_ms=20.0,
+        rate_bps=1_000_000_000,
+        repetition=1,
+        status=status,
+        window=window,
+        link_limited=link_limited,
+        **kw,
+    )
 
 
 def event(cc, beta, nominal, nominal_switch=None) -> Event:
-    return Event(cc=cc, p=1e-4, t_s=10.0, cwnd_before=100.0, cwnd_after=100.0 * (1 - beta),
-                 beta=beta, nominal=nominal, nominal_switch=nominal_switch)
+    return Event(
+        cc=cc,
+        p=1e-4,
+        t_s=10.0,
+        cwnd_before=100.0,
+        cwnd_after=100.0 * (1 - beta),
+        beta=beta,
+        nominal=nominal,
+        nominal_switch=nominal_switch,
+    )
 
 
 def test_the_fit_recovers_c_and_d_and_judges_beta():
     ps = np.geomspace(1e-6, 1e-4, 5)  # windows 262–12530: above d_from (300) in the median
-    points = [point("highspeed", p, 0.12 / p ** 0.835) for p in ps]
+    points = [point("highspeed", p, 0.12 / p**0.835) for p in ps]
     points.append(point("highspeed", 1e-6, 1e5, link_limited=True))
     points.append(point("highspeed", 1e-4, 3, status="corrupt window"))
     events = [event("highspeed", highspeed_b(w) + 0.01, highspeed_b(w)) for w in (50, 100, 200)]
     f = fit_algorithm("highspeed", points, events)
     assert f.n == 5 and f.d == pytest.approx(0.835) and f.c == pytest.approx(0.12)
     assert f.d_ok and f.beta_ok and f.beta_error == pytest.approx(0.01)
-    assert (f.w_min, f.w_max) == (pytest.approx(0.12 / 1e-4 ** 0.835),
-                                  pytest.approx(0.12 / 1e-6 ** 0.835))
+    assert (f.w_min, f.w_max) == (
+        pytest.approx(0.12 / 1e-4**0.835),
+        pytest.approx(0.12 / 1e-6**0.835),
+    )
     assert (f.c_published, f.d_published, f.d_from) == (0.12, 0.835, 300)
     events = [event("highspeed", 0.5, highspeed_b(200))]
     assert fit_algorithm("highspeed", points, events).beta_ok is False
@@ -171,12 +222,15 @@ def test_the_fit_recovers_c_and_d_and_judges_beta():
 def test_nominal_decreases_are_linuxs():
     assert nominal_beta("reno", 500) == 0.5
     # BIC: ssthresh = cwnd * 819 / 1024 above low_window = 14, halving at or below
-    assert (nominal_beta("bic", 14), nominal_beta("bic", 15)) == (0.5, pytest.approx(0.2002, abs=1e-4))
+    assert (nominal_beta("bic", 14), nominal_beta("bic", 15)) == (
+        0.5,
+        pytest.approx(0.2002, abs=1e-4),
+    )
     assert (nominal_beta("scalable", 8), nominal_beta("scalable", 500)) == (0.125, 0.125)
     # HighSpeed: the table row holding cwnd (row 1 is 39..118: 112/256)
     assert nominal_beta("highspeed", 38) == 0.5 and nominal_beta("highspeed", 100) == 112 / 256
-    assert nominal_beta("htcp", 100, 20_000, 21_000) == pytest.approx(0.2)   # no queue
-    assert nominal_beta("htcp", 100, 20_000, 80_000) == pytest.approx(0.5)   # clamped
+    assert nominal_beta("htcp", 100, 20_000, 21_000) == pytest.approx(0.2)  # no queue
+    assert nominal_beta("htcp", 100, 20_000, 80_000) == pytest.approx(0.5)  # clamped
     assert nominal_beta("htcp", 100) is None
     assert nominal_beta("cubic", 100) == 0.3
 
@@ -207,6 +261,7 @@ def test_a_point_ends_with_its_measured_span(tmp_path):
     import tomli_w
 
     from itb.scenario.scenario import load_scenario
+
     (tmp_path / "p.toml").write_text(tomli_w.dumps(doc))
     load_scenario(tmp_path / "p.toml")  # a valid scenario
     rate = pt.plan_window * rfp.MSS * 8 / (pt.rtt_ms / 1e3)
@@ -217,14 +272,33 @@ def test_the_report_of_a_partial_study_renders(tmp_path):
     from itb.study.response_function.report import build
 
     a = ResponseArgs(ccs=("reno",), points=3)
-    state = {"digest": "x", "status": "incomplete", "created": "now", "args": a.key(),
-             "cells": []}
-    done = point("reno", 1e-3, 38.0, p_link=1.1e-3, lost=40, measured_s=20.0,
-                 goodput_bps=2.2e7, published_window=38.6, mean_cwnd=40.0, loss_seen=1e-3,
-                 events=30, beta=0.5)
-    not_run = PointResult(name="reno-p0.0001", cc="reno", p=1e-4, plan_window=122.0,
-                          warmup_s=5, rtt_ms=20.0, rate_bps=1_000_000_000, repetition=1,
-                          status="not run", window=None)
+    state = {"digest": "x", "status": "incomplete", "created": "now", "args": a.key(), "cells": []}
+    done = point(
+        "reno",
+        1e-3,
+        38.0,
+        p_link=1.1e-3,
+        lost=40,
+        measured_s=20.0,
+        goodput_bps=2.2e7,
+        published_window=38.6,
+        mean_cwnd=40.0,
+        loss_seen=1e-3,
+        events=30,
+        beta=0.5,
+    )
+    not_run = PointResult(
+        name="reno-p0.0001",
+        cc="reno",
+        p=1e-4,
+        plan_window=122.0,
+        warmup_s=5,
+        rtt_ms=20.0,
+        rate_bps=1_000_000_000,
+        repetition=1,
+        status="not run",
+        window=None,
+    )
     fits = [fit_algorithm("reno", [done, not_run], [])]
     res = Results(points=[done, not_run], fits=fits, events=[])
     path = build(tmp_path, state, a, res)
@@ -250,12 +324,26 @@ def test_htcp_events_are_compared_with_the_nearer_of_its_two_rules():
 
 # ---- the typed results ---------------------------------------------------------------
 
+
 def results() -> Results:
-    pts = [point("reno", p, 1.22 / p ** 0.5, p_link=p * 1.1, lost=40, events=2, beta=0.5)
-           for p in (1e-4, 1e-3, 1e-2)]
-    pts.append(PointResult(name="reno-p0.05", cc="reno", p=0.05, plan_window=5.5, warmup_s=5,
-                     rtt_ms=20.0, rate_bps=1_000_000_000, repetition=1, status="not run",
-                     window=None))
+    pts = [
+        point("reno", p, 1.22 / p**0.5, p_link=p * 1.1, lost=40, events=2, beta=0.5)
+        for p in (1e-4, 1e-3, 1e-2)
+    ]
+    pts.append(
+        PointResult(
+            name="reno-p0.05",
+            cc="reno",
+            p=0.05,
+            plan_window=5.5,
+            warmup_s=5,
+            rtt_ms=20.0,
+            rate_bps=1_000_000_000,
+            repetition=1,
+            status="not run",
+            window=None,
+        )
+    )
     ev = [event("reno", 0.5, 0.5), event("reno", 0.45, 0.5)]
     return Results(points=pts, fits=[fit_algorithm("reno", pts, ev)], events=ev)
 
@@ -288,18 +376,33 @@ def test_results_of_another_format_are_refused(tmp_path, version):
 def test_the_fit_carries_what_the_report_and_the_cli_show():
     f = results().fits[0]
     # windows 1.22/sqrt(p) at p_link = 1.1 p: w = (1.22·sqrt(1.1)) / p_link^0.5, exactly
-    assert f.d == pytest.approx(0.5) and f.c == pytest.approx(1.22 * 1.1 ** 0.5)
+    assert f.d == pytest.approx(0.5) and f.c == pytest.approx(1.22 * 1.1**0.5)
     assert f.r2 == pytest.approx(1.0) and f.d_ci95 == pytest.approx(0, abs=1e-9)
     assert (f.c_published, f.d_published, f.beta_published) == (1.22, 0.5, "1/2")
     assert (f.w_min, f.w_max) == (pytest.approx(12.2), pytest.approx(122))
     assert f.rtt_ms == 20.0 and f.events == 2
     # β: median of 0.5 and 0.45; error: median of 0 and −0.05
-    assert (f.beta, f.beta_nominal, f.beta_error) == (pytest.approx(0.475), 0.5,
-                                                      pytest.approx(-0.025))
+    assert (f.beta, f.beta_nominal, f.beta_error) == (
+        pytest.approx(0.475),
+        0.5,
+        pytest.approx(-0.025),
+    )
     assert f.beta_ok is True and f.switch_share is None
-    assert set(Fit.model_fields) >= {"cc", "n", "d", "d_ci95", "d_ok", "d_published", "c",
-                                     "c_published", "r2", "beta", "beta_ok", "beta_nominal",
-                                     "events"}
+    assert set(Fit.model_fields) >= {
+        "cc",
+        "n",
+        "d",
+        "d_ci95",
+        "d_ok",
+        "d_published",
+        "c",
+        "c_published",
+        "r2",
+        "beta",
+        "beta_ok",
+        "beta_nominal",
+        "events",
+    }
 
 
 def test_the_report_reads_the_typed_results(tmp_path):
@@ -307,9 +410,16 @@ def test_the_report_reads_the_typed_results(tmp_path):
 
     res = results()
     a = ResponseArgs(ccs=("reno",), points=3)
-    index = SweepIndex[ResponseCell](format=1, kind="response-function", digest="x",
-                                     args=a.key(), created="now", cells=[], order=[],
-                                     status="complete")
+    index = SweepIndex[ResponseCell](
+        format=1,
+        kind="response-function",
+        digest="x",
+        args=a.key(),
+        created="now",
+        cells=[],
+        order=[],
+        status="complete",
+    )
     html = build(tmp_path, index, a, res).read_text()
     assert "0.500 ± 0.000" in html  # d ± its interval
     assert f"{res.fits[0].c:.3f}" == "1.280" and "1.280" in html
@@ -323,14 +433,29 @@ def test_the_report_reads_the_typed_results(tmp_path):
 def test_analyse_builds_the_typed_results_from_a_run_directory(tmp_path):
     """One point measured (20 s of tcp_info at 80 segments, two halvings after the
     warm-up, the link's loss log), one not run."""
-    cell = ResponseCell(name="reno-p0.0001", cc="reno", p=1e-4, plan_window=122.0, warmup_s=5.0,
-                        measure_s=20.0, volume=10_000_000, rtt_ms=20.0,
-                        rate_bps=1_000_000_000, run="cells/a")
+    cell = ResponseCell(
+        name="reno-p0.0001",
+        cc="reno",
+        p=1e-4,
+        plan_window=122.0,
+        warmup_s=5.0,
+        measure_s=20.0,
+        volume=10_000_000,
+        rtt_ms=20.0,
+        rate_bps=1_000_000_000,
+        run="cells/a",
+    )
     sweep = Sweep(tmp_path, "response-function", SweepIndex[ResponseCell], {}, [], 1, 1)
     sweep.index = SweepIndex[ResponseCell](
-        format=1, kind="response-function", digest="x", args={}, created="now", order=[],
+        format=1,
+        kind="response-function",
+        digest="x",
+        args={},
+        created="now",
+        order=[],
         cells=[cell, cell.model_copy(update={"name": "reno-p0.001", "p": 1e-3, "run": "cells/b"})],
-        status="complete")
+        status="complete",
+    )
     rep = tmp_path / "cells" / "a" / "rep-001"
     (rep / "nodes" / "l1").mkdir(parents=True)
     (rep / "result.json").write_text('{"status": "ok"}')
@@ -341,9 +466,17 @@ def test_analyse_builds_the_typed_results_from_a_run_directory(tmp_path):
     log(rows).to_csv(rep / "nodes" / "l1" / "rf.send.csv", index=False)
     (rep / "emulator" / "bn").mkdir(parents=True)
     lost = {2000, *range(6000, 20_000, 1000)}  # 1 ms intervals of 10 segments: 1 in the warm-up
-    pd.DataFrame([{"t_ns": i * 1_000_000, "packets": 10 - (i in lost),
-                   "drops_loss": int(i in lost), "drops_queue": 0} for i in range(20_000)]) \
-        .to_csv(rep / "emulator" / "bn" / "linkem-ab.csv", index=False)
+    pd.DataFrame(
+        [
+            {
+                "t_ns": i * 1_000_000,
+                "packets": 10 - (i in lost),
+                "drops_loss": int(i in lost),
+                "drops_queue": 0,
+            }
+            for i in range(20_000)
+        ]
+    ).to_csv(rep / "emulator" / "bn" / "linkem-ab.csv", index=False)
 
     res = rfa.analyse(sweep, ResponseArgs(ccs=("reno",), points=3))
     ok, not_run = res.points
@@ -351,15 +484,16 @@ def test_analyse_builds_the_typed_results_from_a_run_directory(tmp_path):
     assert ok.status == "ok" and ok.measured_s == pytest.approx(14.995)
     # (cwnd/4 segments acked per 5 ms at 20 ms; log() rounds each step down to whole bytes)
     assert ok.window == pytest.approx((2997 * 80 + 2 * 40) / 4 * 0.02 / 14.995, abs=3e-3)
-    assert ok.goodput_bps == pytest.approx((2997 * 80 + 2 * 40) / 4 * 1448 * 8 / 14.995,
-                                           rel=1e-4)
+    assert ok.goodput_bps == pytest.approx((2997 * 80 + 2 * 40) / 4 * 1448 * 8 / 14.995, rel=1e-4)
     # the link: 14 losses over the 14 996 intervals of the span
     assert (ok.lost, ok.queue_drops) == (14, 0) and ok.p_link == pytest.approx(14 / 149_960)
     assert ok.published_window == pytest.approx(1.22 * (149_960 / 14) ** 0.5)
     assert (ok.events, ok.beta, ok.link_limited, ok.rtt_ms) == (2, 0.5, False, 20.0)
     assert not_run.status == "not run" and not_run.window is None and not_run.rtt_ms == 20.0
-    assert [(e.t_s, e.cwnd_before, e.cwnd_after, e.beta, e.p) for e in res.events] == \
-        [(8.0, 80, 40, 0.5, 1e-4), (12.0, 80, 40, 0.5, 1e-4)]
+    assert [(e.t_s, e.cwnd_before, e.cwnd_after, e.beta, e.p) for e in res.events] == [
+        (8.0, 80, 40, 0.5, 1e-4),
+        (12.0, 80, 40, 0.5, 1e-4),
+    ]
     [f] = res.fits
     assert f.n == 1 and f.d is None and f.events == 2 and f.beta_ok is True
     # the files: results.json read back as the same results; the CSVs with every field
@@ -386,8 +520,9 @@ def test_the_cli_table_reads_the_typed_fits(monkeypatch, tmp_path):
         return sweep.Outcome(sw.out, "complete", results(), sw.out / "report" / "report.html")
 
     monkeypatch.setattr(sweep, "drive", drive)
-    r = CliRunner().invoke(app, ["study", "response-function", "--cc", "reno", "--points", "3",
-                                 "--out", str(tmp_path)])
+    r = CliRunner().invoke(
+        app, ["study", "response-function", "--cc", "reno", "--points", "3", "--out", str(tmp_path)]
+    )
     assert r.exit_code == 0, r.output
     assert asked[0].key["ccs"] == ["reno"] and asked[0].key["points"] == 3
     assert len(asked[0].cells) == 3 and all(c.name.startswith("reno-p") for c in asked[0].cells)

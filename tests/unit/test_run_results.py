@@ -18,9 +18,16 @@ from itb.suite.sweep_index import IndexCell, SweepIndex
 
 from .test_metrics import CONTEXT, _run_tables
 
-DISPATCH = {"events": 4, "p50_ms": 0.01, "p99_ms": 0.05, "max_ms": 0.06,
-            "per_repetition": [{"repetition": 1, "events": 2, "p99_ms": 0.05, "max_ms": 0.06},
-                               {"repetition": 2, "events": 2, "p99_ms": 0.02, "max_ms": 0.02}]}
+DISPATCH = {
+    "events": 4,
+    "p50_ms": 0.01,
+    "p99_ms": 0.05,
+    "max_ms": 0.06,
+    "per_repetition": [
+        {"repetition": 1, "events": 2, "p99_ms": 0.05, "max_ms": 0.06},
+        {"repetition": 2, "events": 2, "p99_ms": 0.02, "max_ms": 0.02},
+    ],
+}
 
 
 def _metrics() -> RunMetrics:
@@ -34,14 +41,36 @@ def test_round_trip_keeps_the_documented_layout(tmp_path):
     m.save(tmp_path / "metrics.json")
     doc = json.loads((tmp_path / "metrics.json").read_text())
     assert doc["format_version"] == FORMAT_VERSION == 2
-    assert set(doc) == {"format_version", "repetitions", "overall", "context", "dispatch",
-                        "profiles"}
+    assert set(doc) == {
+        "format_version",
+        "repetitions",
+        "overall",
+        "context",
+        "dispatch",
+        "profiles",
+    }
     assert doc["overall"]["completion"]["n"] == 3 and doc["dispatch"] == DISPATCH
-    assert doc["context"] == {"capacity_bps": 100e6, "reverse_capacity_bps": 100e6,
-                              "mtu": 1500, "link": None, "payload_share": 1.0}
+    assert doc["context"] == {
+        "capacity_bps": 100e6,
+        "reverse_capacity_bps": 100e6,
+        "mtu": 1500,
+        "link": None,
+        "payload_share": 1.0,
+    }
     assert set(doc["repetitions"][0]) == {
-        "repetition", "completion", "n_corrupt", "margins", "jain", "bin_s", "efficiency",
-        "utilisation", "link_utilisation", "queueing_delay", "fair_share", "transfers"}
+        "repetition",
+        "completion",
+        "n_corrupt",
+        "margins",
+        "jain",
+        "bin_s",
+        "efficiency",
+        "utilisation",
+        "link_utilisation",
+        "queueing_delay",
+        "fair_share",
+        "transfers",
+    }
     again = RunMetrics.load(tmp_path / "metrics.json")
     assert again == m
     assert again.repetition(2).completion.t_mean == 0.3 and again.repetition(3) is None
@@ -81,7 +110,9 @@ def test_benchmark_rows_and_the_sweep_line_read_the_model():
     rows = stats.per_repetition(m)
     # rep 1: a 0.25 s, b 0.5 s, J 0.9; rep 2: a 0.3 s, b failed
     assert [(r["repetition"], r["n"], r["n_failed"], r["t_mean"]) for r in rows] == [
-        (1, 2, 0, 0.375), (2, 1, 1, 0.3)]
+        (1, 2, 0, 0.375),
+        (2, 1, 1, 0.3),
+    ]
     assert rows[0]["jain"] == pytest.approx(0.9) and rows[1]["sigma_t"] is None
     assert _t_line(m, 1) == ", T_mean 0.38 s over 2 transfers"
     assert _t_line(m, 3) == "" and _t_line(None, 1) == ""
@@ -113,8 +144,11 @@ def test_sweep_rebuilds_metrics_of_an_older_format(tmp_path):
 
     sweep.analyse_run = no_logs
     (run / "metrics.json").write_text(json.dumps(old))
-    with pytest.raises(ItbError, match=r"metrics format None.*rebuilding it failed: .*rep-001 is "
-                                       "missing") as e:
+    with pytest.raises(
+        ItbError,
+        match=r"metrics format None.*rebuilding it failed: .*rep-001 is "
+        "missing",
+    ) as e:
         sweep.metrics(cell)
     assert str(run / "metrics.json") in str(e.value)
 
@@ -123,8 +157,13 @@ def test_run_report_and_cli_summary(tmp_path, capsys):
     from itb.cli.run import _print_metrics
 
     m = _metrics()
-    meta = {"scenario": "demo", "status": "complete", "repetitions": 2, "seed": 1,
-            "scenario_hash": "0123456789abcdef"}
+    meta = {
+        "scenario": "demo",
+        "status": "complete",
+        "repetitions": 2,
+        "seed": 1,
+        "scenario_hash": "0123456789abcdef",
+    }
     html = write_html(tmp_path / "report.html", meta, m, []).read_text()
     # all forward completions 0.25, 0.5, 0.3 (b of rep 2 failed): mean 0.35, fair share
     # 0.2 s each: +75 %
@@ -138,8 +177,10 @@ def test_run_report_and_cli_summary(tmp_path, capsys):
     # σ_T of 0.25, 0.5, 0.3 (1/N) = √((0.1² + 0.15² + 0.05²) / 3) = 0.1080; CoV = σ_T / 0.35
     assert "completion time mean 0.35 s (min 0.25, max 0.50, CoV 0.309)" in text
     assert "forward transfers not completed: 1" in text
-    assert "fair-share ideal: mean 0.20 s; measured 0.35 s (+75.0 %); the model ignores " \
-           "the reverse traffic" in text
+    assert (
+        "fair-share ideal: mean 0.20 s; measured 0.35 s (+75.0 %); the model ignores "
+        "the reverse traffic" in text
+    )
     assert "dispatch error over 4 events: p50 0.010 ms, p99 0.050 ms, max 0.060 ms" in text
 
 
@@ -150,15 +191,34 @@ def test_profiles_kept_in_the_report_and_summary(tmp_path, capsys):
     from itb.cli.run import _print_metrics
 
     def kept(event, shared, ratio):
-        step = StepRate(at_s=0, rate_bps=1e8, wire_bps=1.03e8, from_s=1, to_s=9,
-                        measured_bps=1.03e8 * (ratio or 1.5), ratio=ratio)
-        return ProfileKept(event=event, kind="command", repetition=1, link="rl-rr",
-                           direction="forward", shared_with=shared, steps=[step])
+        step = StepRate(
+            at_s=0,
+            rate_bps=1e8,
+            wire_bps=1.03e8,
+            from_s=1,
+            to_s=9,
+            measured_bps=1.03e8 * (ratio or 1.5),
+            ratio=ratio,
+        )
+        return ProfileKept(
+            event=event,
+            kind="command",
+            repetition=1,
+            link="rl-rr",
+            direction="forward",
+            shared_with=shared,
+            steps=[step],
+        )
 
     m = _metrics()
     m.profiles = [kept("alone", [], 0.9876), kept("crowded", ["other"], None)]
-    meta = {"scenario": "demo", "status": "complete", "repetitions": 2, "seed": 1,
-            "scenario_hash": "0123456789abcdef"}
+    meta = {
+        "scenario": "demo",
+        "status": "complete",
+        "repetitions": 2,
+        "seed": 1,
+        "scenario_hash": "0123456789abcdef",
+    }
     html = write_html(tmp_path / "report.html", meta, m, []).read_text()
     assert "<td>0.9876</td>" in html
     assert "the link also carried other: no step is this event's alone" in html

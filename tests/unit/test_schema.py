@@ -34,21 +34,33 @@ def error(data: dict) -> ScenarioError:
 
 # (data, field, words in the reason) — the brief's list first, then more
 CASES = [
-    ({"bottleneck": {"rate": "1Gbit", "colour": "red"}}, "bottleneck.colour", "unknown field 'colour'"),
+    (
+        {"bottleneck": {"rate": "1Gbit", "colour": "red"}},
+        "bottleneck.colour",
+        "unknown field 'colour'",
+    ),
     ({"testbed": {"nmae": "x"}}, "testbed.nmae", "unknown field 'nmae'"),
     ({"extra": {}}, "extra", "unknown field 'extra'"),
     ({"bottleneck": {"rate": "-1Gbit"}}, "bottleneck.rate", "negative"),
     ({"bottleneck": {"rate": "100"}}, "bottleneck.rate", "no unit"),
     ({"bottleneck": {"rate": 100}}, "bottleneck.rate", "no unit"),
     ({"bottleneck": {"rtt": "11s"}}, "bottleneck.rtt", "10 s"),
-    ({"pair_rtt": {"distribution": "fixed", "values": ["20ms", "12s"]}}, "pair_rtt.values[1]", "10 s"),
+    (
+        {"pair_rtt": {"distribution": "fixed", "values": ["20ms", "12s"]}},
+        "pair_rtt.values[1]",
+        "10 s",
+    ),
     ({"bottleneck": {"buffer": "1000B"}}, "bottleneck.buffer", "below one MTU"),
     (
         {"bottleneck": {"buffer": "2000B"}, "testbed": {"mtu": 9000}},
         "bottleneck.buffer",
         "below one MTU (9000 B)",
     ),
-    ({"bottleneck": {"rate": "10Mbit", "rtt": "1ms", "buffer": "1bdp"}}, "bottleneck.buffer", "below one MTU"),
+    (
+        {"bottleneck": {"rate": "10Mbit", "rtt": "1ms", "buffer": "1bdp"}},
+        "bottleneck.buffer",
+        "below one MTU",
+    ),
     ({"bottleneck": {"buffer_reverse": "0pkt"}}, "bottleneck.buffer_reverse", "below one packet"),
     ({"testbed": {"topology": "ring"}}, "testbed.topology", "allowed: dumbbell, chain, star"),
     ({"testbed": {"mtu": 1400}}, "testbed.mtu", "allowed: 1500, 9000"),
@@ -68,7 +80,11 @@ CASES = [
     ({"bottleneck": {"delay_forward": "10ms"}}, "bottleneck.delay_reverse", "give both"),
     ({"bottleneck": {"rate": "5Mbit"}}, "bottleneck.rate", "10Mbit to 10Gbit"),
     ({"bottleneck": {"rate": "100MB/s"}}, "bottleneck.rate", "bytes"),
-    ({"bottleneck": {"loss": {"model": "gilbert-elliott", "p": 0.01}}}, "bottleneck.loss", "needs r"),
+    (
+        {"bottleneck": {"loss": {"model": "gilbert-elliott", "p": 0.01}}},
+        "bottleneck.loss",
+        "needs r",
+    ),
     (
         {"bottleneck": {"loss": {"model": "gilbert-elliott", "p": 0.01, "r": 1.2}}},
         "bottleneck.loss.r",
@@ -79,21 +95,37 @@ CASES = [
         "bottleneck.loss.x",
         "unknown field",
     ),
-    ({"bottleneck": {"loss": {"model": "markov"}}}, "bottleneck.loss.model", "unsupported loss model"),
-    ({"bottleneck": {"loss": {"model": "bernoulli", "p": 0.1, "r": 0.5}}}, "bottleneck.loss", "takes no r"),
+    (
+        {"bottleneck": {"loss": {"model": "markov"}}},
+        "bottleneck.loss.model",
+        "unsupported loss model",
+    ),
+    (
+        {"bottleneck": {"loss": {"model": "bernoulli", "p": 0.1, "r": 0.5}}},
+        "bottleneck.loss",
+        "takes no r",
+    ),
     ({"dumbbell": {"pairs": 0}}, "dumbbell.pairs", "between 1 and 100"),
     ({"dumbbell": {"pairs": "2"}}, "dumbbell.pairs", "whole number"),
     ({"dumbbell": {"access_rate": "1Tbit"}}, "dumbbell.access_rate", "unknown rate unit"),
     ({"bottleneck": "fast"}, "bottleneck", "expected a table"),
     ({"testbed": {"name": "has space"}}, "testbed.name", "not a valid testbed name"),
-    ({"pair_rtt": {"distribution": "gauss"}}, "pair_rtt.distribution", "allowed: fixed, multimodal"),
+    (
+        {"pair_rtt": {"distribution": "gauss"}},
+        "pair_rtt.distribution",
+        "allowed: fixed, multimodal",
+    ),
     ({"pair_rtt": {"distribution": "exponential"}}, "pair_rtt.mean", "needs mean"),
     (
         {"pair_rtt": {"distribution": "exponential", "mean": "50ms", "modes": ["1ms"]}},
         "pair_rtt.modes",
         "does not apply",
     ),
-    ({"pair_rtt": {"distribution": "fixed", "values": ["20ms"]}}, "pair_rtt.values", "1 values for 2 pairs"),
+    (
+        {"pair_rtt": {"distribution": "fixed", "values": ["20ms"]}},
+        "pair_rtt.values",
+        "1 values for 2 pairs",
+    ),
     (
         {"pair_rtt": {"distribution": "multimodal", "modes": ["20ms"], "weights": [1, 2]}},
         "pair_rtt.weights",
@@ -108,12 +140,18 @@ CASES = [
     ({"pair_rtt": {"seed": 1}}, "pair_rtt.distribution", "required"),
     # chain / star
     (
-        with_(CHAIN, chain={"routers": 2, "host": [{"name": "a", "router": 0}, {"name": "a", "router": 1}]}),
+        with_(
+            CHAIN,
+            chain={"routers": 2, "host": [{"name": "a", "router": 0}, {"name": "a", "router": 1}]},
+        ),
         "chain.host[1].name",
         "duplicate node name 'a'",
     ),
     (
-        with_(CHAIN, chain={"routers": 2, "host": [{"name": "c0", "router": 0}, {"name": "b", "router": 1}]}),
+        with_(
+            CHAIN,
+            chain={"routers": 2, "host": [{"name": "c0", "router": 0}, {"name": "b", "router": 1}]},
+        ),
         "chain.host[0].name",
         "duplicate node name 'c0'",
     ),
@@ -129,7 +167,11 @@ CASES = [
     ),
     (
         with_(
-            CHAIN, chain={"routers": 2, "host": [{"name": "Alice", "router": 0}, {"name": "b", "router": 1}]}
+            CHAIN,
+            chain={
+                "routers": 2,
+                "host": [{"name": "Alice", "router": 0}, {"name": "b", "router": 1}],
+            },
         ),
         "chain.host[0].name",
         "not a valid node name",
@@ -137,13 +179,19 @@ CASES = [
     (
         with_(
             CHAIN,
-            chain={"routers": 2, "host": [{"name": "elevenchars", "router": 0}, {"name": "b", "router": 1}]},
+            chain={
+                "routers": 2,
+                "host": [{"name": "elevenchars", "router": 0}, {"name": "b", "router": 1}],
+            },
         ),
         "chain.host[0].name",
         "1 to 10 characters",
     ),
     (
-        with_(CHAIN, chain={"routers": 2, "host": [{"name": "a", "router": 5}, {"name": "b", "router": 1}]}),
+        with_(
+            CHAIN,
+            chain={"routers": 2, "host": [{"name": "a", "router": 5}, {"name": "b", "router": 1}]},
+        ),
         "chain.host[0].router",
         "routers are 0 to 1",
     ),
@@ -156,7 +204,11 @@ CASES = [
     (with_(CHAIN, chain={"host": [{"name": "a", "router": 0}]}), "chain.host", "at least two"),
     (
         with_(
-            CHAIN, chain={"link": [{"rtt": "20ms", "delay_reverse": "1ms"}], "host": CHAIN["chain"]["host"]}
+            CHAIN,
+            chain={
+                "link": [{"rtt": "20ms", "delay_reverse": "1ms"}],
+                "host": CHAIN["chain"]["host"],
+            },
         ),
         "chain.link[0].rtt",
         "not both",
@@ -202,7 +254,9 @@ def test_error_from_a_file_names_the_file(tmp_path):
     with pytest.raises(ScenarioError) as exc:
         load_testbed(path)
     assert exc.value.file == str(path)
-    assert str(exc.value) == f"{path}: bottleneck.rate: '100' has no unit; write a rate like '100Mbit'"
+    assert (
+        str(exc.value) == f"{path}: bottleneck.rate: '100' has no unit; write a rate like '100Mbit'"
+    )
 
 
 def test_toml_syntax_error(tmp_path):

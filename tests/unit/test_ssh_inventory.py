@@ -94,13 +94,24 @@ def test_full_inventory_loads_every_field(tmp_path):
     path = write(tmp_path, FULL)
     inv = inventory.load(path)
     assert isinstance(inv, Inventory) and inv.source == str(path)
-    assert (inv.ssh.user, inv.ssh.key, inv.ssh.known_hosts, inv.ssh.remote_dir,
-            inv.ssh.connect_timeout_s) == ("itb", "keys/id_ed25519", "kh/known_hosts",
-                                           "/srv/itb", 3.5)
+    assert (
+        inv.ssh.user,
+        inv.ssh.key,
+        inv.ssh.known_hosts,
+        inv.ssh.remote_dir,
+        inv.ssh.connect_timeout_s,
+    ) == ("itb", "keys/id_ed25519", "kh/known_hosts", "/srv/itb", 3.5)
     assert [h.name for h in inv.host] == ["h1", "h2", "em"]
     h1, h2, em = inv.host
     assert (h1.address, h1.port, h1.user, h1.role, h1.data_iface, h1.data_addr, h1.nodes) == (
-        "192.0.2.11", 2222, "alice", "left", "eth1", "10.0.0.1/24", ("l1",))
+        "192.0.2.11",
+        2222,
+        "alice",
+        "left",
+        "eth1",
+        "10.0.0.1/24",
+        ("l1",),
+    )
     assert h1.ip == "10.0.0.1" and h2.ip == "2001:db8::2" and em.ip == ""
     assert (h2.port, h2.user, h2.nodes, h2.remote_dir) == (22, None, None, None)
     assert em.emulator_ifaces == ("eth1", "eth2") and em.data_iface is None
@@ -169,11 +180,14 @@ def test_bad_toml(tmp_path):
     assert e.field == "(file)" and "not valid TOML" in e.reason
 
 
-@pytest.mark.parametrize("text, field, extra", [
-    (LEFT + 'colour = "blue"\n', "host 'h1'.colour", "colour"),
-    ('[ssh]\nusr = "x"\n' + LEFT, "ssh.usr", "usr"),
-    ('hosts = []\n' + LEFT, "hosts", "hosts"),
-])
+@pytest.mark.parametrize(
+    "text, field, extra",
+    [
+        (LEFT + 'colour = "blue"\n', "host 'h1'.colour", "colour"),
+        ('[ssh]\nusr = "x"\n' + LEFT, "ssh.usr", "usr"),
+        ("hosts = []\n" + LEFT, "hosts", "hosts"),
+    ],
+)
 def test_unknown_field(tmp_path, text, field, extra):
     e = load_error(write(tmp_path, text))
     assert e.field == field and extra in str(e)
@@ -215,8 +229,9 @@ def test_data_addr_not_an_address(tmp_path):
     assert e.field == "host 'h1'.data_addr" and "ten.0.0.1/24" in e.reason
 
 
-@pytest.mark.parametrize("port, reason", [("0", "1..65535"), ("65536", "1..65535"),
-                                          ('"ssh"', "integer")])
+@pytest.mark.parametrize(
+    "port, reason", [("0", "1..65535"), ("65536", "1..65535"), ('"ssh"', "integer")]
+)
 def test_bad_port(tmp_path, port, reason):
     e = load_error(write(tmp_path, LEFT + f"port = {port}\n"))
     assert e.field == "host 'h1'.port" and reason in e.reason
@@ -253,7 +268,9 @@ def test_unreadable_file_is_a_scenario_error(tmp_path):
     with pytest.raises(ScenarioError) as info:
         inventory.load(tmp_path / "d.toml")
     assert info.value.field == "(file)"
-    assert info.value.reason == "is a directory, not an inventory file (ITB reads only regular files)"
+    assert (
+        info.value.reason == "is a directory, not an inventory file (ITB reads only regular files)"
+    )
 
 
 @pytest.mark.parametrize("text", ["", '[ssh]\nuser = "x"\n'])
@@ -268,12 +285,22 @@ def test_from_dict_without_source_says_command_line():
     assert info.value.file == "<command line>" and info.value.field == "host"
 
 
-@pytest.mark.parametrize("value, why", [
-    ("/", "system directory"), ("/etc", "system directory"), ("/var/tmp", "system directory"),
-    ("/etc/itb", "lies in one"), ("/usr/local/itb", "lies in one"),
-    ("../..", "absolute path"), ("itb", "absolute path"),
-    ("/srv/../etc", "not normalised"), ("/srv/itb/", "not normalised"), ("//srv", "not normalised"),
-    ("/srv/it\nb", "control character")])
+@pytest.mark.parametrize(
+    "value, why",
+    [
+        ("/", "system directory"),
+        ("/etc", "system directory"),
+        ("/var/tmp", "system directory"),
+        ("/etc/itb", "lies in one"),
+        ("/usr/local/itb", "lies in one"),
+        ("../..", "absolute path"),
+        ("itb", "absolute path"),
+        ("/srv/../etc", "not normalised"),
+        ("/srv/itb/", "not normalised"),
+        ("//srv", "not normalised"),
+        ("/srv/it\nb", "control character"),
+    ],
+)
 def test_remote_dir_that_is_not_a_directory_of_its_own_is_refused(tmp_path, value, why):
     e = load_error(write(tmp_path, "[ssh]\nremote_dir = " + _toml_str(value) + "\n" + LEFT))
     assert e.field == "ssh.remote_dir" and why in e.reason
@@ -287,8 +314,9 @@ def _toml_str(v: str) -> str:
     return json.dumps(v)  # a JSON string is a TOML basic string
 
 
-@pytest.mark.parametrize("value", ["/srv/itb", "/var/tmp/itb", "/tmp/itb", "/home/alice/itb",
-                                   "/opt/itb", "/run/itb"])
+@pytest.mark.parametrize(
+    "value", ["/srv/itb", "/var/tmp/itb", "/tmp/itb", "/home/alice/itb", "/opt/itb", "/run/itb"]
+)
 def test_remote_dir_of_its_own_is_accepted(tmp_path, value):
     inv = inventory.load(write(tmp_path, "[ssh]\nremote_dir = " + _toml_str(value) + "\n" + LEFT))
     assert inv.remote_dir(inv.host[0]) == value + "/itb"

@@ -33,16 +33,30 @@ def topo():
 
 
 def end_host(name: str, role: str, n: int, **extra) -> dict:
-    return {"name": name, "address": f"192.0.2.{n}", "role": role, "data_iface": "eth1",
-            "data_addr": f"10.0.0.{n}/24", **extra}
+    return {
+        "name": name,
+        "address": f"192.0.2.{n}",
+        "role": role,
+        "data_iface": "eth1",
+        "data_addr": f"10.0.0.{n}/24",
+        **extra,
+    }
 
 
-EMULATOR = {"name": "em", "address": "192.0.2.250", "role": "emulator",
-            "emulator_ifaces": ["eth1", "eth2"]}
+EMULATOR = {
+    "name": "em",
+    "address": "192.0.2.250",
+    "role": "emulator",
+    "emulator_ifaces": ["eth1", "eth2"],
+}
 
 
-def inventory(left=("h2", "h10", "h3", "h4"), right=("s1", "s2", "s3", "s4"), emulator=True,
-              extra: dict | None = None):
+def inventory(
+    left=("h2", "h10", "h3", "h4"),
+    right=("s1", "s2", "s3", "s4"),
+    emulator=True,
+    extra: dict | None = None,
+):
     """Left hosts get 10.0.0.1.., right 10.0.0.101..; `extra` adds fields per host name."""
     extra = extra or {}
     hosts = [end_host(h, "left", 1 + i, **extra.get(h, {})) for i, h in enumerate(left)]
@@ -66,8 +80,16 @@ def test_hosts_placed_by_side_in_natural_name_order(topo):
     p = place(topo, inv)
     assert isinstance(p, Placement)
     # h2 < h3 < h4 < h10 (natural), not "h10" < "h2" (lexicographic)
-    assert p.hosts == {"l1": "h2", "l2": "h3", "l3": "h4", "l4": "h10",
-                       "r1": "s1", "r2": "s2", "r3": "s3", "r4": "s4"}
+    assert p.hosts == {
+        "l1": "h2",
+        "l2": "h3",
+        "l3": "h4",
+        "l4": "h10",
+        "r1": "s1",
+        "r2": "s2",
+        "r3": "s3",
+        "r4": "s4",
+    }
     assert p.host_of("l4") == "h10"
     assert "rl" not in p.hosts and "rr" not in p.hosts  # routers are not placed
     assert p.emulator == "em"
@@ -92,15 +114,16 @@ def test_one_host_may_play_several_nodes(topo):
     assert {p.hosts[n] for n in ("l1", "l2", "l3", "l4")} == {"h1"}
 
 
-@pytest.mark.parametrize("side, kw, have", [("left", {"left": ("h1", "h2", "h3")}, 3),
-                                            ("right", {"right": ("s1",)}, 1)])
+@pytest.mark.parametrize(
+    "side, kw, have", [("left", {"left": ("h1", "h2", "h3")}, 3), ("right", {"right": ("s1",)}, 1)]
+)
 def test_too_few_hosts_of_a_side_is_bad_input_exit_2(topo, side, kw, have):
     with pytest.raises(ScenarioError) as info:
         place(topo, inventory(**kw))
     msg = str(info.value)
     assert msg.startswith(SRC + ": ")
     assert f"4 {side} host(s) to place" in msg
-    assert f"has {have} free host(s) with role = \"{side}\"" in msg
+    assert f'has {have} free host(s) with role = "{side}"' in msg
     assert info.value.exit_code == 2
 
 
@@ -169,8 +192,16 @@ def test_without_emulator_host_the_real_network_is_the_path(topo):
 
 OFFSET = 7_654_321_000  # the node's clock minus ours
 # (one-way out, one-way back) per exchange, ns: the 4th is the quickest and asymmetric
-DELAYS = [(400_000, 380_000), (250_000, 900_000), (120_000, 160_000), (30_000, 10_000),
-          (600_000, 600_000), (80_000, 90_000), (1_000_000, 20_000), (55_000, 45_000)]
+DELAYS = [
+    (400_000, 380_000),
+    (250_000, 900_000),
+    (120_000, 160_000),
+    (30_000, 10_000),
+    (600_000, 600_000),
+    (80_000, 90_000),
+    (1_000_000, 20_000),
+    (55_000, 45_000),
+]
 
 
 def synthetic_exchange(delays, offset=OFFSET):
@@ -178,6 +209,7 @@ def synthetic_exchange(delays, offset=OFFSET):
         out, back = delays[seq]
         t1 = 1_000_000_000 + seq * 10_000_000
         return t1, t1 + out + offset, t1 + out + back
+
     return exchange
 
 
@@ -205,8 +237,9 @@ def test_true_offset_within_uncertainty_for_even_delays(offset):
     import random
 
     rnd = random.Random(offset)
-    delays = [(2 * rnd.randrange(5_000, 500_000), 2 * rnd.randrange(5_000, 500_000))
-              for _ in range(16)]
+    delays = [
+        (2 * rnd.randrange(5_000, 500_000), 2 * rnd.randrange(5_000, 500_000)) for _ in range(16)
+    ]
     est = estimate(synthetic_exchange(delays, offset))
     assert est.rtt_ns == min(a + b for a, b in delays)
     assert est.offset_ns - est.uncertainty_ns <= offset <= est.offset_ns + est.uncertainty_ns
@@ -225,9 +258,13 @@ class WorkerProc:
     def __init__(self, *args: str):
         env = {k: v for k, v in os.environ.items() if k != "ITB_DIE_WITH_PARENT"}
         env["PYTHONPATH"] = str(ROOT / "src")
-        self.p = subprocess.Popen([sys.executable, "-m", "itb.backends.hostside.worker", *args],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                  env=env)
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "itb.backends.hostside.worker", *args],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         self.lines: queue.Queue = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -315,8 +352,14 @@ def test_record_writes_worker_and_child(worker_factory, tmp_path):
     record = tmp_path / "pids"
     w = worker_factory("--record", str(record))
     hello = w.next(lambda e: e["ev"] == "hello")
-    w.send(op="spawn", id="s", at_ns=0, argv=["sleep", "30"],
-           stdout=str(tmp_path / "o"), stderr=str(tmp_path / "e"))
+    w.send(
+        op="spawn",
+        id="s",
+        at_ns=0,
+        argv=["sleep", "30"],
+        stdout=str(tmp_path / "o"),
+        stderr=str(tmp_path / "e"),
+    )
     d = w.next(lambda e: e["ev"] == "dispatched")
     child = d["pid"]
     expected = {(hello["pid"], start_time(hello["pid"])), (child, start_time(child))}
@@ -332,15 +375,25 @@ def test_record_writes_worker_and_child(worker_factory, tmp_path):
 def test_without_record_nothing_is_written(worker_factory, tmp_path):
     w = worker_factory()
     w.next(lambda e: e["ev"] == "hello")
-    w.send(op="spawn", id="t", at_ns=0, argv=["true"],
-           stdout=str(tmp_path / "o"), stderr=str(tmp_path / "e"))
+    w.send(
+        op="spawn",
+        id="t",
+        at_ns=0,
+        argv=["true"],
+        stdout=str(tmp_path / "o"),
+        stderr=str(tmp_path / "e"),
+    )
     assert w.next(lambda e: e["ev"] == "exited")["rc"] == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["e", "o"]
 
 
 def run_kill(record: Path) -> str:
-    r = subprocess.run([sys.executable, str(WORKER), "--kill", str(record)],
-                       capture_output=True, text=True, timeout=10)
+    r = subprocess.run(
+        [sys.executable, str(WORKER), "--kill", str(record)],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout.strip()
 
@@ -356,7 +409,8 @@ def test_kill_recorded_kills_only_the_same_process(tmp_path):
             f"{live.pid} {start_time(live.pid)}\n"
             f"{reused.pid} {start_time(reused.pid) + 1}\n"  # a PID reused by another process
             f"{gone.pid} 12345\n"  # no longer there
-            "not a line\n\n")
+            "not a line\n\n"
+        )
         assert run_kill(record) == "1"
         assert live.wait(timeout=5) == -signal.SIGKILL
         time.sleep(0.1)

@@ -62,7 +62,7 @@ TOY = {
 
         STUDY = Toy()
         ''',
-    "args.py": '''
+    "args.py": """
         from __future__ import annotations
 
         from typing import Annotated
@@ -80,7 +80,7 @@ TOY = {
                 2, ge=1, le=9, description="How much a word is worth, in tens.")
             out_dir: OutDir = Field(None, description="Study directory.")
             seed: Seed = Field(1, description="Seed of the run order.")
-        ''',
+        """,
     "plan.py": '''
         from __future__ import annotations
 
@@ -126,7 +126,7 @@ TOY = {
             res.save(sweep.out / "results.json")
             return res
         ''',
-    "report.py": '''
+    "report.py": """
         from __future__ import annotations
 
         from itb.draw.page import study_report
@@ -134,14 +134,14 @@ TOY = {
 
         def build(out, index, args, res):
             return study_report(__package__, out, index=index, args=args, res=res)
-        ''',
-    "report.html.j2": '''
+        """,
+    "report.html.j2": """
         {% extends "base.html.j2" %}
         {% block body %}
         <h1>Toy {{ index.digest }}</h1>
         <p>words {{ args.words|join("+") }}; total {{ res.total }} over {{ res.cells }} cells</p>
         {% endblock %}
-        ''',
+        """,
 }
 
 
@@ -180,7 +180,8 @@ def test_the_registry_finds_the_eight_studies_by_their_commands():
         ("study", "profile", "margin"): "itb.study.profile_margin",
         ("study", "profile", "pair"): "itb.study.profile_pair",
         ("study", "profile", "transition"): "itb.study.profile_transition",
-        ("study", "profile", "stage0"): "itb.study.profile_stage0"}
+        ("study", "profile", "stage0"): "itb.study.profile_stage0",
+    }
     assert all(isinstance(r.study, Study) for r in studies())
 
 
@@ -199,7 +200,8 @@ def test_a_parsed_options_default_is_its_text_validated_as_a_given_one():
 
 def test_every_study_ships_its_template_next_to_its_report():
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "package-data"]["itb.study"]
+        "package-data"
+    ]["itb.study"]
     for r in studies():
         pkg = REPO / "src" / Path(*r.package.split("."))
         assert (pkg / "report.py").exists() and (pkg / "report.html.j2").exists(), r.package
@@ -214,9 +216,19 @@ def test_a_toy_study_added_as_one_subpackage_gets_its_command_and_its_options(to
     assert res.exit_code == 0, res.output
     out = " ".join(res.output.split())
     assert "Count the words, ten times the level each." in out  # the study's help
-    for text in ("--words", "Words, comma-separated.", "[default: a,b,c]",  # a parsed text
-                 "--level", "[1<=x<=9]", "How much a word is worth, in tens.", "[default: 2]",
-                 "--out", "Study directory.", "--seed", "[x>=0]"):
+    for text in (
+        "--words",
+        "Words, comma-separated.",
+        "[default: a,b,c]",  # a parsed text
+        "--level",
+        "[1<=x<=9]",
+        "How much a word is worth, in tens.",
+        "[default: 2]",
+        "--out",
+        "Study directory.",
+        "--seed",
+        "[x>=0]",
+    ):
         assert text in out, text
     # the bounds are the option's: 10 is refused before the study starts (exit 2)
     res = CliRunner().invoke(root, ["study", "toy", "--level", "10"])
@@ -234,10 +246,14 @@ def test_the_toy_study_runs_on_its_fake_sweep_to_its_results_and_its_report(toy,
     index = json.loads((out / "toy.json").read_text())
     assert index["args"] == key and index["cells"] == [
         {"name": w, "worth": 30, "scenario": f"scenarios/{w}.toml", "run": f"cells/{w}"}
-        for w in ("x", "y")]
+        for w in ("x", "y")
+    ]
     # two words worth 10 × 3 each
-    assert json.loads((out / "results.json").read_text()) == {"format_version": 1, "cells": 2,
-                                                             "total": 60}
+    assert json.loads((out / "results.json").read_text()) == {
+        "format_version": 1,
+        "cells": 2,
+        "total": 60,
+    }
     html = (out / "report" / "report.html").read_text()
     assert "words x+y; total 60 over 2 cells" in html and f"Toy {index['digest']}" in html
     lines = res.output.splitlines()

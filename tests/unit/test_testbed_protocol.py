@@ -17,8 +17,11 @@ from itb.backends.testbed import CcSupport
 from itb.scenario.scenario import load_scenario
 from tests.unit.test_ssh_placement import FAIR_SHARE, inventory
 
-CCS = CcSupport(ensure=lambda names, say: [], release=lambda done, say: None,
-                object_path=lambda name: Path("/nonexistent") / f"{name}.bpf.o")
+CCS = CcSupport(
+    ensure=lambda names, say: [],
+    release=lambda done, say: None,
+    object_path=lambda name: Path("/nonexistent") / f"{name}.bpf.o",
+)
 
 
 def members(proto: type) -> tuple[set[str], set[str]]:
@@ -31,14 +34,24 @@ def members(proto: type) -> tuple[set[str], set[str]]:
 @pytest.fixture(scope="module")
 def testbeds():
     topo = load_scenario(FAIR_SHARE).topology
-    return {"local": open_testbed(topo, CCS),
-            "ssh": open_testbed(topo, CCS, inventory=inventory())}
+    return {"local": open_testbed(topo, CCS), "ssh": open_testbed(topo, CCS, inventory=inventory())}
 
 
 def test_the_protocol_declares_the_life_of_a_testbed():
     methods, attributes = members(T.Testbed)
-    assert {"check_free", "preflight", "up", "prepare", "gather", "down", "release",
-            "hosts", "host", "program", "clock_offset_ns"} <= methods
+    assert {
+        "check_free",
+        "preflight",
+        "up",
+        "prepare",
+        "gather",
+        "down",
+        "release",
+        "hosts",
+        "host",
+        "program",
+        "clock_offset_ns",
+    } <= methods
     assert {"name", "same_machine", "topology", "warnings", "emulators"} == attributes
 
 

@@ -29,19 +29,33 @@ def check_invariants(topo: Topology) -> None:
         access = [ln for ln in topo.links if h.name in (ln.a.node, ln.b.node)]
         assert len(access) == 1, f"{h.name} has exactly one link"
         (ln,) = access
-        assert ln.kind == "access" and not ln.emulated and ln.a.node == h.name and ln.a.ifname == "eth0"
+        assert (
+            ln.kind == "access"
+            and not ln.emulated
+            and ln.a.node == h.name
+            and ln.a.ifname == "eth0"
+        )
         assert kinds[ln.b.node] == "router"
-        assert ln.forward.delay_us == 0 and ln.forward.loss == Loss() and ln.forward.queue_bytes is None
+        assert (
+            ln.forward.delay_us == 0
+            and ln.forward.loss == Loss()
+            and ln.forward.queue_bytes is None
+        )
     for ln in topo.links:
         assert ln.mtu == topo.mtu
         if ln.emulated:
-            assert kinds[ln.a.node] == kinds[ln.b.node] == "router" and ln.kind in ("bottleneck", "core")
+            assert kinds[ln.a.node] == kinds[ln.b.node] == "router" and ln.kind in (
+                "bottleneck",
+                "core",
+            )
     ifnames: dict[str, set] = {}
     addrs = set()
     for i, ln in enumerate(topo.links):
         for end, host_id in ((ln.a, 1), (ln.b, 2)):
             assert len(end.ifname) <= 15
-            assert end.ifname not in ifnames.setdefault(end.node, set()), "ifname unique in its node"
+            assert end.ifname not in ifnames.setdefault(end.node, set()), (
+                "ifname unique in its node"
+            )
             ifnames[end.node].add(end.ifname)
             for addr in (end.ipv4, end.ipv6):
                 if addr is not None:
@@ -159,12 +173,17 @@ def test_asymmetric_link():
     assert (b.forward.rate_bps, b.reverse.rate_bps) == (100_000_000, 10_000_000)
     assert (b.forward.delay_us, b.reverse.delay_us) == (10_000, 30_000)
     assert b.forward.loss == Loss(model="bernoulli", p=0.01)
-    assert b.reverse.loss == Loss(model="gilbert_elliott", p=0.01, r=0.3, loss_bad=1.0, loss_good=0.0)
+    assert b.reverse.loss == Loss(
+        model="gilbert_elliott", p=0.01, r=0.3, loss_bad=1.0, loss_good=0.0
+    )
     assert (b.forward.queue_bytes, b.reverse.queue_packets) == (500_000, 50)  # 100 Mbit/s × 40 ms
 
 
 def test_reverse_buffer_uses_reverse_rate():
-    b = link(compile_({"bottleneck": {"rate": "1Gbit", "rate_reverse": "100Mbit", "rtt": "20ms"}}), "rl-rr")
+    b = link(
+        compile_({"bottleneck": {"rate": "1Gbit", "rate_reverse": "100Mbit", "rtt": "20ms"}}),
+        "rl-rr",
+    )
     assert (b.forward.queue_bytes, b.reverse.queue_bytes) == (2_500_000, 250_000)
 
 
@@ -189,7 +208,10 @@ def test_many_pairs_addresses():
 def test_addresses_past_256_links():
     hosts = [f"h{i}" for i in range(300)]
     t = compile_(
-        {"testbed": {"topology": "star"}, "star": {"spoke": [{"hosts": hosts[:150]}, {"hosts": hosts[150:]}]}}
+        {
+            "testbed": {"topology": "star"},
+            "star": {"spoke": [{"hosts": hosts[:150]}, {"hosts": hosts[150:]}]},
+        }
     )
     check_invariants(t)
     assert t.links[256].a.ipv4 == "198.19.0.1/24"
@@ -201,7 +223,9 @@ def test_addresses_past_256_links():
 
 
 def test_overrides():
-    t = load_testbed(None, {"pairs": 3, "rate": "100Mbit", "rtt": "50ms", "loss": "0.5%", "mtu": 9000})
+    t = load_testbed(
+        None, {"pairs": 3, "rate": "100Mbit", "rtt": "50ms", "loss": "0.5%", "mtu": 9000}
+    )
     b = link(t, "rl-rr")
     assert len(t.hosts()) == 6
     assert b.forward.rate_bps == 100_000_000 and b.forward.delay_us == 25_000
@@ -213,7 +237,8 @@ def test_overrides():
 
 def test_overrides_as_strings_and_none():
     t = load_testbed(
-        None, {"pairs": "4", "mtu": "9000", "buffer": "100pkt", "access_rate": "10Gbit", "rate": None}
+        None,
+        {"pairs": "4", "mtu": "9000", "buffer": "100pkt", "access_rate": "10Gbit", "rate": None},
     )
     assert len(t.hosts()) == 8 and t.mtu == 9000
     assert link(t, "rl-rr").forward.queue_packets == 100
@@ -361,7 +386,10 @@ def test_chain_access_rate_precedence():
                 "routers": 2,
                 "access_rate": "100Mbit",
                 "link": [{"rate": "50Mbit"}],
-                "host": [{"name": "a", "router": 0, "access_rate": "unlimited"}, {"name": "b", "router": 1}],
+                "host": [
+                    {"name": "a", "router": 0, "access_rate": "unlimited"},
+                    {"name": "b", "router": 1},
+                ],
             },
         }
     )
@@ -380,7 +408,11 @@ def test_star_example():
     ]
     spokes = [ln for ln in t.links if ln.emulated]
     # forward is left to right: out of the left leaf, into the right leaves
-    assert [(ln.a.node, ln.b.node) for ln in spokes] == [("s1", "hub"), ("hub", "s2"), ("hub", "far")]
+    assert [(ln.a.node, ln.b.node) for ln in spokes] == [
+        ("s1", "hub"),
+        ("hub", "s2"),
+        ("hub", "far"),
+    ]
     far = spokes[2]
     assert (far.forward.delay_us, far.reverse.delay_us) == (60_000, 80_000)
     assert far.forward.queue_bytes == 1_000_000
@@ -434,7 +466,12 @@ def test_hash_ignores_spelling():
         }
     )
     c = compile_({"testbed": {"families": ["ipv6", "ipv4"], "description": "same net"}})
-    assert a.content_hash() == b.content_hash() == c.content_hash() == load_testbed(None).content_hash()
+    assert (
+        a.content_hash()
+        == b.content_hash()
+        == c.content_hash()
+        == load_testbed(None).content_hash()
+    )
 
 
 @pytest.mark.parametrize(

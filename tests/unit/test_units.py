@@ -109,7 +109,9 @@ def test_format_rate(bps, text):
     assert format_rate(bps) == text
 
 
-@pytest.mark.parametrize("bps", [RATE_MIN, RATE_MAX, 123_456_789, 1_000_000_001, 2_500_000_000, None])
+@pytest.mark.parametrize(
+    "bps", [RATE_MIN, RATE_MAX, 123_456_789, 1_000_000_001, 2_500_000_000, None]
+)
 def test_rate_round_trip(bps):
     assert parse_rate(format_rate(bps)) == bps
 
@@ -226,7 +228,9 @@ def test_parse_size_invalid(value, words):
     assert words in str(exc.value)
 
 
-@pytest.mark.parametrize("nbytes", [0, 1, 999, 1500, 65_536, 2_500_000, 1_073_741_824, 3_000_000_000])
+@pytest.mark.parametrize(
+    "nbytes", [0, 1, 999, 1500, 65_536, 2_500_000, 1_073_741_824, 3_000_000_000]
+)
 def test_size_round_trip(nbytes):
     assert parse_size(format_size(nbytes)) == nbytes
 

@@ -15,23 +15,50 @@ CONTEXT = {"capacity_bps": 1e9, "mtu": 1500}
 
 
 def tcp_info(transfer, t_s, cwnd, ssthresh=math.nan, stream=0, rep=1):
-    return {"repetition": rep, "transfer": transfer, "series": "tcp_info", "stream": stream,
-            "t_ns": int(t_s * S), "cwnd": float(cwnd), "ssthresh": ssthresh, "rtt_us": 20000.0}
+    return {
+        "repetition": rep,
+        "transfer": transfer,
+        "series": "tcp_info",
+        "stream": stream,
+        "t_ns": int(t_s * S),
+        "cwnd": float(cwnd),
+        "ssthresh": ssthresh,
+        "rtt_us": 20000.0,
+    }
 
 
 def two_transfers():
     tr = transfers_df(
-        {"transfer": "good", "bytes_expected": 10**7, "bytes": 10**7, "start_ns": 1 * S,
-         "end_ns": 3 * S, "completion_s": 2.0, "rep_start_ns": 0},
-        {"transfer": "bad", "bytes_expected": 10**7, "bytes": 10**7, "start_ns": 1 * S,
-         "end_ns": 4 * S, "completion_s": 3.0, "rep_start_ns": 0})
+        {
+            "transfer": "good",
+            "bytes_expected": 10**7,
+            "bytes": 10**7,
+            "start_ns": 1 * S,
+            "end_ns": 3 * S,
+            "completion_s": 2.0,
+            "rep_start_ns": 0,
+        },
+        {
+            "transfer": "bad",
+            "bytes_expected": 10**7,
+            "bytes": 10**7,
+            "start_ns": 1 * S,
+            "end_ns": 4 * S,
+            "completion_s": 3.0,
+            "rep_start_ns": 0,
+        },
+    )
     series = [tcp_info("good", 1 + i / 10, 100 + i, 90) for i in range(20)]
     # the fault as once seen on this kernel: ~2^31 during recovery, then back to normal
-    series += [tcp_info("bad", 1 + i / 10, 2_136_455_083 if i == 12 else 100, 90)
-               for i in range(30)]
+    series += [
+        tcp_info("bad", 1 + i / 10, 2_136_455_083 if i == 12 else 100, 90) for i in range(30)
+    ]
     series += [tcp_info("bad", 1.55, 120, 3_000_000_000, stream=1)]  # a later stream fault
-    series += [goodput_row(1, t, int((1 + i / 10) * S), 0.1, 10**5)
-               for t in ("good", "bad") for i in range(20)]
+    series += [
+        goodput_row(1, t, int((1 + i / 10) * S), 0.1, 10**5)
+        for t in ("good", "bad")
+        for i in range(20)
+    ]
     return tr, samples_df(*series)
 
 
@@ -44,8 +71,11 @@ def test_an_impossible_window_is_found_with_where_and_when():
 
 
 def test_nocc_and_the_unset_ssthresh_are_not_faults():
-    sm = samples_df(tcp_info("nocc", 1.0, 1 << 20), tcp_info("x", 1.0, 10, math.nan),
-                    tcp_info("edge", 1.0, IMPOSSIBLE_WINDOW, IMPOSSIBLE_WINDOW))
+    sm = samples_df(
+        tcp_info("nocc", 1.0, 1 << 20),
+        tcp_info("x", 1.0, 10, math.nan),
+        tcp_info("edge", 1.0, IMPOSSIBLE_WINDOW, IMPOSSIBLE_WINDOW),
+    )
     assert find_faults(sm, {}) == []
 
 

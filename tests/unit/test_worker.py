@@ -29,9 +29,17 @@ def test_spawn_at_a_date_reports_dispatch_ready_and_exit(tmp_path):
     buf = io.StringIO()
     w = Worker(buf)
     at = time.monotonic_ns() + 200_000_000
-    w.handle({"op": "spawn", "id": "a", "at_ns": at, "ready": True,
-              "argv": ["sh", "-c", "echo ready; echo oops >&2; exit 3"],
-              "stdout": str(tmp_path / "a.out"), "stderr": str(tmp_path / "a.err")})
+    w.handle(
+        {
+            "op": "spawn",
+            "id": "a",
+            "at_ns": at,
+            "ready": True,
+            "argv": ["sh", "-c", "echo ready; echo oops >&2; exit 3"],
+            "stdout": str(tmp_path / "a.out"),
+            "stderr": str(tmp_path / "a.err"),
+        }
+    )
     d = wait_for(buf, lambda e: e["ev"] == "dispatched")
     assert d["at_ns"] == at and 0 <= d["t_ns"] - at < 50_000_000  # generous: shared CI machines
     wait_for(buf, lambda e: e["ev"] == "ready")
@@ -58,8 +66,17 @@ def test_stop_kills_children_and_cancels_pending_spawns(tmp_path):
 def test_write_reaches_the_child_stdin(tmp_path):
     buf = io.StringIO()
     w = Worker(buf)
-    w.handle({"op": "spawn", "id": "cat", "at_ns": 0, "stdin": True, "argv": ["head", "-n", "1"],
-              "stdout": str(tmp_path / "o"), "stderr": str(tmp_path / "e")})
+    w.handle(
+        {
+            "op": "spawn",
+            "id": "cat",
+            "at_ns": 0,
+            "stdin": True,
+            "argv": ["head", "-n", "1"],
+            "stdout": str(tmp_path / "o"),
+            "stderr": str(tmp_path / "e"),
+        }
+    )
     wait_for(buf, lambda e: e["ev"] == "dispatched")
     w.handle({"op": "write", "id": "cat", "data": '{"rate_bps": 1000}\n'})
     wait_for(buf, lambda e: e["ev"] == "exited")
@@ -67,6 +84,7 @@ def test_write_reaches_the_child_stdin(tmp_path):
 
 
 # --- bounded output: what a child writes reaches its files up to its limit ------------
+
 
 def feed(chunks: list[bytes]) -> int:
     """A pipe whose writer (a thread) writes the chunks, then closes it; its read end."""
@@ -96,18 +114,39 @@ def test_stdout_and_stderr_share_one_budget(tmp_path):
     # 70 000 bytes of stdout, then 50 000 of stderr, 100 000 allowed: stdout kept whole,
     # stderr 30 000 kept and 20 000 dropped
     output = Output(100_000)
-    copy_stream(feed([b"o" * 70_000]), str(tmp_path / "o"), "stdout", output, None,
-                lambda: None, lambda why: None)
-    copy_stream(feed([b"e" * 50_000]), str(tmp_path / "e"), "stderr", output, None,
-                lambda: None, lambda why: None)
+    copy_stream(
+        feed([b"o" * 70_000]),
+        str(tmp_path / "o"),
+        "stdout",
+        output,
+        None,
+        lambda: None,
+        lambda why: None,
+    )
+    copy_stream(
+        feed([b"e" * 50_000]),
+        str(tmp_path / "e"),
+        "stderr",
+        output,
+        None,
+        lambda: None,
+        lambda why: None,
+    )
     assert (tmp_path / "o").stat().st_size == 70_000 and (tmp_path / "e").stat().st_size == 30_000
     assert output.dropped_counts() == {"stdout": 0, "stderr": 20_000}
 
 
 def test_without_a_limit_everything_is_kept(tmp_path):
     output = Output(None)
-    copy_stream(feed([b"z" * 200_000]), str(tmp_path / "o"), "stdout", output, None,
-                lambda: None, lambda why: None)
+    copy_stream(
+        feed([b"z" * 200_000]),
+        str(tmp_path / "o"),
+        "stdout",
+        output,
+        None,
+        lambda: None,
+        lambda why: None,
+    )
     assert (tmp_path / "o").stat().st_size == 200_000 and output.dropped_counts()["stdout"] == 0
 
 
@@ -117,8 +156,15 @@ def test_the_ready_line_is_found_across_chunks_and_after_the_limit(tmp_path):
     seen = []
     fd = feed([b"starting up\nrea", b"dy\nready\nmore"])
     output = Output(10)
-    copy_stream(fd, str(tmp_path / "o"), "stdout", output, ReadyLine(), lambda: seen.append(1),
-                lambda why: None)
+    copy_stream(
+        fd,
+        str(tmp_path / "o"),
+        "stdout",
+        output,
+        ReadyLine(),
+        lambda: seen.append(1),
+        lambda why: None,
+    )
     assert seen == [1]
     assert (tmp_path / "o").read_bytes() == b"starting u"
 
@@ -147,10 +193,22 @@ def test_a_limited_child_is_bounded_reported_and_its_stderr_tail_kept(tmp_path):
     # stderr 300 005.
     buf = io.StringIO()
     w = Worker(buf)
-    w.handle({"op": "spawn", "id": "f", "at_ns": 0, "ready": True, "output_limit_bytes": 100_000,
-              "argv": ["sh", "-c", ("echo ready; yes | head -c 300000; "
-                                    "(yes | head -c 300000; echo boom) >&2; exit 2")],
-              "stdout": str(tmp_path / "f.out"), "stderr": str(tmp_path / "f.err")})
+    w.handle(
+        {
+            "op": "spawn",
+            "id": "f",
+            "at_ns": 0,
+            "ready": True,
+            "output_limit_bytes": 100_000,
+            "argv": [
+                "sh",
+                "-c",
+                ("echo ready; yes | head -c 300000; (yes | head -c 300000; echo boom) >&2; exit 2"),
+            ],
+            "stdout": str(tmp_path / "f.out"),
+            "stderr": str(tmp_path / "f.err"),
+        }
+    )
     wait_for(buf, lambda e: e["ev"] == "ready")
     x = wait_for(buf, lambda e: e["ev"] == "exited")
     assert x["rc"] == 2 and x["stderr_tail"].splitlines()[-1] == "boom"
@@ -165,7 +223,14 @@ def test_an_unwritable_output_file_is_drained_and_said(tmp_path):
     # the file cannot be opened (its directory does not exist): the child is not
     # blocked, its 200 000 bytes are dropped and the reason given
     output, drops = Output(1_000_000), []
-    copy_stream(feed([b"q" * 200_000]), str(tmp_path / "missing" / "o"), "stdout", output,
-                None, lambda: None, drops.append)
+    copy_stream(
+        feed([b"q" * 200_000]),
+        str(tmp_path / "missing" / "o"),
+        "stdout",
+        output,
+        None,
+        lambda: None,
+        drops.append,
+    )
     assert output.dropped_counts()["stdout"] == 200_000
     assert len(drops) == 1 and "No such file or directory" in drops[0]

@@ -36,31 +36,36 @@ Verdict = Literal["faster", "slower", "equivalent", "inconclusive"]
 class Comparison(BaseModel):
     """`tested` against `reference`; difference = (mean tested − mean reference) / mean
     reference, negative when `tested` is faster (shorter completion time)."""
+
     tested: str
     reference: str
     n_tested: int
     n_reference: int
     mean_tested: float | None
     mean_reference: float | None
-    difference: float | None = None          # relative, e.g. -0.05 = 5 % shorter
+    difference: float | None = None  # relative, e.g. -0.05 = 5 % shorter
     difference_ci95: tuple[float, float] | None = None
-    difference_se: float | None = None       # standard error of `difference`
-    p: float | None = None                   # Welch, unadjusted
-    p_holm: float | None = None              # adjusted over the table's comparisons
+    difference_se: float | None = None  # standard error of `difference`
+    p: float | None = None  # Welch, unadjusted
+    p_holm: float | None = None  # adjusted over the table's comparisons
     margin: float = MARGIN
     verdict: Verdict = "inconclusive"
     reason: str = ""
-    repetitions_needed: int | None = None    # per protocol, to settle an inconclusive one
+    repetitions_needed: int | None = None  # per protocol, to settle an inconclusive one
 
     def sentence(self) -> str:
         """One line for a table's footer."""
+
         def who(name: str, mean: float | None) -> str:
             return f"{name} ({mean:.3g} s)" if mean is not None else name
 
         t, r = who(self.tested, self.mean_tested), who(self.reference, self.mean_reference)
-        what = {"faster": f"{t} faster than {r}", "slower": f"{t} slower than {r}",
-                "equivalent": f"{t} and {r} equivalent within ±{100 * self.margin:.0f} %",
-                "inconclusive": f"{t} vs {r} inconclusive"}[self.verdict]
+        what = {
+            "faster": f"{t} faster than {r}",
+            "slower": f"{t} slower than {r}",
+            "equivalent": f"{t} and {r} equivalent within ±{100 * self.margin:.0f} %",
+            "inconclusive": f"{t} vs {r} inconclusive",
+        }[self.verdict]
         parts = []
         if self.difference is not None:
             parts.append(f"{100 * self.difference:+.1f} %")
@@ -78,16 +83,27 @@ def _clean(values: Sequence[float | None]) -> np.ndarray:
     return np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
 
 
-def effect(tested: Sequence[float | None], reference: Sequence[float | None],
-           tested_name: str, reference_name: str, margin: float = MARGIN) -> Comparison:
+def effect(
+    tested: Sequence[float | None],
+    reference: Sequence[float | None],
+    tested_name: str,
+    reference_name: str,
+    margin: float = MARGIN,
+) -> Comparison:
     """The effect and unadjusted p of one comparison; `decide` gives the verdict once the
     table's p-values are adjusted together."""
     a, b = _clean(tested), _clean(reference)
     mean_tested = float(a.mean()) if a.size else None
     mean_reference = float(b.mean()) if b.size else None
-    c = Comparison(tested=tested_name, reference=reference_name, n_tested=a.size,
-                   n_reference=b.size, mean_tested=mean_tested,
-                   mean_reference=mean_reference, margin=margin)
+    c = Comparison(
+        tested=tested_name,
+        reference=reference_name,
+        n_tested=a.size,
+        n_reference=b.size,
+        mean_tested=mean_tested,
+        mean_reference=mean_reference,
+        margin=margin,
+    )
     if mean_tested is None or not mean_reference:  # (no repetition on a side, or a zero mean)
         c.reason = "no completed repetition on one side"
         return c
@@ -99,7 +115,7 @@ def effect(tested: Sequence[float | None], reference: Sequence[float | None],
     if va + vb == 0:
         c.reason = "no variance on either side: a t-test is undefined"
         return c
-    df = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1))
+    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
     half = float(st.t.ppf(0.975, df) * math.sqrt(va + vb))
     diff = mean_tested - mean_reference
     c.difference_ci95 = ((diff - half) / mean_reference, (diff + half) / mean_reference)
@@ -132,10 +148,12 @@ def decide(c: Comparison) -> Comparison:
     else:
         c.verdict = "inconclusive"
         c.repetitions_needed = _repetitions_needed(c)
-        c.reason = (f"at least {c.repetitions_needed} repetitions per protocol needed to settle it"
-                    if c.repetitions_needed and c.repetitions_needed <= MAX_REPETITIONS else
-                    f"the difference sits on the ±{100 * c.margin:.0f} % margin: more than "
-                    f"{MAX_REPETITIONS} repetitions would be needed")
+        c.reason = (
+            f"at least {c.repetitions_needed} repetitions per protocol needed to settle it"
+            if c.repetitions_needed and c.repetitions_needed <= MAX_REPETITIONS
+            else f"the difference sits on the ±{100 * c.margin:.0f} % margin: more than "
+            f"{MAX_REPETITIONS} repetitions would be needed"
+        )
     return c
 
 
@@ -156,8 +174,10 @@ def _repetitions_needed(c: Comparison) -> int | None:
     return MAX_REPETITIONS + 1
 
 
-def compare_all(pairs: Sequence[tuple[str, Sequence[float | None], str, Sequence[float | None]]],
-                margin: float = MARGIN) -> list[Comparison]:
+def compare_all(
+    pairs: Sequence[tuple[str, Sequence[float | None], str, Sequence[float | None]]],
+    margin: float = MARGIN,
+) -> list[Comparison]:
     """Every comparison of one table: effects, Holm over all of them, verdicts."""
     cs = [effect(a, b, an, bn, margin) for an, a, bn, b in pairs]
     for c, p in zip(cs, holm([c.p for c in cs])):

@@ -70,8 +70,7 @@ def ideal_completion_times(
         raise ValueError("volumes_bytes must be finite and >= 0")
     caps = [_check_rate(c, f"caps_bps[{i}]") * payload_share for i, c in enumerate(caps_bps)]
     capacity = _check_rate(capacity_bps, "capacity_bps") * payload_share
-    if math.isinf(capacity) and any(math.isinf(c) and remaining[i] > 0
-                                    for i, c in enumerate(caps)):
+    if math.isinf(capacity) and any(math.isinf(c) and remaining[i] > 0 for i, c in enumerate(caps)):
         raise ValueError("a transfer with no cap on an unlimited link has no finite duration")
 
     finish: list[float | None] = [None] * n
@@ -120,8 +119,7 @@ def fair_share_summary(
     difference_pct = (mean measured / mean ideal - 1) * 100 over the transfers that
     completed (NaN/None in measured_s = failed, left out of both means so they stay paired).
     """
-    ideal = ideal_completion_times(starts_s, volumes_bytes, caps_bps, capacity_bps,
-                                   payload_share)
+    ideal = ideal_completion_times(starts_s, volumes_bytes, caps_bps, capacity_bps, payload_share)
     out: dict = {
         "ideal_s": ideal,
         "ideal_mean_s": sum(ideal) / len(ideal) if ideal else None,
@@ -137,20 +135,31 @@ def fair_share_summary(
 
 def compare_to_ideal(measured_s: Sequence[float | None], ideal_s: Sequence[float]) -> dict:
     """Paired comparison: means of measured and ideal durations over completed transfers."""
-    pairs = [(float(m), float(i)) for m, i in zip(measured_s, ideal_s)
-             if m is not None and math.isfinite(float(m))]
+    pairs = [
+        (float(m), float(i))
+        for m, i in zip(measured_s, ideal_s)
+        if m is not None and math.isfinite(float(m))
+    ]
     if not pairs:
-        return {"n_compared": 0, "measured_mean_s": None, "compared_ideal_mean_s": None,
-                "difference_pct": None}
+        return {
+            "n_compared": 0,
+            "measured_mean_s": None,
+            "compared_ideal_mean_s": None,
+            "difference_pct": None,
+        }
     measured = sum(m for m, _ in pairs) / len(pairs)
     ideal = sum(i for _, i in pairs) / len(pairs)
-    return {"n_compared": len(pairs), "measured_mean_s": measured,
-            "compared_ideal_mean_s": ideal,
-            "difference_pct": (measured / ideal - 1) * 100 if ideal > 0 else None}
+    return {
+        "n_compared": len(pairs),
+        "measured_mean_s": measured,
+        "compared_ideal_mean_s": ideal,
+        "difference_pct": (measured / ideal - 1) * 100 if ideal > 0 else None,
+    }
 
 
-def source_cap_bps(link_bps: float | None, pacing_bps: float | None,
-                   payload_share: float = 1.0) -> float | None:
+def source_cap_bps(
+    link_bps: float | None, pacing_bps: float | None, payload_share: float = 1.0
+) -> float | None:
     """A source's cap for the model, as a wire rate: its access link's rate, or its pacing
     cap divided by the payload share, whichever is lower; None = no cap.
 

@@ -32,8 +32,14 @@ from itb.scenario.testbed.model import Topology
 from itb.scenario.testbed.paths import path_links
 from itb.scenario.testbed.pathspec import path_spec
 
-TCPINFO_COLUMNS = ("cwnd", "ssthresh", "rtt_us", "total_retrans", "pacing_rate_bps",
-                   "delivery_rate_bps")
+TCPINFO_COLUMNS = (
+    "cwnd",
+    "ssthresh",
+    "rtt_us",
+    "total_retrans",
+    "pacing_rate_bps",
+    "delivery_rate_bps",
+)
 # Bytes the link emulator counts per frame besides the IP packet: the Ethernet header
 # (no preamble, no FCS; docs/linkem.md).
 ETHERNET_HEADER_BYTES = 14
@@ -68,8 +74,10 @@ def _reading(path: Path):
     try:
         yield
     except (KeyError, ValueError, TypeError) as e:
-        raise rundir.RunDirError(f"{path}: its columns are not those its program writes "
-                                 f"({type(e).__name__}: {str(e)[:200]})") from None
+        raise rundir.RunDirError(
+            f"{path}: its columns are not those its program writes "
+            f"({type(e).__name__}: {str(e)[:200]})"
+        ) from None
 
 
 def access_rate_bps(topo: Topology, src: str, dst: str) -> int | None:
@@ -96,12 +104,20 @@ def sent_columns(send: dict) -> dict:
     sent = send.get("sent")
     keys = ("bytes", "retrans_bytes", "segments", "header_bytes")
     if not isinstance(sent, dict) or any(not isinstance(sent.get(k), int) for k in keys):
-        return {"bytes_sent": np.nan, "bytes_retrans": np.nan, "segs_out": np.nan,
-                "wire_bytes": np.nan}
-    return {"bytes_sent": sent["bytes"], "bytes_retrans": sent["retrans_bytes"],
-            "segs_out": sent["segments"],
-            "wire_bytes": (sent["bytes"] + sent["header_bytes"]
-                           + ETHERNET_HEADER_BYTES * sent["segments"])}
+        return {
+            "bytes_sent": np.nan,
+            "bytes_retrans": np.nan,
+            "segs_out": np.nan,
+            "wire_bytes": np.nan,
+        }
+    return {
+        "bytes_sent": sent["bytes"],
+        "bytes_retrans": sent["retrans_bytes"],
+        "segs_out": sent["segments"],
+        "wire_bytes": (
+            sent["bytes"] + sent["header_bytes"] + ETHERNET_HEADER_BYTES * sent["segments"]
+        ),
+    }
 
 
 def cpu_columns(send: dict, recv: dict) -> dict:
@@ -110,8 +126,9 @@ def cpu_columns(send: dict, recv: dict) -> dict:
     out: dict[str, float] = {}
     for col, summary in (("send_cpu_s", send), ("recv_cpu_s", recv)):
         cpu = summary.get("cpu")
-        if isinstance(cpu, dict) and all(isinstance(cpu.get(k), (int, float))
-                                         for k in ("user_s", "system_s")):
+        if isinstance(cpu, dict) and all(
+            isinstance(cpu.get(k), (int, float)) for k in ("user_s", "system_s")
+        ):
             out[col] = cpu["user_s"] + cpu["system_s"]
         else:
             out[col] = np.nan
@@ -158,8 +175,12 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
         got = recv.get("bytes")
         start = _on_engine_clock(send.get("start_ns"), e["src"], offsets)
         end = _on_engine_clock(recv.get("last_byte_ns"), e["dst"], offsets)
-        ok = bool(recv.get("ok") and send.get("ok") and got is not None
-                  and (e["kind"] == "udp" or got == expected))  # UDP may lose datagrams
+        ok = bool(
+            recv.get("ok")
+            and send.get("ok")
+            and got is not None
+            and (e["kind"] == "udp" or got == expected)
+        )  # UDP may lose datagrams
         if e["kind"] == "pingpong":
             # the last echo back at the sender ends a ping-pong
             end = _on_engine_clock(send.get("end_ns"), e["src"], offsets)
@@ -173,24 +194,38 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
             error = "stopped once the awaited events were done (wait = false)"
         spec = path_spec(topo, e["src"], e["dst"])
         link_bps = access_rate_bps(topo, e["src"], e["dst"])
-        rows.append({
-            "repetition": repetition, "transfer": e["id"],
-            "kind": "background" if e.get("direction") == "background" and e["kind"] == "transfer"
-            else e["kind"],
-            "direction": e.get("direction", "background"), "src": e["src"], "dst": e["dst"],
-            "cc": e.get("cc", "udp"),
-            "cc_in_use": send.get("cc_in_use"),  # what the kernel said the socket ran
-            "streams": e.get("streams", 1),
-            "bytes_expected": expected, "bytes": got, "start_ns": start, "end_ns": end,
-            "completion_s": (end - start) / 1e9 if complete else np.nan,
-            "ok": ok, "error": error,
-            "access_rate_bps": _capped(link_bps, e.get("rate_bps")),
-            # the two limits apart: a link's rate is on the wire, a pacing cap on payload
-            "access_link_bps": link_bps if link_bps else np.nan,
-            "pacing_cap_bps": (e.get("rate_bps") or np.nan) if e["kind"] != "udp" else np.nan,
-            "rtt_s": spec.rtt_us / 1e6, "rep_start_ns": result.zero_ns,
-            "at_s": e["at_us"] / 1e6} | sent_columns(send) | cpu_columns(send, recv)
-            | profile_columns(e, complete, end, start))
+        rows.append(
+            {
+                "repetition": repetition,
+                "transfer": e["id"],
+                "kind": "background"
+                if e.get("direction") == "background" and e["kind"] == "transfer"
+                else e["kind"],
+                "direction": e.get("direction", "background"),
+                "src": e["src"],
+                "dst": e["dst"],
+                "cc": e.get("cc", "udp"),
+                "cc_in_use": send.get("cc_in_use"),  # what the kernel said the socket ran
+                "streams": e.get("streams", 1),
+                "bytes_expected": expected,
+                "bytes": got,
+                "start_ns": start,
+                "end_ns": end,
+                "completion_s": (end - start) / 1e9 if complete else np.nan,
+                "ok": ok,
+                "error": error,
+                "access_rate_bps": _capped(link_bps, e.get("rate_bps")),
+                # the two limits apart: a link's rate is on the wire, a pacing cap on payload
+                "access_link_bps": link_bps if link_bps else np.nan,
+                "pacing_cap_bps": (e.get("rate_bps") or np.nan) if e["kind"] != "udp" else np.nan,
+                "rtt_s": spec.rtt_us / 1e6,
+                "rep_start_ns": result.zero_ns,
+                "at_s": e["at_us"] / 1e6,
+            }
+            | sent_columns(send)
+            | cpu_columns(send, recv)
+            | profile_columns(e, complete, end, start)
+        )
     return rows
 
 
@@ -201,15 +236,18 @@ def profile_columns(e: dict, complete: bool, end, start) -> dict:
     itself; `itb profile predict` gives the calibrated model's)."""
     steps = e.get("profile")
     deadline = e.get("deadline_us")
-    out = {"deadline_s": deadline / 1e6 if deadline else np.nan,
-           # met: completed by the deadline; a transfer that did not complete missed it
-           "deadline_met": (bool(complete and (end - start) / 1e3 <= deadline) if deadline
-                            else None)}
+    out = {
+        "deadline_s": deadline / 1e6 if deadline else np.nan,
+        # met: completed by the deadline; a transfer that did not complete missed it
+        "deadline_met": (bool(complete and (end - start) / 1e3 <= deadline) if deadline else None),
+    }
     if e["kind"] != "transfer" or not steps:
         return out | {"profile_s": np.nan, "lateness_s": np.nan}
     ideal = profiles.time_to_send_us(tuple(map(tuple, steps)), e["volume"]) / 1e6
-    return out | {"profile_s": ideal,
-                  "lateness_s": (end - start) / 1e9 - ideal if complete else np.nan}
+    return out | {
+        "profile_s": ideal,
+        "lateness_s": (end - start) / 1e9 - ideal if complete else np.nan,
+    }
 
 
 def row_intervals(t_ns: pd.Series, interval_s: float) -> np.ndarray:
@@ -224,30 +262,48 @@ def row_intervals(t_ns: pd.Series, interval_s: float) -> np.ndarray:
     return np.where(off, gaps, interval_s)
 
 
-def _goodput_frame(g: pd.DataFrame, repetition: int, transfer: str,
-                   interval_s: float) -> pd.DataFrame:
+def _goodput_frame(
+    g: pd.DataFrame, repetition: int, transfer: str, interval_s: float
+) -> pd.DataFrame:
     t_ns = g["t_ns"].astype("int64")
     span = row_intervals(t_ns, interval_s)
     with np.errstate(divide="ignore", invalid="ignore"):
         rate = np.where(span > 0, g["bytes"].astype(float) * 8 / span, np.nan)
-    return pd.DataFrame({
-        "repetition": repetition, "transfer": transfer, "series": "goodput", "stream": -1,
-        "t_ns": t_ns, "interval_s": span, "bytes": g["bytes"].astype(float),
-        "goodput_bps": rate})
+    return pd.DataFrame(
+        {
+            "repetition": repetition,
+            "transfer": transfer,
+            "series": "goodput",
+            "stream": -1,
+            "t_ns": t_ns,
+            "interval_s": span,
+            "bytes": g["bytes"].astype(float),
+            "goodput_bps": rate,
+        }
+    )
 
 
 def _tcpinfo_frame(t: pd.DataFrame, repetition: int, transfer: str) -> pd.DataFrame:
-    frame = pd.DataFrame({
-        "repetition": repetition, "transfer": transfer, "series": "tcp_info",
-        "stream": t["stream"].astype(int), "t_ns": t["t_ns"].astype("int64"),
-        "interval_s": np.nan, "bytes": np.nan, "goodput_bps": np.nan})
+    frame = pd.DataFrame(
+        {
+            "repetition": repetition,
+            "transfer": transfer,
+            "series": "tcp_info",
+            "stream": t["stream"].astype(int),
+            "t_ns": t["t_ns"].astype("int64"),
+            "interval_s": np.nan,
+            "bytes": np.nan,
+            "goodput_bps": np.nan,
+        }
+    )
     for col in TCPINFO_COLUMNS:
         frame[col] = pd.to_numeric(t[col], errors="coerce") if col in t else np.nan
     return frame
 
 
-def sample_frames(run: Path, repetition: int, interval_s: float,
-                  events: list[dict]) -> list[pd.DataFrame]:
+def sample_frames(
+    run: Path, repetition: int, interval_s: float, events: list[dict]
+) -> list[pd.DataFrame]:
     rd = rundir.rep_dir(run, repetition)
     result = rd / "result.json"
     offsets = clock_offsets(read_record(result, ResultView) if result.exists() else None)
@@ -256,11 +312,21 @@ def sample_frames(run: Path, repetition: int, interval_s: float,
         if e["kind"] not in ("transfer", "pingpong", "udp"):
             continue
         role_r = "udp-recv" if e["kind"] == "udp" else "recv"
-        logs = [(rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv", e["dst"],
-                 lambda df, ident=e["id"]: _goodput_frame(df, repetition, ident, interval_s))]
+        logs = [
+            (
+                rd / "nodes" / e["dst"] / f"{e['id']}.{role_r}.csv",
+                e["dst"],
+                lambda df, ident=e["id"]: _goodput_frame(df, repetition, ident, interval_s),
+            )
+        ]
         if e["kind"] == "transfer":
-            logs.append((rd / "nodes" / e["src"] / f"{e['id']}.send.csv", e["src"],
-                         lambda df, ident=e["id"]: _tcpinfo_frame(df, repetition, ident)))
+            logs.append(
+                (
+                    rd / "nodes" / e["src"] / f"{e['id']}.send.csv",
+                    e["src"],
+                    lambda df, ident=e["id"]: _tcpinfo_frame(df, repetition, ident),
+                )
+            )
         for path, node, frame in logs:
             df = _whole_lines(_csv(path))
             if df is not None and len(df) and "t_ns" in df:
@@ -284,10 +350,15 @@ def bottleneck_frames(run: Path, repetition: int) -> list[pd.DataFrame]:
             df = _csv(path)
             if df is None or not len(df):
                 continue
-            if ("t_ns" not in df or not set(df.columns) <= set(monitor.FIELDS)
-                    or not all(pd.api.types.is_numeric_dtype(t) for t in df.dtypes)):
-                raise rundir.RunDirError(f"{path}: not the numeric columns linkem writes "
-                                         f"({', '.join(f'{c}: {t}' for c, t in df.dtypes.items())})")
+            if (
+                "t_ns" not in df
+                or not set(df.columns) <= set(monitor.FIELDS)
+                or not all(pd.api.types.is_numeric_dtype(t) for t in df.dtypes)
+            ):
+                raise rundir.RunDirError(
+                    f"{path}: not the numeric columns linkem writes "
+                    f"({', '.join(f'{c}: {t}' for c, t in df.dtypes.items())})"
+                )
             df.insert(0, "direction", name)
             df.insert(0, "link", link_dir.name)
             df.insert(0, "repetition", repetition)
@@ -299,9 +370,13 @@ def bottleneck_frames(run: Path, repetition: int) -> list[pd.DataFrame]:
 def build_tables(run: Path, topo: Topology, interval_s: float) -> dict[str, pd.DataFrame]:
     """The three tables of every finished repetition in the run directory. One that the
     user interrupted is not a measurement (a resume runs it again): it is left out."""
-    reps = sorted(int(p.name[4:]) for p in run.glob("rep-[0-9][0-9][0-9]")
-                  if (p / "result.json").exists() and (p / "events.json").exists()
-                  and read_record(p / "result.json", RepResult).status != "interrupted")
+    reps = sorted(
+        int(p.name[4:])
+        for p in run.glob("rep-[0-9][0-9][0-9]")
+        if (p / "result.json").exists()
+        and (p / "events.json").exists()
+        and read_record(p / "result.json", RepResult).status != "interrupted"
+    )
     transfers, samples, bottleneck = [], [], []
     for r in reps:
         events = read_events(rundir.rep_dir(run, r) / "events.json")

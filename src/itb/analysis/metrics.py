@@ -90,8 +90,10 @@ def _model_caps(fwd: pd.DataFrame, payload_share: float) -> list[float | None]:
     link, or pacing cap / payload share). Tables from before access_link_bps and
     pacing_cap_bps have only access_rate_bps, taken as a wire rate."""
     if {"access_link_bps", "pacing_cap_bps"} <= set(fwd.columns):
-        return [source_cap_bps(_rate(link), _rate(pacing), payload_share)
-                for link, pacing in zip(fwd["access_link_bps"], fwd["pacing_cap_bps"])]
+        return [
+            source_cap_bps(_rate(link), _rate(pacing), payload_share)
+            for link, pacing in zip(fwd["access_link_bps"], fwd["pacing_cap_bps"])
+        ]
     return [_rate(c) for c in fwd["access_rate_bps"]]
 
 
@@ -99,12 +101,22 @@ def _ignored(tr: pd.DataFrame) -> list[str]:
     """The traffic on the path that the model leaves out: "reverse", "background", or
     "<direction> <kind>" for ping-pongs and UDP."""
     rest = tr[tr["direction"] != "forward"]
-    return sorted({d if k in ("transfer", "background") else f"{d} {k}"
-                   for d, k in zip(rest["direction"], rest["kind"])})
+    return sorted(
+        {
+            d if k in ("transfer", "background") else f"{d} {k}"
+            for d, k in zip(rest["direction"], rest["kind"])
+        }
+    )
 
 
-def _fair_share(tr: pd.DataFrame, fwd: pd.DataFrame, rep_start_ns: int, times: np.ndarray,
-                capacity: float | None, payload_share: float) -> dict | None:
+def _fair_share(
+    tr: pd.DataFrame,
+    fwd: pd.DataFrame,
+    rep_start_ns: int,
+    times: np.ndarray,
+    capacity: float | None,
+    payload_share: float,
+) -> dict | None:
     """Fair-share ideal of the forward transfers; None when it is unbounded (no C, no cap)
     or when a forward flow is not a bulk transfer (ping-pong and UDP are not fluid flows),
     or when one never started (its date in the model is unknown)."""
@@ -114,8 +126,14 @@ def _fair_share(tr: pd.DataFrame, fwd: pd.DataFrame, rep_start_ns: int, times: n
     if (fwd["kind"] != "transfer").any() or fwd["start_ns"].isna().any():
         return None
     starts = ((fwd["start_ns"] - rep_start_ns) / 1e9).tolist()
-    out = fair_share_summary(starts, fwd["bytes_expected"].tolist(), caps, capacity,
-                             measured_s=times.tolist(), payload_share=payload_share)
+    out = fair_share_summary(
+        starts,
+        fwd["bytes_expected"].tolist(),
+        caps,
+        capacity,
+        measured_s=times.tolist(),
+        payload_share=payload_share,
+    )
     return out | {"ignores": _ignored(tr)}
 
 
@@ -127,44 +145,69 @@ def _maybe(f, *args):
         return None
 
 
-def _transfer_rows(tr: pd.DataFrame, gput: pd.DataFrame, samples: pd.DataFrame,
-                   ideal: dict[str, float]) -> list[dict]:
+def _transfer_rows(
+    tr: pd.DataFrame, gput: pd.DataFrame, samples: pd.DataFrame, ideal: dict[str, float]
+) -> list[dict]:
     """Per-transfer records of one repetition (every direction)."""
     by_id = gput.set_index("transfer")
-    series = {k: v["goodput_bps"] for k, v in
-              samples[samples["series"] == "goodput"].groupby("transfer")}
+    series = {
+        k: v["goodput_bps"] for k, v in samples[samples["series"] == "goodput"].groupby("transfer")
+    }
     rep_start = int(tr["rep_start_ns"].min())
     rows = []
     for r, t_done in zip(tr.itertuples(index=False), completed_times(tr)):
         g = by_id.loc[r.transfer]
         ca = None if pd.isna(r.access_rate_bps) else float(r.access_rate_bps)
         gs = series.get(r.transfer)
-        dist = (goodput_distribution(gs, ca)
-                if ca is not None and gs is not None and gs.notna().any() else None)
-        rows.append({
-            "transfer": r.transfer, "kind": r.kind, "direction": r.direction,
-            "src": r.src, "dst": r.dst, "cc": r.cc, "streams": r.streams,
-            "bytes_expected": r.bytes_expected,
-            "bytes": None if pd.isna(r.bytes) else int(r.bytes), "ok": r.ok,
-            "error": None if pd.isna(r.error) else r.error,
-            "corrupt_window": getattr(r, "corrupt_window", None) or None,
-            "start_s": None if pd.isna(r.start_ns) else (r.start_ns - rep_start) / 1e9,
-            "completion_s": t_done,
-            "access_rate_bps": ca, "rtt_s": r.rtt_s,
-            "mean_goodput_bps": g["mean_goodput_bps"],
-            "sigma_goodput_bps": g["sigma_goodput_bps"], "n_samples": g["n_samples"],
-            "goodput_distribution": dist, "ideal_s": ideal.get(r.transfer),
-            "wire_bytes": getattr(r, "wire_bytes", None),
-            "bytes_retrans": getattr(r, "bytes_retrans", None),
-            "profile_s": getattr(r, "profile_s", None), "lateness_s": getattr(r, "lateness_s", None),
-            "deadline_s": getattr(r, "deadline_s", None),
-            "deadline_met": None if pd.isna(getattr(r, "deadline_met", None)) else bool(r.deadline_met),
-        })
+        dist = (
+            goodput_distribution(gs, ca)
+            if ca is not None and gs is not None and gs.notna().any()
+            else None
+        )
+        rows.append(
+            {
+                "transfer": r.transfer,
+                "kind": r.kind,
+                "direction": r.direction,
+                "src": r.src,
+                "dst": r.dst,
+                "cc": r.cc,
+                "streams": r.streams,
+                "bytes_expected": r.bytes_expected,
+                "bytes": None if pd.isna(r.bytes) else int(r.bytes),
+                "ok": r.ok,
+                "error": None if pd.isna(r.error) else r.error,
+                "corrupt_window": getattr(r, "corrupt_window", None) or None,
+                "start_s": None if pd.isna(r.start_ns) else (r.start_ns - rep_start) / 1e9,
+                "completion_s": t_done,
+                "access_rate_bps": ca,
+                "rtt_s": r.rtt_s,
+                "mean_goodput_bps": g["mean_goodput_bps"],
+                "sigma_goodput_bps": g["sigma_goodput_bps"],
+                "n_samples": g["n_samples"],
+                "goodput_distribution": dist,
+                "ideal_s": ideal.get(r.transfer),
+                "wire_bytes": getattr(r, "wire_bytes", None),
+                "bytes_retrans": getattr(r, "bytes_retrans", None),
+                "profile_s": getattr(r, "profile_s", None),
+                "lateness_s": getattr(r, "lateness_s", None),
+                "deadline_s": getattr(r, "deadline_s", None),
+                "deadline_met": None
+                if pd.isna(getattr(r, "deadline_met", None))
+                else bool(r.deadline_met),
+            }
+        )
     return rows
 
 
-def _repetition(rep: int, tr: pd.DataFrame, samples: pd.DataFrame,
-                bottleneck: pd.DataFrame, gput: pd.DataFrame, context: RunContext) -> dict:
+def _repetition(
+    rep: int,
+    tr: pd.DataFrame,
+    samples: pd.DataFrame,
+    bottleneck: pd.DataFrame,
+    gput: pd.DataFrame,
+    context: RunContext,
+) -> dict:
     """Every metric of one repetition (see run_metrics)."""
     capacity = finite_rate(context.get("capacity_bps"), "capacity_bps")
     link = context.get("link")
@@ -188,8 +231,11 @@ def _repetition(rep: int, tr: pd.DataFrame, samples: pd.DataFrame,
     # Transfers that follow a rate profile are measured against it (lateness), not
     # against a fair share of the link, which they do not seek.
     profiled = "profile_s" in fwd and bool(fwd["profile_s"].notna().any())
-    fair = None if profiled else _fair_share(tr, fwd, rep_start, times, capacity,
-                                             _payload_share(context))
+    fair = (
+        None
+        if profiled
+        else _fair_share(tr, fwd, rep_start, times, capacity, _payload_share(context))
+    )
     ideal = dict(zip(fwd["transfer"], fair.pop("ideal_s"))) if fair else {}
     corrupt = fwd["corrupt_window"].notna() if "corrupt_window" in fwd else pd.Series(dtype=bool)
     return {
@@ -204,8 +250,11 @@ def _repetition(rep: int, tr: pd.DataFrame, samples: pd.DataFrame,
         "utilisation": _maybe(utilisation, fwd, capacity),
         # everything on the forward bottleneck: the measured flows and the adverse traffic
         "link_utilisation": link_utilisation(X, capacity) if not X.empty else None,
-        "queueing_delay": (queueing_delay(bottleneck, capacity, "forward", link)
-                           if has_fwd_link else {"mean_s": None, "max_s": None}),
+        "queueing_delay": (
+            queueing_delay(bottleneck, capacity, "forward", link)
+            if has_fwd_link
+            else {"mean_s": None, "max_s": None}
+        ),
         "fair_share": fair,
         "transfers": _transfer_rows(tr, gput, samples, ideal),
     }
@@ -220,8 +269,11 @@ def _table(df: pd.DataFrame, name: str) -> pd.DataFrame:
     """The table checked; a frame without rows (nothing was logged: no emulator, or a
     timeline of commands only, no transfer) stands for an empty table of that schema."""
     if isinstance(df, pd.DataFrame) and df.empty:
-        dtypes = {"transfers": tables.TRANSFERS_DTYPES, "samples": tables.SAMPLES_DTYPES,
-                  "bottleneck": tables.BOTTLENECK_DTYPES}[name]
+        dtypes = {
+            "transfers": tables.TRANSFERS_DTYPES,
+            "samples": tables.SAMPLES_DTYPES,
+            "bottleneck": tables.BOTTLENECK_DTYPES,
+        }[name]
         schema = pd.DataFrame({c: pd.Series(dtype=t) for c, t in dtypes.items()})
         return schema.assign(**{c: df[c] for c in df.columns if c not in schema})
     return tables.validate(df, name)
@@ -231,15 +283,24 @@ def _overall_fair_share(reps: list[dict]) -> dict | None:
     """The repetitions' fair-share blocks pooled: ideal over every forward transfer, measured
     vs ideal over the completed ones (paired), the traffic the model left out."""
     blocks = [r["fair_share"] for r in reps if r["fair_share"]]
-    pairs = [(t["completion_s"], t["ideal_s"]) for r in reps for t in r["transfers"]
-             if t["ideal_s"] is not None]
+    pairs = [
+        (t["completion_s"], t["ideal_s"])
+        for r in reps
+        for t in r["transfers"]
+        if t["ideal_s"] is not None
+    ]
     if not blocks or not pairs:
         return None
     ideal = [i for _, i in pairs]
-    return ({"ideal_mean_s": sum(ideal) / len(ideal), "ideal_max_s": max(ideal),
-             "payload_share": blocks[0]["payload_share"]}
-            | compare_to_ideal([m for m, _ in pairs], ideal)
-            | {"ignores": sorted(set().union(*(b["ignores"] for b in blocks)))})
+    return (
+        {
+            "ideal_mean_s": sum(ideal) / len(ideal),
+            "ideal_max_s": max(ideal),
+            "payload_share": blocks[0]["payload_share"],
+        }
+        | compare_to_ideal([m for m, _ in pairs], ideal)
+        | {"ignores": sorted(set().union(*(b["ignores"] for b in blocks)))}
+    )
 
 
 def lateness_stats(values: list[float | None]) -> dict | None:
@@ -250,8 +311,12 @@ def lateness_stats(values: list[float | None]) -> dict | None:
     done = v[~np.isnan(v)]
     out: dict[str, int | float | None] = {"n": int(done.size), "n_failed": int(v.size - done.size)}
     if done.size:
-        out |= {"mean_s": float(done.mean()), "min_s": float(done.min()), "max_s": float(done.max()),
-                "sigma_s": float(done.std(ddof=1)) if done.size > 1 else None}
+        out |= {
+            "mean_s": float(done.mean()),
+            "min_s": float(done.min()),
+            "max_s": float(done.max()),
+            "sigma_s": float(done.std(ddof=1)) if done.size > 1 else None,
+        }
     return out
 
 
@@ -263,8 +328,9 @@ def deadline_counts(met: list[bool | None]) -> dict | None:
     return {"n": len(given), "met": sum(given), "missed": len(given) - sum(given)}
 
 
-def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.DataFrame,
-                context: RunContext) -> RunMetrics:
+def run_metrics(
+    transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.DataFrame, context: RunContext
+) -> RunMetrics:
     """All metrics of one run: per repetition and aggregated over repetitions.
 
     context: {"capacity_bps": forward C or None, "reverse_capacity_bps", "mtu", and
@@ -280,11 +346,16 @@ def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.D
     gput = transfer_goodput(transfers, samples)
     reps = []
     for rep in sorted(int(r) for r in transfers["repetition"].unique()):
-        reps.append(_repetition(
-            rep, transfers[transfers["repetition"] == rep],
-            samples[samples["repetition"] == rep],
-            bottleneck[bottleneck["repetition"] == rep],
-            gput[gput["repetition"] == rep], context))
+        reps.append(
+            _repetition(
+                rep,
+                transfers[transfers["repetition"] == rep],
+                samples[samples["repetition"] == rep],
+                bottleneck[bottleneck["repetition"] == rep],
+                gput[gput["repetition"] == rep],
+                context,
+            )
+        )
 
     fwd_all = transfers[transfers["direction"] == "forward"]
     times = completed_times(fwd_all)
@@ -294,7 +365,9 @@ def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.D
     means = means[~np.isnan(means)]
     if means.size > 1:
         rep_means["sigma_t"] = float(means.std(ddof=1))
-        rep_means["cov"] = rep_means["sigma_t"] / rep_means["t_mean"] if rep_means["t_mean"] else None
+        rep_means["cov"] = (
+            rep_means["sigma_t"] / rep_means["t_mean"] if rep_means["t_mean"] else None
+        )
     overall = {
         "n_repetitions": len(reps),
         "completion": completion_stats(times),
@@ -308,9 +381,16 @@ def run_metrics(transfers: pd.DataFrame, samples: pd.DataFrame, bottleneck: pd.D
         "utilisation_mean": _mean(r["utilisation"] for r in reps),
         "link_utilisation_mean": _mean(r["link_utilisation"] for r in reps),
         "fair_share": _overall_fair_share(reps),
-        "lateness": lateness_stats([t["lateness_s"] for r in reps for t in r["transfers"]
-                                    if t["profile_s"] is not None and np.isfinite(t["profile_s"])]),
+        "lateness": lateness_stats(
+            [
+                t["lateness_s"]
+                for r in reps
+                for t in r["transfers"]
+                if t["profile_s"] is not None and np.isfinite(t["profile_s"])
+            ]
+        ),
         "deadlines": deadline_counts([t["deadline_met"] for r in reps for t in r["transfers"]]),
     }
-    return RunMetrics.model_validate(_jsonable(
-        {"repetitions": reps, "overall": overall, "context": dict(context)}))
+    return RunMetrics.model_validate(
+        _jsonable({"repetitions": reps, "overall": overall, "context": dict(context)})
+    )

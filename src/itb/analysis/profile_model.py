@@ -54,7 +54,9 @@ def fit_line(x: Sequence[float], y: Sequence[float]) -> Line:
     r = None
     if xa.size > 2 and ya.std() > 0:
         r = float(np.corrcoef(xa, ya)[0, 1])
-    return Line(a=float(a), b=float(b), r=r, n=int(xa.size), x_lo=float(xa.min()), x_hi=float(xa.max()))
+    return Line(
+        a=float(a), b=float(b), r=r, n=int(xa.size), x_lo=float(xa.min()), x_hi=float(xa.max())
+    )
 
 
 class PerRtt(BaseModel):
@@ -95,18 +97,22 @@ class Model(VersionedResults):
         ag, bg, at, bt = self.coefficients(rtt_ms)
         return ag / at * (throughput_bps - bt) + bg
 
-    def input_profile(self, throughput_steps: Sequence[tuple[int, int]], rtt_ms: float
-                      ) -> tuple[profiles.Step, ...]:
+    def input_profile(
+        self, throughput_steps: Sequence[tuple[int, int]], rtt_ms: float
+    ) -> tuple[profiles.Step, ...]:
         """The input profile that makes the wanted throughput profile (µs, bit/s steps)."""
-        return tuple((t, max(1, round(self.input_for_throughput(r, rtt_ms))))
-                     for t, r in throughput_steps)
+        return tuple(
+            (t, max(1, round(self.input_for_throughput(r, rtt_ms)))) for t, r in throughput_steps
+        )
 
-    def completion_s(self, throughput_steps: Sequence[tuple[int, int]], volume: int,
-                     rtt_ms: float) -> float:
+    def completion_s(
+        self, throughput_steps: Sequence[tuple[int, int]], volume: int, rtt_ms: float
+    ) -> float:
         """Predicted completion time of `volume` bytes sent along a throughput profile:
         each step's goodput from eq. 6, then the date by which they add up to it."""
-        good = tuple((t, max(1, round(self.goodput_for_throughput(r, rtt_ms))))
-                     for t, r in throughput_steps)
+        good = tuple(
+            (t, max(1, round(self.goodput_for_throughput(r, rtt_ms)))) for t, r in throughput_steps
+        )
         return profiles.time_to_send_us(good, volume) / 1e6
 
 
@@ -122,8 +128,13 @@ def fit(samples: Sequence[Sample], mechanism: str, linear_max_bps: float) -> Mod
     per = []
     for rtt, pts in sorted(by_rtt.items()):
         x = [p.input_bps for p in pts]
-        per.append(PerRtt(rtt_ms=rtt, goodput=fit_line(x, [p.goodput_bps for p in pts]),
-                          throughput=fit_line(x, [p.throughput_bps for p in pts])))
+        per.append(
+            PerRtt(
+                rtt_ms=rtt,
+                goodput=fit_line(x, [p.goodput_bps for p in pts]),
+                throughput=fit_line(x, [p.throughput_bps for p in pts]),
+            )
+        )
     rtts = [p.rtt_ms for p in per]
 
     def against_rtt(values: list[float]) -> Line:
@@ -131,7 +142,12 @@ def fit(samples: Sequence[Sample], mechanism: str, linear_max_bps: float) -> Mod
             return Line(a=0.0, b=values[0], r=None, n=1, x_lo=rtts[0], x_hi=rtts[0])
         return fit_line(rtts, values)
 
-    return Model(mechanism=mechanism, linear_max_bps=linear_max_bps, per_rtt=per,
-                 a_g=against_rtt([p.goodput.a for p in per]), b_g=against_rtt([p.goodput.b for p in per]),
-                 a_t=against_rtt([p.throughput.a for p in per]),
-                 b_t=against_rtt([p.throughput.b for p in per]))
+    return Model(
+        mechanism=mechanism,
+        linear_max_bps=linear_max_bps,
+        per_rtt=per,
+        a_g=against_rtt([p.goodput.a for p in per]),
+        b_g=against_rtt([p.goodput.b for p in per]),
+        a_t=against_rtt([p.throughput.a for p in per]),
+        b_t=against_rtt([p.throughput.b for p in per]),
+    )

@@ -46,8 +46,15 @@ class Spread(BaseModel):
 def spread(values: Iterable[float | None], failed: int = 0) -> Spread:
     vals = [float(v) for v in values if v is not None and np.isfinite(v)]
     mean, half = mean_ci(vals)
-    return Spread(n=len(vals), n_failed=failed, mean=mean, ci95=half,
-                  min=min(vals) if vals else None, max=max(vals) if vals else None, values=vals)
+    return Spread(
+        n=len(vals),
+        n_failed=failed,
+        mean=mean,
+        ci95=half,
+        min=min(vals) if vals else None,
+        max=max(vals) if vals else None,
+        values=vals,
+    )
 
 
 class Burst(BaseModel):
@@ -74,16 +81,20 @@ def burst_of(rows, lo_ns: float, hi_ns: float) -> Burst:
     drops = int(rows["drops_queue"].to_numpy()[sel].sum()) if "drops_queue" in rows else 0
     if dt.sum() <= 0:
         return Burst(mean_bps=None, max_1ms_bps=None, drops=drops)
-    return Burst(mean_bps=float(bits.sum() / dt.sum()), max_1ms_bps=float((bits / dt).max()),
-                 drops=drops)
+    return Burst(
+        mean_bps=float(bits.sum() / dt.sum()), max_1ms_bps=float((bits / dt).max()), drops=drops
+    )
 
 
 def pooled_burst(bursts: Sequence[Burst]) -> Burst:
     """Over repetitions: the mean of the means, the largest 1 ms rate, all drops."""
     means = [b.mean_bps for b in bursts if b.mean_bps is not None]
     peaks = [b.max_1ms_bps for b in bursts if b.max_1ms_bps is not None]
-    return Burst(mean_bps=float(np.mean(means)) if means else None,
-                 max_1ms_bps=max(peaks) if peaks else None, drops=sum(b.drops for b in bursts))
+    return Burst(
+        mean_bps=float(np.mean(means)) if means else None,
+        max_1ms_bps=max(peaks) if peaks else None,
+        drops=sum(b.drops for b in bursts),
+    )
 
 
 def margin_needed(points: Sequence[tuple[float, Spread]], limit_s: float) -> float | None:

@@ -56,16 +56,21 @@ class VersionedResults(BaseModel):
         except ScenarioError as e:
             raise DamagedResults(f"{path}: cannot read the {cls.WHAT}: {e.reason}") from None
         except ValueError as e:
-            raise DamagedResults(f"{path}: cannot read the {cls.WHAT}: not valid JSON "
-                                 f"({e})") from None
+            raise DamagedResults(
+                f"{path}: cannot read the {cls.WHAT}: not valid JSON ({e})"
+            ) from None
         got = doc.get("format_version") if isinstance(doc, dict) else None
         if got != cls.FORMAT:
-            raise OtherFormat(f"{path}: {cls.WHAT} format {got!r}, this ITB reads "
-                              f"{cls.FORMAT}; {cls.rebuild_hint(path)}")
+            raise OtherFormat(
+                f"{path}: {cls.WHAT} format {got!r}, this ITB reads "
+                f"{cls.FORMAT}; {cls.rebuild_hint(path)}"
+            )
         try:
             return cls.model_validate(doc)
         except ValidationError as e:
             first = e.errors()[0]
             where = ".".join(str(x) for x in first["loc"])
-            raise DamagedResults(f"{path}: not {cls.DESCRIPTION} ({e.error_count()} error(s); "
-                                 f"{where}: {first['msg']})") from None
+            raise DamagedResults(
+                f"{path}: not {cls.DESCRIPTION} ({e.error_count()} error(s); "
+                f"{where}: {first['msg']})"
+            ) from None

@@ -35,8 +35,10 @@ def read_run(run: Path) -> tuple[RunMeta, ResolvedScenario]:
     models. `RunDirError` (exit 2) naming the file (and the field, the differences)."""
     for name in NEEDED:
         if not (run / name).exists():
-            raise rundir.RunDirError(f"{run / name}: missing; {run} is not a whole run "
-                                     f"directory (`itb report` needs {' and '.join(NEEDED)})")
+            raise rundir.RunDirError(
+                f"{run / name}: missing; {run} is not a whole run "
+                f"directory (`itb report` needs {' and '.join(NEEDED)})"
+            )
     # meta.json first: its format says how to read the rest
     meta = read_record(run / "meta.json", RunMeta)
     sc = read_record(run / "scenario.resolved.json", ResolvedScenario)
@@ -45,7 +47,9 @@ def read_run(run: Path) -> tuple[RunMeta, ResolvedScenario]:
         raise rundir.RunDirError(
             f"{run}: {len(bad)} committed repetition(s) changed since they were written "
             "(or cannot be read):\n  "
-            + "\n  ".join(bad) + "\n`itb run SCENARIO --out RUN --resume` redoes exactly these")
+            + "\n  ".join(bad)
+            + "\n`itb run SCENARIO --out RUN --resume` redoes exactly these"
+        )
     for rd in sorted(run.glob("rep-[0-9][0-9][0-9]")):
         if (rd / "result.json").exists() and (rd / "events.json").exists():
             read_record(rd / "events.json", RepEvents)
@@ -65,7 +69,13 @@ def analyse_run_dir(run: Path) -> RunAnalysis:
     link = metrics.context.link or (emulated[0] if len(emulated) == 1 else None)
     # a full segment's payload in its frame: TCP with timestamps; UDT 1456 in 1514 at 1500
     shares = {"tcp": tcp_payload_share(topo.mtu), "udt": (topo.mtu - 44) / (topo.mtu + 14)}
-    metrics.profiles = profiles_kept(run, tables["transfers"], tables["bottleneck"], link,
-                                     {n.name: n.side for n in topo.nodes}, shares)
+    metrics.profiles = profiles_kept(
+        run,
+        tables["transfers"],
+        tables["bottleneck"],
+        link,
+        {n.name: n.side for n in topo.nodes},
+        shares,
+    )
     metrics.save(run / "metrics.json")
     return RunAnalysis(meta, sc, tables, metrics)

@@ -17,8 +17,15 @@ from itb.analysis.statistics import floats
 DEFAULT_BIN_S = 0.1  # bottleneck bin when no goodput interval is known
 
 _GOODPUT_COLUMNS = ["repetition", "t_s", "goodput_bps", "bytes"]
-_THROUGHPUT_COLUMNS = ["repetition", "t_s", "throughput_bps", "bytes", "packets",
-                       "queue_bytes_max", "drops"]
+_THROUGHPUT_COLUMNS = [
+    "repetition",
+    "t_s",
+    "throughput_bps",
+    "bytes",
+    "packets",
+    "queue_bytes_max",
+    "drops",
+]
 
 
 def finite_rate(value: float | None, what: str) -> float | None:
@@ -54,8 +61,12 @@ def common_interval_s(interval_s: Iterable[float]) -> float:
     return float(us.mode().min()) / 1e6
 
 
-def _binned(df: pd.DataFrame, origin_ns: Mapping[int, int], bin_s: float,
-            aggs: Mapping[str, tuple[str, str]]) -> pd.DataFrame:
+def _binned(
+    df: pd.DataFrame,
+    origin_ns: Mapping[int, int],
+    bin_s: float,
+    aggs: Mapping[str, tuple[str, str]],
+) -> pd.DataFrame:
     """Aggregate rows into bins of width bin_s per repetition, gaps filled with zeros.
 
     Bins are closed on the right, ((k-1)·bin, k·bin] after the origin, because t_ns ends
@@ -73,8 +84,7 @@ def _binned(df: pd.DataFrame, origin_ns: Mapping[int, int], bin_s: float,
     for rep, sub in grouped.groupby(level=0):
         sub = sub.droplevel(0)
         sub = sub.reindex(range(int(sub.index.min()), int(sub.index.max()) + 1), fill_value=0)
-        parts.append(sub.assign(repetition=int(rep),
-                                t_s=sub.index.to_numpy(np.int64) * step / 1e9))
+        parts.append(sub.assign(repetition=int(rep), t_s=sub.index.to_numpy(np.int64) * step / 1e9))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -86,8 +96,9 @@ def select_link(bottleneck: pd.DataFrame, direction: str, link: str | None) -> p
         return rows[rows["link"] == link]
     links = sorted(rows["link"].dropna().unique())
     if len(links) > 1:
-        raise ValueError(f"bottleneck has several links in direction {direction!r}: "
-                         f"{links}; pass link=")
+        raise ValueError(
+            f"bottleneck has several links in direction {direction!r}: {links}; pass link="
+        )
     return rows
 
 
@@ -113,14 +124,15 @@ def transfer_goodput(transfers: pd.DataFrame, samples: pd.DataFrame) -> pd.DataF
     tables.validate(samples, "samples")
     t = completed_times(transfers)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = np.where(t > 0, transfers["bytes"].astype("float64").to_numpy() * 8 / t,
-                        np.nan)
+        mean = np.where(t > 0, transfers["bytes"].astype("float64").to_numpy() * 8 / t, np.nan)
     out = transfers[["repetition", "transfer", "direction", "cc"]].reset_index(drop=True)
     out["mean_goodput_bps"] = mean
     gp = samples[samples["series"] == "goodput"]
-    stats = (gp.groupby(["repetition", "transfer"])["goodput_bps"]
-             .agg(sigma_goodput_bps=lambda s: s.std(ddof=0), n_samples="count")
-             .reset_index())
+    stats = (
+        gp.groupby(["repetition", "transfer"])["goodput_bps"]
+        .agg(sigma_goodput_bps=lambda s: s.std(ddof=0), n_samples="count")
+        .reset_index()
+    )
     out = out.merge(stats, on=["repetition", "transfer"], how="left")
     out["n_samples"] = out["n_samples"].fillna(0).astype("int64")
     out.loc[out["n_samples"] == 0, "sigma_goodput_bps"] = np.nan
@@ -148,8 +160,12 @@ def goodput_distribution(goodput_bps: Iterable[float], access_rate_bps: float) -
     return [float(c) / g.size for c in counts]
 
 
-def aggregate_goodput(samples: pd.DataFrame, transfers: pd.DataFrame,
-                      direction: str = "forward", bin_s: float | None = None) -> pd.DataFrame:
+def aggregate_goodput(
+    samples: pd.DataFrame,
+    transfers: pd.DataFrame,
+    direction: str = "forward",
+    bin_s: float | None = None,
+) -> pd.DataFrame:
     """Aggregate goodput G(t) = Σ_i g_i(t) of the transfers of one direction, per repetition.
 
     Each goodput sample goes whole to the bin containing its t_ns; payload bytes are summed
@@ -176,10 +192,13 @@ def aggregate_goodput(samples: pd.DataFrame, transfers: pd.DataFrame,
 # --- bottleneck --------------------------------------------------------------------------
 
 
-def bottleneck_throughput(bottleneck: pd.DataFrame, direction: str = "forward",
-                          bin_s: float = DEFAULT_BIN_S,
-                          rep_start: Mapping[int, int] | None = None,
-                          link: str | None = None) -> pd.DataFrame:
+def bottleneck_throughput(
+    bottleneck: pd.DataFrame,
+    direction: str = "forward",
+    bin_s: float = DEFAULT_BIN_S,
+    rep_start: Mapping[int, int] | None = None,
+    link: str | None = None,
+) -> pd.DataFrame:
     """Throughput on the wire at the bottleneck X(t) = Σ wire bytes·8 / bin_s, per repetition.
 
     t_s is the end of the bin relative to rep_start[repetition] (ns) when given, else to
@@ -196,12 +215,21 @@ def bottleneck_throughput(bottleneck: pd.DataFrame, direction: str = "forward",
         origin = first.groupby(rows["repetition"]).min().to_dict()
     else:
         origin = dict(rep_start)
-    rows = rows.assign(drops=rows["drops_queue"] + rows["drops_loss"],
-                       peak=np.maximum(rows["queue_bytes"], rows["queue_max_bytes"]))
-    out = _binned(rows, origin, bin_s, {"bytes": ("bytes", "sum"),
-                                        "packets": ("packets", "sum"),
-                                        "queue_bytes_max": ("peak", "max"),
-                                        "drops": ("drops", "sum")})
+    rows = rows.assign(
+        drops=rows["drops_queue"] + rows["drops_loss"],
+        peak=np.maximum(rows["queue_bytes"], rows["queue_max_bytes"]),
+    )
+    out = _binned(
+        rows,
+        origin,
+        bin_s,
+        {
+            "bytes": ("bytes", "sum"),
+            "packets": ("packets", "sum"),
+            "queue_bytes_max": ("peak", "max"),
+            "drops": ("drops", "sum"),
+        },
+    )
     out["throughput_bps"] = out["bytes"] * 8 / bin_s
     return out[_THROUGHPUT_COLUMNS]
 
@@ -227,7 +255,8 @@ def efficiency(transfers: pd.DataFrame) -> float:
     if rows.empty:
         raise ValueError("efficiency needs flows with both delivered and wire bytes")
     return float(rows["bytes"].astype("float64").sum()) / float(
-        rows["wire_bytes"].astype("float64").sum())
+        rows["wire_bytes"].astype("float64").sum()
+    )
 
 
 def utilisation(transfers: pd.DataFrame, capacity_bps: float | None) -> float | None:
@@ -298,13 +327,17 @@ def link_utilisation(X: pd.DataFrame, capacity_bps: float | None) -> float | Non
         x = x.sort_values("t_s")
         busy = np.flatnonzero(x["throughput_bps"].to_numpy() > 0)
         if busy.size:
-            span = x["throughput_bps"].to_numpy()[busy[0]:busy[-1] + 1]
+            span = x["throughput_bps"].to_numpy()[busy[0] : busy[-1] + 1]
             total, bins = total + float(span.sum()), bins + span.size
     return total / bins / cap if bins else 0.0
 
 
-def queueing_delay(bottleneck: pd.DataFrame, capacity_bps: float | None,
-                   direction: str = "forward", link: str | None = None) -> dict:
+def queueing_delay(
+    bottleneck: pd.DataFrame,
+    capacity_bps: float | None,
+    direction: str = "forward",
+    link: str | None = None,
+) -> dict:
     """Queueing delay at the bottleneck, queue bytes·8 / C in seconds: mean and max.
 
     mean_s: time average of the end-of-interval occupancy over each repetition's busy
@@ -326,7 +359,4 @@ def queueing_delay(bottleneck: pd.DataFrame, capacity_bps: float | None,
         spans.append(rep_rows)
     span = pd.concat(spans)
     peak = max(span["queue_bytes"].max(), span["queue_max_bytes"].max())
-    return {"mean_s": float(span["queue_bytes"].mean()) * 8 / cap,
-            "max_s": float(peak) * 8 / cap}
-
-
+    return {"mean_s": float(span["queue_bytes"].mean()) * 8 / cap, "max_s": float(peak) * 8 / cap}

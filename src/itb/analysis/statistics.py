@@ -34,14 +34,18 @@ def completion_stats(times: Iterable[float | None]) -> dict:
         raise ValueError("completion times must be finite and >= 0 (NaN = failed)")
     out: dict = {"n": int(done.size), "n_failed": int(t.size - done.size)}
     if done.size == 0:
-        return out | {"t_min": None, "t_mean": None, "t_max": None, "sigma_t": None,
-                      "cov": None}
+        return out | {"t_min": None, "t_mean": None, "t_max": None, "sigma_t": None, "cov": None}
     mean = float(done.mean())
     # σ_T over the N transfers of one run, with 1/N as the documents define it; one
     # transfer has no spread: missing, never 0
     sigma = float(done.std(ddof=0)) if done.size > 1 else None
-    return out | {"t_min": float(done.min()), "t_mean": mean, "t_max": float(done.max()),
-                  "sigma_t": sigma, "cov": sigma / mean if sigma is not None and mean > 0 else None}
+    return out | {
+        "t_min": float(done.min()),
+        "t_mean": mean,
+        "t_max": float(done.max()),
+        "sigma_t": sigma,
+        "cov": sigma / mean if sigma is not None and mean > 0 else None,
+    }
 
 
 def margins(times: Iterable[float | None]) -> dict:

@@ -47,8 +47,14 @@ def window_rate(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> float | None:
     return float(rows["bytes"].to_numpy(dtype=float)[sel].sum() * 8 / span)
 
 
-def step_rates(rows: pd.DataFrame, start_ns: int, steps: Sequence[tuple[int, int]],
-               payload_share: float, end_ns: int, settle_s: float = SETTLE_S) -> list[StepRate]:
+def step_rates(
+    rows: pd.DataFrame,
+    start_ns: int,
+    steps: Sequence[tuple[int, int]],
+    payload_share: float,
+    end_ns: int,
+    settle_s: float = SETTLE_S,
+) -> list[StepRate]:
     """Each step's measured wire rate against the profile. `rows`: the bottleneck log of
     one link, direction and repetition (CLOCK_MONOTONIC);
     `start_ns`: when the profile started; steps (µs, payload bit/s). A step shorter than
@@ -63,8 +69,17 @@ def step_rates(rows: pd.DataFrame, start_ns: int, steps: Sequence[tuple[int, int
         lo = at + settle_s
         got = window_rate(rows, start_ns + lo * 1e9, start_ns + to * 1e9) if to > lo else None
         wire = rate / payload_share
-        out.append(StepRate(at_s=at, rate_bps=float(rate), wire_bps=wire, from_s=lo, to_s=to,
-                            measured_bps=got, ratio=None if got is None else got / wire))
+        out.append(
+            StepRate(
+                at_s=at,
+                rate_bps=float(rate),
+                wire_bps=wire,
+                from_s=lo,
+                to_s=to,
+                measured_bps=got,
+                ratio=None if got is None else got / wire,
+            )
+        )
     return out
 
 
@@ -93,8 +108,9 @@ class ProfileKept(BaseModel):
         return worst_ratio_error(self.steps)
 
 
-def _span_and_direction(e: dict, tr: pd.DataFrame, procs: dict[str, ProcRecord],
-                        sides: dict[str, str]):
+def _span_and_direction(
+    e: dict, tr: pd.DataFrame, procs: dict[str, ProcRecord], sides: dict[str, str]
+):
     """(start, end, direction) of a profiled event; None where it has no span."""
     direction: str | None
     if e["kind"] == "transfer":
@@ -107,13 +123,24 @@ def _span_and_direction(e: dict, tr: pd.DataFrame, procs: dict[str, ProcRecord],
         p = procs.get(f"{e['id']}.command") or ProcRecord()
         start, end = p.dispatched_ns, p.exited_ns
         direction = {"left": "forward", "right": "reverse"}.get(sides.get(e["host"]) or "")
-    if direction is None or start is None or end is None or not (np.isfinite(start) and np.isfinite(end)):
+    if (
+        direction is None
+        or start is None
+        or end is None
+        or not (np.isfinite(start) and np.isfinite(end))
+    ):
         return None
     return int(start), int(end), direction
 
 
-def _others(e: dict, events: list[dict], tr: pd.DataFrame, procs: dict[str, ProcRecord],
-            sides: dict[str, str], span: tuple[int, int, str]) -> list[str]:
+def _others(
+    e: dict,
+    events: list[dict],
+    tr: pd.DataFrame,
+    procs: dict[str, ProcRecord],
+    sides: dict[str, str],
+    span: tuple[int, int, str],
+) -> list[str]:
     """What else sent in the same direction during the span: transfers, ping-pongs and
     UDP streams from a host on that side, and commands on a host of that side."""
     start, end, direction = span
@@ -121,21 +148,37 @@ def _others(e: dict, events: list[dict], tr: pd.DataFrame, procs: dict[str, Proc
     out = []
     for row in tr.itertuples():
         lo, hi = row.start_ns, row.end_ns if np.isfinite(row.end_ns) else end
-        if (row.transfer != e["id"] and sides.get(row.src) == side and np.isfinite(lo)
-                and lo < end and hi > start):
+        if (
+            row.transfer != e["id"]
+            and sides.get(row.src) == side
+            and np.isfinite(lo)
+            and lo < end
+            and hi > start
+        ):
             out.append(str(row.transfer))
     for o in events:
         p = procs.get(f"{o['id']}.command") or ProcRecord()
         lo, hi = p.dispatched_ns, end if p.exited_ns is None else p.exited_ns
-        if (o["kind"] == "command" and o["id"] != e["id"] and sides.get(o["host"]) == side
-                and lo is not None and lo < end and hi > start):
+        if (
+            o["kind"] == "command"
+            and o["id"] != e["id"]
+            and sides.get(o["host"]) == side
+            and lo is not None
+            and lo < end
+            and hi > start
+        ):
             out.append(o["id"])
     return sorted(set(out))
 
 
-def profiles_kept(run: Path, transfers: pd.DataFrame, bottleneck: pd.DataFrame,
-                  link: str | None, sides: dict[str, str], payload_share: dict[str, float]
-                  ) -> list[ProfileKept]:
+def profiles_kept(
+    run: Path,
+    transfers: pd.DataFrame,
+    bottleneck: pd.DataFrame,
+    link: str | None,
+    sides: dict[str, str],
+    payload_share: dict[str, float],
+) -> list[ProfileKept]:
     """Every profile of the run's repetitions measured on `link`: a transfer from its
     start to its end (its direction), a command from its start to its exit (the side of
     its host: left sends forward). Dates count from when each started. `payload_share`
@@ -160,11 +203,25 @@ def profiles_kept(run: Path, transfers: pd.DataFrame, bottleneck: pd.DataFrame,
             start, end, direction = span
             rows = select_link(bottleneck, direction, link)
             rows = rows[rows["repetition"] == r]
-            steps = step_rates(rows, start, [tuple(s) for s in e["profile"]],
-                               payload_share[e.get("protocol", "tcp")], end - int(TAIL_S * 1e9))
+            steps = step_rates(
+                rows,
+                start,
+                [tuple(s) for s in e["profile"]],
+                payload_share[e.get("protocol", "tcp")],
+                end - int(TAIL_S * 1e9),
+            )
             shared = _others(e, events, tr, procs, sides, span) if len(tr) or events else []
             if shared:
                 steps = [st.model_copy(update={"ratio": None}) for st in steps]
-            out.append(ProfileKept(event=e["id"], kind=e["kind"], repetition=r, link=link,
-                                   direction=direction, shared_with=shared, steps=steps))
+            out.append(
+                ProfileKept(
+                    event=e["id"],
+                    kind=e["kind"],
+                    repetition=r,
+                    link=link,
+                    direction=direction,
+                    shared_with=shared,
+                    steps=steps,
+                )
+            )
     return out

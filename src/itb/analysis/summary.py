@@ -15,8 +15,12 @@ from itb.scenario.testbed.pathspec import path_spec
 def context_of(topo: Topology, transfers: pd.DataFrame) -> RunContext:
     """C, its link and the reverse capacity: the bottleneck on the path of the forward
     transfers (the first one's path when several links are emulated)."""
-    ctx: RunContext = {"capacity_bps": None, "reverse_capacity_bps": None, "mtu": topo.mtu,
-                       "link": None}
+    ctx: RunContext = {
+        "capacity_bps": None,
+        "reverse_capacity_bps": None,
+        "mtu": topo.mtu,
+        "link": None,
+    }
     fwd = transfers[transfers["direction"] == "forward"] if len(transfers) else transfers
     if len(fwd):
         first = fwd.iloc[0]
@@ -30,8 +34,9 @@ def context_of(topo: Topology, transfers: pd.DataFrame) -> RunContext:
     return ctx
 
 
-def scenario_metrics(tables: dict[str, pd.DataFrame], topo: Topology,
-                     dispatch: dict | None = None) -> RunMetrics:
+def scenario_metrics(
+    tables: dict[str, pd.DataFrame], topo: Topology, dispatch: dict | None = None
+) -> RunMetrics:
     """What metrics.json holds: `dispatch` is meta.json's (the engine's summary)."""
     ctx = context_of(topo, tables["transfers"])
     metrics = run_metrics(tables["transfers"], tables["samples"], tables["bottleneck"], ctx)

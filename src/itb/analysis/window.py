@@ -25,14 +25,16 @@ class WindowFault:
     repetition: int
     transfer: str
     stream: int
-    t_s: float        # after the transfer's first byte
-    field: str        # "cwnd" | "ssthresh"
-    value: int        # segments
+    t_s: float  # after the transfer's first byte
+    field: str  # "cwnd" | "ssthresh"
+    value: int  # segments
 
     def reason(self) -> str:
-        return (f"corrupt window: {self.field} {self.value} segments (over 2^24) at "
-                f"{self.t_s:.3f} s on stream {self.stream} of the sender's tcp_info; "
-                "completion time not used")
+        return (
+            f"corrupt window: {self.field} {self.value} segments (over 2^24) at "
+            f"{self.t_s:.3f} s on stream {self.stream} of the sender's tcp_info; "
+            "completion time not used"
+        )
 
 
 def find_faults(samples: pd.DataFrame, starts_ns: dict[tuple[int, str], int]) -> list[WindowFault]:
@@ -50,10 +52,11 @@ def find_faults(samples: pd.DataFrame, starts_ns: dict[tuple[int, str], int]) ->
             first = rows.iloc[0]
             start = starts_ns.get((int(rep), str(tr)))
             t_s = (int(first["t_ns"]) - start) / 1e9 if start is not None else np.nan
-            out.append(WindowFault(int(rep), str(tr), int(first["stream"]), t_s, field,
-                                   int(first[field])))
+            out.append(
+                WindowFault(int(rep), str(tr), int(first["stream"]), t_s, field, int(first[field]))
+            )
     earliest: dict[tuple[int, str], WindowFault] = {}
-    for f in sorted(out, key=lambda f: (f.t_s if np.isfinite(f.t_s) else np.inf)):
+    for f in sorted(out, key=lambda f: f.t_s if np.isfinite(f.t_s) else np.inf):
         earliest.setdefault((f.repetition, f.transfer), f)
     return list(earliest.values())
 
@@ -65,14 +68,19 @@ def mark_corrupt(transfers: pd.DataFrame, samples: pd.DataFrame) -> pd.DataFrame
     tr["corrupt_window"] = pd.Series([None] * len(tr), index=tr.index, dtype="object")
     if tr.empty:
         return tr
-    starts = {(int(r), str(t)): int(s) for r, t, s in
-              zip(tr["repetition"], tr["transfer"], tr["start_ns"]) if pd.notna(s)}
+    starts = {
+        (int(r), str(t)): int(s)
+        for r, t, s in zip(tr["repetition"], tr["transfer"], tr["start_ns"])
+        if pd.notna(s)
+    }
     for f in find_faults(samples, starts):
         hit = (tr["repetition"] == f.repetition) & (tr["transfer"] == f.transfer)
         for i in tr.index[hit]:
             prior = tr.at[i, "error"]
             tr.at[i, "corrupt_window"] = f.reason()
-            tr.at[i, "error"] = f.reason() + (f"; {prior}" if isinstance(prior, str) and prior else "")
+            tr.at[i, "error"] = f.reason() + (
+                f"; {prior}" if isinstance(prior, str) and prior else ""
+            )
             tr.at[i, "ok"] = False
             tr.at[i, "completion_s"] = np.nan
     return tr

@@ -12,8 +12,15 @@ if TYPE_CHECKING:  # imported when used: a node worker (`-m itb.backends.hostsid
     from itb.scenario.testbed.model import Topology
 
 
-def open_testbed(topology: Topology, ccs: CcSupport, *, inventory: Inventory | None = None,
-                 seed: int = 1, say: Say | None = None, only: set[str] | None = None) -> Testbed:
+def open_testbed(
+    topology: Topology,
+    ccs: CcSupport,
+    *,
+    inventory: Inventory | None = None,
+    seed: int = 1,
+    say: Say | None = None,
+    only: set[str] | None = None,
+) -> Testbed:
     """The local testbed, or the SSH testbed of `inventory` (`only`: just these nodes'
     hosts, as a calibration's pair)."""
     from itb.backends.testbed import quiet

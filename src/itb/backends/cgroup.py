@@ -56,8 +56,10 @@ def create(path: Path) -> None:
     try:
         path.mkdir()
     except FileExistsError:
-        raise BackendError(f"cgroup {path} exists but is not ITB's (not in its state): it is "
-                           "left alone; remove it or choose another ITB_PREFIX") from None
+        raise BackendError(
+            f"cgroup {path} exists but is not ITB's (not in its state): it is "
+            "left alone; remove it or choose another ITB_PREFIX"
+        ) from None
     except OSError as e:
         raise BackendError(f"cannot create cgroup {path}: {e.strerror}") from None
 
@@ -116,9 +118,12 @@ def kill(path: str | Path | None) -> None:
         if not left and not populated(p):
             break
         if time.monotonic() > deadline:
-            raise BackendError(f"cgroup {p}: processes {left[:10]} survived SIGKILL" if left else
-                               f"cgroup {p}: still populated {KILL_TIMEOUT_S:g} s after SIGKILL "
-                               "(tasks that do not finish exiting)")
+            raise BackendError(
+                f"cgroup {p}: processes {left[:10]} survived SIGKILL"
+                if left
+                else f"cgroup {p}: still populated {KILL_TIMEOUT_S:g} s after SIGKILL "
+                "(tasks that do not finish exiting)"
+            )
         if left:
             try:
                 (p / "cgroup.kill").write_text("1\n")

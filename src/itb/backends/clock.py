@@ -30,15 +30,22 @@ class ClockEstimate:
         return (self.rtt_ns + 1) // 2  # rounded up: the bound holds for an odd round trip
 
     def to_json(self) -> dict:
-        return {"offset_ns": self.offset_ns, "rtt_ns": self.rtt_ns,
-                "uncertainty_ns": self.uncertainty_ns, "spread_ns": self.spread_ns,
-                "samples": self.samples, "same_clock": self.same_clock}
+        return {
+            "offset_ns": self.offset_ns,
+            "rtt_ns": self.rtt_ns,
+            "uncertainty_ns": self.uncertainty_ns,
+            "spread_ns": self.spread_ns,
+            "samples": self.samples,
+            "same_clock": self.same_clock,
+        }
 
 
 SAME = ClockEstimate(0, 0, 0, 0, True)
 
 
-def estimate(exchange: Callable[[int], tuple[int, int, int]], samples: int = SAMPLES) -> ClockEstimate:
+def estimate(
+    exchange: Callable[[int], tuple[int, int, int]], samples: int = SAMPLES
+) -> ClockEstimate:
     """`exchange(seq)` → (sent, the other clock's reading, received), our times in ns."""
     found = []
     for seq in range(samples):
@@ -69,8 +76,9 @@ class Replies:
             try:
                 got = self.q.get(timeout=self.timeout_s)
             except queue.Empty:
-                raise BackendError(f"{self.who} did not answer a clock request within "
-                                   f"{self.timeout_s:.0f} s") from None
+                raise BackendError(
+                    f"{self.who} did not answer a clock request within {self.timeout_s:.0f} s"
+                ) from None
             if got is None:
                 raise BackendError(f"{self.who} stopped")
             if got[0] == seq:

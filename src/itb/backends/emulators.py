@@ -105,19 +105,28 @@ def start(step: A.StartEmulator, bound: bool, group: str | None = None) -> Emula
         env.pop(DIE_WITH_PARENT, None)
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         proc = NetnsHost(step.node, step.ns, cgroup=group).spawn(
-            step.command(), stdin=ctl_fd, stdout=out, stderr=err, env=env)
+            step.command(), stdin=ctl_fd, stdout=out, stderr=err, env=env
+        )
     os.close(ctl_fd)
     _children[proc.pid] = proc
     ident = ProcessId.of(proc.pid)
     deadline = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < deadline:
         if b'"ready"' in out_path.read_bytes():
-            return EmulatorHandle(step.node.removeprefix("em-"), step.ns, proc.pid,
-                                  str(log_dir), str(control), ident.start if ident else 0,
-                                  bound)
+            return EmulatorHandle(
+                step.node.removeprefix("em-"),
+                step.ns,
+                proc.pid,
+                str(log_dir),
+                str(control),
+                ident.start if ident else 0,
+                bound,
+            )
         if proc.poll() is not None:
-            raise BackendError(f"link emulator for {step.node} exited ({proc.returncode}): "
-                               f"{err_path.read_text().strip()[-500:]}")
+            raise BackendError(
+                f"link emulator for {step.node} exited ({proc.returncode}): "
+                f"{err_path.read_text().strip()[-500:]}"
+            )
         time.sleep(0.01)
     proc.kill()
     raise BackendError(f"link emulator for {step.node} not ready after {READY_TIMEOUT_S}s")

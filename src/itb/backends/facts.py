@@ -11,11 +11,15 @@ from typing import NotRequired, TypedDict
 
 from itb.backends.host import CommandRunner, Host, NetnsHost
 
-HOST_SYSCTLS = ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem", "net.ipv4.tcp_congestion_control",
-                "net.ipv4.tcp_available_congestion_control", "net.ipv4.tcp_no_metrics_save")
+HOST_SYSCTLS = (
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.ipv4.tcp_congestion_control",
+    "net.ipv4.tcp_available_congestion_control",
+    "net.ipv4.tcp_no_metrics_save",
+)
 ROOT_SYSCTLS = ("net.core.rmem_max", "net.core.wmem_max", "net.core.netdev_max_backlog")
-OFFLOADS = ("tcp-segmentation-offload", "generic-segmentation-offload",
-            "generic-receive-offload")
+OFFLOADS = ("tcp-segmentation-offload", "generic-segmentation-offload", "generic-receive-offload")
 
 
 class CpuFacts(TypedDict):
@@ -42,8 +46,12 @@ def cpu() -> CpuFacts:
         if line.startswith("model name"):
             model = line.split(":", 1)[1].strip()
             break
-    return {"model": model, "cores": os.cpu_count(), "kernel": platform.release(),
-            "machine": platform.machine()}
+    return {
+        "model": model,
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "machine": platform.machine(),
+    }
 
 
 def sysctls(host: Host, keys: Iterable[str]) -> dict[str, str | None]:
@@ -88,14 +96,16 @@ def mtu(host: Host, ifname: str) -> int | None:
 
 # One command for all of a host's facts (over SSH a command is a round trip): each
 # section's output after a line "@@name"; the interface is $1 ("" for none).
-_FACTS = ('for s in cpuinfo:"cat /proc/cpuinfo" nproc:nproc kernel:"uname -r" '
-          'machine:"uname -m" cc:"sysctl -n net.ipv4.tcp_available_congestion_control"; '
-          'do echo "@@${s%%:*}"; sh -c "${s#*:}" 2>/dev/null; done; '
-          'if [ -n "$1" ]; then '
-          'echo @@driver; ethtool -i "$1" 2>/dev/null; '
-          'echo @@speed; cat "/sys/class/net/$1/speed" 2>/dev/null; '
-          'echo @@link; ip -o link show "$1" 2>/dev/null; '
-          'echo @@offloads; ethtool -k "$1" 2>/dev/null; fi')
+_FACTS = (
+    'for s in cpuinfo:"cat /proc/cpuinfo" nproc:nproc kernel:"uname -r" '
+    'machine:"uname -m" cc:"sysctl -n net.ipv4.tcp_available_congestion_control"; '
+    'do echo "@@${s%%:*}"; sh -c "${s#*:}" 2>/dev/null; done; '
+    'if [ -n "$1" ]; then '
+    'echo @@driver; ethtool -i "$1" 2>/dev/null; '
+    'echo @@speed; cat "/sys/class/net/$1/speed" 2>/dev/null; '
+    'echo @@link; ip -o link show "$1" 2>/dev/null; '
+    'echo @@offloads; ethtool -k "$1" 2>/dev/null; fi'
+)
 
 
 def _sections(text: str) -> dict[str, str]:
@@ -120,9 +130,12 @@ def host_facts(host: CommandRunner, ifname: str | None) -> HostFacts:
             model = line.split(":", 1)[1].strip()
             break
     nproc = got.get("nproc", "")
-    cpu_facts: CpuFacts = {"model": model, "cores": int(nproc) if nproc.isdigit() else None,
-                           "kernel": got.get("kernel") or None,
-                           "machine": got.get("machine") or None}
+    cpu_facts: CpuFacts = {
+        "model": model,
+        "cores": int(nproc) if nproc.isdigit() else None,
+        "kernel": got.get("kernel") or None,
+        "machine": got.get("machine") or None,
+    }
     ccs = got.get("cc", "").split()
     if not ifname:
         return {"cpu": cpu_facts, "congestion_controls": ccs}
@@ -133,9 +146,13 @@ def host_facts(host: CommandRunner, ifname: str | None) -> HostFacts:
             driver[k.strip()] = v.strip()
     speed = got.get("speed", "")
     m = re.search(r"mtu (\d+)", got.get("link", ""))
-    nic: dict[str, object] = {"ifname": ifname, **driver, "mtu": int(m.group(1)) if m else None,
-                              "speed_mbps": int(speed) if speed.lstrip("-").isdigit() else None,
-                              "offloads": _offloads(got.get("offloads", ""))}
+    nic: dict[str, object] = {
+        "ifname": ifname,
+        **driver,
+        "mtu": int(m.group(1)) if m else None,
+        "speed_mbps": int(speed) if speed.lstrip("-").isdigit() else None,
+        "offloads": _offloads(got.get("offloads", "")),
+    }
     return {"cpu": cpu_facts, "nic": nic, "congestion_controls": ccs}
 
 

@@ -56,8 +56,9 @@ class Proc(Protocol):
 
     def wait(self, timeout: float | None = None) -> int: ...
 
-    def communicate(self, input: bytes | None = None,
-                    timeout: float | None = None) -> tuple[bytes, bytes]: ...
+    def communicate(
+        self, input: bytes | None = None, timeout: float | None = None
+    ) -> tuple[bytes, bytes]: ...
 
     def terminate(self) -> None: ...
 
@@ -68,7 +69,11 @@ class CommandRunner(Protocol):
     """Runs a command to its end: a `Host`, or an SSH host's connection as such."""
 
     def run(
-        self, argv: Sequence[str], *, check: bool = True, timeout: float | None = 60,
+        self,
+        argv: Sequence[str],
+        *,
+        check: bool = True,
+        timeout: float | None = 60,
         input: str | None = None,
     ) -> Completed: ...
 
@@ -77,8 +82,12 @@ class Host(CommandRunner, Protocol):
     name: str
 
     def spawn(
-        self, argv: Sequence[str], *, stdin: IO | int | None = None,
-        stdout: IO | int | None = None, stderr: IO | int | None = None,
+        self,
+        argv: Sequence[str],
+        *,
+        stdin: IO | int | None = None,
+        stdout: IO | int | None = None,
+        stderr: IO | int | None = None,
         env: dict[str, str] | None = None,
     ) -> Proc: ...
 
@@ -123,8 +132,9 @@ class NetnsHost:
         try:
             # A command this process waits for dies with it (util-linux's setpriv asks the
             # kernel for SIGKILL when its parent dies): a killed engine leaves no ping.
-            p = subprocess.run(_with_parent(full), capture_output=True, text=True,
-                               timeout=timeout, input=input)
+            p = subprocess.run(
+                _with_parent(full), capture_output=True, text=True, timeout=timeout, input=input
+            )
         except subprocess.TimeoutExpired as e:
             raise CommandFailed(self.name, full, -1, f"timed out after {timeout}s") from e
         except FileNotFoundError as e:
@@ -134,12 +144,17 @@ class NetnsHost:
             raise CommandFailed(self.name, full, p.returncode, p.stderr or p.stdout)
         return res
 
-    def spawn(self, argv, *, stdin=None, stdout=None, stderr=None,
-              env=None) -> subprocess.Popen[bytes]:
+    def spawn(
+        self, argv, *, stdin=None, stdout=None, stderr=None, env=None
+    ) -> subprocess.Popen[bytes]:
         # New session: a Ctrl-C at the terminal does not reach it (the engine stops it).
         # Whether it outlives this process is the caller's choice (ITB_DIE_WITH_PARENT).
         proc = subprocess.Popen(
-            self.wrap(argv), stdin=stdin, stdout=stdout, stderr=stderr, start_new_session=True,
+            self.wrap(argv),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=True,
             env=env,
         )
         try:

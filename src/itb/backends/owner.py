@@ -103,8 +103,9 @@ def read_owner() -> dict | None:
 def describe(owner: dict | None) -> str:
     if not owner:
         return "another ITB command"
-    return (f"`{owner.get('command', '?')}` (PID {owner.get('pid')}, since "
-            f"{owner.get('since', '?')})")
+    return (
+        f"`{owner.get('command', '?')}` (PID {owner.get('pid')}, since {owner.get('since', '?')})"
+    )
 
 
 class _Held:
@@ -137,9 +138,11 @@ def exclusive(what: str) -> Iterator[None]:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise Busy(f"{what} refused: testbed prefix {naming.prefix()!r} is in use by "
-                           f"{describe(read_owner())}; nothing was changed. Wait for it, "
-                           "or use another ITB_PREFIX for a parallel run") from None
+                raise Busy(
+                    f"{what} refused: testbed prefix {naming.prefix()!r} is in use by "
+                    f"{describe(read_owner())}; nothing was changed. Wait for it, "
+                    "or use another ITB_PREFIX for a parallel run"
+                ) from None
             h.fd = fd
             _write_owner()
         h.depth += 1
@@ -159,8 +162,11 @@ def exclusive(what: str) -> Iterator[None]:
 
 def _write_owner() -> None:
     me = ProcessId.me()
-    record = {**me.to_json(), "command": " ".join(["itb", *sys.argv[1:]])[:200],
-              "since": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+    record = {
+        **me.to_json(),
+        "command": " ".join(["itb", *sys.argv[1:]])[:200],
+        "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+    }
     try:
         owner_path().write_text(json.dumps(record))
     except OSError:

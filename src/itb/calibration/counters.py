@@ -43,6 +43,7 @@ def reader(spec: str):
             f.seek(0)
             v = [int(x) for x in f.readline().split()[1:9]]  # user … steal
             return [v[3] + v[4], v[7]]
+
         return cpu
     if spec.startswith("sched:"):
         ids = [int(x) for x in spec.split(":")[1:]]
@@ -56,6 +57,7 @@ def reader(spec: str):
                 tids = []
             per = [_schedstat(f"/proc/{ids[0]}/task/{t}/schedstat") for t in tids]
             return [sum(p[0] for p in per), sum(p[1] for p in per)]
+
         return process
     ifname, counter = spec.split(":")
     f = open(f"/sys/class/net/{ifname}/statistics/{counter}")
@@ -63,6 +65,7 @@ def reader(spec: str):
     def counter_value() -> list[int]:
         f.seek(0)
         return [int(f.read())]
+
     return counter_value
 
 

@@ -21,8 +21,11 @@ def parse_ping(text: str) -> list[float]:
 
 
 def ping(src: Host, dst_addr: str, count: int, interval_s: float = 0.02) -> list[float]:
-    res = src.run(["ping", "-n", "-c", str(count), "-i", str(interval_s), dst_addr],
-                  check=False, timeout=count * interval_s + 30)
+    res = src.run(
+        ["ping", "-n", "-c", str(count), "-i", str(interval_s), dst_addr],
+        check=False,
+        timeout=count * interval_s + 30,
+    )
     samples = parse_ping(res.stdout)
     if not samples:
         raise BackendError(f"ping {dst_addr} from {src.name} got no reply: {res.stdout[-300:]}")
@@ -33,8 +36,11 @@ class BackgroundPing:
     """Ping running while something else loads the path (RTT under load)."""
 
     def __init__(self, src: Host, dst_addr: str, interval_s: float = 0.05):
-        self.proc = src.spawn(["ping", "-n", "-i", str(interval_s), dst_addr],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.proc = src.spawn(
+            ["ping", "-n", "-i", str(interval_s), dst_addr],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
 
     def stop(self) -> list[float]:
         self.proc.terminate()
@@ -51,19 +57,41 @@ class Iperf:
     dst_addr: str
     port: int = 5201
 
-    def run(self, extra: list[str], duration_s: float | None, omit_s: int = 0,
-            expected_s: float | None = None) -> dict:
+    def run(
+        self,
+        extra: list[str],
+        duration_s: float | None,
+        omit_s: int = 0,
+        expected_s: float | None = None,
+    ) -> dict:
         """duration_s None: the test ends by a count in `extra` (-k / -n), taking about
         expected_s seconds."""
-        server = self.dst.spawn(["iperf3", "-s", "-1", "-J", "-p", str(self.port)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        server = self.dst.spawn(
+            ["iperf3", "-s", "-1", "-J", "-p", str(self.port)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         try:
             self._wait_listening()
             length = [] if duration_s is None else ["-t", str(duration_s)]
             client = self.src.run(
-                ["iperf3", "-c", self.dst_addr, "-p", str(self.port), "-J", *length,
-                 "-O", str(omit_s), "-i", "0.1", *extra],
-                check=False, timeout=(duration_s or expected_s or 0) * 2 + omit_s + 60)
+                [
+                    "iperf3",
+                    "-c",
+                    self.dst_addr,
+                    "-p",
+                    str(self.port),
+                    "-J",
+                    *length,
+                    "-O",
+                    str(omit_s),
+                    "-i",
+                    "0.1",
+                    *extra,
+                ],
+                check=False,
+                timeout=(duration_s or expected_s or 0) * 2 + omit_s + 60,
+            )
             out, err = server.communicate(timeout=30)
         finally:
             if server.poll() is None:
@@ -73,7 +101,9 @@ class Iperf:
             result = json.loads(client.stdout)
             result["server_output_json"] = json.loads(out.decode() or "{}")
         except json.JSONDecodeError as e:
-            raise BackendError(f"iperf3 gave no JSON: {client.stderr or client.stdout}"[:500]) from e
+            raise BackendError(
+                f"iperf3 gave no JSON: {client.stderr or client.stdout}"[:500]
+            ) from e
         if "error" in result:
             raise BackendError(f"iperf3: {result['error']}")
         return result

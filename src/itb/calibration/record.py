@@ -52,6 +52,7 @@ class CalibrationRecord(Record):
     @classmethod
     def other_version_hint(cls, data: dict) -> str:
         return "run `itb calibrate` again to write one this ITB reads"
+
     path: CalibratedPath
     ok: bool | None = None
     checks: list[CheckRecord] = []

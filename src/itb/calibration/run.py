@@ -71,21 +71,27 @@ class Calibration:
         return all(c.ok is not False for c in self.checks)
 
     def to_json(self) -> dict:
-        return {"format": CALIBRATION_FORMAT, "testbed": self.testbed, "path": self.path,
-                "ok": self.ok,
-                "checks": [c.to_json() for c in self.checks], "inventory": self.inventory,
-                "emulator": self.emulator, "warnings": self.warnings, "udp_mtu": self.udp_mtu}
+        return {
+            "format": CALIBRATION_FORMAT,
+            "testbed": self.testbed,
+            "path": self.path,
+            "ok": self.ok,
+            "checks": [c.to_json() for c in self.checks],
+            "inventory": self.inventory,
+            "emulator": self.emulator,
+            "warnings": self.warnings,
+            "udp_mtu": self.udp_mtu,
+        }
 
 
-def calibrate(topo: Topology, opts: Options = Options(),
-              progress: Say = quiet,
-              inventory=None) -> Calibration:
+def calibrate(
+    topo: Topology, opts: Options = Options(), progress: Say = quiet, inventory=None
+) -> Calibration:
     """On the local testbed, or (`inventory`) on an SSH testbed of the default pair's
     hosts: the congestion control is the kernel's, else ITB's eBPF one (its preflight)."""
     with owner.exclusive("itb calibrate"):
         pair = default_pair(topo)
-        tb = open_testbed(topo, cc.support(), inventory=inventory, say=progress,
-                          only=set(pair))
+        tb = open_testbed(topo, cc.support(), inventory=inventory, say=progress, only=set(pair))
         tb.preflight([opts.cc])
         try:
             return _calibrate(topo, tb, pair, opts, progress, inventory)
@@ -93,16 +99,23 @@ def calibrate(topo: Topology, opts: Options = Options(),
             tb.release()
 
 
-def _calibrate(topo: Topology, tb: Testbed, pair: tuple[str, str], opts: Options, progress,
-               inventory=None) -> Calibration:
+def _calibrate(
+    topo: Topology, tb: Testbed, pair: tuple[str, str], opts: Options, progress, inventory=None
+) -> Calibration:
     src_name, dst_name = pair
     spec = path_spec(topo, src_name, dst_name)
     cal = Calibration(
         testbed={"name": topo.name, "hash": topo.content_hash(), "source": topo.source},
-        path={"src": src_name, "dst": dst_name, "rtt_ms": spec.rtt_us / 1000,
-              "rate_bps": spec.rate_bps, "loss": spec.loss,
-              "queue_delay_ms": None if spec.queue_delay_us is None else spec.queue_delay_us / 1000,
-              "bdp_bytes": spec.bdp_bytes})
+        path={
+            "src": src_name,
+            "dst": dst_name,
+            "rtt_ms": spec.rtt_us / 1000,
+            "rate_bps": spec.rate_bps,
+            "loss": spec.loss,
+            "queue_delay_ms": None if spec.queue_delay_us is None else spec.queue_delay_us / 1000,
+            "bdp_bytes": spec.bdp_bytes,
+        },
+    )
     kernel_cc = tb.cc_names().get(opts.cc, opts.cc)  # ITB's eBPF: itb_<name>
     where = tb.inventory()
     if where is not None:
@@ -132,8 +145,14 @@ def _measured_not_configured(cal: Calibration) -> None:
     for c in cal.checks:
         if c.quantity.startswith("socket buffer"):
             continue  # the hosts' own setting: still judged
-        c.detail = "; ".join(p for p in (c.detail, f"the scenario says {c.configured} {c.unit}"
-                                         if c.configured is not None else "") if p)
+        c.detail = "; ".join(
+            p
+            for p in (
+                c.detail,
+                f"the scenario says {c.configured} {c.unit}" if c.configured is not None else "",
+            )
+            if p
+        )
         c.configured, c.ok, c.tolerance_pct, c.error_pct, c.cause = None, None, None, None, None
 
 
@@ -150,8 +169,9 @@ def _fresh(em: Emulator | None, until_ns: int) -> None:
     em.sync_logs()
 
 
-def _measure(cal: Calibration, tb: Testbed, spec: PathSpec, opts: Options, kernel_cc: str,
-             progress) -> None:
+def _measure(
+    cal: Calibration, tb: Testbed, spec: PathSpec, opts: Options, kernel_cc: str, progress
+) -> None:
     topo = tb.topology  # on an SSH testbed: the hosts' real addresses
     src, dst = tb.host(spec.src), tb.host(spec.dst)
     addr = topo.address(spec.dst)
@@ -167,9 +187,16 @@ def _measure(cal: Calibration, tb: Testbed, spec: PathSpec, opts: Options, kerne
     probes.ping(src, addr, 3, 0.2)  # neighbour resolution through the emulator
     idle = probes.ping(src, addr, opts.pings, 0.02)
     idle_ms = probes.median(idle)
-    cal.checks.append(relative(f"idle RTT (median of {len(idle)} pings)", spec.rtt_us / 1000,
-                               idle_ms, "ms", RTT_TOLERANCE_PCT,
-                               f"min {min(idle):.3f} max {max(idle):.3f}"))
+    cal.checks.append(
+        relative(
+            f"idle RTT (median of {len(idle)} pings)",
+            spec.rtt_us / 1000,
+            idle_ms,
+            "ms",
+            RTT_TOLERANCE_PCT,
+            f"min {min(idle):.3f} max {max(idle):.3f}",
+        )
+    )
 
     iperf = probes.Iperf(src, dst, addr)
     omit = max(2, int(spec.rtt_us * 30 / 1e6) + 1)  # slow start and buffer autotuning ramp
@@ -186,44 +213,88 @@ def _measure(cal: Calibration, tb: Testbed, spec: PathSpec, opts: Options, kerne
     if spec.loss > 0:
         # Random loss, not the emulator, bounds TCP here: no verdict, the model for scale.
         mss = topo.mtu - 52  # IPv4 + TCP with timestamps
-        mathis = mss * 8 / (idle_ms / 1e3) * 1.22 / spec.loss ** 0.5
-        cal.checks.append(Check("TCP goodput, 1 flow (loss-limited)", None, goodput / 1e6,
-                                "Mbit/s", None, f"{opts.cc}, {retrans} retransmissions; "
-                                f"Reno's response function at this loss: {mathis / 1e6:.1f}"))
+        mathis = mss * 8 / (idle_ms / 1e3) * 1.22 / spec.loss**0.5
+        cal.checks.append(
+            Check(
+                "TCP goodput, 1 flow (loss-limited)",
+                None,
+                goodput / 1e6,
+                "Mbit/s",
+                None,
+                f"{opts.cc}, {retrans} retransmissions; "
+                f"Reno's response function at this loss: {mathis / 1e6:.1f}",
+            )
+        )
     elif spec.rate_bps:
-        cal.checks.append(at_least("TCP goodput, 1 flow", spec.rate_bps / 1e6, goodput / 1e6,
-                                   "Mbit/s", TCP_MIN_SHARE_PCT,
-                                   f"{opts.cc}, {retrans} retransmissions"))
+        cal.checks.append(
+            at_least(
+                "TCP goodput, 1 flow",
+                spec.rate_bps / 1e6,
+                goodput / 1e6,
+                "Mbit/s",
+                TCP_MIN_SHARE_PCT,
+                f"{opts.cc}, {retrans} retransmissions",
+            )
+        )
     else:
-        cal.checks.append(Check("TCP goodput, 1 flow (unlimited path)", None, goodput / 1e6,
-                                "Mbit/s", None, f"{opts.cc}, {retrans} retransmissions"))
+        cal.checks.append(
+            Check(
+                "TCP goodput, 1 flow (unlimited path)",
+                None,
+                goodput / 1e6,
+                "Mbit/s",
+                None,
+                f"{opts.cc}, {retrans} retransmissions",
+            )
+        )
     if em and spec.rate_bps:
         _fresh(em, t1)
         t0, t1 = t0 + off, t1 + off
         lo = t0 + int(omit * 1e9)
         rows = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1), lo, t1)
         peak = max(monitor.windowed_rates_bps(rows, 100_000_000), default=0.0)
-        cal.checks.append(_whole(at_most(
-            "peak wire rate (100 ms windows)", spec.rate_bps * RATE_CEILING_PCT / 100 / 1e6,
-            peak / 1e6, "Mbit/s", f"{RATE_CEILING_PCT} % of the configured rate"),
-            em, direction, rows, lo, t1))
+        cal.checks.append(
+            _whole(
+                at_most(
+                    "peak wire rate (100 ms windows)",
+                    spec.rate_bps * RATE_CEILING_PCT / 100 / 1e6,
+                    peak / 1e6,
+                    "Mbit/s",
+                    f"{RATE_CEILING_PCT} % of the configured rate",
+                ),
+                em,
+                direction,
+                rows,
+                lo,
+                t1,
+            )
+        )
     if loaded:
         extra = max(loaded) - idle_ms
         qd = spec.queue_delay_us
         if qd is not None:
             # One frame of serialisation and scheduling slack on top of a full queue.
             slack_ms = 0.5 + (1514 * 8e3 / spec.rate_bps if spec.rate_bps else 0)
-            cal.checks.append(at_most("extra RTT under load (max)", qd / 1000 + slack_ms, extra,
-                                      "ms", f"queue holds {qd / 1000:.2f} ms; "
-                                      f"median under load {probes.median(loaded):.2f} ms"))
+            cal.checks.append(
+                at_most(
+                    "extra RTT under load (max)",
+                    qd / 1000 + slack_ms,
+                    extra,
+                    "ms",
+                    f"queue holds {qd / 1000:.2f} ms; "
+                    f"median under load {probes.median(loaded):.2f} ms",
+                )
+            )
 
     if spec.rate_bps:
         _udp_rate(cal, tb, src, dst, addr, em, direction, spec, opts, progress)
         if tb.same_machine:
             _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress)
         else:
-            cal.warnings.append("the MTU-size UDP test (the receiver's interface counters, "
-                                "the emulator's threads) runs on the local testbed only")
+            cal.warnings.append(
+                "the MTU-size UDP test (the receiver's interface counters, "
+                "the emulator's threads) runs on the local testbed only"
+            )
     if spec.loss > 0:
         _loss(cal, iperf, spec, opts, progress)
     if em:
@@ -234,15 +305,31 @@ def _measure(cal: Calibration, tb: Testbed, spec: PathSpec, opts: Options, kerne
 def _udp_rate(cal, tb: Testbed, src, dst, addr, em, direction, spec, opts, progress) -> None:
     """Constant-rate UDP at 1.2 × C: what reaches the receiver (steady part, in frames)."""
     offered = spec.rate_bps * 1.2 * UDP_PAYLOAD / (UDP_PAYLOAD + FRAME_OVERHEAD)  # payload
-    progress(f"UDP at 1.2 × the rate ({1.2 * spec.rate_bps / 1e6:.0f} Mbit/s of frames) "
-             f"for {opts.udp_seconds:g} s")
-    sink = dst.spawn([*tb.program(spec.dst, "udprate"), "recv", str(UDP_PORT), str(opts.udp_seconds + 3)],
-                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    progress(
+        f"UDP at 1.2 × the rate ({1.2 * spec.rate_bps / 1e6:.0f} Mbit/s of frames) "
+        f"for {opts.udp_seconds:g} s"
+    )
+    sink = dst.spawn(
+        [*tb.program(spec.dst, "udprate"), "recv", str(UDP_PORT), str(opts.udp_seconds + 3)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         time.sleep(0.3 if tb.same_machine else 1.0)  # the sink binds
-        sent = json.loads(src.run([*tb.program(spec.src, "udprate"), "send", addr, str(UDP_PORT), str(offered),
-                                   str(opts.udp_seconds), str(UDP_PAYLOAD)],
-                                  timeout=opts.udp_seconds + 30).stdout)
+        sent = json.loads(
+            src.run(
+                [
+                    *tb.program(spec.src, "udprate"),
+                    "send",
+                    addr,
+                    str(UDP_PORT),
+                    str(offered),
+                    str(opts.udp_seconds),
+                    str(UDP_PAYLOAD),
+                ],
+                timeout=opts.udp_seconds + 30,
+            ).stdout
+        )
         got = json.loads(sink.communicate(timeout=opts.udp_seconds + 30)[0])
     finally:
         if sink.poll() is None:
@@ -259,29 +346,56 @@ def _udp_rate(cal, tb: Testbed, src, dst, addr, em, direction, spec, opts, progr
     offered_bps = sent["bytes"] * 8e9 / (sent["end_ns"] - sent["start_ns"])
     if payload_bps is not None:
         frames = payload_bps * (UDP_PAYLOAD + FRAME_OVERHEAD) / UDP_PAYLOAD
-        cal.checks.append(relative(
-            "UDP at 1.2 × rate: delivered to the receiver (frames)", spec.rate_bps / 1e6,
-            frames / 1e6, "Mbit/s", UDP_TOLERANCE_PCT,
-            f"offered {offered_bps * (UDP_PAYLOAD + FRAME_OVERHEAD) / UDP_PAYLOAD / 1e6:.1f} "
-            "Mbit/s of frames"))
+        cal.checks.append(
+            relative(
+                "UDP at 1.2 × rate: delivered to the receiver (frames)",
+                spec.rate_bps / 1e6,
+                frames / 1e6,
+                "Mbit/s",
+                UDP_TOLERANCE_PCT,
+                f"offered {offered_bps * (UDP_PAYLOAD + FRAME_OVERHEAD) / UDP_PAYLOAD / 1e6:.1f} "
+                "Mbit/s of frames",
+            )
+        )
     if em:
         _fresh(em, t1)
         t0, t1 = t0 + em.clock_offset_ns, t1 + em.clock_offset_ns
         window = monitor.between(monitor.direction_log(em.log_dir, direction, t0, t1), t0, t1)
         rows = monitor.busy_span(window)
         if rows:
-            cal.checks.append(_whole(relative(
-                "UDP at 1.2 × rate: emulator departures", spec.rate_bps / 1e6,
-                monitor.mean_rate_bps(rows) / 1e6, "Mbit/s", UDP_TOLERANCE_PCT),
-                em, direction, window, t0, t1))
+            cal.checks.append(
+                _whole(
+                    relative(
+                        "UDP at 1.2 × rate: emulator departures",
+                        spec.rate_bps / 1e6,
+                        monitor.mean_rate_bps(rows) / 1e6,
+                        "Mbit/s",
+                        UDP_TOLERANCE_PCT,
+                    ),
+                    em,
+                    direction,
+                    window,
+                    t0,
+                    t1,
+                )
+            )
         else:  # a log that stopped must not pass silently
-            cal.checks.append(Check("UDP at 1.2 × rate: emulator departures",
-                                    spec.rate_bps / 1e6, None, "Mbit/s", UDP_TOLERANCE_PCT,
-                                    "the emulator's log holds no rows for this test", ok=False))
+            cal.checks.append(
+                Check(
+                    "UDP at 1.2 × rate: emulator departures",
+                    spec.rate_bps / 1e6,
+                    None,
+                    "Mbit/s",
+                    UDP_TOLERANCE_PCT,
+                    "the emulator's log holds no rows for this test",
+                    ok=False,
+                )
+            )
 
 
-def _whole(check: Check, em, direction: str, rows: list[monitor.Interval], lo_ns: int,
-           hi_ns: int) -> Check:
+def _whole(
+    check: Check, em, direction: str, rows: list[monitor.Interval], lo_ns: int, hi_ns: int
+) -> Check:
     """The check, failed if the emulator's log it was computed from has a hole between
     lo_ns and hi_ns: figures from a log with missing rows prove nothing."""
     gaps = monitor.gaps(em.log_dir, direction, [r.t_ns for r in rows], lo_ns, hi_ns)
@@ -292,12 +406,15 @@ def _whole(check: Check, em, direction: str, rows: list[monitor.Interval], lo_ns
     return check
 
 
-def _gap_text(gaps: list[monitor.Gap], zero_ns: int, origin: str = " after the window started"
-              ) -> str:
+def _gap_text(
+    gaps: list[monitor.Gap], zero_ns: int, origin: str = " after the window started"
+) -> str:
     g = gaps[0]
     more = f", {len(gaps) - 1} more gap(s)" if len(gaps) > 1 else ""
-    return (f"the emulator's log ({monitor.DIRECTIONS[g.direction]}) lost the rows "
-            f"{g.describe(zero_ns, origin)}{more}")
+    return (
+        f"the emulator's log ({monitor.DIRECTIONS[g.direction]}) lost the rows "
+        f"{g.describe(zero_ns, origin)}{more}"
+    )
 
 
 def _log_whole(cal: Calibration, em, t0_ns: int, off: int = 0) -> None:
@@ -308,9 +425,18 @@ def _log_whole(cal: Calibration, em, t0_ns: int, off: int = 0) -> None:
     time.sleep(LOG_SETTLE_NS / 1e9)
     gaps = [g for d in ("ab", "ba") for g in monitor.window_gaps(em.log_dir, d, t0_ns, hi)]
     if gaps:
-        cal.checks.append(Check(LOG_CHECK, 0, sum(g.rows or 0 for g in gaps), "rows", None,
-                                _gap_text(gaps, t0_ns, " after the calibration started"),
-                                ok=False, cause="rows lost"))
+        cal.checks.append(
+            Check(
+                LOG_CHECK,
+                0,
+                sum(g.rows or 0 for g in gaps),
+                "rows",
+                None,
+                _gap_text(gaps, t0_ns, " after the calibration started"),
+                ok=False,
+                cause="rows lost",
+            )
+        )
 
 
 def _judge_log(cal: Calibration, stats: dict) -> None:
@@ -318,9 +444,18 @@ def _judge_log(cal: Calibration, stats: dict) -> None:
     calibration too, unless a check already said so."""
     lost = {d: stats.get(d, {}).get("log_rows_lost", 0) for d in ("ab", "ba")}
     if any(lost.values()) and not any(c.quantity == LOG_CHECK for c in cal.checks):
-        cal.checks.append(Check(LOG_CHECK, 0, sum(lost.values()), "rows", None,
-                                f"the emulator reported rows it could not write: {lost}",
-                                ok=False, cause="rows lost"))
+        cal.checks.append(
+            Check(
+                LOG_CHECK,
+                0,
+                sum(lost.values()),
+                "rows",
+                None,
+                f"the emulator reported rows it could not write: {lost}",
+                ok=False,
+                cause="rows lost",
+            )
+        )
 
 
 def _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress) -> None:
@@ -328,15 +463,36 @@ def _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress) -> Non
     counters, and where the time went when they fall short (udpmtu.py)."""
     mtu = min([topo.mtu, *(lk.mtu for lk in path_links(topo, spec.src, spec.dst))])
     quantity = "UDP at 1.2 × rate, MTU-size datagrams without GSO: at the receiver's interface"
-    progress(f"UDP at 1.2 × the rate, one {mtu + udpmtu.ETH_HEADER}-byte frame per datagram "
-             f"(iperf3), for {udpmtu.duration_s(opts.udp_seconds)} s")
+    progress(
+        f"UDP at 1.2 × the rate, one {mtu + udpmtu.ETH_HEADER}-byte frame per datagram "
+        f"(iperf3), for {udpmtu.duration_s(opts.udp_seconds)} s"
+    )
     delay_us = spec.forward.delay_us if spec.forward else 0
-    figures, _ = udpmtu.run(src, dst, addr, dst_if, em, direction=spec.direction,
-                            rate_bps=spec.rate_bps, delay_us=delay_us, mtu=mtu,
-                            seconds=opts.udp_seconds, port=UDP_MTU_PORT)
+    figures, _ = udpmtu.run(
+        src,
+        dst,
+        addr,
+        dst_if,
+        em,
+        direction=spec.direction,
+        rate_bps=spec.rate_bps,
+        delay_us=delay_us,
+        mtu=mtu,
+        seconds=opts.udp_seconds,
+        port=UDP_MTU_PORT,
+    )
     if figures is None:
-        cal.checks.append(Check(quantity, spec.rate_bps / 1e6, None, "Mbit/s", UDP_TOLERANCE_PCT,
-                                "no stream seen at the receiver's interface", ok=False))
+        cal.checks.append(
+            Check(
+                quantity,
+                spec.rate_bps / 1e6,
+                None,
+                "Mbit/s",
+                UDP_TOLERANCE_PCT,
+                "no stream seen at the receiver's interface",
+                ok=False,
+            )
+        )
         return
     check, warning = udpmtu.judge(figures, quantity, UDP_TOLERANCE_PCT)
     cal.checks.append(check)
@@ -348,27 +504,56 @@ def _udp_mtu(cal, topo, src, dst, addr, dst_if, em, spec, opts, progress) -> Non
 def _udp_buffer(cal: Calibration) -> str:
     """Largest socket buffer iperf3 may ask for: net.core.r/wmem_max are global (read-only
     inside a namespace), and iperf3 fails when it gets less than it asked for."""
-    limits = [int(v) for k, v in cal.inventory.get("root_sysctls", {}).items()
-              if k in ("net.core.rmem_max", "net.core.wmem_max") and v]
+    limits = [
+        int(v)
+        for k, v in cal.inventory.get("root_sysctls", {}).items()
+        if k in ("net.core.rmem_max", "net.core.wmem_max") and v
+    ]
     return str(min([UDP_SOCKET_BUFFER_MAX, *limits]))
 
 
 def _loss(cal, iperf, spec, opts, progress) -> None:
     frame = LOSS_PAYLOAD + FRAME_OVERHEAD
-    pps = MAX_LOSS_PPS if spec.rate_bps is None else min(
-        MAX_LOSS_PPS, int(spec.rate_bps * 0.5 / (frame * 8)))
+    pps = (
+        MAX_LOSS_PPS
+        if spec.rate_bps is None
+        else min(MAX_LOSS_PPS, int(spec.rate_bps * 0.5 / (frame * 8)))
+    )
     n = opts.loss_packets
     progress(f"loss: {n} datagrams at {pps} packets/s (~{n / pps:.0f} s)")
-    res = iperf.run(["-u", "-b", str(pps * LOSS_PAYLOAD * 8), "-l", str(LOSS_PAYLOAD),
-                     "-w", _udp_buffer(cal), "-k", str(n)], None, 0, expected_s=n / pps)
+    res = iperf.run(
+        [
+            "-u",
+            "-b",
+            str(pps * LOSS_PAYLOAD * 8),
+            "-l",
+            str(LOSS_PAYLOAD),
+            "-w",
+            _udp_buffer(cal),
+            "-k",
+            str(n),
+        ],
+        None,
+        0,
+        expected_s=n / pps,
+    )
     recv = res["end"].get("sum_received", {})
     packets, lost = recv.get("packets", 0), recv.get("lost_packets", 0)
     measured = 100.0 * lost / packets if packets else 0.0
     expected = 100.0 * spec.loss
     ok = abs(measured - expected) <= 0.1
-    cal.checks.append(Check(f"loss over {packets} datagrams", expected, measured, "%", 0.1,
-                            "tolerance ±0.1 percentage point", ok=ok,
-                            error_pct=100.0 * (measured - expected) / expected))
+    cal.checks.append(
+        Check(
+            f"loss over {packets} datagrams",
+            expected,
+            measured,
+            "%",
+            0.1,
+            "tolerance ±0.1 percentage point",
+            ok=ok,
+            error_pct=100.0 * (measured - expected) / expected,
+        )
+    )
 
 
 def _check_buffers(cal: Calibration, spec: PathSpec) -> None:
@@ -377,9 +562,17 @@ def _check_buffers(cal: Calibration, spec: PathSpec) -> None:
     wmem = inv.tcp_buffer_max(cal.inventory["sysctls"].get("net.ipv4.tcp_wmem"))
     if bdp and rmem and wmem:
         need = 2 * bdp
-        cal.checks.append(Check("socket buffer max vs BDP", need / 1e6, min(rmem, wmem) / 1e6, "MB",
-                                None, f"BDP {bdp / 1e6:.2f} MB; tcp_rmem/tcp_wmem max must be ≥ 2 × BDP",
-                                ok=min(rmem, wmem) >= need))
+        cal.checks.append(
+            Check(
+                "socket buffer max vs BDP",
+                need / 1e6,
+                min(rmem, wmem) / 1e6,
+                "MB",
+                None,
+                f"BDP {bdp / 1e6:.2f} MB; tcp_rmem/tcp_wmem max must be ≥ 2 × BDP",
+                ok=min(rmem, wmem) >= need,
+            )
+        )
 
 
 def _judge_emulator(cal: Calibration, spec: PathSpec, stats: dict) -> None:
@@ -397,11 +590,16 @@ def _judge_emulator(cal: Calibration, spec: PathSpec, stats: dict) -> None:
                 f"link emulator ({name}) released {d['late_packets']} of {segs} packets "
                 f"({100 * d['late_packets'] / segs:.2f} %) more than 200 µs late (max lag "
                 f"{d.get('max_lag_us', 0) / 1000:.1f} ms): the machine is short of CPU for "
-                "this experiment; timings of those packets are off")
-        for key, what in (("socket_drops", "dropped at its socket (could not keep up)"),
-                          ("pool_drops", "dropped for lack of buffer memory")):
+                "this experiment; timings of those packets are off"
+            )
+        for key, what in (
+            ("socket_drops", "dropped at its socket (could not keep up)"),
+            ("pool_drops", "dropped for lack of buffer memory"),
+        ):
             if d.get(key, 0):
                 cal.warnings.append(f"link emulator ({name}) {what}: {d[key]} packets")
     if cpu is not None and cpu > 90.0:
-        cal.warnings.append(f"link emulator used {cpu:.0f} % of a core during the TCP test: "
-                            "it may limit the experiment")
+        cal.warnings.append(
+            f"link emulator used {cpu:.0f} % of a core during the TCP test: "
+            "it may limit the experiment"
+        )

@@ -123,8 +123,7 @@ def window(rows: list[list[int]], seconds: float) -> tuple[int, int] | None:
     return (t0, t1) if t1 > t0 else None
 
 
-def _rate(series: Series, spec: str, t0: int, t1: int,
-          second: bool = False) -> tuple[float, float]:
+def _rate(series: Series, spec: str, t0: int, t1: int, second: bool = False) -> tuple[float, float]:
     """`Series.rate` of a counter the sampler was asked for, between two of its rows."""
     got = series.rate(spec, t0, t1, second)
     if got is None:
@@ -132,11 +131,20 @@ def _rate(series: Series, spec: str, t0: int, t1: int,
     return got
 
 
-def figures(rate_bps: float, frame_bytes: int, seconds: float, rx_if: str, recv: Series,
-            em: Series | None = None, em_ifs: tuple[str, str] = ("a0", "b0"),
-            log: list[monitor.Interval] | None = None, em_task: str | None = None,
-            sender: str | None = None, delay_ns: int = 0,
-            cores: int = os.sysconf("SC_NPROCESSORS_ONLN")) -> Figures | None:
+def figures(
+    rate_bps: float,
+    frame_bytes: int,
+    seconds: float,
+    rx_if: str,
+    recv: Series,
+    em: Series | None = None,
+    em_ifs: tuple[str, str] = ("a0", "b0"),
+    log: list[monitor.Interval] | None = None,
+    em_task: str | None = None,
+    sender: str | None = None,
+    delay_ns: int = 0,
+    cores: int = os.sysconf("SC_NPROCESSORS_ONLN"),
+) -> Figures | None:
     """`recv` holds `<rx_if>:rx_bytes` (first), `:rx_packets`, `cpu` and the `sched:`
     specs `em_task` (the emulator's thread) and `sender`; `em` the emulator's
     in-interface rx and out-interface tx counters. The log's rows are taken `delay_ns`
@@ -154,8 +162,10 @@ def figures(rate_bps: float, frame_bytes: int, seconds: float, rx_if: str, recv:
         f.cores = cores
         f.host_busy_pct = max(0.0, 100 * (1 - idle / cores))
         f.steal_pct = 100 * _rate(recv, "cpu", t0, t1, second=True)[0] / tick / cores
-    for spec, run, wait in ((em_task, "emulator_cpu_pct", "emulator_wait_pct"),
-                            (sender, "sender_cpu_pct", "sender_wait_pct")):
+    for spec, run, wait in (
+        (em_task, "emulator_cpu_pct", "emulator_wait_pct"),
+        (sender, "sender_cpu_pct", "sender_wait_pct"),
+    ):
         if spec and recv.has(spec):
             setattr(f, run, _rate(recv, spec, t0, t1)[0] / 1e7)  # ns per s → % of a core
             setattr(f, wait, _rate(recv, spec, t0, t1, second=True)[0] / 1e7)
@@ -177,32 +187,51 @@ def figures(rate_bps: float, frame_bytes: int, seconds: float, rx_if: str, recv:
     return f
 
 
-def judge(f: Figures, quantity: str,
-          tolerance_pct: float = TOLERANCE_PCT) -> tuple[Check, str | None]:
+def judge(
+    f: Figures, quantity: str, tolerance_pct: float = TOLERANCE_PCT
+) -> tuple[Check, str | None]:
     """The check, and a warning when the host is short of CPU for this traffic."""
     c = f.rate_bps
     err = 100.0 * (f.arrived_bps - c) / c
-    parts = [f"offered {_mbps(f.offered_bps)} Mbit/s of frames ({_pps(f.offered_pps)} pps) at "
-             f"the emulator's input" if f.offered_bps is not None else "",
-             f"arrived {f.arrived_pps:,.0f} pps (needed {f.needed_pps:,.0f}), "
-             f"{f.frame_bytes} B frames counted from the Ethernet header",
-             f"{f.window_s:.1f} s window"]
+    parts = [
+        f"offered {_mbps(f.offered_bps)} Mbit/s of frames ({_pps(f.offered_pps)} pps) at "
+        f"the emulator's input"
+        if f.offered_bps is not None
+        else "",
+        f"arrived {f.arrived_pps:,.0f} pps (needed {f.needed_pps:,.0f}), "
+        f"{f.frame_bytes} B frames counted from the Ethernet header",
+        f"{f.window_s:.1f} s window",
+    ]
     if f.intervals == 0:
         parts.append("the emulator's log holds no rows for this window")
     if f.departed_bps is not None and f.max_lag_us is not None:  # (set together)
-        parts.append(f"emulator departures {_mbps(f.departed_bps)} Mbit/s, queue empty in "
-                     f"{f.empty_ms} of {f.intervals} ms, {f.late} late "
-                     f"(max {f.max_lag_us / 1000:.1f} ms)")
-    for who, run, wait in (("emulator thread", f.emulator_cpu_pct, f.emulator_wait_pct),
-                           ("sender", f.sender_cpu_pct, f.sender_wait_pct)):
+        parts.append(
+            f"emulator departures {_mbps(f.departed_bps)} Mbit/s, queue empty in "
+            f"{f.empty_ms} of {f.intervals} ms, {f.late} late "
+            f"(max {f.max_lag_us / 1000:.1f} ms)"
+        )
+    for who, run, wait in (
+        ("emulator thread", f.emulator_cpu_pct, f.emulator_wait_pct),
+        ("sender", f.sender_cpu_pct, f.sender_wait_pct),
+    ):
         if run is not None:
             parts.append(f"{who} ran {run:.0f} % of a core, waited for one {wait:.1f} %")
     if f.host_busy_pct is not None:
-        parts.append(f"host busy {f.host_busy_pct:.0f} % of {f.cores} cores"
-                     + (f", steal {f.steal_pct:.1f} %" if f.steal_pct else ""))
+        parts.append(
+            f"host busy {f.host_busy_pct:.0f} % of {f.cores} cores"
+            + (f", steal {f.steal_pct:.1f} %" if f.steal_pct else "")
+        )
     detail = "; ".join(p for p in parts if p)
-    check = Check(quantity, c / 1e6, f.arrived_bps / 1e6, "Mbit/s", tolerance_pct, detail,
-                  ok=abs(err) <= tolerance_pct, error_pct=err)
+    check = Check(
+        quantity,
+        c / 1e6,
+        f.arrived_bps / 1e6,
+        "Mbit/s",
+        tolerance_pct,
+        detail,
+        ok=abs(err) <= tolerance_pct,
+        error_pct=err,
+    )
     if check.ok:
         return check, None
     idle = after = None
@@ -210,42 +239,69 @@ def judge(f: Figures, quantity: str,
         idle = max(0.0, 100.0 * (c - f.departed_bps) / c)
         after = 100.0 * (f.departed_bps - f.arrived_bps) / c
     short = []
-    if (f.emulator_cpu_pct is not None and f.emulator_wait_pct is not None  # (set together)
-            and (f.emulator_cpu_pct >= EMULATOR_SATURATED_PCT
-                 or f.emulator_wait_pct >= EMULATOR_WAIT_PCT)):
-        short.append(f"the emulator's thread ran {f.emulator_cpu_pct:.0f} % of a core and waited "
-                     f"for one {f.emulator_wait_pct:.1f} % of the time; it forwarded "
-                     f"{f.arrived_pps:,.0f} of the {f.needed_pps:,.0f} packets/s needed "
-                     f"({100 * (f.arrived_pps / f.needed_pps - 1):+.1f} %)")
-    if (f.sender_wait_pct is not None and idle is not None and idle >= 0.1
-            and f.sender_wait_pct >= max(SENDER_WAIT_PCT, idle)):
-        short.append(f"the sender waited for a CPU {f.sender_wait_pct:.1f} % of the time "
-                     f"(it ran {f.sender_cpu_pct:.0f} % of a core)")
-    if f.host_busy_pct is not None and (f.host_busy_pct >= HOST_SATURATED_PCT
-                                        or (f.steal_pct or 0) >= STEAL_PCT):
-        short.append(f"the host's CPUs were busy {f.host_busy_pct:.0f} % of the time"
-                     + (f" ({f.steal_pct:.1f} % stolen by the hypervisor)" if f.steal_pct else ""))
+    if (
+        f.emulator_cpu_pct is not None
+        and f.emulator_wait_pct is not None  # (set together)
+        and (
+            f.emulator_cpu_pct >= EMULATOR_SATURATED_PCT or f.emulator_wait_pct >= EMULATOR_WAIT_PCT
+        )
+    ):
+        short.append(
+            f"the emulator's thread ran {f.emulator_cpu_pct:.0f} % of a core and waited "
+            f"for one {f.emulator_wait_pct:.1f} % of the time; it forwarded "
+            f"{f.arrived_pps:,.0f} of the {f.needed_pps:,.0f} packets/s needed "
+            f"({100 * (f.arrived_pps / f.needed_pps - 1):+.1f} %)"
+        )
+    if (
+        f.sender_wait_pct is not None
+        and idle is not None
+        and idle >= 0.1
+        and f.sender_wait_pct >= max(SENDER_WAIT_PCT, idle)
+    ):
+        short.append(
+            f"the sender waited for a CPU {f.sender_wait_pct:.1f} % of the time "
+            f"(it ran {f.sender_cpu_pct:.0f} % of a core)"
+        )
+    if f.host_busy_pct is not None and (
+        f.host_busy_pct >= HOST_SATURATED_PCT or (f.steal_pct or 0) >= STEAL_PCT
+    ):
+        short.append(
+            f"the host's CPUs were busy {f.host_busy_pct:.0f} % of the time"
+            + (f" ({f.steal_pct:.1f} % stolen by the hypervisor)" if f.steal_pct else "")
+        )
     where = []
     if idle is not None and idle >= 0.1:
         if f.offered_bps is not None and f.offered_bps < c:
-            why = (f"the sender offered only {_pps(f.offered_pps)} packets/s, fewer than the "
-                   f"{f.needed_pps:,.0f} the rate needs")
+            why = (
+                f"the sender offered only {_pps(f.offered_pps)} packets/s, fewer than the "
+                f"{f.needed_pps:,.0f} the rate needs"
+            )
         else:
             why = "the sender paused longer than the queue lasts" + (
                 f"; it offered {_pps(f.offered_pps)} packets/s on average, {OFFER:g} × the "
-                f"rate is {OFFER * f.needed_pps:,.0f}" if f.offered_pps else "")
-        where.append(f"the link was idle {idle:.1f} % of the window for lack of packets "
-                     f"(queue empty in {f.empty_ms} of {f.intervals} ms: {why})")
+                f"rate is {OFFER * f.needed_pps:,.0f}"
+                if f.offered_pps
+                else ""
+            )
+        where.append(
+            f"the link was idle {idle:.1f} % of the window for lack of packets "
+            f"(queue empty in {f.empty_ms} of {f.intervals} ms: {why})"
+        )
     if after is not None and abs(after) >= 0.1:
-        where.append(f"{after:+.1f} % between the emulator's departures and the receiver's "
-                     "interface (released late or refused"
-                     + (f": {f.refused} frames refused by the kernel" if f.refused else "") + ")")
+        where.append(
+            f"{after:+.1f} % between the emulator's departures and the receiver's "
+            "interface (released late or refused"
+            + (f": {f.refused} frames refused by the kernel" if f.refused else "")
+            + ")"
+        )
     if short and err < 0:  # too much arriving is never for want of CPU
         check.cause = "short of CPU"
         shortfall = (c - f.arrived_bps) / 1e6
-        warning = (f"host short of CPU for MTU-size UDP without GSO (UDT's traffic) at "
-                   f"{OFFER:g} × {c / 1e6:g} Mbit/s: {f.arrived_bps / 1e6:.1f} Mbit/s arrived, "
-                   f"{shortfall:.1f} Mbit/s ({-err:.2f} %) short; " + "; ".join(short + where))
+        warning = (
+            f"host short of CPU for MTU-size UDP without GSO (UDT's traffic) at "
+            f"{OFFER:g} × {c / 1e6:g} Mbit/s: {f.arrived_bps / 1e6:.1f} Mbit/s arrived, "
+            f"{shortfall:.1f} Mbit/s ({-err:.2f} %) short; " + "; ".join(short + where)
+        )
         return check, warning
     if where:
         check.detail += "; " + "; ".join(where)
@@ -278,9 +334,19 @@ def duration_s(seconds: float) -> int:
     return math.ceil(RAMP_S + seconds + 1.0)
 
 
-def run(src: NetnsHost, dst: NetnsHost, addr: str, dst_if: str, em, direction: str,
-        rate_bps: float, delay_us: int, mtu: int, seconds: float,
-        port: int) -> tuple[Figures | None, dict]:
+def run(
+    src: NetnsHost,
+    dst: NetnsHost,
+    addr: str,
+    dst_if: str,
+    em,
+    direction: str,
+    rate_bps: float,
+    delay_us: int,
+    mtu: int,
+    seconds: float,
+    port: int,
+) -> tuple[Figures | None, dict]:
     """iperf3 -u offering OFFER × the rate of MTU-size frames for RAMP_S + seconds + 1 s,
     with the counters sampled meanwhile. Returns the figures (None: no steady window)
     and iperf3's JSON."""
@@ -292,25 +358,60 @@ def run(src: NetnsHost, dst: NetnsHost, addr: str, dst_if: str, em, direction: s
     tid = emulator_thread(em.pid, direction) if em else None
     em_task = f"sched:{em.pid}:{tid}" if tid is not None else None
     ifs = ("a0", "b0") if direction == "ab" else ("b0", "a0")
-    server = dst.spawn(["iperf3", "-s", "-1", "-J", "-p", str(port)],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    server = dst.spawn(
+        ["iperf3", "-s", "-1", "-J", "-p", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     procs, outs = [server], []
     try:
         _wait_listening(dst, port)
-        client = src.spawn(["iperf3", "-c", addr, "-p", str(port), "-J", "-t", str(length),
-                            "-u", "-b", str(int(OFFER * rate_bps * payload / frame)),
-                            "-l", str(payload)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        client = src.spawn(
+            [
+                "iperf3",
+                "-c",
+                addr,
+                "-p",
+                str(port),
+                "-J",
+                "-t",
+                str(length),
+                "-u",
+                "-b",
+                str(int(OFFER * rate_bps * payload / frame)),
+                "-l",
+                str(payload),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         procs.append(client)
         sender = f"sched:{client.pid}"  # `ip netns exec` execs iperf3: the same pid
         specs = [f"{dst_if}:rx_bytes", f"{dst_if}:rx_packets", "cpu", sender]
-        samplers = [dst.spawn([*module, limit, *specs, *([em_task] if em_task else [])],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)]
+        samplers = [
+            dst.spawn(
+                [*module, limit, *specs, *([em_task] if em_task else [])],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        ]
         if em:
             em_host = NetnsHost(em.link, em.ns, cgroup=dst.cgroup)
             a, b = ifs
-            samplers.append(em_host.spawn([*module, limit, f"{a}:rx_bytes", f"{a}:rx_packets",
-                                           f"{b}:tx_bytes", f"{b}:tx_dropped"],
-                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+            samplers.append(
+                em_host.spawn(
+                    [
+                        *module,
+                        limit,
+                        f"{a}:rx_bytes",
+                        f"{a}:rx_packets",
+                        f"{b}:tx_bytes",
+                        f"{b}:tx_dropped",
+                    ],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                )
+            )
         procs += samplers
         out, err = client.communicate(timeout=length + 60)
         time.sleep(0.3)  # the last frames cross the path
@@ -330,8 +431,9 @@ def run(src: NetnsHost, dst: NetnsHost, addr: str, dst_if: str, em, direction: s
     log = None
     if em and recv.rows:
         log = monitor.direction_log(em.log_dir, direction, recv.rows[0][0], recv.rows[-1][0])
-    return figures(rate_bps, frame, seconds, dst_if, recv, emu, ifs, log, em_task, sender,
-                   delay_us * 1000), res
+    return figures(
+        rate_bps, frame, seconds, dst_if, recv, emu, ifs, log, em_task, sender, delay_us * 1000
+    ), res
 
 
 def _json(raw: bytes) -> dict:

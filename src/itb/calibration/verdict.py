@@ -36,23 +36,50 @@ class Check:
         return d
 
 
-def relative(quantity: str, configured: float, measured: float, unit: str,
-             tolerance_pct: float, detail: str = "") -> Check:
+def relative(
+    quantity: str,
+    configured: float,
+    measured: float,
+    unit: str,
+    tolerance_pct: float,
+    detail: str = "",
+) -> Check:
     """ok when |measured − configured| ≤ tolerance (percent of configured)."""
     err = 100.0 * (measured - configured) / configured if configured else 0.0
-    return Check(quantity, configured, measured, unit, tolerance_pct, detail,
-                 ok=abs(err) <= tolerance_pct, error_pct=err)
+    return Check(
+        quantity,
+        configured,
+        measured,
+        unit,
+        tolerance_pct,
+        detail,
+        ok=abs(err) <= tolerance_pct,
+        error_pct=err,
+    )
 
 
-def at_least(quantity: str, configured: float, measured: float, unit: str,
-             min_share_pct: float, detail: str = "") -> Check:
+def at_least(
+    quantity: str,
+    configured: float,
+    measured: float,
+    unit: str,
+    min_share_pct: float,
+    detail: str = "",
+) -> Check:
     """ok when measured ≥ min_share_pct % of configured."""
     err = 100.0 * (measured - configured) / configured
-    return Check(quantity, configured, measured, unit, 100.0 - min_share_pct, detail,
-                 ok=measured >= configured * min_share_pct / 100.0, error_pct=err)
+    return Check(
+        quantity,
+        configured,
+        measured,
+        unit,
+        100.0 - min_share_pct,
+        detail,
+        ok=measured >= configured * min_share_pct / 100.0,
+        error_pct=err,
+    )
 
 
 def at_most(quantity: str, bound: float, measured: float, unit: str, detail: str = "") -> Check:
     err = 100.0 * (measured - bound) / bound if bound else None
-    return Check(quantity, bound, measured, unit, 0.0, detail, ok=measured <= bound,
-                 error_pct=err)
+    return Check(quantity, bound, measured, unit, 0.0, detail, ok=measured <= bound, error_pct=err)

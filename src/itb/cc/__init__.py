@@ -8,8 +8,20 @@ from itb.cc.ebpf import CcLoadError, object_path
 from itb.cc.manage import Resolved, Status, clean, ensure, release, status, unload
 from itb.scenario.experiment.algorithms import ALGORITHMS, KNOWN_CCS, Algorithm
 
-__all__ = ["ALGORITHMS", "KNOWN_CCS", "Algorithm", "CcLoadError", "Resolved", "Status",
-           "clean", "ensure", "release", "status", "support", "unload"]
+__all__ = [
+    "ALGORITHMS",
+    "KNOWN_CCS",
+    "Algorithm",
+    "CcLoadError",
+    "Resolved",
+    "Status",
+    "clean",
+    "ensure",
+    "release",
+    "status",
+    "support",
+    "unload",
+]
 
 
 def _ensure(names: Sequence[str], say: Say) -> list[Resolved]:

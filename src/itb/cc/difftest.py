@@ -34,6 +34,7 @@ class DifftestBuildError(OracleError):
 @dataclass(frozen=True)
 class ScriptResult:
     """One script's outcome, as the harness printed it."""
+
     script: str
     algorithm: str
     hz: int
@@ -44,15 +45,21 @@ class ScriptResult:
     def summary(self) -> str:
         d = self.detail
         if "differs" in d:
-            return (f"{self.algorithm} (HZ {self.hz}), script {self.script}: {d['differs']} "
-                    f"differs after event {d['event']} ({d['what']}): Linux {d['linux']}, "
-                    f"ITB {d['itb']}")
+            return (
+                f"{self.algorithm} (HZ {self.hz}), script {self.script}: {d['differs']} "
+                f"differs after event {d['event']} ({d['what']}): Linux {d['linux']}, "
+                f"ITB {d['itb']}"
+            )
         if not self.ok:
-            return (f"{self.algorithm} (HZ {self.hz}), script {self.script}: "
-                    f"{d.get('coverage', 'failed')}")
-        return (f"{self.algorithm} (HZ {self.hz}), script {self.script}: identical over "
-                f"{d['events']} events, {d['t_s']} s; max cwnd {d['max_cwnd']}, "
-                f"{d['recoveries']} recoveries, {d['rtos']} RTOs, {d['undos']} undos")
+            return (
+                f"{self.algorithm} (HZ {self.hz}), script {self.script}: "
+                f"{d.get('coverage', 'failed')}"
+            )
+        return (
+            f"{self.algorithm} (HZ {self.hz}), script {self.script}: identical over "
+            f"{d['events']} events, {d['t_s']} s; max cwnd {d['max_cwnd']}, "
+            f"{d['recoveries']} recoveries, {d['rtos']} RTOs, {d['undos']} undos"
+        )
 
 
 def _cc(argv: list[str]) -> None:
@@ -61,31 +68,38 @@ def _cc(argv: list[str]) -> None:
         raise DifftestBuildError(f"gcc {' '.join(argv)}:\n{res.stderr.strip()[-3000:]}")
 
 
-def build(name: str, hz: int, oracle: Oracle | None = None, itb_source: Path | None = None,
-          out_dir: Path | None = None) -> Path:
+def build(
+    name: str,
+    hz: int,
+    oracle: Oracle | None = None,
+    itb_source: Path | None = None,
+    out_dir: Path | None = None,
+) -> Path:
     """Builds the harness program for one algorithm and tick rate; `itb_source` replaces
     ITB's bpf/<name>.bpf.c (a copy with a change, to show the test catches it)."""
     if name not in ALGORITHM_FILES:
-        raise DifftestBuildError(f"no differential test for {name!r}: "
-                                 f"one of {', '.join(ALGORITHMS)}")
+        raise DifftestBuildError(
+            f"no differential test for {name!r}: one of {', '.join(ALGORITHMS)}"
+        )
     if hz not in SUPPORTED_HZ:
-        raise DifftestBuildError(f"HZ {hz} is not supported: one of "
-                                 f"{', '.join(map(str, SUPPORTED_HZ))}")
+        raise DifftestBuildError(
+            f"HZ {hz} is not supported: one of {', '.join(map(str, SUPPORTED_HZ))}"
+        )
     oracle = oracle or prepare()
     itb_source = itb_source or BPF_SOURCES / f"{name}.bpf.c"
     out = out_dir or oracle.root / "bin"
     obj = out / f"obj-{name}-hz{hz}"
     obj.mkdir(parents=True, exist_ok=True)
-    kernel_inc = ["-I", str(HARNESS / "kernel"), "-I", str(oracle.generated),
-                  f"-DCCDIFF_HZ={hz}"]
+    kernel_inc = ["-I", str(HARNESS / "kernel"), "-I", str(oracle.generated), f"-DCCDIFF_HZ={hz}"]
     objects = []
     for src, extra in (
-            (oracle.algorithm_source(name), kernel_inc + ["-I", str(oracle.src / "net" / "ipv4")]),
-            (oracle.generated / "kfuncs.c", kernel_inc),
-            (HARNESS / "model.c", kernel_inc),
-            (HARNESS / "scripts.c", kernel_inc),
-            (HARNESS / "main.c", kernel_inc + [f"-DITB_OPS=itb_{name}"]),
-            (itb_source, ["-I", str(HARNESS / "bpf"), "-I", str(BPF_SOURCES)])):
+        (oracle.algorithm_source(name), kernel_inc + ["-I", str(oracle.src / "net" / "ipv4")]),
+        (oracle.generated / "kfuncs.c", kernel_inc),
+        (HARNESS / "model.c", kernel_inc),
+        (HARNESS / "scripts.c", kernel_inc),
+        (HARNESS / "main.c", kernel_inc + [f"-DITB_OPS=itb_{name}"]),
+        (itb_source, ["-I", str(HARNESS / "bpf"), "-I", str(BPF_SOURCES)]),
+    ):
         o = obj / (src.stem.replace(".", "_") + ("-itb" if src == itb_source else "") + ".o")
         _cc([*CFLAGS, *extra, "-c", str(src), "-o", str(o)])
         objects.append(str(o))
@@ -94,10 +108,13 @@ def build(name: str, hz: int, oracle: Oracle | None = None, itb_source: Path | N
     return binary
 
 
-def run(binary: Path, scripts: list[str] | None = None, timeout: float = 1800) -> list[ScriptResult]:
+def run(
+    binary: Path, scripts: list[str] | None = None, timeout: float = 1800
+) -> list[ScriptResult]:
     """Runs a harness program; one result per script."""
-    res = subprocess.run([str(binary), *(scripts or [])], capture_output=True, text=True,
-                         timeout=timeout)
+    res = subprocess.run(
+        [str(binary), *(scripts or [])], capture_output=True, text=True, timeout=timeout
+    )
     if res.returncode not in (0, 1):
         raise DifftestBuildError(f"{binary.name} exited {res.returncode}: {res.stderr.strip()}")
     out = []

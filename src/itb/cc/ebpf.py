@@ -43,8 +43,9 @@ def bpftool(host: Host, *args: str | Path, check: bool = True):
         return host.run(["bpftool", *map(str, args)], check=check)
     except CommandFailed as e:
         if e.returncode == 127:
-            raise PreflightError("bpftool is not installed: run `make setup` "
-                                 "(Debian package bpftool)") from e
+            raise PreflightError(
+                "bpftool is not installed: run `make setup` (Debian package bpftool)"
+            ) from e
         raise
 
 
@@ -61,8 +62,11 @@ def registered(host: Host) -> dict[str, int]:
 def register(host: Host, name: str, obj: Path) -> None:
     """Registers `obj` (one tcp_congestion_ops); a refusal names the verifier's reason."""
     if not KERNEL_BTF.exists():
-        raise CcLoadError(name, f"this kernel has no BTF ({KERNEL_BTF} is missing); "
-                                "eBPF congestion controls need CONFIG_DEBUG_INFO_BTF")
+        raise CcLoadError(
+            name,
+            f"this kernel has no BTF ({KERNEL_BTF} is missing); "
+            "eBPF congestion controls need CONFIG_DEBUG_INFO_BTF",
+        )
     if not obj.is_file():
         raise CcLoadError(name, f"{obj} is not built: run `make bpf` (part of `make setup`)")
     res = bpftool(host, "struct_ops", "register", obj, check=False)

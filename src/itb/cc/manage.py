@@ -35,9 +35,9 @@ class Resolved:
     """Which implementation of a canonical algorithm a run uses."""
 
     name: str
-    kernel_name: str      # what setsockopt(TCP_CONGESTION) gets
+    kernel_name: str  # what setsockopt(TCP_CONGESTION) gets
     source: Source
-    loaded_now: bool      # this call registered / modprobed it
+    loaded_now: bool  # this call registered / modprobed it
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -48,7 +48,7 @@ class Status:
     name: str
     kernel_name: str | None
     source: Source | None
-    usable: bool          # a socket can select it right now
+    usable: bool  # a socket can select it right now
     note: str
 
     def to_json(self) -> dict:
@@ -75,23 +75,30 @@ def status(host: Host | None = None) -> list[Status]:
             src: Source = "module" if alg.module in mods else "built-in"
             out.append(Status(alg.name, alg.kernel_name, src, True, "in the kernel"))
         elif alg.module is not None and kernel.module_exists(host, alg.module):  # (a kernel name)
-            out.append(Status(alg.name, alg.kernel_name, "module", False,
-                              f"modprobe {alg.module} on first use"))
+            out.append(
+                Status(
+                    alg.name,
+                    alg.kernel_name,
+                    "module",
+                    False,
+                    f"modprobe {alg.module} on first use",
+                )
+            )
         elif (ours := alg.ours_name) is not None:  # (ITB's own)
             if ours in avail:
                 out.append(Status(alg.name, ours, "ours", True, "eBPF, registered"))
             elif ebpf.object_path(alg.name).is_file():
                 out.append(Status(alg.name, ours, "ours", False, "eBPF, registered on first use"))
             else:
-                out.append(Status(alg.name, ours, "ours", False,
-                                  "eBPF, not built: run `make bpf`"))
+                out.append(Status(alg.name, ours, "ours", False, "eBPF, not built: run `make bpf`"))
         else:
             out.append(Status(alg.name, alg.kernel_name, None, False, "not on this kernel"))
     return out
 
 
-def resolve_one(name: str, host: Host, prefer: Prefer = "kernel",
-                progress: Say = _noop) -> Resolved:
+def resolve_one(
+    name: str, host: Host, prefer: Prefer = "kernel", progress: Say = _noop
+) -> Resolved:
     alg = _algorithm(name)
     avail = set(kernel.available())
     module = alg.module  # (set when the kernel has its own)
@@ -107,7 +114,8 @@ def resolve_one(name: str, host: Host, prefer: Prefer = "kernel",
     if ours is None:  # (not ITB's own)
         raise PreflightError(
             f"congestion control {name!r} is not available on this kernel (available: "
-            f"{', '.join(sorted(avail))}) and ITB has no eBPF implementation of it")
+            f"{', '.join(sorted(avail))}) and ITB has no eBPF implementation of it"
+        )
     if ours in avail:
         return Resolved(name, ours, "ours", False)
     progress(f"registering ITB's eBPF {name} as {ours}")
@@ -122,8 +130,9 @@ def resolve_one(name: str, host: Host, prefer: Prefer = "kernel",
     return Resolved(name, ours, "ours", True)
 
 
-def ensure(names: Iterable[str], host: Host | None = None, prefer: Prefer = "kernel",
-           progress: Say = _noop) -> list[Resolved]:
+def ensure(
+    names: Iterable[str], host: Host | None = None, prefer: Prefer = "kernel", progress: Say = _noop
+) -> list[Resolved]:
     """Makes every named algorithm selectable; on failure undoes what it loaded."""
     host = host or local_host()
     done: list[Resolved] = []
@@ -140,8 +149,9 @@ def ensure(names: Iterable[str], host: Host | None = None, prefer: Prefer = "ker
     return done
 
 
-def release(resolved: Iterable[Resolved], host: Host | None = None,
-            progress: Say = _noop) -> list[str]:
+def release(
+    resolved: Iterable[Resolved], host: Host | None = None, progress: Say = _noop
+) -> list[str]:
     """Lets go of what `ensure` returned; unregisters an eBPF algorithm a run registered
     once nobody holds it any more; returns the names unregistered. Kernel modules stay
     loaded: other users of the machine may rely on them."""
@@ -170,8 +180,10 @@ def unload(names: Iterable[str], host: Host | None = None) -> list[str]:
     for name in names:
         ours = _algorithm(name).ours_name
         if ours is None:  # (not ITB's own)
-            raise PreflightError(f"{name!r} is the kernel's, not ITB's; `itb cc unload` "
-                                 "only unregisters ITB's eBPF congestion controls")
+            raise PreflightError(
+                f"{name!r} is the kernel's, not ITB's; `itb cc unload` "
+                "only unregisters ITB's eBPF congestion controls"
+            )
         with registrations.locked():
             if users := registrations.users(ours):
                 raise PreflightError(f"{ours} is in use by {_who(users)}: not unregistered")
@@ -197,8 +209,10 @@ def _unregister(host: Host, name: str) -> str | None:
             if name not in ebpf.registered(host):
                 return None
             if "in progress" not in e.stderr or time.monotonic() > deadline:
-                return f"still referenced by sockets ({e.stderr.strip()[-120:]}); run " \
-                       "`itb clean` again later"
+                return (
+                    f"still referenced by sockets ({e.stderr.strip()[-120:]}); run "
+                    "`itb clean` again later"
+                )
             time.sleep(0.2)
 
 

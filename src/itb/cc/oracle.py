@@ -19,17 +19,38 @@ from pathlib import Path
 from itb import native
 from itb.errors import PreflightError
 
-ALGORITHM_FILES = {"bic": "tcp_bic.c", "highspeed": "tcp_highspeed.c", "htcp": "tcp_htcp.c",
-                   "scalable": "tcp_scalable.c", "vegas": "tcp_vegas.c"}
+ALGORITHM_FILES = {
+    "bic": "tcp_bic.c",
+    "highspeed": "tcp_highspeed.c",
+    "htcp": "tcp_htcp.c",
+    "scalable": "tcp_scalable.c",
+    "vegas": "tcp_vegas.c",
+}
 # include/net/tcp.h's inline helpers the algorithms and the stack model call
-INLINE_HELPERS = ("before", "between", "tcp_left_out", "tcp_packets_in_flight", "tcp_snd_cwnd",
-                  "tcp_snd_cwnd_set", "tcp_in_slow_start", "tcp_in_initial_slowstart",
-                  "tcp_in_cwnd_reduction", "tcp_current_ssthresh", "tcp_is_cwnd_limited",
-                  "tcp_ca_event")
+INLINE_HELPERS = (
+    "before",
+    "between",
+    "tcp_left_out",
+    "tcp_packets_in_flight",
+    "tcp_snd_cwnd",
+    "tcp_snd_cwnd_set",
+    "tcp_in_slow_start",
+    "tcp_in_initial_slowstart",
+    "tcp_in_cwnd_reduction",
+    "tcp_current_ssthresh",
+    "tcp_is_cwnd_limited",
+    "tcp_ca_event",
+)
 # net/ipv4/tcp_cong.c's functions (the kfuncs a BPF congestion control calls, and the
 # state setter that calls set_state)
-CONG_FUNCTIONS = ("tcp_slow_start", "tcp_cong_avoid_ai", "tcp_reno_cong_avoid",
-                  "tcp_reno_ssthresh", "tcp_reno_undo_cwnd", "tcp_set_ca_state")
+CONG_FUNCTIONS = (
+    "tcp_slow_start",
+    "tcp_cong_avoid_ai",
+    "tcp_reno_cong_avoid",
+    "tcp_reno_ssthresh",
+    "tcp_reno_undo_cwnd",
+    "tcp_set_ca_state",
+)
 SOURCE_GLOB = "linux-source-*.tar.xz"
 DEBIAN_PACKAGE = "linux-source-6.12"
 
@@ -40,10 +61,10 @@ class OracleError(PreflightError):
 
 @dataclass(frozen=True)
 class Oracle:
-    version: str     # e.g. "6.12": from the tarball's name
+    version: str  # e.g. "6.12": from the tarball's name
     tarball: Path
-    root: Path       # build/difftest/linux-source-<version>/
-    src: Path        # the extracted tree (net/ipv4, include/net)
+    root: Path  # build/difftest/linux-source-<version>/
+    src: Path  # the extracted tree (net/ipv4, include/net)
     generated: Path  # tcp_inline.h, kfuncs.c
 
     def algorithm_source(self, name: str) -> Path:
@@ -69,7 +90,8 @@ def find_tarball() -> Path:
             "Linux's source, the oracle of the congestion-control differential test, is not "
             f"installed: no /usr/src/{SOURCE_GLOB}. `make setup` installs Debian's "
             f"{DEBIAN_PACKAGE} (apt-get install {DEBIAN_PACKAGE}); ITB_LINUX_SOURCE names "
-            "another tarball")
+            "another tarball"
+        )
     return found[-1]
 
 
@@ -82,19 +104,23 @@ def extract_function(text: str, name: str, origin: str) -> str:
         if head.match(line) and not line.rstrip().endswith(";"):
             for j in range(i, len(lines)):
                 if lines[j] == "}":
-                    return "\n".join(lines[i:j + 1]) + "\n"
+                    return "\n".join(lines[i : j + 1]) + "\n"
             break
     raise OracleError(f"{origin}: no definition of {name}() found; is this a Linux tree?")
 
 
 def _extract(tarball: Path, src: Path) -> None:
     top = tarball.name.removesuffix(".tar.xz")
-    members = [f"{top}/net/ipv4/{f}" for f in (*ALGORITHM_FILES.values(), "tcp_vegas.h",
-                                               "tcp_cong.c")]
+    members = [
+        f"{top}/net/ipv4/{f}" for f in (*ALGORITHM_FILES.values(), "tcp_vegas.h", "tcp_cong.c")
+    ]
     members.append(f"{top}/include/net/tcp.h")
     src.mkdir(parents=True, exist_ok=True)
-    res = subprocess.run(["tar", "-xJf", str(tarball), "-C", str(src), "--strip-components=1",
-                          *members], capture_output=True, text=True)
+    res = subprocess.run(
+        ["tar", "-xJf", str(tarball), "-C", str(src), "--strip-components=1", *members],
+        capture_output=True,
+        text=True,
+    )
     if res.returncode != 0:
         raise OracleError(f"{tarball}: could not extract the TCP sources: {res.stderr.strip()}")
 
@@ -103,8 +129,11 @@ def _generate(src: Path, out: Path) -> None:
     tcp_h = (src / "include" / "net" / "tcp.h").read_text()
     cong = (src / "net" / "ipv4" / "tcp_cong.c").read_text()
     note = "/* Copied out of {} by itb.cc.oracle for the differential test. */\n"
-    inline = [note.format("include/net/tcp.h"), "#ifndef CCDIFF_TCP_INLINE_H\n",
-              "#define CCDIFF_TCP_INLINE_H\n"]
+    inline = [
+        note.format("include/net/tcp.h"),
+        "#ifndef CCDIFF_TCP_INLINE_H\n",
+        "#define CCDIFF_TCP_INLINE_H\n",
+    ]
     inline += [extract_function(tcp_h, n, "include/net/tcp.h") for n in INLINE_HELPERS]
     inline.append("#endif\n")
     kfuncs = [note.format("net/ipv4/tcp_cong.c"), '#include "kernel.h"\n']

@@ -44,10 +44,31 @@ class Pacer:
         if rate_bps is not None and rate_bps <= 0:
             raise ValueError("a rate must be above 0 (None: unpaced)")
         self.generation += 1
-        value = struct.pack("<QII16sII", rate_bps or 0, self.generation, int(cc is not None),
-                            (cc or "").encode(), skip_port, 0)
-        bpftool(self.host, "map", "update", "id", str(self.config_map), "key", "hex",
-                "00", "00", "00", "00", "value", "hex", *(f"{b:02x}" for b in value))
+        value = struct.pack(
+            "<QII16sII",
+            rate_bps or 0,
+            self.generation,
+            int(cc is not None),
+            (cc or "").encode(),
+            skip_port,
+            0,
+        )
+        bpftool(
+            self.host,
+            "map",
+            "update",
+            "id",
+            str(self.config_map),
+            "key",
+            "hex",
+            "00",
+            "00",
+            "00",
+            "00",
+            "value",
+            "hex",
+            *(f"{b:02x}" for b in value),
+        )
 
     def sockets(self) -> int:
         """The data sockets the program counts now."""
@@ -58,16 +79,36 @@ class Pacer:
         return self._count(1)
 
     def _count(self, key: int) -> int:
-        res = bpftool(self.host, "-j", "map", "lookup", "id", str(self.sockets_map), "key",
-                      "hex", f"{key:02x}", "00", "00", "00")
+        res = bpftool(
+            self.host,
+            "-j",
+            "map",
+            "lookup",
+            "id",
+            str(self.sockets_map),
+            "key",
+            "hex",
+            f"{key:02x}",
+            "00",
+            "00",
+            "00",
+        )
         doc = json.loads(res.stdout)
         if "formatted" in doc:  # with the map's BTF
             return int(doc["formatted"]["value"])
         return int.from_bytes(bytes(int(b, 16) for b in doc["value"]), "little", signed=True)
 
     def detach(self) -> None:
-        bpftool(self.host, "cgroup", "detach", str(self.cgroup), "sock_ops", "id",
-                str(self.prog_id), check=False)
+        bpftool(
+            self.host,
+            "cgroup",
+            "detach",
+            str(self.cgroup),
+            "sock_ops",
+            "id",
+            str(self.prog_id),
+            check=False,
+        )
 
 
 def require_object() -> Path:
@@ -85,17 +126,29 @@ def attach(host: Host, cgroup: Path) -> Pacer:
     try:
         host.run(["mount", "-t", "bpf", "bpf", str(mnt)])
         try:
-            res = bpftool(host, "prog", "load", obj, mnt / "prog", "type", "sockops",
-                          "pinmaps", mnt / "maps", check=False)
+            res = bpftool(
+                host,
+                "prog",
+                "load",
+                obj,
+                mnt / "prog",
+                "type",
+                "sockops",
+                "pinmaps",
+                mnt / "maps",
+                check=False,
+            )
             if res.returncode != 0:
-                raise BackendError(f"the pacing program could not be loaded: "
-                                   f"{first_failure_line(res.stderr)}")
+                raise BackendError(
+                    f"the pacing program could not be loaded: {first_failure_line(res.stderr)}"
+                )
             bpftool(host, "cgroup", "attach", str(cgroup), "sock_ops", "pinned", mnt / "prog")
             prog = json.loads(bpftool(host, "-j", "prog", "show", "pinned", mnt / "prog").stdout)
             maps = {}
             for name in ("itb_pace_config", "itb_pace_sockets"):
-                info = json.loads(bpftool(host, "-j", "map", "show", "pinned",
-                                          mnt / "maps" / name).stdout)
+                info = json.loads(
+                    bpftool(host, "-j", "map", "show", "pinned", mnt / "maps" / name).stdout
+                )
                 maps[name] = int(info["id"])
         finally:
             host.run(["umount", str(mnt)], check=False)  # the attachment keeps what runs

@@ -22,15 +22,15 @@ from dataclasses import dataclass
 
 from itb.cc import highspeed
 
-BIC_BETA = 1 - 819 / 1024      # Linux: ssthresh = cwnd * 819 / 1024 above 14 segments
+BIC_BETA = 1 - 819 / 1024  # Linux: ssthresh = cwnd * 819 / 1024 above 14 segments
 BIC_LOW_WINDOW = 14
 
 
 @dataclass(frozen=True)
 class Published:
-    c: float | None      # None: no closed-form response function (H-TCP, CUBIC, Vegas)
+    c: float | None  # None: no closed-form response function (H-TCP, CUBIC, Vegas)
     d: float | None
-    beta_text: str       # the decrease as Linux applies it, as the table writes it
+    beta_text: str  # the decrease as Linux applies it, as the table writes it
     source: str
     # Window range (segments) a response-function sweep aims at, where Linux's
     # implementation follows the published slope (d_from and up), at this RTT and below
@@ -44,7 +44,7 @@ class Published:
     plan_c: float | None = None  # c to plan the loss range with, where Linux's differs
 
     def window(self, p: float) -> float | None:
-        return None if self.c is None or self.d is None else self.c / p ** self.d
+        return None if self.c is None or self.d is None else self.c / p**self.d
 
     def loss_for(self, w: float) -> float:
         c, d = self.planned()
@@ -66,19 +66,20 @@ def highspeed_b(w: float) -> float:
     return 0.5 if w <= highspeed.LOW_WINDOW else highspeed.b_of(w)
 
 
-def nominal_beta(cc: str, cwnd: float, rtt_min: float | None = None,
-                 rtt_max: float | None = None) -> float | None:
+def nominal_beta(
+    cc: str, cwnd: float, rtt_min: float | None = None, rtt_max: float | None = None
+) -> float | None:
     """The decrease Linux applies at window `cwnd` (segments)."""
     if cc in ("reno", "vegas"):
         return 0.5
     if cc == "bic":
         return 0.5 if cwnd <= BIC_LOW_WINDOW else BIC_BETA
     if cc == "scalable":
-        return 0.125                           # cwnd >> 3, at every window
+        return 0.125  # cwnd >> 3, at every window
     if cc == "highspeed":
-        return highspeed.decrease(cwnd)        # the table row holding cwnd
+        return highspeed.decrease(cwnd)  # the table row holding cwnd
     if cc == "cubic":
-        return 0.3                             # RFC 9438 β_cubic = 0.7
+        return 0.3  # RFC 9438 β_cubic = 0.7
     if cc == "htcp":
         # 1 − RTT_min/RTT_max in [0.2, 0.5]; Linux backs off by 1/2 instead after the
         # first event, below 10 ms RTT_min and when throughput moved > 20 % (its
@@ -99,18 +100,40 @@ def switch_beta(cc: str) -> float | None:
 
 PUBLISHED: dict[str, Published] = {
     "reno": Published(1.22, 0.5, "1/2", "Mathis et al., CCR 1997; RFC 3649 §5"),
-    "bic": Published(15.5, 0.5, "0.2 (819/1024); 1/2 at or below 14 segments",
-                     "Xu, Harfoush, Rhee, INFOCOM 2004 (c for S_max = 32; Linux uses 16)",
-                     windows=(5000, 12000), rtt_ms=200.0, max_rate_bps=1e9, d_from=5000,
-                     max_measure_s=300.0, plan_c=9.0),
-    "highspeed": Published(0.12, 0.835, "b(w) of the table row: 0.5 up to 38 segments → 0.1",
-                           "RFC 3649", windows=(800, 3300), rtt_ms=100.0, d_from=300,
-                           max_rate_bps=500e6, max_measure_s=180.0),
+    "bic": Published(
+        15.5,
+        0.5,
+        "0.2 (819/1024); 1/2 at or below 14 segments",
+        "Xu, Harfoush, Rhee, INFOCOM 2004 (c for S_max = 32; Linux uses 16)",
+        windows=(5000, 12000),
+        rtt_ms=200.0,
+        max_rate_bps=1e9,
+        d_from=5000,
+        max_measure_s=300.0,
+        plan_c=9.0,
+    ),
+    "highspeed": Published(
+        0.12,
+        0.835,
+        "b(w) of the table row: 0.5 up to 38 segments → 0.1",
+        "RFC 3649",
+        windows=(800, 3300),
+        rtt_ms=100.0,
+        d_from=300,
+        max_rate_bps=500e6,
+        max_measure_s=180.0,
+    ),
     "scalable": Published(0.08, 1.0, "1/8", "Kelly, CCR 2003", windows=(120, 431), d_from=100),
-    "htcp": Published(None, None, "1 − RTT_min/RTT_max in [0.2, 0.5], or 1/2",
-                      "Leith, Shorten, PFLDnet 2004", windows=(45, 300), plan_as="highspeed"),
-    "cubic": Published(None, None, "0.3 (RFC 9438; 1/5 in the paper)", "RFC 9438",
-                       plan_as="reno"),
-    "vegas": Published(None, None, "1/2 (Reno's, on loss)", "Brakmo, Peterson, JSAC 1995",
-                       plan_as="reno"),
+    "htcp": Published(
+        None,
+        None,
+        "1 − RTT_min/RTT_max in [0.2, 0.5], or 1/2",
+        "Leith, Shorten, PFLDnet 2004",
+        windows=(45, 300),
+        plan_as="highspeed",
+    ),
+    "cubic": Published(None, None, "0.3 (RFC 9438; 1/5 in the paper)", "RFC 9438", plan_as="reno"),
+    "vegas": Published(
+        None, None, "1/2 (Reno's, on loss)", "Brakmo, Peterson, JSAC 1995", plan_as="reno"
+    ),
 }

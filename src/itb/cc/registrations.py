@@ -49,8 +49,11 @@ def _read(kernel_name: str) -> dict:
         data = json.loads(_path(kernel_name).read_text())
     except (FileNotFoundError, json.JSONDecodeError):
         return {"registered_by_run": False, "holders": []}
-    live = [h for h in data.get("holders", [])
-            if (p := ProcessId.from_json(h)) is not None and p.alive()]
+    live = [
+        h
+        for h in data.get("holders", [])
+        if (p := ProcessId.from_json(h)) is not None and p.alive()
+    ]
     return {"registered_by_run": bool(data.get("registered_by_run")), "holders": live}
 
 
@@ -68,8 +71,9 @@ def add(kernel_name: str, registered_now: bool) -> None:
     """This process uses the program (once more)."""
     data = _read(kernel_name)
     me = ProcessId.me().to_json()
-    mine = next((h for h in data["holders"] if h["pid"] == me["pid"]
-                 and h["start"] == me["start"]), None)
+    mine = next(
+        (h for h in data["holders"] if h["pid"] == me["pid"] and h["start"] == me["start"]), None
+    )
     if mine is None:
         data["holders"].append({**me, "count": 1, "prefix": naming.prefix()})
     else:

@@ -14,7 +14,16 @@ from itb.cli.common import app, err
 from itb.emulation import naming
 from itb.errors import INTERNAL, SIGNAL_BASE, ItbError
 
-COMMANDS = (bench, cc, inventory, lab, profile, run, studies, testbed)  # imported for their registrations on `app`
+COMMANDS = (
+    bench,
+    cc,
+    inventory,
+    lab,
+    profile,
+    run,
+    studies,
+    testbed,
+)  # imported for their registrations on `app`
 INTERNAL_ERROR = INTERNAL  # sysexits' EX_SOFTWARE: a bug of ITB, not of the input or machine
 
 
@@ -38,6 +47,10 @@ def main() -> None:
         fd, path = tempfile.mkstemp(prefix="itb-crash-", suffix=".txt")
         with os.fdopen(fd, "w") as f:
             traceback.print_exc(file=f)
-        err.print(f"[red]internal error:[/red] {type(e).__name__}: {e} (traceback in {path}; "
-                  "please report it)", highlight=False, soft_wrap=True)
+        err.print(
+            f"[red]internal error:[/red] {type(e).__name__}: {e} (traceback in {path}; "
+            "please report it)",
+            highlight=False,
+            soft_wrap=True,
+        )
         sys.exit(INTERNAL_ERROR)

@@ -22,48 +22,89 @@ class Defaults(TypedDict, total=False):
     transfer_time: float
 
 
-QUICK: Defaults = {"apps": "BU,PA", "classes": "B,F", "ccs": "cubic,reno,bbr", "repeat": 2,
-                   "transfer_time": 6.0}
+QUICK: Defaults = {
+    "apps": "BU,PA",
+    "classes": "B,F",
+    "ccs": "cubic,reno,bbr",
+    "repeat": 2,
+    "transfer_time": 6.0,
+}
 
 
 @app.command("bench")
 def bench_cmd(
-        apps: str | None = typer.Option(None, "--app", help="Applications, comma-separated: "
-                                           "TU, WM, PP, BU, PA. [default: BU,PA]"),
-        classes: str | None = typer.Option(None, "--class", help="Classes: letters and "
-                                              "ranges, e.g. A-L, B,F, A-D,K. [default: A-L]"),
-        ccs: str | None = typer.Option(None, "--cc", help="Congestion controls, "
-                                          "comma-separated. [default: cubic,reno,bbr]"),
-        repeat: int | None = typer.Option(None, "--repeat", min=1, max=100,
-                                             help="Repetitions of every cell. [default: 3]"),
-        quick: bool = typer.Option(False, "--quick", help="About 15 minutes: BU and PA on "
-                                   "classes B and F, cubic/reno/bbr, 2 repetitions, 6 s "
-                                   "transfers. Options given explicitly win."),
-        out_dir: Path | None = typer.Option(None, "--out", help="Benchmark directory "
-                                               "(default: runs/bench-<hash of the arguments>, "
-                                               "so the same command resumes)."),
-        scale: float | None = typer.Option(None, "--scale", help="One scale factor for "
-                                              "every class: C = K × 1 Gbit/s ÷ factor. "
-                                              "[default: from the calibration]"),
-        capacity: str | None = typer.Option(None, "--capacity", help="Scale each class to "
-                                               "this bottleneck C instead of the calibrated "
-                                               "one, e.g. 500Mbit."),
-        scaling: str = typer.Option("rate", "--scaling", help="What scaling preserves: rate "
-                                    "keeps every RTT (per-flow windows shrink by the factor); "
-                                    "window multiplies every RTT by the factor (per-flow "
-                                    "windows are the documents', round trips last longer)."),
-        transfer_time: float | None = typer.Option(None, "--transfer-time", help="Seconds "
-                                                      "one BU transfer takes alone at C_a (the "
-                                                      "documents: 240 = 30 GB at 1 Gbit/s). "
-                                                      "[default: 240]"),
-        spacing: float = typer.Option(1.0, "--spacing", min=0, help="Start spacing of bulk "
-                                      "transfers in seconds (0 = synchronised)."),
-        pa_messages: int = typer.Option(200, "--pa-messages", min=1, max=10000,
-                                        help="PA: round trips of 1 MB messages (the "
-                                        "documents' 200; fewer for a short check)."),
-        seed: int = typer.Option(1, "--seed", min=0, help="Seed of the run order and of "
-                                 "every random draw."),
-        inventory: Path | None = INVENTORY) -> None:
+    apps: str | None = typer.Option(
+        None, "--app", help="Applications, comma-separated: TU, WM, PP, BU, PA. [default: BU,PA]"
+    ),
+    classes: str | None = typer.Option(
+        None, "--class", help="Classes: letters and ranges, e.g. A-L, B,F, A-D,K. [default: A-L]"
+    ),
+    ccs: str | None = typer.Option(
+        None, "--cc", help="Congestion controls, comma-separated. [default: cubic,reno,bbr]"
+    ),
+    repeat: int | None = typer.Option(
+        None, "--repeat", min=1, max=100, help="Repetitions of every cell. [default: 3]"
+    ),
+    quick: bool = typer.Option(
+        False,
+        "--quick",
+        help="About 15 minutes: BU and PA on "
+        "classes B and F, cubic/reno/bbr, 2 repetitions, 6 s "
+        "transfers. Options given explicitly win.",
+    ),
+    out_dir: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Benchmark directory "
+        "(default: runs/bench-<hash of the arguments>, "
+        "so the same command resumes).",
+    ),
+    scale: float | None = typer.Option(
+        None,
+        "--scale",
+        help="One scale factor for "
+        "every class: C = K × 1 Gbit/s ÷ factor. "
+        "[default: from the calibration]",
+    ),
+    capacity: str | None = typer.Option(
+        None,
+        "--capacity",
+        help="Scale each class to this bottleneck C instead of the calibrated one, e.g. 500Mbit.",
+    ),
+    scaling: str = typer.Option(
+        "rate",
+        "--scaling",
+        help="What scaling preserves: rate "
+        "keeps every RTT (per-flow windows shrink by the factor); "
+        "window multiplies every RTT by the factor (per-flow "
+        "windows are the documents', round trips last longer).",
+    ),
+    transfer_time: float | None = typer.Option(
+        None,
+        "--transfer-time",
+        help="Seconds "
+        "one BU transfer takes alone at C_a (the "
+        "documents: 240 = 30 GB at 1 Gbit/s). "
+        "[default: 240]",
+    ),
+    spacing: float = typer.Option(
+        1.0,
+        "--spacing",
+        min=0,
+        help="Start spacing of bulk transfers in seconds (0 = synchronised).",
+    ),
+    pa_messages: int = typer.Option(
+        200,
+        "--pa-messages",
+        min=1,
+        max=10000,
+        help="PA: round trips of 1 MB messages (the documents' 200; fewer for a short check).",
+    ),
+    seed: int = typer.Option(
+        1, "--seed", min=0, help="Seed of the run order and of every random draw."
+    ),
+    inventory: Path | None = INVENTORY,
+) -> None:
     """Run the ITB benchmark: application × class × protocol, repeated, then print the
     table and write the report.
 
@@ -86,21 +127,39 @@ def bench_cmd(
     from itb.suite.sweep import default_dir
 
     q: Defaults = QUICK if quick else {}
-    app_list = [check_app(a) for a in csv_option(apps or q.get("apps") or "BU,PA", "--app",
-                                               upper=True)]
+    app_list = [
+        check_app(a) for a in csv_option(apps or q.get("apps") or "BU,PA", "--app", upper=True)
+    ]
     cc_list = parse_ccs(ccs or q.get("ccs") or "cubic,reno,bbr")
     cap = parse_capacity(capacity)
-    sc = make_scale(factor=scale, capacity_bps=cap,
-                    transfer_time_s=transfer_time or q.get("transfer_time") or 240.0,
-                    mode=scaling.lower())
-    args = BenchArgs(tuple(app_list), tuple(parse_classes(classes or q.get("classes") or "A-L")),
-                     tuple(cc_list), repeat or q.get("repeat") or 3, seed, spacing, sc,
-                     pa_messages, load_inventory(inventory))
+    sc = make_scale(
+        factor=scale,
+        capacity_bps=cap,
+        transfer_time_s=transfer_time or q.get("transfer_time") or 240.0,
+        mode=scaling.lower(),
+    )
+    args = BenchArgs(
+        tuple(app_list),
+        tuple(parse_classes(classes or q.get("classes") or "A-L")),
+        tuple(cc_list),
+        repeat or q.get("repeat") or 3,
+        seed,
+        spacing,
+        sc,
+        pa_messages,
+        load_inventory(inventory),
+    )
     target = out_dir or default_dir("bench", args.key())
     err.print(f"benchmark directory: {target}")
     tick = ticker()
-    result = run_bench(args, target, build_bench_report, analyse_run,
-                       say=lambda m: err.print(m, highlight=False), tick=tick)
+    result = run_bench(
+        args,
+        target,
+        build_bench_report,
+        analyse_run,
+        say=lambda m: err.print(m, highlight=False),
+        tick=tick,
+    )
     tick("")
     _print_bench(result)
     for w in result.warnings:
@@ -115,25 +174,51 @@ def bench_cmd(
 def _print_bench(result) -> None:
     from itb.draw.html import pm
 
-    t = Table(title=f"ITB benchmark ({result.status}): completion time T in s, "
-                    "mean over repetitions ± 95 % interval")
-    for col in ("app", "class", "protocol", "reps", "T_mean", "T_min", "T_max", "σ_T", "CoV",
-                "Jain", "effic.", "util.", "scale"):
+    t = Table(
+        title=f"ITB benchmark ({result.status}): completion time T in s, "
+        "mean over repetitions ± 95 % interval"
+    )
+    for col in (
+        "app",
+        "class",
+        "protocol",
+        "reps",
+        "T_mean",
+        "T_min",
+        "T_max",
+        "σ_T",
+        "CoV",
+        "Jain",
+        "effic.",
+        "util.",
+        "scale",
+    ):
         t.add_column(col, justify="left" if col in ("app", "class", "protocol") else "right")
     for r in result.rows:
-        t.add_row(r.label, r.cls, r.cc, str(r.repetitions), pm(r.t_mean, r.t_mean_ci95),
-                  pm(r.t_min, r.t_min_ci95), pm(r.t_max, r.t_max_ci95),
-                  pm(r.sigma_t, r.sigma_t_ci95), pm(r.cov, r.cov_ci95, 3),
-                  pm(r.jain, None, 3), pm(r.efficiency, None, 3),
-                  pm(r.utilisation, None, 3), f"{r.scale_factor:g}")
+        t.add_row(
+            r.label,
+            r.cls,
+            r.cc,
+            str(r.repetitions),
+            pm(r.t_mean, r.t_mean_ci95),
+            pm(r.t_min, r.t_min_ci95),
+            pm(r.t_max, r.t_max_ci95),
+            pm(r.sigma_t, r.sigma_t_ci95),
+            pm(r.cov, r.cov_ci95, 3),
+            pm(r.jain, None, 3),
+            pm(r.efficiency, None, 3),
+            pm(r.utilisation, None, 3),
+            f"{r.scale_factor:g}",
+        )
     out.print(t)
     for r in result.rows:
         if r.failed or r.failed_repetitions:
-            corrupt = (f", {r.corrupt} of them with a corrupt window (not used)"
-                       if r.corrupt else "")
-            out.print(f"[red]{r.app} {r.cls} {r.cc}: {r.failed_repetitions} failed "
-                      f"repetition(s), {r.failed} failed transfer(s){corrupt}[/red] (see the "
-                      "cell's run directory under cells/)")
+            corrupt = f", {r.corrupt} of them with a corrupt window (not used)" if r.corrupt else ""
+            out.print(
+                f"[red]{r.app} {r.cls} {r.cc}: {r.failed_repetitions} failed "
+                f"repetition(s), {r.failed} failed transfer(s){corrupt}[/red] (see the "
+                "cell's run directory under cells/)"
+            )
     for c in result.comparisons:
         out.print(f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}: {c.sentence()}")
     out.print(f"table: {result.out / 'table.csv'}")

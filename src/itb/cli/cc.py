@@ -11,8 +11,13 @@ from itb.cli.common import cc_app, err, out, progress
 
 
 @cc_app.command("list")
-def cc_list(as_json: bool = typer.Option(False, "--json", help="Machine-readable: a list of "
-                                         "{name, kernel_name, source, usable, note}.")) -> None:
+def cc_list(
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="Machine-readable: a list of {name, kernel_name, source, usable, note}.",
+    ),
+) -> None:
     """Every congestion control ITB knows: the name the kernel knows it by, where it comes
     from (built-in, module, ours = ITB's eBPF) and whether a socket can select it now."""
     from itb import cc
@@ -30,9 +35,14 @@ def cc_list(as_json: bool = typer.Option(False, "--json", help="Machine-readable
 
 
 @cc_app.command("load")
-def cc_load(names: list[str] = typer.Argument(..., help="Canonical names, e.g. bic htcp."),
-            ours: bool = typer.Option(False, "--ours", help="Register ITB's eBPF "
-                                      "implementation even where the kernel has its own.")) -> None:
+def cc_load(
+    names: list[str] = typer.Argument(..., help="Canonical names, e.g. bic htcp."),
+    ours: bool = typer.Option(
+        False,
+        "--ours",
+        help="Register ITB's eBPF implementation even where the kernel has its own.",
+    ),
+) -> None:
     """Make congestion controls selectable now: the kernel's (modprobe) when it has one,
     else ITB's eBPF implementation, registered as itb_NAME. Stays until `itb cc unload`
     or `itb clean`."""
@@ -44,8 +54,11 @@ def cc_load(names: list[str] = typer.Argument(..., help="Canonical names, e.g. b
 
 
 @cc_app.command("unload")
-def cc_unload(names: list[str] | None = typer.Argument(None, help="Canonical names; "
-                                                          "none: every one of ITB's.")) -> None:
+def cc_unload(
+    names: list[str] | None = typer.Argument(
+        None, help="Canonical names; none: every one of ITB's."
+    ),
+) -> None:
     """Unregister ITB's eBPF congestion controls (the kernel's own are left alone). One
     that a live run (any prefix) uses is left registered, and said so."""
     from itb import cc
@@ -61,12 +74,19 @@ def cc_unload(names: list[str] | None = typer.Argument(None, help="Canonical nam
 
 
 @cc_app.command("verify")
-def cc_verify(names: list[str] | None = typer.Argument(None, help="Among bic highspeed "
-                                                          "htcp scalable vegas; none: all five."),
-              hz: list[int] = typer.Option([250], "--hz", help="Kernel tick rates to test "
-                                           "(100, 250 or 1000; BIC and H-TCP depend on it)."),
-              scripts: list[str] | None = typer.Option(None, "--script", help="Only these "
-                                                          "scripts (default: all).")) -> None:
+def cc_verify(
+    names: list[str] | None = typer.Argument(
+        None, help="Among bic highspeed htcp scalable vegas; none: all five."
+    ),
+    hz: list[int] = typer.Option(
+        [250],
+        "--hz",
+        help="Kernel tick rates to test (100, 250 or 1000; BIC and H-TCP depend on it).",
+    ),
+    scripts: list[str] | None = typer.Option(
+        None, "--script", help="Only these scripts (default: all)."
+    ),
+) -> None:
     """Check that ITB's eBPF congestion controls behave exactly as Linux's own
     `net/ipv4/tcp_NAME.c`: both run through scripted events (growth, losses, timeouts,
     undo, pacing, idle restart) in lockstep; the first event after which cwnd or ssthresh
@@ -77,12 +97,20 @@ def cc_verify(names: list[str] | None = typer.Argument(None, help="Among bic hig
 
     for name in names or ():
         if name not in difftest.ALGORITHMS:
-            raise ScenarioError(None, "NAME", f"{name!r} has no eBPF implementation to verify; "
-                                              f"one of {', '.join(difftest.ALGORITHMS)}")
+            raise ScenarioError(
+                None,
+                "NAME",
+                f"{name!r} has no eBPF implementation to verify; "
+                f"one of {', '.join(difftest.ALGORITHMS)}",
+            )
     for h in hz:
         if h not in difftest.SUPPORTED_HZ:
-            raise ScenarioError(None, "--hz", f"{h}: the test's jiffies conversions cover HZ "
-                                              f"{', '.join(map(str, difftest.SUPPORTED_HZ))}")
+            raise ScenarioError(
+                None,
+                "--hz",
+                f"{h}: the test's jiffies conversions cover HZ "
+                f"{', '.join(map(str, difftest.SUPPORTED_HZ))}",
+            )
     the_oracle = oracle.prepare()
     out.print(f"oracle: Linux {the_oracle.version} ({the_oracle.tarball})")
     failed = 0
@@ -91,8 +119,10 @@ def cc_verify(names: list[str] | None = typer.Argument(None, help="Among bic hig
             progress(f"building and running {name} at HZ {h}")
             for r in difftest.run(difftest.build(name, h, the_oracle), scripts):
                 failed += not r.ok
-                out.print(("[green]same[/green] " if r.ok else "[red]DIFFERS[/red] ") + r.summary,
-                          highlight=False)
+                out.print(
+                    ("[green]same[/green] " if r.ok else "[red]DIFFERS[/red] ") + r.summary,
+                    highlight=False,
+                )
     if failed:
         err.print(f"{failed} script(s) differ from Linux")
         raise typer.Exit(1)

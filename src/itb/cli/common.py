@@ -12,36 +12,50 @@ from rich.console import Console
 app = typer.Typer(
     help="ITB: benchmark transport protocols by how long transfers take, how predictable "
     "that time is and how fairly a path is shared, on emulated long-distance networks.",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
-    rich_markup_mode="markdown")
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",
+)
 testbed_app = typer.Typer(
     help="Build, inspect and remove the local emulated WAN (eWAN): hosts are network "
     "namespaces, the bottleneck runs through ITB's user-space link emulator.",
-    no_args_is_help=True, rich_markup_mode="markdown")
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
 app.add_typer(testbed_app, name="testbed")
 study_app = typer.Typer(
-    help="Studies: sweeps with their own analysis and report.", no_args_is_help=True,
-    rich_markup_mode="markdown")
+    help="Studies: sweeps with their own analysis and report.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
 app.add_typer(study_app, name="study")
 cc_app = typer.Typer(
     help="Congestion controls by canonical name (reno, cubic, bbr, bic, highspeed, htcp, "
     "scalable, vegas, nocc): the kernel's when it has them, else ITB's eBPF ones. "
-    "Runs load what they need themselves; see docs/cc.md.", no_args_is_help=True,
-    rich_markup_mode="markdown")
+    "Runs load what they need themselves; see docs/cc.md.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
 app.add_typer(cc_app, name="cc")
 profile_app = typer.Typer(
     help="Profile pursuit: transfers that follow a rate profile (steps of rate over time). "
     "Calibrate a mechanism's input → goodput/throughput model, then predict the input "
-    "profile and the completion time of a volume; see docs/profile.md.", no_args_is_help=True,
-    rich_markup_mode="markdown")
+    "profile and the completion time of a volume; see docs/profile.md.",
+    no_args_is_help=True,
+    rich_markup_mode="markdown",
+)
 app.add_typer(profile_app, name="profile")
 
 # Wide when not a terminal (logs, CI): tables stay readable instead of wrapping at 80.
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
-FILE_ARG = typer.Argument(None, help="Testbed/scenario TOML file (default: the built-in "
-                          "dumbbell). See docs/scenario.md.", show_default=False)
+FILE_ARG = typer.Argument(
+    None,
+    help="Testbed/scenario TOML file (default: the built-in dumbbell). See docs/scenario.md.",
+    show_default=False,
+)
 PAIRS = typer.Option(None, "--pairs", help="Dumbbell: number of host pairs.")
 RATE = typer.Option(None, "--rate", help="Bottleneck capacity C, e.g. 1Gbit, 100Mbit, unlimited.")
 ACCESS = typer.Option(None, "--access-rate", help="Access-link capacity C_a of each host.")
@@ -52,8 +66,15 @@ MTU = typer.Option(None, "--mtu", help="MTU of every link: 1500 or 9000.")
 
 
 def overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu) -> dict:
-    given = {"pairs": pairs, "rate": rate, "access_rate": access_rate, "rtt": rtt,
-             "loss": loss, "buffer": buffer, "mtu": mtu}
+    given = {
+        "pairs": pairs,
+        "rate": rate,
+        "access_rate": access_rate,
+        "rtt": rtt,
+        "loss": loss,
+        "buffer": buffer,
+        "mtu": mtu,
+    }
     return {k: v for k, v in given.items() if v is not None}
 
 
@@ -87,10 +108,14 @@ def num(x) -> str:
     return "" if x is None else f"{x:.4g}"
 
 
-INVENTORY = typer.Option(None, "--inventory", help="Run on the SSH testbed this inventory "
-                         "describes (hosts, keys, roles; docs/ssh.md) instead of the local "
-                         "one. `itb lab up` writes one for this machine: "
-                         "runs/lab/inventory.toml.")
+INVENTORY = typer.Option(
+    None,
+    "--inventory",
+    help="Run on the SSH testbed this inventory "
+    "describes (hosts, keys, roles; docs/ssh.md) instead of the local "
+    "one. `itb lab up` writes one for this machine: "
+    "runs/lab/inventory.toml.",
+)
 
 
 def load_inventory(path):

@@ -9,18 +9,27 @@ from rich.table import Table
 
 from itb.cli.common import app, err, load_inventory, out, progress
 
-inventory_app = typer.Typer(help="The hosts of an SSH testbed's inventory (docs/ssh.md): "
-                            "accept their host keys, check that ITB can use them.",
-                            no_args_is_help=True)
+inventory_app = typer.Typer(
+    help="The hosts of an SSH testbed's inventory (docs/ssh.md): "
+    "accept their host keys, check that ITB can use them.",
+    no_args_is_help=True,
+)
 app.add_typer(inventory_app, name="inventory")
 
-FILE = typer.Argument(..., help="The inventory (TOML; `itb lab up` writes runs/lab/inventory.toml).")
+FILE = typer.Argument(
+    ..., help="The inventory (TOML; `itb lab up` writes runs/lab/inventory.toml)."
+)
 
 
 @inventory_app.command("trust")
-def trust(file: Path = FILE,
-          yes: bool = typer.Option(False, "--yes", help="Accept every key not yet known "
-                                   "without asking (only on a network you control).")) -> None:
+def trust(
+    file: Path = FILE,
+    yes: bool = typer.Option(
+        False,
+        "--yes",
+        help="Accept every key not yet known without asking (only on a network you control).",
+    ),
+) -> None:
     """Show the host key each host presents and, once you accept it, add it to the
     inventory's known_hosts. ITB never adds a key on its own: a host whose key is not
     there is refused. A key that differs from the one already recorded is never
@@ -37,12 +46,15 @@ def trust(file: Path = FILE,
             out.print(f"{h.name} ({h.address}:{h.port}): {fp} already known")
             continue
         if status == "changed":
-            err.print(f"[red]{h.name} ({h.address}:{h.port}) presents {fp}, not the key "
-                      f"recorded in {known.path}: left as it is (a changed host key may be an "
-                      "attack)[/red]")
+            err.print(
+                f"[red]{h.name} ({h.address}:{h.port}) presents {fp}, not the key "
+                f"recorded in {known.path}: left as it is (a changed host key may be an "
+                "attack)[/red]"
+            )
             raise typer.Exit(3)
-        if not yes and not typer.confirm(f"{h.name} ({h.address}:{h.port}) presents "
-                                         f"{key.get_algorithm()} {fp}. Trust it?"):
+        if not yes and not typer.confirm(
+            f"{h.name} ({h.address}:{h.port}) presents {key.get_algorithm()} {fp}. Trust it?"
+        ):
             out.print(f"{h.name}: not trusted")
             continue
         known.add(h, key)
@@ -90,10 +102,15 @@ def check(file: Path = FILE) -> None:
             iface = h.iface
             f = host_facts(r, iface)
             nic = f.get("nic", {})
-            table.add_row(name, h.role, r.conn.user + (" (sudo)" if r.sudo else ""),
-                          f["cpu"]["kernel"] or "?", f"{f['cpu']['cores']} × {f['cpu']['model']}",
-                          f"{iface} {nic.get('driver', '?')} mtu {nic.get('mtu')}",
-                          " ".join(f["congestion_controls"]))
+            table.add_row(
+                name,
+                h.role,
+                r.conn.user + (" (sudo)" if r.sudo else ""),
+                f["cpu"]["kernel"] or "?",
+                f"{f['cpu']['cores']} × {f['cpu']['model']}",
+                f"{iface} {nic.get('driver', '?')} mtu {nic.get('mtu')}",
+                " ".join(f["congestion_controls"]),
+            )
     finally:
         for r in remotes.values():
             r.conn.close()

@@ -8,45 +8,72 @@ import typer
 
 from itb.cli.common import app, out, progress
 
-lab_app = typer.Typer(help="An SSH testbed on this one machine, to try the SSH backend: "
-                      "each host is a network namespace with its own OpenSSH server, the "
-                      "left and right hosts are joined through an emulator host. See "
-                      "docs/ssh.md.", no_args_is_help=True)
+lab_app = typer.Typer(
+    help="An SSH testbed on this one machine, to try the SSH backend: "
+    "each host is a network namespace with its own OpenSSH server, the "
+    "left and right hosts are joined through an emulator host. See "
+    "docs/ssh.md.",
+    no_args_is_help=True,
+)
 app.add_typer(lab_app, name="lab")
 
-DIR = typer.Option(Path("runs/lab"), "--dir", help="Where the lab keeps its keys, sshd "
-                   "configurations and inventory.")
+DIR = typer.Option(
+    Path("runs/lab"),
+    "--dir",
+    help="Where the lab keeps its keys, sshd configurations and inventory.",
+)
 
 
 @lab_app.command("up")
-def up(hosts: int = typer.Option(8, "--hosts", min=2, help="End hosts (the first half left, "
-                                 "the rest right); an emulator host comes on top."),
-       d: Path = DIR,
-       control_net: str = typer.Option("198.19.1", "--control-net", help="The /24 (three "
-                                       "octets) of the control veths between this machine "
-                                       "and the lab's sshd servers; another lab needs "
-                                       "another."),
-       emulator: bool = typer.Option(True, "--emulator/--no-emulator", help="Join the two "
-                                     "sides through an emulator host (linkem runs there "
-                                     "during a run), or directly (a real bottleneck: the "
-                                     "scenario's is not applied; calibration measures it).")
-       ) -> None:
+def up(
+    hosts: int = typer.Option(
+        8,
+        "--hosts",
+        min=2,
+        help="End hosts (the first half left, the rest right); an emulator host comes on top.",
+    ),
+    d: Path = DIR,
+    control_net: str = typer.Option(
+        "198.19.1",
+        "--control-net",
+        help="The /24 (three "
+        "octets) of the control veths between this machine "
+        "and the lab's sshd servers; another lab needs "
+        "another.",
+    ),
+    emulator: bool = typer.Option(
+        True,
+        "--emulator/--no-emulator",
+        help="Join the two "
+        "sides through an emulator host (linkem runs there "
+        "during a run), or directly (a real bottleneck: the "
+        "scenario's is not applied; calibration measures it).",
+    ),
+) -> None:
     """Start the lab and write its inventory (printed): pass it as --inventory to
     `itb run`, `itb bench`, `itb calibrate` and `itb clean`."""
     from itb.backends.ssh import lab
 
     path = lab.up(hosts, d, progress, control_net, emulator)
     out.print(path.read_text(), markup=False, highlight=False)
-    out.print(f"lab up: {hosts} end host(s)" + (" + emulator host" if emulator else
-              ", sides joined directly") + f"; inventory: {path}")
+    out.print(
+        f"lab up: {hosts} end host(s)"
+        + (" + emulator host" if emulator else ", sides joined directly")
+        + f"; inventory: {path}"
+    )
 
 
 @lab_app.command("down")
-def down(d: Path = DIR,
-         force: bool = typer.Option(False, "--force", help="Stop the commands that use the "
-                                    "lab first (SIGTERM: a run restores its hosts and keeps "
-                                    "the repetitions it finished), then take it down.")
-         ) -> None:
+def down(
+    d: Path = DIR,
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Stop the commands that use the "
+        "lab first (SIGTERM: a run restores its hosts and keeps "
+        "the repetitions it finished), then take it down.",
+    ),
+) -> None:
     """Stop the lab's sshd servers and remove its namespaces, veths, keys and inventory
     (only what `itb lab up` recorded in <dir>/lab.json). Refused (exit 3, nothing
     removed) while a command (`itb run`, `bench`, `calibrate`, `clean` with the lab's
@@ -54,5 +81,6 @@ def down(d: Path = DIR,
     from itb.backends.ssh import lab
 
     removed = lab.down(d, progress, force=force)
-    out.print(f"lab down: removed {len(removed)} namespace(s)" if removed else
-              "lab down: no lab up")
+    out.print(
+        f"lab down: removed {len(removed)} namespace(s)" if removed else "lab down: no lab up"
+    )

@@ -15,14 +15,22 @@ from itb.scenario.options import csv_option
 
 @profile_app.command("predict")
 def profile_predict(
-        profile: str = typer.Argument(..., help="Wanted throughput profile: DATE:RATE steps, "
-                                      "e.g. 0:100Mbit,10s:600Mbit (a bare date is seconds)."),
-        volume: str = typer.Option(..., "--volume", help="Bytes to send, e.g. 3GB."),
-        rtt: str = typer.Option(..., "--rtt", help="RTT of the path, e.g. 12ms."),
-        model: Path | None = typer.Option(None, "--model", help="Model file. [default: "
-                                             "runs/profile-model-<cc>-<enforce>.json]"),
-        cc: str = typer.Option("nocc", "--cc", help="Mechanism's congestion control (picks the model)."),
-        enforce: str = typer.Option("pacing", "--enforce", help="Mechanism's enforcement (picks the model).")
+    profile: str = typer.Argument(
+        ...,
+        help="Wanted throughput profile: DATE:RATE steps, "
+        "e.g. 0:100Mbit,10s:600Mbit (a bare date is seconds).",
+    ),
+    volume: str = typer.Option(..., "--volume", help="Bytes to send, e.g. 3GB."),
+    rtt: str = typer.Option(..., "--rtt", help="RTT of the path, e.g. 12ms."),
+    model: Path | None = typer.Option(
+        None, "--model", help="Model file. [default: runs/profile-model-<cc>-<enforce>.json]"
+    ),
+    cc: str = typer.Option(
+        "nocc", "--cc", help="Mechanism's congestion control (picks the model)."
+    ),
+    enforce: str = typer.Option(
+        "pacing", "--enforce", help="Mechanism's enforcement (picks the model)."
+    ),
 ) -> None:
     """The input profile that gives a wanted throughput profile, and when a volume sent
     along it completes (the calibrated model inverted: RR-6874 eq. 3 and 6)."""
@@ -38,16 +46,21 @@ def profile_predict(
     from itb.study.pursuit import Mechanism
 
     try:
-        steps = profiles.parse_steps([x.split(":", 1) if ":" in x else [x, ""]
-                                      for x in csv_option(profile, "PROFILE")])
+        steps = profiles.parse_steps(
+            [x.split(":", 1) if ":" in x else [x, ""] for x in csv_option(profile, "PROFILE")]
+        )
         vol = parse_size(volume)
     except UnitError as e:
         raise ScenarioError(None, "PROFILE" if "step" in str(e) else "--volume", str(e)) from None
     rtt_ms = durations_ms(rtt, "--rtt")[0]
     path = model or Mechanism(cc, enforce).model_path()
     if not path.exists():
-        raise ScenarioError(None, "--model", f"{path} does not exist: run `itb profile calibrate "
-                                             f"--cc {cc} --enforce {enforce}` first")
+        raise ScenarioError(
+            None,
+            "--model",
+            f"{path} does not exist: run `itb profile calibrate "
+            f"--cc {cc} --enforce {enforce}` first",
+        )
     m = Model.load(path)
     t = Table(title=f"{m.mechanism} at RTT {rtt_ms:g} ms ({path})")
     for col in ("from (s)", "wanted throughput", "input to ask", "expected goodput"):
@@ -58,11 +71,13 @@ def profile_predict(
 
     asked = m.input_profile(steps, rtt_ms)
     for (at, want), (_at, x) in zip(steps, asked):
-        t.add_row(f"{at / 1e6:g}", mbit(want), mbit(x), mbit(m.goodput_for_throughput(want, rtt_ms)))
+        t.add_row(
+            f"{at / 1e6:g}", mbit(want), mbit(x), mbit(m.goodput_for_throughput(want, rtt_ms))
+        )
     out.print(t)
     lo, hi = min(p.rtt_ms for p in m.per_rtt), max(p.rtt_ms for p in m.per_rtt)
     if not lo <= rtt_ms <= hi:
         err.print(f"RTT {rtt_ms:g} ms is outside the calibrated {lo:g}–{hi:g} ms: extrapolated")
-    line = ", ".join(f"[{at / 1e6:g}, \"{x / 1e6:.3f}Mbit\"]" for at, x in asked)
+    line = ", ".join(f'[{at / 1e6:g}, "{x / 1e6:.3f}Mbit"]' for at, x in asked)
     out.print(f"as a scenario's profile: profile = [{line}]", soft_wrap=True)
     out.print(f"predicted completion of {volume}: {m.completion_s(steps, vol, rtt_ms):.3f} s")

@@ -32,20 +32,33 @@ if TYPE_CHECKING:
 
 
 @app.command("run")
-def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus [experiment] "
-                                        "and a timeline of events. See docs/scenario.md."),
-            repeat: int | None = typer.Option(None, "--repeat", min=1,
-                                                 help="Repetitions (default: the scenario's)."),
-            out_dir: Path | None = typer.Option(None, "--out", help="Run directory "
-                                                   "(default: runs/<name>-<date>)."),
-            seed: int | None = typer.Option(None, "--seed", help="Seed of every random "
-                                               "draw (default: the scenario's)."),
-            resume: bool = typer.Option(False, "--resume", help="Continue the run in --out: "
-                                        "repetitions that ended are not redone."),
-            pairs: int | None = PAIRS, rate: str | None = RATE,
-            access_rate: str | None = ACCESS, rtt: str | None = RTT,
-            loss: str | None = LOSS, buffer: str | None = BUFFER,
-            mtu: int | None = MTU, inventory: Path | None = INVENTORY) -> None:
+def run_cmd(
+    file: Path = typer.Argument(
+        ...,
+        help="Scenario TOML: a testbed plus [experiment] "
+        "and a timeline of events. See docs/scenario.md.",
+    ),
+    repeat: int | None = typer.Option(
+        None, "--repeat", min=1, help="Repetitions (default: the scenario's)."
+    ),
+    out_dir: Path | None = typer.Option(
+        None, "--out", help="Run directory (default: runs/<name>-<date>)."
+    ),
+    seed: int | None = typer.Option(
+        None, "--seed", help="Seed of every random draw (default: the scenario's)."
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue the run in --out: repetitions that ended are not redone."
+    ),
+    pairs: int | None = PAIRS,
+    rate: str | None = RATE,
+    access_rate: str | None = ACCESS,
+    rtt: str | None = RTT,
+    loss: str | None = LOSS,
+    buffer: str | None = BUFFER,
+    mtu: int | None = MTU,
+    inventory: Path | None = INVENTORY,
+) -> None:
     """Run a scenario's timeline on the local testbed (or, with --inventory, on SSH
     hosts), N times, into a run directory.
 
@@ -75,8 +88,12 @@ def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus
     tick = ticker()
     from itb.report.build import analyse_run
 
-    result = run(sc, RunOptions(target, repeat, seed, resume, analyse=analyse_run,
-                                 inventory=inv), progress, tick)
+    result = run(
+        sc,
+        RunOptions(target, repeat, seed, resume, analyse=analyse_run, inventory=inv),
+        progress,
+        tick,
+    )
     tick("")
     _print_run(result)
     if result.signal is not None:
@@ -86,15 +103,14 @@ def run_cmd(file: Path = typer.Argument(..., help="Scenario TOML: a testbed plus
 
 
 @app.command("report")
-def report_cmd(run_dir: Path = typer.Argument(..., help="A run directory written by `itb run`."),
-               ) -> None:
+def report_cmd(
+    run_dir: Path = typer.Argument(..., help="A run directory written by `itb run`."),
+) -> None:
     """Recompute the tables, metrics and figures of an archived run from its raw logs."""
     from itb.report.build import build_report
 
     path = build_report(run_dir)
     out.print(f"report written to {path}")
-
-
 
 
 def _print_run(result) -> None:
@@ -127,53 +143,82 @@ def _print_truncated(repetition: int, cut: list[dict]) -> None:
     for t in cut:
         by_process.setdefault(t["process"], []).append(t)
     for proc, streams in by_process.items():
-        dropped = ", ".join(f"{t['stream']} {t['dropped_bytes']} bytes" if t.get("dropped_bytes")
-                            is not None else t["stream"] for t in streams)
+        dropped = ", ".join(
+            f"{t['stream']} {t['dropped_bytes']} bytes"
+            if t.get("dropped_bytes") is not None
+            else t["stream"]
+            for t in streams
+        )
         first, limit = streams[0], streams[0].get("limit_bytes")
-        why = (f"could not be written ({escape(first['reason'])})" if first.get("reason") else
-               "was truncated at its output limit"
-               + (f" of {_binary_size(limit)}" if limit else ""))
-        out.print(f"[yellow]repetition {repetition}: the output of {proc} on {first['node']} "
-                  f"{why}; dropped: {dropped}[/yellow]", soft_wrap=True)
+        why = (
+            f"could not be written ({escape(first['reason'])})"
+            if first.get("reason")
+            else "was truncated at its output limit"
+            + (f" of {_binary_size(limit)}" if limit else "")
+        )
+        out.print(
+            f"[yellow]repetition {repetition}: the output of {proc} on {first['node']} "
+            f"{why}; dropped: {dropped}[/yellow]",
+            soft_wrap=True,
+        )
 
 
 def _print_metrics(m: RunMetrics) -> None:
     ct, bad = m.overall.completion, m.overall.n_corrupt
     if ct.n:
-        out.print(f"forward transfers: {ct.n} completed; completion time mean "
-                  f"{ct.t_mean:.2f} s (min {ct.t_min:.2f}, max {ct.t_max:.2f}, "
-                  f"CoV {'–' if ct.cov is None else format(ct.cov, '.3f')})")
+        out.print(
+            f"forward transfers: {ct.n} completed; completion time mean "
+            f"{ct.t_mean:.2f} s (min {ct.t_min:.2f}, max {ct.t_max:.2f}, "
+            f"CoV {'–' if ct.cov is None else format(ct.cov, '.3f')})"
+        )
     if ct.n_failed:
-        out.print(f"[red]forward transfers not completed: {ct.n_failed}"
-                  + (f", {bad} of them with a corrupt window (impossible cwnd or ssthresh in "
-                     "the sender's tcp_info; see transfers.parquet, corrupt_window)" if bad else "")
-                  + "[/red]")
+        out.print(
+            f"[red]forward transfers not completed: {ct.n_failed}"
+            + (
+                f", {bad} of them with a corrupt window (impossible cwnd or ssthresh in "
+                "the sender's tcp_info; see transfers.parquet, corrupt_window)"
+                if bad
+                else ""
+            )
+            + "[/red]"
+        )
     fair = m.overall.fair_share
     if fair is not None and fair.difference_pct is not None:
-        out.print(f"fair-share ideal: mean {fair.compared_ideal_mean_s:.2f} s; measured "
-                  f"{fair.measured_mean_s:.2f} s ({fair.difference_pct:+.1f} %)"
-                  + (f"; the model ignores the {', '.join(fair.ignores)} traffic"
-                     if fair.ignores else ""))
+        out.print(
+            f"fair-share ideal: mean {fair.compared_ideal_mean_s:.2f} s; measured "
+            f"{fair.measured_mean_s:.2f} s ({fair.difference_pct:+.1f} %)"
+            + (f"; the model ignores the {', '.join(fair.ignores)} traffic" if fair.ignores else "")
+        )
     late = m.overall.lateness
     if late is not None and late.n:
-        out.print(f"transfers with a rate profile: {late.n} completed, lateness (completion − "
-                  f"the profile's) mean {late.mean_s:+.3f} s, min {late.min_s:+.3f}, max {late.max_s:+.3f}"
-                  + (f"; {late.n_failed} not completed" if late.n_failed else ""))
+        out.print(
+            f"transfers with a rate profile: {late.n} completed, lateness (completion − "
+            f"the profile's) mean {late.mean_s:+.3f} s, min {late.min_s:+.3f}, max {late.max_s:+.3f}"
+            + (f"; {late.n_failed} not completed" if late.n_failed else "")
+        )
     for k in m.profiles:
         if k.shared_with:
-            out.print(f"profile of {k.kind} {k.event}, repetition {k.repetition}: shared "
-                      f"{k.link} ({k.direction}) with {', '.join(k.shared_with[:5])}: no "
-                      "per-step figure (the link's rate is not its own)")
+            out.print(
+                f"profile of {k.kind} {k.event}, repetition {k.repetition}: shared "
+                f"{k.link} ({k.direction}) with {', '.join(k.shared_with[:5])}: no "
+                "per-step figure (the link's rate is not its own)"
+            )
             continue
         ratios = ", ".join("–" if s.ratio is None else f"{s.ratio:.4f}" for s in k.steps)
-        out.print(f"profile of {k.kind} {k.event}, repetition {k.repetition}: each step's wire "
-                  f"rate at {k.link} ({k.direction}) over the profile's, from 1 s after its "
-                  f"date: {ratios}")
+        out.print(
+            f"profile of {k.kind} {k.event}, repetition {k.repetition}: each step's wire "
+            f"rate at {k.link} ({k.direction}) over the profile's, from 1 s after its "
+            f"date: {ratios}"
+        )
     dl = m.overall.deadlines
     if dl is not None:
-        out.print(f"transfers with a deadline: {dl.met} of {dl.n} made it"
-                  + (f", [red]{dl.missed} missed[/red]" if dl.missed else ""))
+        out.print(
+            f"transfers with a deadline: {dl.met} of {dl.n} made it"
+            + (f", [red]{dl.missed} missed[/red]" if dl.missed else "")
+        )
     disp = m.dispatch
     if disp is not None and disp.events:
-        out.print(f"dispatch error over {disp.events} events: p50 {disp.p50_ms:.3f} ms, "
-                  f"p99 {disp.p99_ms:.3f} ms, max {disp.max_ms:.3f} ms")
+        out.print(
+            f"dispatch error over {disp.events} events: p50 {disp.p50_ms:.3f} ms, "
+            f"p99 {disp.p99_ms:.3f} ms, max {disp.max_ms:.3f} ms"
+        )

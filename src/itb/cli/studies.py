@@ -24,8 +24,11 @@ from itb.errors import ScenarioError
 from itb.study.args import StudyArgs, option_of
 from itb.study.registry import Line, Registered, Report, Table, studies
 
-GROUPS: dict[tuple[str, ...], typer.Typer] = {(): app, ("study",): study_app,
-                                              ("profile",): profile_app}
+GROUPS: dict[tuple[str, ...], typer.Typer] = {
+    (): app,
+    ("study",): study_app,
+    ("profile",): profile_app,
+}
 
 
 def report_of(entry: Registered) -> Report:
@@ -57,9 +60,14 @@ def parameters(args: type[StudyArgs]) -> list[inspect.Parameter]:
             annotation: Any = str | None if default is None else str
         else:
             annotation = field.annotation
-        params.append(inspect.Parameter(
-            name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
-            default=typer.Option(default, opt.flag, help=field.description, **_bounds(field))))
+        params.append(
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                annotation=annotation,
+                default=typer.Option(default, opt.flag, help=field.description, **_bounds(field)),
+            )
+        )
     return params
 
 
@@ -102,9 +110,14 @@ def run(entry: Registered, args: StudyArgs) -> None:
     def say(m: str) -> None:
         err.print(m, highlight=False)
 
-    res = drive(study.plan(args, target, say), lambda sw: study.analyse(sw, args),
-                lambda sw, results: build(target, sw.index, args, results), say, tick,
-                analyse_run)
+    res = drive(
+        study.plan(args, target, say),
+        lambda sw: study.analyse(sw, args),
+        lambda sw, results: build(target, sw.index, args, results),
+        say,
+        tick,
+        analyse_run,
+    )
     tick("")
     for shown in study.conclude(res, args):
         show(shown)
@@ -127,19 +140,22 @@ def show(shown: Table | Line) -> None:
     out.print(t)
 
 
-def group(groups: dict[tuple[str, ...], typer.Typer], path: tuple[str, ...],
-          help_text: str | None) -> typer.Typer:
+def group(
+    groups: dict[tuple[str, ...], typer.Typer], path: tuple[str, ...], help_text: str | None
+) -> typer.Typer:
     """The typer group of a command path, made (with the study's group help) if new."""
     if path not in groups:
         parent = group(groups, path[:-1], None)
-        groups[path] = typer.Typer(help=help_text, no_args_is_help=True,
-                                   rich_markup_mode="markdown")
+        groups[path] = typer.Typer(
+            help=help_text, no_args_is_help=True, rich_markup_mode="markdown"
+        )
         parent.add_typer(groups[path], name=path[-1])
     return groups[path]
 
 
-def scan(groups: dict[tuple[str, ...], typer.Typer],
-         package: str = "itb.study") -> list[Registered]:
+def scan(
+    groups: dict[tuple[str, ...], typer.Typer], package: str = "itb.study"
+) -> list[Registered]:
     """Every study of `package` registered as a command of its group in `groups` (the
     command path → typer group; groups the studies need are made)."""
     found = studies(package)

@@ -28,24 +28,35 @@ from itb.cli.common import (
 
 
 @testbed_app.command("up")
-def testbed_up(file: Path | None = FILE_ARG, pairs: int | None = PAIRS,
-               rate: str | None = RATE, access_rate: str | None = ACCESS,
-               rtt: str | None = RTT, loss: str | None = LOSS,
-               buffer: str | None = BUFFER, mtu: int | None = MTU) -> None:
+def testbed_up(
+    file: Path | None = FILE_ARG,
+    pairs: int | None = PAIRS,
+    rate: str | None = RATE,
+    access_rate: str | None = ACCESS,
+    rtt: str | None = RTT,
+    loss: str | None = LOSS,
+    buffer: str | None = BUFFER,
+    mtu: int | None = MTU,
+) -> None:
     """Build the testbed: namespaces, veth links, addresses, routes, shaping, emulators."""
     from itb.backends import local
 
     topo = load_testbed_file(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
     state = local.up(topo, progress, bound=False)  # stays up after this command
     st = local.status(state)
-    out.print(f"testbed [bold]{topo.name}[/bold] up: {len(st['hosts'])} hosts, "
-              f"{len(st['links'])} links, hash {topo.content_hash()[:12]}")
+    out.print(
+        f"testbed [bold]{topo.name}[/bold] up: {len(st['hosts'])} hosts, "
+        f"{len(st['links'])} links, hash {topo.content_hash()[:12]}"
+    )
     _print_status(st)
 
 
 @testbed_app.command("status")
-def testbed_status(as_json: bool = typer.Option(False, "--json", help="Machine-readable "
-                   "(format in docs/testbed.md).")) -> None:
+def testbed_status(
+    as_json: bool = typer.Option(
+        False, "--json", help="Machine-readable (format in docs/testbed.md)."
+    ),
+) -> None:
     """Show the hosts (namespace, addresses, role, side) and links of the running testbed."""
     from itb.backends import local
 
@@ -64,16 +75,24 @@ def testbed_down() -> None:
     stats = local.down(progress)
     for link, s in stats.items():
         late = sum(s.get(d, {}).get("late_packets", 0) for d in ("ab", "ba"))
-        out.print(f"emulator {link}: peak RSS {s.get('peak_rss_bytes', 0) / 2**20:.1f} MiB, "
-                  f"late packets {late}")
+        out.print(
+            f"emulator {link}: peak RSS {s.get('peak_rss_bytes', 0) / 2**20:.1f} MiB, "
+            f"late packets {late}"
+        )
     out.print("testbed down")
 
 
 @testbed_app.command("plan")
-def testbed_plan(file: Path | None = FILE_ARG, pairs: int | None = PAIRS,
-                 rate: str | None = RATE, access_rate: str | None = ACCESS,
-                 rtt: str | None = RTT, loss: str | None = LOSS,
-                 buffer: str | None = BUFFER, mtu: int | None = MTU) -> None:
+def testbed_plan(
+    file: Path | None = FILE_ARG,
+    pairs: int | None = PAIRS,
+    rate: str | None = RATE,
+    access_rate: str | None = ACCESS,
+    rtt: str | None = RTT,
+    loss: str | None = LOSS,
+    buffer: str | None = BUFFER,
+    mtu: int | None = MTU,
+) -> None:
     """Print, per node, every command `up` would run (nothing is executed)."""
     from itb.emulation.actions import StartEmulator
     from itb.emulation.plan import build_plan
@@ -98,14 +117,23 @@ def _quote(arg: str) -> str:
 
 
 @app.command("clean")
-def clean(force: bool = typer.Option(False, "--force", help="Remove the testbed even while "
-                                     "the command that owns it (a run) is alive: that run "
-                                     "then fails."),
-          inventory: Path | None = typer.Option(
-              None, "--inventory", help="Clean the SSH hosts of this inventory instead: on "
-              "each, kill what ITB started (PID and start time), restore the sysctls it "
-              "changed, remove its qdiscs and directory. Exit 3 naming any host that does "
-              "not answer.")) -> None:
+def clean(
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Remove the testbed even while "
+        "the command that owns it (a run) is alive: that run "
+        "then fails.",
+    ),
+    inventory: Path | None = typer.Option(
+        None,
+        "--inventory",
+        help="Clean the SSH hosts of this inventory instead: on "
+        "each, kill what ITB started (PID and start time), restore the sysctls it "
+        "changed, remove its qdiscs and directory. Exit 3 naming any host that does "
+        "not answer.",
+    ),
+) -> None:
     """Remove what ITB recorded as created under this ITB_PREFIX: the testbed's
     namespaces, its emulators (checked by PID and start time), their logs and the state
     files; and ITB's eBPF congestion controls that no live run (of any prefix) uses.
@@ -121,8 +149,11 @@ def clean(force: bool = typer.Option(False, "--force", help="Remove the testbed 
 
         done = ssh_testbed.clean(load_inventory(inventory), force=force, say=progress)
         n = sum(restored(d) for d in done)
-        out.print(f"clean: restored {n} host(s)" if n else
-                  "clean: nothing of ITB on the inventory's hosts")
+        out.print(
+            f"clean: restored {n} host(s)"
+            if n
+            else "clean: nothing of ITB on the inventory's hosts"
+        )
         for d in done:
             if d.get("left"):
                 out.print(f"clean: {d['left']}", highlight=False)
@@ -132,38 +163,56 @@ def clean(force: bool = typer.Option(False, "--force", help="Remove the testbed 
 
     removed = local.clean(progress, force=force)
     cleaned = cc.clean(progress=progress)
-    parts = ([f"removed {len(removed)} namespace(s)"] if removed else []) + \
-        ([f"unregistered {', '.join(cleaned.unregistered)}"] if cleaned.unregistered else [])
+    parts = ([f"removed {len(removed)} namespace(s)"] if removed else []) + (
+        [f"unregistered {', '.join(cleaned.unregistered)}"] if cleaned.unregistered else []
+    )
     out.print(f"clean: {'; '.join(parts)}" if parts else "clean: nothing to remove")
     for name, why in cleaned.kept.items():
         out.print(f"clean: left {name}: {why}")
     foreign = sorted(set(local.owned_namespaces()) - set(removed))
     if foreign:
-        out.print(f"clean: left namespace(s) {', '.join(foreign)}: not created by ITB "
-                  "(not in its state)")
+        out.print(
+            f"clean: left namespace(s) {', '.join(foreign)}: not created by ITB (not in its state)"
+        )
 
 
 @app.command("calibrate")
-def calibrate(file: Path | None = FILE_ARG,
-              json_out: Path | None = typer.Option(None, "--json", help="Write the full "
-                                                      "calibration (checks, inventory) here."),
-              tcp_seconds: float = typer.Option(10.0, help="Duration of the bulk TCP test."),
-              udp_seconds: float = typer.Option(5.0, help="Duration of each UDP rate test "
-                                                "(the GSO source, and MTU-size datagrams "
-                                                "without GSO as UDT sends them)."),
-              loss_packets: int = typer.Option(1_000_000, help="Datagrams in the loss test "
-                                               "(when loss is configured)."),
-              cc: str = typer.Option("cubic", help="Congestion control of the bulk TCP "
-                                     "flow (Linux's default is the reference; BBR's "
-                                     "PROBE_RTT dips are not the emulator's)."),
-              pairs: int | None = PAIRS, rate: str | None = RATE,
-              access_rate: str | None = ACCESS, rtt: str | None = RTT,
-              loss: str | None = LOSS, buffer: str | None = BUFFER,
-              mtu: int | None = MTU,
-              inventory: Path | None = typer.Option(
-                  None, "--inventory", help="Calibrate the SSH testbed of this inventory "
-                  "(docs/ssh.md): the same checks between its hosts, through its emulator "
-                  "host (the MTU-size UDP test runs locally only).")) -> None:
+def calibrate(
+    file: Path | None = FILE_ARG,
+    json_out: Path | None = typer.Option(
+        None, "--json", help="Write the full calibration (checks, inventory) here."
+    ),
+    tcp_seconds: float = typer.Option(10.0, help="Duration of the bulk TCP test."),
+    udp_seconds: float = typer.Option(
+        5.0,
+        help="Duration of each UDP rate test "
+        "(the GSO source, and MTU-size datagrams "
+        "without GSO as UDT sends them).",
+    ),
+    loss_packets: int = typer.Option(
+        1_000_000, help="Datagrams in the loss test (when loss is configured)."
+    ),
+    cc: str = typer.Option(
+        "cubic",
+        help="Congestion control of the bulk TCP "
+        "flow (Linux's default is the reference; BBR's "
+        "PROBE_RTT dips are not the emulator's).",
+    ),
+    pairs: int | None = PAIRS,
+    rate: str | None = RATE,
+    access_rate: str | None = ACCESS,
+    rtt: str | None = RTT,
+    loss: str | None = LOSS,
+    buffer: str | None = BUFFER,
+    mtu: int | None = MTU,
+    inventory: Path | None = typer.Option(
+        None,
+        "--inventory",
+        help="Calibrate the SSH testbed of this inventory "
+        "(docs/ssh.md): the same checks between its hosts, through its emulator "
+        "host (the MTU-size UDP test runs locally only).",
+    ),
+) -> None:
     """Build the testbed, measure it against its configuration, tear it down.
 
     Idle RTT and RTT under load, bottleneck rate with one TCP flow and with UDP at
@@ -178,10 +227,17 @@ def calibrate(file: Path | None = FILE_ARG,
 
     inv = load_inventory(inventory)
     if inv is not None and inv.provider is not None:
-        raise typer.BadParameter("calibrating an EnOSlib reservation is not supported yet: "
-                                 "give an inventory that lists its hosts", param_hint="--inventory")
-    cal = run_calibration(topo, Options(tcp_seconds, udp_seconds, loss_packets=loss_packets, cc=cc),
-                          progress, inventory=inv)
+        raise typer.BadParameter(
+            "calibrating an EnOSlib reservation is not supported yet: "
+            "give an inventory that lists its hosts",
+            param_hint="--inventory",
+        )
+    cal = run_calibration(
+        topo,
+        Options(tcp_seconds, udp_seconds, loss_packets=loss_packets, cc=cc),
+        progress,
+        inventory=inv,
+    )
     _print_calibration(cal)
     if json_out:
         json_out.parent.mkdir(parents=True, exist_ok=True)
@@ -206,34 +262,51 @@ def _print_status(st: dict) -> None:
     for lk in st["links"]:
         f, r = lk["forward"], lk["reverse"]
         em = lk.get("emulator")
-        lt.add_row(lk["name"], lk["kind"], f"{lk['a']['node']} → {lk['b']['node']}",
-                   format_rate(f["rate_bps"]), f"{f['delay_us'] / 1000:g} ms",
-                   format_rate(r["rate_bps"]), f"{r['delay_us'] / 1000:g} ms",
-                   "" if not lk["emulated"] else
-                   ("running" if em and em["alive"] else "NOT RUNNING"))
+        lt.add_row(
+            lk["name"],
+            lk["kind"],
+            f"{lk['a']['node']} → {lk['b']['node']}",
+            format_rate(f["rate_bps"]),
+            f"{f['delay_us'] / 1000:g} ms",
+            format_rate(r["rate_bps"]),
+            f"{r['delay_us'] / 1000:g} ms",
+            "" if not lk["emulated"] else ("running" if em and em["alive"] else "NOT RUNNING"),
+        )
     out.print(lt)
 
 
 def _print_calibration(cal) -> None:
     p = cal.path
-    out.print(f"calibration of [bold]{cal.testbed['name']}[/bold] "
-              f"({p['src']} → {p['dst']}, RTT {p['rtt_ms']:g} ms)")
+    out.print(
+        f"calibration of [bold]{cal.testbed['name']}[/bold] "
+        f"({p['src']} → {p['dst']}, RTT {p['rtt_ms']:g} ms)"
+    )
     t = Table()
     for col in ("quantity", "configured", "measured", "unit", "verdict", "detail"):
         t.add_column(col)
     for c in cal.checks:
         style = {"ok": "green", "info": "dim"}.get(c.verdict, "red")
-        t.add_row(c.quantity, num(c.configured), num(c.measured), c.unit,
-                  f"[{style}]{c.verdict}[/{style}]", c.detail)
+        t.add_row(
+            c.quantity,
+            num(c.configured),
+            num(c.measured),
+            c.unit,
+            f"[{style}]{c.verdict}[/{style}]",
+            c.detail,
+        )
     out.print(t)
     inv = cal.inventory
     if inv:
         cpu = inv["cpu"]
-        out.print(f"host: {cpu['model']}, {cpu['cores']} cores, kernel {cpu['kernel']}; "
-                  f"MTU {inv.get('mtu')}; offloads {inv.get('offloads')}")
+        out.print(
+            f"host: {cpu['model']}, {cpu['cores']} cores, kernel {cpu['kernel']}; "
+            f"MTU {inv.get('mtu')}; offloads {inv.get('offloads')}"
+        )
     if "cpu_pct_during_tcp" in cal.emulator:
-        out.print(f"emulator CPU during the TCP test: {cal.emulator['cpu_pct_during_tcp']:.0f} % "
-                  "of one core")
+        out.print(
+            f"emulator CPU during the TCP test: {cal.emulator['cpu_pct_during_tcp']:.0f} % "
+            "of one core"
+        )
     for w in cal.warnings:
         out.print(f"[yellow]warning:[/yellow] {w}")
     out.print("[green]all checks ok[/green]" if cal.ok else "[red]some checks are off[/red]")

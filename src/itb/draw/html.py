@@ -25,7 +25,9 @@ def num(x, digits: int = 2) -> str:
 
 def pm(x, half, digits: int = 2) -> str:
     """x ± half (half missing: x alone)."""
-    return num(x, digits) if half is None or x is None else f"{num(x, digits)} ± {num(half, digits)}"
+    return (
+        num(x, digits) if half is None or x is None else f"{num(x, digits)} ± {num(half, digits)}"
+    )
 
 
 def pval(p) -> str:
@@ -42,11 +44,18 @@ def mbit(bps) -> str:
 @functools.cache
 def _env(package: str | None) -> jinja2.Environment:
     """Templates of `package` (a study's subpackage) first, then the shared ones."""
-    loader = SHARED if package is None else jinja2.ChoiceLoader(
-        [jinja2.PackageLoader(package, "."), SHARED])
-    env = jinja2.Environment(loader=loader, autoescape=jinja2.select_autoescape(["html", "j2"]),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True,
-                             lstrip_blocks=True)
+    loader = (
+        SHARED
+        if package is None
+        else jinja2.ChoiceLoader([jinja2.PackageLoader(package, "."), SHARED])
+    )
+    env = jinja2.Environment(
+        loader=loader,
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters.update(num=num, mbit=mbit, pval=pval)
     env.globals.update(pm=pm)
     return env
@@ -57,8 +66,12 @@ def data_uri(png: Path) -> str:
 
 
 def figure(png: Path, caption: str) -> dict:
-    return {"src": data_uri(png), "caption": caption, "png": png.name,
-            "svg": png.with_suffix(".svg").name}
+    return {
+        "src": data_uri(png),
+        "caption": caption,
+        "png": png.name,
+        "svg": png.with_suffix(".svg").name,
+    }
 
 
 def render(template: str, path: Path, package: str | None = None, **context) -> Path:

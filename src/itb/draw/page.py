@@ -33,5 +33,10 @@ def calibration(out: Path) -> dict | None:
 
 def study_report(package: str, out: Path, **context) -> Path:
     """<out>/report/report.html from `package`'s report.html.j2 (with the calibration)."""
-    return render("report.html.j2", out / "report" / "report.html", package=package,
-                  calibration=calibration(out), **context)
+    return render(
+        "report.html.j2",
+        out / "report" / "report.html",
+        package=package,
+        calibration=calibration(out),
+        **context,
+    )

@@ -23,8 +23,16 @@ def spread_line(ax, xs, spreads, color: str, label: str, fmt: str = "o-") -> Non
     drawn hollow, not as one with a zero-width interval."""
     xs = list(xs)
     ys = [np.nan if s.mean is None else s.mean for s in spreads]
-    ax.errorbar(xs, ys, yerr=[s.ci95 or 0 for s in spreads], fmt=fmt, ms=3, capsize=2,
-                color=color, label=label)
+    ax.errorbar(
+        xs,
+        ys,
+        yerr=[s.ci95 or 0 for s in spreads],
+        fmt=fmt,
+        ms=3,
+        capsize=2,
+        color=color,
+        label=label,
+    )
     single = [(x, y) for x, y, s in zip(xs, ys, spreads) if s.n == 1]
     if single:
         ax.plot(*zip(*single), "o", ms=5, mfc="white", mec=color, zorder=3)
@@ -50,8 +58,14 @@ def overshoot_figure(points, path: Path, label) -> Path | None:
         return None
     fig, ax = plt.subplots(figsize=(7, 3.4))
     for k, (name, pts) in enumerate(groups.items()):
-        ax.plot([p.margin * 100 for p in pts], [p.burst.overshoot for p in pts], "o-", ms=3,
-                color=f"C{k}", label=name)
+        ax.plot(
+            [p.margin * 100 for p in pts],
+            [p.burst.overshoot for p in pts],
+            "o-",
+            ms=3,
+            color=f"C{k}",
+            label=name,
+        )
     ax.set_xlabel("margin m (% of C)")
     ax.set_ylabel("max 1 ms / mean wire rate")
     ax.grid(alpha=0.3)
@@ -67,8 +81,9 @@ class RateSeries(NamedTuple):
     transfers: pd.DataFrame  # the repetition's transfers
 
 
-def rate_series(out: Path, cell: Cell, repetition: int, bin_s: float = 0.01,
-                transfer: str | None = None) -> RateSeries | None:
+def rate_series(
+    out: Path, cell: Cell, repetition: int, bin_s: float = 0.01, transfer: str | None = None
+) -> RateSeries | None:
     """The repetition's wire rate at the bottleneck; None when it left no logs (not run
     yet, or interrupted) or the transfer never started."""
     bn, tr = cell_table(out, cell, "bottleneck"), cell_table(out, cell, "transfers")
@@ -80,8 +95,11 @@ def rate_series(out: Path, cell: Cell, repetition: int, bin_s: float = 0.01,
     mine = tr[tr["repetition"] == repetition]
     if rows.empty or mine.empty:
         return None
-    t0 = float(mine["start_ns"].min() if transfer is None
-               else mine.loc[mine["transfer"] == transfer, "start_ns"].min())
+    t0 = float(
+        mine["start_ns"].min()
+        if transfer is None
+        else mine.loc[mine["transfer"] == transfer, "start_ns"].min()
+    )
     if not np.isfinite(t0):
         return None
     t = (rows["t_ns"].to_numpy(dtype=float) - t0) / 1e9

@@ -69,14 +69,34 @@ class AddVeth(Action):
     mtu: int
 
     def argv(self):
-        return ["ip", "-n", self.ns, "link", "add", self.ifname, "mtu", str(self.mtu),
-                "type", "veth", "peer", "name", self.peer_ifname, "netns", self.peer_ns,
-                "mtu", str(self.mtu)]
+        return [
+            "ip",
+            "-n",
+            self.ns,
+            "link",
+            "add",
+            self.ifname,
+            "mtu",
+            str(self.mtu),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            self.peer_ifname,
+            "netns",
+            self.peer_ns,
+            "mtu",
+            str(self.mtu),
+        ]
 
     def apply(self, nl, runner):
-        nl(self.ns).link("add", ifname=self.ifname, kind="veth", mtu=self.mtu,
-                         peer={"ifname": self.peer_ifname, "net_ns_fd": self.peer_ns,
-                               "mtu": self.mtu})
+        nl(self.ns).link(
+            "add",
+            ifname=self.ifname,
+            kind="veth",
+            mtu=self.mtu,
+            peer={"ifname": self.peer_ifname, "net_ns_fd": self.peer_ns, "mtu": self.mtu},
+        )
 
 
 @dataclass(frozen=True)
@@ -102,8 +122,13 @@ class AddAddress(Action):
     def apply(self, nl, runner):
         iface = ipaddress.ip_interface(self.cidr)
         kw = {"flags": IFA_F_NODAD} if iface.version == 6 else {}
-        nl(self.ns).addr("add", index=nl.index(self.ns, self.ifname),
-                         address=str(iface.ip), prefixlen=iface.network.prefixlen, **kw)
+        nl(self.ns).addr(
+            "add",
+            index=nl.index(self.ns, self.ifname),
+            address=str(iface.ip),
+            prefixlen=iface.network.prefixlen,
+            **kw,
+        )
 
 
 @dataclass(frozen=True)
@@ -129,18 +154,31 @@ class AddRoute(Action):
     def apply(self, nl, runner):
         dst = self.dst if self.dst != "default" else ("::/0" if self.family == 6 else "0.0.0.0/0")
         kw = {"metrics": self.metrics()} if self.metrics() else {}
-        nl(self.ns).route("add", dst=dst, gateway=self.via, family=10 if self.family == 6 else 2,
-                          **kw)
+        nl(self.ns).route(
+            "add", dst=dst, gateway=self.via, family=10 if self.family == 6 else 2, **kw
+        )
 
 
 @dataclass(frozen=True)
 class NoSegmentationOffload(Action):
     """TSO and GSO off: TCP hands the interface one MTU-sized segment per packet."""
+
     ifname: str
 
     def argv(self):
-        return ["ip", "netns", "exec", self.ns, "ethtool", "-K", self.ifname, "tso", "off",
-                "gso", "off"]
+        return [
+            "ip",
+            "netns",
+            "exec",
+            self.ns,
+            "ethtool",
+            "-K",
+            self.ifname,
+            "tso",
+            "off",
+            "gso",
+            "off",
+        ]
 
 
 @dataclass(frozen=True)
@@ -156,8 +194,10 @@ class Sysctl(Action):
         runner(self.argv())
         got = runner(["ip", "netns", "exec", self.ns, "sysctl", "-n", self.key]).stdout
         if got.split() != self.value.split():
-            raise RuntimeError(f"{self.key} is {' '.join(got.split())!r} after setting "
-                               f"{self.value!r} (read-only in a namespace?)")
+            raise RuntimeError(
+                f"{self.key} is {' '.join(got.split())!r} after setting "
+                f"{self.value!r} (read-only in a namespace?)"
+            )
 
 
 @dataclass(frozen=True)
@@ -170,14 +210,33 @@ class ShapeEgress(Action):
     limit_bytes: int
 
     def argv(self):
-        return ["tc", "-n", self.ns, "qdisc", "replace", "dev", self.ifname, "root", "tbf",
-                "rate", f"{self.rate_bps}bit", "burst", str(self.burst_bytes),
-                "limit", str(self.limit_bytes)]
+        return [
+            "tc",
+            "-n",
+            self.ns,
+            "qdisc",
+            "replace",
+            "dev",
+            self.ifname,
+            "root",
+            "tbf",
+            "rate",
+            f"{self.rate_bps}bit",
+            "burst",
+            str(self.burst_bytes),
+            "limit",
+            str(self.limit_bytes),
+        ]
 
     def apply(self, nl, runner):
-        nl(self.ns).tc("replace", "tbf", nl.index(self.ns, self.ifname),
-                       rate=f"{self.rate_bps}bit", burst=self.burst_bytes,
-                       limit=self.limit_bytes)
+        nl(self.ns).tc(
+            "replace",
+            "tbf",
+            nl.index(self.ns, self.ifname),
+            rate=f"{self.rate_bps}bit",
+            burst=self.burst_bytes,
+            limit=self.limit_bytes,
+        )
 
 
 @dataclass(frozen=True)

@@ -31,8 +31,17 @@ CONFIG_FILE = "linkem.json"
 DEFAULT_INTERVAL_NS = 1_000_000
 
 DIRECTIONS = {"ab": "ab, forward", "ba": "ba, reverse"}
-FIELDS = ("t_ns", "bytes", "packets", "drops_queue", "drops_loss", "queue_bytes",
-          "queue_max_bytes", "late_packets", "max_lag_us")
+FIELDS = (
+    "t_ns",
+    "bytes",
+    "packets",
+    "drops_queue",
+    "drops_loss",
+    "queue_bytes",
+    "queue_max_bytes",
+    "late_packets",
+    "max_lag_us",
+)
 
 
 @dataclass(frozen=True)
@@ -58,14 +67,22 @@ def _interval(row: dict[str, str]) -> Interval:
     def count(k: str) -> int:
         return int(float(row[k]))
 
-    return Interval(t_ns=count("t_ns"), bytes=count("bytes"), packets=count("packets"),
-                    drops_queue=count("drops_queue"), drops_loss=count("drops_loss"),
-                    queue_bytes=count("queue_bytes"), queue_max_bytes=count("queue_max_bytes"),
-                    late_packets=count("late_packets"), max_lag_us=float(row["max_lag_us"]))
+    return Interval(
+        t_ns=count("t_ns"),
+        bytes=count("bytes"),
+        packets=count("packets"),
+        drops_queue=count("drops_queue"),
+        drops_loss=count("drops_loss"),
+        queue_bytes=count("queue_bytes"),
+        queue_max_bytes=count("queue_max_bytes"),
+        late_packets=count("late_packets"),
+        max_lag_us=float(row["max_lag_us"]),
+    )
 
 
-def direction_log(log_dir: str | Path, direction: str, lo_ns: int = 0,
-                  hi_ns: int | None = None) -> list[Interval]:
+def direction_log(
+    log_dir: str | Path, direction: str, lo_ns: int = 0, hi_ns: int | None = None
+) -> list[Interval]:
     """The rows the emulator still holds for one direction, oldest first; with a window,
     only those of the files that can hold rows from lo_ns to hi_ns (filter with `between`)."""
     files = log_files(log_dir, direction)
@@ -82,8 +99,11 @@ def log_files(log_dir: str | Path, direction: str) -> list[Path]:
     """The closed segments in order, then the live file (those that exist)."""
     d = Path(log_dir)
     seq = re.compile(rf"linkem-{re.escape(direction)}\.(\d+)\.csv")
-    closed = sorted((int(m.group(1)), d / m.group(0))
-                    for m in map(seq.fullmatch, os.listdir(d) if d.is_dir() else []) if m)
+    closed = sorted(
+        (int(m.group(1)), d / m.group(0))
+        for m in map(seq.fullmatch, os.listdir(d) if d.is_dir() else [])
+        if m
+    )
     live = d / f"linkem-{direction}.csv"
     return [p for _, p in closed] + ([live] if live.exists() else [])
 
@@ -100,8 +120,11 @@ def _covering(files: list[Path], lo_ns: int, hi_ns: int) -> list[Path]:
     from lo_ns to hi_ns: a file's rows end where the next file's first row is."""
     firsts = [_first_t(p) for p in files]
     nexts = firsts[1:] + [None]  # the last file: no next one
-    return [p for p, first, nxt in zip(files, firsts, nexts, strict=True)
-            if (first is None or first <= hi_ns) and (nxt is None or nxt > lo_ns)]
+    return [
+        p
+        for p, first, nxt in zip(files, firsts, nexts, strict=True)
+        if (first is None or first <= hi_ns) and (nxt is None or nxt > lo_ns)
+    ]
 
 
 def read_window(log_dir: str | Path, direction: str, lo_ns: int, hi_ns: int) -> pd.DataFrame:
@@ -181,6 +204,7 @@ class Gap:
     """Rows missing from one direction's log: those of the intervals from from_ns to
     to_ns (end excluded; None: still missing when read). `rows` and `error` come from
     the emulator's report when it made one (error None: seen only as missing rows)."""
+
     direction: str
     from_ns: int
     to_ns: int | None
@@ -194,9 +218,12 @@ class Gap:
         """E.g. `from 2.412 s to 4.108 s<origin> (1696 rows; linkem: No space left on
         device (os error 28))`, in seconds after zero_ns."""
         span = f"from {(self.from_ns - zero_ns) / 1e9:.3f} s" + (
-            " on" if self.to_ns is None else f" to {(self.to_ns - zero_ns) / 1e9:.3f} s")
-        what = [f"{self.rows} rows" if self.rows is not None else "",
-                f"linkem: {self.error}" if self.error else ""]
+            " on" if self.to_ns is None else f" to {(self.to_ns - zero_ns) / 1e9:.3f} s"
+        )
+        what = [
+            f"{self.rows} rows" if self.rows is not None else "",
+            f"linkem: {self.error}" if self.error else "",
+        ]
         detail = "; ".join(w for w in what if w)
         return span + origin + (f" ({detail})" if detail else "")
 
@@ -244,23 +271,27 @@ def reported_gaps(log_dir: str | Path, direction: str) -> list[Gap]:
         if not isinstance(ev, dict) or ev.get("dir") != direction:
             continue
         if ev.get("event") == "log_error" and ev.get("from_ns") is not None:
-            found.setdefault(ev["from_ns"], Gap(direction, ev["from_ns"], None,
-                                                error=ev.get("error")))
+            found.setdefault(
+                ev["from_ns"], Gap(direction, ev["from_ns"], None, error=ev.get("error"))
+            )
         elif ev.get("event") == "log_gap" and ev.get("from_ns") is not None:
-            found[ev["from_ns"]] = Gap(direction, ev["from_ns"], ev.get("to_ns"),
-                                       ev.get("rows"), ev.get("error"))
+            found[ev["from_ns"]] = Gap(
+                direction, ev["from_ns"], ev.get("to_ns"), ev.get("rows"), ev.get("error")
+            )
     try:
         stats = json.loads((d / STATS_FILE).read_text()).get(direction) or {}
     except (OSError, ValueError, AttributeError):
         stats = {}
     for g in stats.get("log_gaps") or []:
-        found[g["from_ns"]] = Gap(direction, g["from_ns"], g.get("to_ns"), g.get("rows"),
-                                  g.get("error"))
+        found[g["from_ns"]] = Gap(
+            direction, g["from_ns"], g.get("to_ns"), g.get("rows"), g.get("error")
+        )
     return sorted(found.values(), key=lambda g: g.from_ns)
 
 
-def gaps(log_dir: str | Path, direction: str, t_ns: Sequence[int], lo_ns: int,
-         hi_ns: int) -> list[Gap]:
+def gaps(
+    log_dir: str | Path, direction: str, t_ns: Sequence[int], lo_ns: int, hi_ns: int
+) -> list[Gap]:
     """What one direction's log lacks from lo_ns to hi_ns, given the start times of the
     rows read there: the spans without rows (with the emulator's reason when it
     reported one over them) and any gap the emulator reported there. [] : whole."""
@@ -270,8 +301,9 @@ def gaps(log_dir: str | Path, direction: str, t_ns: Sequence[int], lo_ns: int,
     for a, b in holes(t_ns, lo_ns, hi_ns, step):
         why = next((g for g in reported if g.overlaps(a, b - 1)), None)
         out.append(Gap(direction, a, b, (b - a) // step, why.error if why else None))
-    out += [g for g in reported if not any(h.overlaps(g.from_ns, (g.to_ns or hi_ns) - 1)
-                                           for h in out)]
+    out += [
+        g for g in reported if not any(h.overlaps(g.from_ns, (g.to_ns or hi_ns) - 1) for h in out)
+    ]
     return sorted(out, key=lambda g: g.from_ns)
 
 

@@ -20,9 +20,12 @@ def prefix() -> str:
     "-" or "_"."""
     value = os.environ.get("ITB_PREFIX", "itb")
     if not PREFIX_PATTERN.fullmatch(value):
-        raise ScenarioError("<environment>", "ITB_PREFIX",
-                            f"{value!r} is not a prefix: 1 to 32 letters, digits, '-' or '_' "
-                            "(it names namespaces, interfaces and ITB's directories)")
+        raise ScenarioError(
+            "<environment>",
+            "ITB_PREFIX",
+            f"{value!r} is not a prefix: 1 to 32 letters, digits, '-' or '_' "
+            "(it names namespaces, interfaces and ITB's directories)",
+        )
     return value
 
 

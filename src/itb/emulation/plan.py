@@ -77,7 +77,10 @@ def _veth_steps(topo: Topology, link: Link) -> list[A.Action]:
         ]
     else:
         steps.append(A.AddVeth(link.a.node, a_ns, link.a.ifname, b_ns, link.b.ifname, link.mtu))
-    steps += [A.LinkUp(link.a.node, a_ns, link.a.ifname), A.LinkUp(link.b.node, b_ns, link.b.ifname)]
+    steps += [
+        A.LinkUp(link.a.node, a_ns, link.a.ifname),
+        A.LinkUp(link.b.node, b_ns, link.b.ifname),
+    ]
     for ep in (link.a, link.b):
         for addr in (ep.ipv4, ep.ipv6):
             if addr:
@@ -86,8 +89,11 @@ def _veth_steps(topo: Topology, link: Link) -> list[A.Action]:
         for ep, d in ((link.a, link.forward), (link.b, link.reverse)):
             if d.rate_bps:
                 burst, limit = tbf_params(d.rate_bps, link.mtu)
-                steps.append(A.ShapeEgress(ep.node, naming.node_ns(ep.node), ep.ifname,
-                                           d.rate_bps, burst, limit))
+                steps.append(
+                    A.ShapeEgress(
+                        ep.node, naming.node_ns(ep.node), ep.ifname, d.rate_bps, burst, limit
+                    )
+                )
     return steps
 
 
@@ -100,12 +106,16 @@ def build_plan(topo: Topology, log_root: Path | None = None, seed: int = 1) -> P
         ns = naming.node_ns(n.name)
         # No duplicate address detection: link-local addresses usable at once, so neighbour
         # discovery does not stall the first IPv6 packets for ~2 s.
-        steps += [A.CreateNetns(n.name, ns),
-                  A.Sysctl(n.name, ns, "net.ipv6.conf.default.accept_dad", "0"),
-                  A.Sysctl(n.name, ns, "net.ipv6.conf.all.accept_dad", "0")]
+        steps += [
+            A.CreateNetns(n.name, ns),
+            A.Sysctl(n.name, ns, "net.ipv6.conf.default.accept_dad", "0"),
+            A.Sysctl(n.name, ns, "net.ipv6.conf.all.accept_dad", "0"),
+        ]
         if n.role == "router":
-            steps += [A.Sysctl(n.name, ns, "net.ipv4.ip_forward", "1"),
-                      A.Sysctl(n.name, ns, "net.ipv6.conf.all.forwarding", "1")]
+            steps += [
+                A.Sysctl(n.name, ns, "net.ipv4.ip_forward", "1"),
+                A.Sysctl(n.name, ns, "net.ipv6.conf.all.forwarding", "1"),
+            ]
         else:
             rmem_default = bufmax if topo.open_receive_window else 131072
             steps += [
@@ -120,30 +130,42 @@ def build_plan(topo: Topology, log_root: Path | None = None, seed: int = 1) -> P
         if link.emulated:
             em, node = naming.emulator_ns(link.name), f"em-{link.name}"
             # The emulator is an L2 wire: its interfaces get no addresses and send nothing.
-            steps += [A.CreateNetns(node, em),
-                      A.Sysctl(node, em, "net.ipv6.conf.all.disable_ipv6", "1"),
-                      A.Sysctl(node, em, "net.ipv6.conf.default.disable_ipv6", "1")]
+            steps += [
+                A.CreateNetns(node, em),
+                A.Sysctl(node, em, "net.ipv6.conf.all.disable_ipv6", "1"),
+                A.Sysctl(node, em, "net.ipv6.conf.default.disable_ipv6", "1"),
+            ]
     for link in topo.links:
         steps += _veth_steps(topo, link)
     for n in topo.nodes:
         # where TCP ends, not routers: one ACK per segment, at once
         quickack = topo.ack_every_segment and n.role == "host"
         # a window as large as the buffer from the first ACK (the buffer caps it)
-        initrwnd = -(-bufmax // (topo.mtu - 52)) if topo.open_receive_window and n.role == "host" else None
+        initrwnd = (
+            -(-bufmax // (topo.mtu - 52)) if topo.open_receive_window and n.role == "host" else None
+        )
         for dst, via, fam in routes_for(topo, n.name):
-            steps.append(A.AddRoute(n.name, naming.node_ns(n.name), dst, via, fam, quickack,
-                                    initrwnd))
+            steps.append(
+                A.AddRoute(n.name, naming.node_ns(n.name), dst, via, fam, quickack, initrwnd)
+            )
     if topo.ack_every_segment:  # ... and one segment per packet: no TSO/GSO bursts
         for link in topo.links:
             for ep in (link.a, link.b):
                 if topo.node(ep.node).role == "host":
-                    steps.append(A.NoSegmentationOffload(ep.node, naming.node_ns(ep.node),
-                                                         ep.ifname))
+                    steps.append(
+                        A.NoSegmentationOffload(ep.node, naming.node_ns(ep.node), ep.ifname)
+                    )
     emulator = linkem.binary_or_name()
     for link in topo.links:
         if link.emulated:
             log_dir = log_root / link.name
-            steps.append(A.StartEmulator(
-                f"em-{link.name}", naming.emulator_ns(link.name), emulator,
-                log_dir / "linkem.json", linkem.config_for(topo, link, log_dir, seed)))
+            steps.append(
+                A.StartEmulator(
+                    f"em-{link.name}",
+                    naming.emulator_ns(link.name),
+                    emulator,
+                    log_dir / "linkem.json",
+                    linkem.config_for(topo, link, log_dir, seed),
+                )
+            )
     return plan

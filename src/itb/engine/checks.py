@@ -36,8 +36,10 @@ def preflight_programs(sc: Scenario, local_commands: bool = True) -> None:
     native.binary("flow")
     for e in sc.experiment.events:
         if e.kind == "command" and e.paced and not local_commands:
-            raise PreflightError(f"command {e.id}: a command held to a profile runs on the "
-                                 "local backend only (its pacer is a cgroup of this machine)")
+            raise PreflightError(
+                f"command {e.id}: a command held to a profile runs on the "
+                "local backend only (its pacer is a cgroup of this machine)"
+            )
         if e.kind == "command" and local_commands and shutil.which(e.argv[0]) is None:
             raise PreflightError(f"command {e.id}: program {e.argv[0]!r} not found on this machine")
         if e.kind == "command" and e.paced:
@@ -47,11 +49,15 @@ def preflight_programs(sc: Scenario, local_commands: bool = True) -> None:
         if e.kind == "transfer" and e.source_file:
             path = Path(e.source_file)
             if not path.is_file() or path.stat().st_size < e.volume:
-                raise PreflightError(f"transfer {e.id}: source_file {path} is missing or "
-                                     f"smaller than the volume ({e.volume} bytes)")
+                raise PreflightError(
+                    f"transfer {e.id}: source_file {path} is missing or "
+                    f"smaller than the volume ({e.volume} bytes)"
+                )
 
 
-def cpu_headroom_warnings(sc: Scenario, calibration: Path = Path("runs/calibration.json")) -> list[str]:
+def cpu_headroom_warnings(
+    sc: Scenario, calibration: Path = Path("runs/calibration.json")
+) -> list[str]:
     """The emulator's CPU per bit/s from the last `itb calibrate`, scaled to this testbed."""
     rates = [lk.forward.rate_bps for lk in sc.topology.links if lk.emulated and lk.forward.rate_bps]
     if not rates:
@@ -65,12 +71,16 @@ def cpu_headroom_warnings(sc: Scenario, calibration: Path = Path("runs/calibrati
     pct = None if cal is None else cal.emulator.cpu_pct_during_tcp
     cal_rate = None if cal is None else cal.path.rate_bps
     if pct is None or not cal_rate:
-        return ["no calibration found (runs/calibration.json): run `itb calibrate` to check "
-                "that the emulator keeps up on this machine"]
+        return [
+            "no calibration found (runs/calibration.json): run `itb calibrate` to check "
+            "that the emulator keeps up on this machine"
+        ]
     need = pct * max(rates) / cal_rate
     if need > 90:
-        return [f"the emulator may lack CPU: about {need:.0f} % of a core at "
-                f"{max(rates) / 1e9:g} Gbit/s (calibration: {pct:.0f} % at {cal_rate / 1e9:g} Gbit/s)"]
+        return [
+            f"the emulator may lack CPU: about {need:.0f} % of a core at "
+            f"{max(rates) / 1e9:g} Gbit/s (calibration: {pct:.0f} % at {cal_rate / 1e9:g} Gbit/s)"
+        ]
     return []
 
 
@@ -82,8 +92,11 @@ def deployment_check(sc: Scenario, host_of) -> dict:
 
     names = [h.name for h in topo.hosts()]
     with ThreadPoolExecutor(max_workers=max(1, min(16, len(names)))) as ex:  # SSH: ~0.1 s a read
-        read = list(ex.map(lambda n: inv.sysctls(host_of(n), ("net.ipv4.tcp_rmem",
-                                                               "net.ipv4.tcp_wmem")), names))
+        read = list(
+            ex.map(
+                lambda n: inv.sysctls(host_of(n), ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem")), names
+            )
+        )
     out = {}
     for name, vals in zip(names, read):
         out[name] = vals
@@ -107,12 +120,19 @@ def quick_calibration(sc: Scenario, tb: Testbed) -> dict:
         rtts = probes.ping(src, addr, 20, 0.01)
         spec = path_spec(topo, s, d)
         med = probes.median(rtts)
-        out["pairs"].append({"src": s, "dst": d, "rtt_configured_ms": spec.rtt_us / 1000,
-                             "rtt_measured_ms": med, "rate_bps": spec.rate_bps,
-                             "error_pct": (100 * (med - spec.rtt_us / 1000) / (spec.rtt_us / 1000)
-                                           if spec.rtt_us else None)})
+        out["pairs"].append(
+            {
+                "src": s,
+                "dst": d,
+                "rtt_configured_ms": spec.rtt_us / 1000,
+                "rtt_measured_ms": med,
+                "rate_bps": spec.rate_bps,
+                "error_pct": (
+                    100 * (med - spec.rtt_us / 1000) / (spec.rtt_us / 1000) if spec.rtt_us else None
+                ),
+            }
+        )
     if pairs:
         s, d = pairs[0]
         out["inventory"] = inv.inventory(host_of(s), [], tb.ifname(s), tb.same_machine)
     return out
-

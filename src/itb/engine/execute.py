@@ -105,11 +105,20 @@ class Outcome:
             self.failed_ns = self.now_ns()
 
     def to_json(self) -> dict:
-        return {"status": self.status, "reason": self.reason, "environment": self.environment,
-                "failed_ns": self.failed_ns, "warnings": self.warnings, "start_ns": self.start_ns,
-                "zero_ns": self.zero_ns,
-                "end_ns": self.end_ns, "dispatch": self.dispatch, "procs": self.procs,
-                "clock": self.clock, "truncated": self.truncated}
+        return {
+            "status": self.status,
+            "reason": self.reason,
+            "environment": self.environment,
+            "failed_ns": self.failed_ns,
+            "warnings": self.warnings,
+            "start_ns": self.start_ns,
+            "zero_ns": self.zero_ns,
+            "end_ns": self.end_ns,
+            "dispatch": self.dispatch,
+            "procs": self.procs,
+            "clock": self.clock,
+            "truncated": self.truncated,
+        }
 
 
 class Interrupted(Exception):
@@ -117,9 +126,17 @@ class Interrupted(Exception):
 
 
 def _spawn_cmd(p: ProcSpec, at_ns: int, prefix: str) -> dict:
-    return {"op": "spawn", "id": prefix + p.id, "at_ns": at_ns, "argv": list(p.argv),
-            "stdout": p.stdout, "stderr": p.stderr, "stdin": p.stdin, "ready": p.ready,
-            "output_limit_bytes": p.output_limit_bytes}
+    return {
+        "op": "spawn",
+        "id": prefix + p.id,
+        "at_ns": at_ns,
+        "argv": list(p.argv),
+        "stdout": p.stdout,
+        "stderr": p.stderr,
+        "stdin": p.stdin,
+        "ready": p.ready,
+        "output_limit_bytes": p.output_limit_bytes,
+    }
 
 
 def _exit_text(rc: int) -> str:
@@ -134,10 +151,17 @@ def _exit_text(rc: int) -> str:
 
 
 class Repetition:
-    def __init__(self, plan: RepetitionPlan, workers: WorkerPool,
-                 emulators: Mapping[str, Emulator],
-                 duration_us: int, tick: Callable[[str], None] = lambda s: None,
-                 stop: threading.Event | None = None, tag: int = 0, clock: Clock = MONOTONIC):
+    def __init__(
+        self,
+        plan: RepetitionPlan,
+        workers: WorkerPool,
+        emulators: Mapping[str, Emulator],
+        duration_us: int,
+        tick: Callable[[str], None] = lambda s: None,
+        stop: threading.Event | None = None,
+        tag: int = 0,
+        clock: Clock = MONOTONIC,
+    ):
         self.plan = plan
         self.workers = workers
         self.emulators = emulators  # link name → its emulator
@@ -180,11 +204,12 @@ class Repetition:
         waiting = {p.id for p in listeners}
         awaited = {p.id for p in self.plan.procs if p.wait}
         if waiting:  # (without receivers nothing is awaited before zero)
-            self._collect(until_ns=zero - int(READY_MARGIN_S * 1e9), ready=waiting,
-                          awaited=awaited)
+            self._collect(until_ns=zero - int(READY_MARGIN_S * 1e9), ready=waiting, awaited=awaited)
         if waiting and out.status == "ok":
-            out.fail(f"receivers not ready {self.plan.prelude_s - READY_MARGIN_S:.1f} s after "
-                     f"their start: {', '.join(sorted(waiting)[:5])}")
+            out.fail(
+                f"receivers not ready {self.plan.prelude_s - READY_MARGIN_S:.1f} s after "
+                f"their start: {', '.join(sorted(waiting)[:5])}"
+            )
         if out.status != "ok":
             self._shutdown(awaited)
             return
@@ -193,8 +218,9 @@ class Repetition:
         except BackendError as e:
             out.fail(str(e), environment=True)
         if out.status == "ok" and self.clock.now_ns() > zero - int(SEND_AHEAD_S * 1e9):
-            out.fail("the engine fell behind its schedule before the timeline started",
-                     environment=True)
+            out.fail(
+                "the engine fell behind its schedule before the timeline started", environment=True
+            )
         if out.status != "ok":
             self._shutdown(awaited)
             return
@@ -207,8 +233,10 @@ class Repetition:
         end = zero + self.duration_us * 1000
         self._collect(until_ns=end, ready=set(), awaited=awaited)
         if awaited and out.status == "ok":
-            out.fail(f"the timeline ended ({self.duration_us / 1e6:g} s) with "
-                     f"{len(awaited)} process(es) still running: {', '.join(sorted(awaited)[:5])}")
+            out.fail(
+                f"the timeline ended ({self.duration_us / 1e6:g} s) with "
+                f"{len(awaited)} process(es) still running: {', '.join(sorted(awaited)[:5])}"
+            )
         self._shutdown(awaited)
 
     def _collect(self, until_ns: int, ready: set[str], awaited: set[str]) -> None:
@@ -246,9 +274,11 @@ class Repetition:
 
     def _late(self, ident: str, error_ns: int) -> None:
         if error_ns > LATE_FAIL_NS:
-            self.out.fail(f"{ident} was dispatched {error_ns / 1e9:.2f} s late (more than "
-                          f"{LATE_FAIL_NS / 1e9:g} s): the engine could not keep the timeline",
-                          environment=True)
+            self.out.fail(
+                f"{ident} was dispatched {error_ns / 1e9:.2f} s late (more than "
+                f"{LATE_FAIL_NS / 1e9:g} s): the engine could not keep the timeline",
+                environment=True,
+            )
         elif error_ns > LATE_WARN_NS:
             self.out.warnings.append(f"{ident} dispatched {error_ns / 1e6:.1f} ms late")
 
@@ -257,7 +287,7 @@ class Repetition:
         ident = ev.get("id")
         if ident is None or not ident.startswith(self.prefix):
             return None
-        return ident[len(self.prefix):]
+        return ident[len(self.prefix) :]
 
     def _handle(self, node: str, ev: dict, ready: set[str], awaited: set[str]) -> None:
         kind, ident = ev.get("ev"), self._own(ev)
@@ -273,11 +303,18 @@ class Repetition:
             p = self.by_id.get(ident)
             if p is not None and p.at_us is not None:
                 clock = self.out.clock.get(node) or {}
-                self.out.dispatch.append({"id": ident, "node": node, "kind": p.role,
-                                          "at_ns": ev["at_ns"], "t_ns": ev["t_ns"],
-                                          "error_ns": ev["t_ns"] - ev["at_ns"],
-                                          "spawn_ns": ev["spawned_ns"] - ev["t_ns"],
-                                          "clock_uncertainty_ns": clock.get("uncertainty_ns", 0)})
+                self.out.dispatch.append(
+                    {
+                        "id": ident,
+                        "node": node,
+                        "kind": p.role,
+                        "at_ns": ev["at_ns"],
+                        "t_ns": ev["t_ns"],
+                        "error_ns": ev["t_ns"] - ev["at_ns"],
+                        "spawn_ns": ev["spawned_ns"] - ev["t_ns"],
+                        "clock_uncertainty_ns": clock.get("uncertainty_ns", 0),
+                    }
+                )
                 self._late(ident, ev["t_ns"] - ev["at_ns"])
         elif kind == "ready":
             rec["ready_ns"] = ev["t_ns"]
@@ -296,16 +333,21 @@ class Repetition:
             p = self.by_id.get(ident)
             if rc != 0 and p is not None and p.check and not self.stop.is_set():
                 tail = ev.get("stderr_tail") or ""
-                self.out.fail(f"{ident} ({p.role} on {node}) {_exit_text(rc)}"
-                              + (f": {tail.splitlines()[-1]}" if tail else ""))
+                self.out.fail(
+                    f"{ident} ({p.role} on {node}) {_exit_text(rc)}"
+                    + (f": {tail.splitlines()[-1]}" if tail else "")
+                )
         elif kind == "cancelled":
             rec["cancelled_ns"] = ev["t_ns"]
             awaited.discard(ident)
 
     def _worker_gone(self, node: str) -> None:
         where = self.workers[node].where if node in self.workers.by_node else ""
-        doing = sorted(i for i, r in self.out.procs.items()
-                       if r.get("node") == node and "dispatched_ns" in r and "exited_ns" not in r)
+        doing = sorted(
+            i
+            for i, r in self.out.procs.items()
+            if r.get("node") == node and "dispatched_ns" in r and "exited_ns" not in r
+        )
         what = f"; it was running {', '.join(doing)}" if doing else "; nothing of it was running"
         self.out.fail(f"the worker of node {node} died{where}{what}", environment=True)
 
@@ -319,14 +361,23 @@ class Repetition:
                 continue
             p, reason = self.by_id.get(ident), ev.get("reason")
             limit = ev.get("limit_bytes") or (p.output_limit_bytes if p else None)
-            cut[stream] = {"process": ident, "node": node, "stream": stream,
-                           **({"reason": reason} if reason else {"limit_bytes": limit}),
-                           "dropped_bytes": None}
+            cut[stream] = {
+                "process": ident,
+                "node": node,
+                "stream": stream,
+                **({"reason": reason} if reason else {"limit_bytes": limit}),
+                "dropped_bytes": None,
+            }
             self.out.truncated.append(cut[stream])
-            self.out.warnings.append(f"{ident} on {node}: its {stream} " + (
-                f"could not be written ({reason}): the rest was dropped" if reason else
-                f"reached its output limit ({limit} bytes, stdout and stderr together): "
-                "the rest was dropped"))
+            self.out.warnings.append(
+                f"{ident} on {node}: its {stream} "
+                + (
+                    f"could not be written ({reason}): the rest was dropped"
+                    if reason
+                    else f"reached its output limit ({limit} bytes, stdout and stderr together): "
+                    "the rest was dropped"
+                )
+            )
         for stream, n in dropped.items():
             cut[stream]["dropped_bytes"] = n
 
@@ -341,12 +392,25 @@ class Repetition:
             if em is None:
                 self.out.fail(f"set {s.id}: no emulator for link {s.link}")
                 return
-            for d in (("ab", "ba") if s.direction == "both" else
-                      ("ab",) if s.direction == "forward" else ("ba",)):
+            for d in (
+                ("ab", "ba")
+                if s.direction == "both"
+                else ("ab",)
+                if s.direction == "forward"
+                else ("ba",)
+            ):
                 em.send(set_command(s, d))
-            self._record({"id": s.id, "node": f"emulator:{s.link}", "kind": "set",
-                          "at_ns": at, "t_ns": t, "error_ns": t - at,
-                          "spawn_ns": self.clock.now_ns() - t})
+            self._record(
+                {
+                    "id": s.id,
+                    "node": f"emulator:{s.link}",
+                    "kind": "set",
+                    "at_ns": at,
+                    "t_ns": t,
+                    "error_ns": t - at,
+                    "spawn_ns": self.clock.now_ns() - t,
+                }
+            )
 
     def _record(self, dispatch: dict) -> None:
         """An event the engine dispatched itself (a link change, a pacing rate)."""
@@ -355,7 +419,9 @@ class Repetition:
 
     def _shutdown(self, awaited: set[str]) -> None:
         """Stop what still runs and wait (bounded) for the exits to be recorded."""
-        running = {i for i, r in self.out.procs.items() if "dispatched_ns" in r and "exited_ns" not in r}
+        running = {
+            i for i, r in self.out.procs.items() if "dispatched_ns" in r and "exited_ns" not in r
+        }
         if not running:
             return
         self.workers.stop_all()
@@ -369,7 +435,8 @@ class Repetition:
                 self._truncated(ident, ne.node, ev)
             if ev.get("ev") == "exited" and ident is not None:
                 self.out.procs.setdefault(ident, {"node": ne.node}).update(
-                    exited_ns=ev["t_ns"], rc=ev["rc"], stopped=True)
+                    exited_ns=ev["t_ns"], rc=ev["rc"], stopped=True
+                )
                 running.discard(ident)
 
 

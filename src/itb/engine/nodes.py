@@ -46,20 +46,29 @@ class WorkerHandle:
         # It dies with this process (and kills what it started): nothing of a run
         # outlives a killed engine.
         env = {**os.environ, "ITB_DIE_WITH_PARENT": str(os.getpid())}
-        argv = getattr(host, "worker_argv", None) or [sys.executable, "-m", "itb.backends.hostside.worker"]
+        argv = getattr(host, "worker_argv", None) or [
+            sys.executable,
+            "-m",
+            "itb.backends.hostside.worker",
+        ]
         self.rewrite = getattr(host, "rewrite", None)
         remote = getattr(host, "remote", None)
         # in messages: on which machine (an SSH host), doing what
-        self.where = "" if remote is None else (
-            f" (host {remote.name} stopped answering: its control connection closed)")
+        self.where = (
+            ""
+            if remote is None
+            else (f" (host {remote.name} stopped answering: its control connection closed)")
+        )
         self.who = f"worker on {self.node}" + ("" if remote is None else f" (host {remote.name})")
         self.same_clock = getattr(host, "same_clock", True)
         self.offset_ns = 0  # the node's clock minus the engine's
         self.clock = C.SAME if self.same_clock else None
-        self._clock = C.Replies(lambda seq: self.send(op="clock", seq=seq), self.who,
-                                CLOCK_TIMEOUT_S)
-        self.proc = host.spawn(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, env=env)
+        self._clock = C.Replies(
+            lambda seq: self.send(op="clock", seq=seq), self.who, CLOCK_TIMEOUT_S
+        )
+        self.proc = host.spawn(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
         stdin, stdout, stderr = self.proc.stdin, self.proc.stdout, self.proc.stderr
         assert stdin is not None and stdout is not None and stderr is not None  # (pipes)
         self.stdin, self.stdout, self.stderr = stdin, stdout, stderr
@@ -89,8 +98,10 @@ class WorkerHandle:
             err = b""
             if self.proc.poll() is not None:
                 err = self.stderr.read()
-            raise BackendError(f"worker on {self.node} did not start within {timeout_s:.0f} s: "
-                               f"{err.decode(errors='replace')[-300:]}")
+            raise BackendError(
+                f"worker on {self.node} did not start within {timeout_s:.0f} s: "
+                f"{err.decode(errors='replace')[-300:]}"
+            )
 
     def sync_clock(self) -> ClockEstimate:
         """Measures the node's clock offset (not for a local namespace: same clock)."""

@@ -44,8 +44,10 @@ def cgroup_for(event_id: str) -> Path:
     """The cgroup a paced command runs in (inside the testbed's, which must exist)."""
     root = cgroup.for_testbed()
     if root is None:
-        raise PreflightError("a [[command]] with a profile or cc needs a cgroup v2 hierarchy "
-                             "(none is mounted): ITB's pacer is a cgroup sock_ops program")
+        raise PreflightError(
+            "a [[command]] with a profile or cc needs a cgroup v2 hierarchy "
+            "(none is mounted): ITB's pacer is a cgroup sock_ops program"
+        )
     return root / f"{CGROUP_PREFIX}{event_id}"
 
 
@@ -87,13 +89,20 @@ class Pacing:
     def _set(self, pacer: pace.Pacer, h: _Held, rate_bps: int | None) -> None:
         pacer.set(rate_bps, cc=h.spec.cc, skip_port=h.spec.control_port or 0)
 
-    def start(self, zero_ns: int, record: Callable[[dict], None],
-              fail: Callable[[str], None]) -> None:
+    def start(
+        self, zero_ns: int, record: Callable[[dict], None], fail: Callable[[str], None]
+    ) -> None:
         """Changes the rates at the profiles' later dates from a thread."""
-        changes = sorted(((zero_ns + (h.at_us + at) * 1000, k, h, rate)
-                          for h in self.held if h.spec.steps
-                          for k, (at, rate) in enumerate(h.spec.steps) if k > 0),
-                         key=lambda c: (c[0], c[1], c[2].proc_id))
+        changes = sorted(
+            (
+                (zero_ns + (h.at_us + at) * 1000, k, h, rate)
+                for h in self.held
+                if h.spec.steps
+                for k, (at, rate) in enumerate(h.spec.steps)
+                if k > 0
+            ),
+            key=lambda c: (c[0], c[1], c[2].proc_id),
+        )
         if not changes:
             return
 
@@ -113,9 +122,17 @@ class Pacing:
                     except BackendError as e:
                         fail(f"{h.proc_id}: the rate of step {k} could not be set: {e}")
                         return
-                record({"id": f"{h.proc_id}.step{k}", "node": h.node, "kind": "pace",
-                        "at_ns": at_ns, "t_ns": t, "error_ns": t - at_ns,
-                        "spawn_ns": time.monotonic_ns() - t})
+                record(
+                    {
+                        "id": f"{h.proc_id}.step{k}",
+                        "node": h.node,
+                        "kind": "pace",
+                        "at_ns": at_ns,
+                        "t_ns": t,
+                        "error_ns": t - at_ns,
+                        "spawn_ns": time.monotonic_ns() - t,
+                    }
+                )
 
         self.thread = threading.Thread(target=run, daemon=True)
         self.thread.start()

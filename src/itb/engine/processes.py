@@ -71,8 +71,13 @@ def endpoint(topo: Topology, node: str, port: int) -> str:
     return f"[{addr}]:{port}" if ":" in addr else f"{addr}:{port}"
 
 
-def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
-          cc_names: Mapping[str, str] | None = None) -> RepetitionPlan:
+def build(
+    events: list,
+    topo: Topology,
+    rep_dir: Path,
+    interval_us: int,
+    cc_names: Mapping[str, str] | None = None,
+) -> RepetitionPlan:
     """`cc_names` maps the scenario's canonical congestion controls to the names the
     kernel knows them by here (ITB's eBPF ones are itb_<name>); default: the same."""
     flow = native.binary("flow")
@@ -90,14 +95,26 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
         d = rep_dir / "nodes" / node
         d.mkdir(parents=True, exist_ok=True)
         stem = str(d / ident)
-        return {"log": stem + ".csv", "summary": stem + ".json",
-                "stdout": stem + ".out", "stderr": stem + ".err"}
+        return {
+            "log": stem + ".csv",
+            "summary": stem + ".json",
+            "stdout": stem + ".out",
+            "stderr": stem + ".err",
+        }
 
     def spec(ident, e, role, node, at_us, argv, f, **kw) -> ProcSpec:
-        return ProcSpec(id=ident, event=e.id, role=role, node=node, at_us=at_us,
-                        argv=tuple(str(a) for a in argv), stdout=f["stdout"],
-                        stderr=f["stderr"], files={"log": f["log"], "summary": f["summary"]},
-                        **kw)
+        return ProcSpec(
+            id=ident,
+            event=e.id,
+            role=role,
+            node=node,
+            at_us=at_us,
+            argv=tuple(str(a) for a in argv),
+            stdout=f["stdout"],
+            stderr=f["stderr"],
+            files={"log": f["log"], "summary": f["summary"]},
+            **kw,
+        )
 
     for e in events:
         if isinstance(e, SetLink):
@@ -108,13 +125,26 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
             argv, held = e.argv, None
             if e.paced:
                 group = pacing.cgroup_for(e.id)
-                held = PaceSpec(str(group), e.profile, kernel_cc(e.cc) if e.cc else None,
-                                e.control_port)
+                held = PaceSpec(
+                    str(group), e.profile, kernel_cc(e.cc) if e.cc else None, e.control_port
+                )
                 # in it from its first instruction, so from its first connection
                 argv = (native.binary("itb-incgroup"), str(cgroup.seen_from_nodes(group)), *argv)
-            procs.append(spec(f"{e.id}.command", e, "command", e.host, e.at_us, argv, f,
-                              wait=e.wait, check=e.check, pace=held,
-                              output_limit_bytes=e.output_limit_bytes or DEFAULT_OUTPUT_LIMIT))
+            procs.append(
+                spec(
+                    f"{e.id}.command",
+                    e,
+                    "command",
+                    e.host,
+                    e.at_us,
+                    argv,
+                    f,
+                    wait=e.wait,
+                    check=e.check,
+                    pace=held,
+                    output_limit_bytes=e.output_limit_bytes or DEFAULT_OUTPUT_LIMIT,
+                )
+            )
             continue
         port += 1
         where = listen = endpoint(topo, e.dst, port)
@@ -122,12 +152,44 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
         if isinstance(e, Udp):
             fr, fs = files(e.dst, f"{e.id}.udp-recv"), files(e.src, f"{e.id}.udp-send")
             recv_s = prelude + (e.at_us + e.duration_us) / 1e6 + UDP_DRAIN_S
-            procs.append(spec(f"{e.id}.udp-recv", e, "udp-recv", e.dst, None,
-                              [flow, "udp-recv", "--listen", listen, "--duration-s",
-                               f"{recv_s:.3f}", *common, "--log", fr["log"],
-                               "--summary", fr["summary"]], fr, ready=True))
-            send = [flow, "udp-send", "--to", where, "--rate-bps", e.rate_bps, "--size", e.size,
-                    "--duration-s", f"{e.duration_us / 1e6:.6f}", "--summary", fs["summary"]]
+            procs.append(
+                spec(
+                    f"{e.id}.udp-recv",
+                    e,
+                    "udp-recv",
+                    e.dst,
+                    None,
+                    [
+                        flow,
+                        "udp-recv",
+                        "--listen",
+                        listen,
+                        "--duration-s",
+                        f"{recv_s:.3f}",
+                        *common,
+                        "--log",
+                        fr["log"],
+                        "--summary",
+                        fr["summary"],
+                    ],
+                    fr,
+                    ready=True,
+                )
+            )
+            send = [
+                flow,
+                "udp-send",
+                "--to",
+                where,
+                "--rate-bps",
+                e.rate_bps,
+                "--size",
+                e.size,
+                "--duration-s",
+                f"{e.duration_us / 1e6:.6f}",
+                "--summary",
+                fs["summary"],
+            ]
             if e.arrivals == "poisson":
                 send += ["--poisson", "--seed", e.seed]
             procs.append(spec(f"{e.id}.udp-send", e, "udp-send", e.src, e.at_us, send, fs))
@@ -136,24 +198,84 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
         accept_s = int(prelude + e.at_us / 1e6 + ACCEPT_SLACK_S)
         if isinstance(e, Transfer) and e.protocol == "udt":
             udt = native.binary("itb-udt")
-            recv = [udt, "recv", "--listen", listen, "--bytes", e.volume, *common, "--log", fr["log"],
-                    "--summary", fr["summary"], "--accept-timeout-s", accept_s,
-                    "--idle-timeout-s", IDLE_TIMEOUT_S]
-            send = [udt, "send", "--to", where, "--bytes", e.volume, *common, "--log", fs["log"],
-                    "--summary", fs["summary"], "--idle-timeout-s", IDLE_TIMEOUT_S,
-                    "--profile", profiles.Profile.of(e.profile).flow_arg()]
-            procs.append(spec(f"{e.id}.recv", e, "recv", e.dst, None, recv, fr, ready=True, wait=e.wait))
+            recv = [
+                udt,
+                "recv",
+                "--listen",
+                listen,
+                "--bytes",
+                e.volume,
+                *common,
+                "--log",
+                fr["log"],
+                "--summary",
+                fr["summary"],
+                "--accept-timeout-s",
+                accept_s,
+                "--idle-timeout-s",
+                IDLE_TIMEOUT_S,
+            ]
+            send = [
+                udt,
+                "send",
+                "--to",
+                where,
+                "--bytes",
+                e.volume,
+                *common,
+                "--log",
+                fs["log"],
+                "--summary",
+                fs["summary"],
+                "--idle-timeout-s",
+                IDLE_TIMEOUT_S,
+                "--profile",
+                profiles.Profile.of(e.profile).flow_arg(),
+            ]
+            procs.append(
+                spec(f"{e.id}.recv", e, "recv", e.dst, None, recv, fr, ready=True, wait=e.wait)
+            )
             procs.append(spec(f"{e.id}.send", e, "send", e.src, e.at_us, send, fs, wait=e.wait))
             continue
-        recv = [flow, "recv", "--listen", listen, *common, "--log", fr["log"],
-                "--summary", fr["summary"], "--accept-timeout-s", accept_s,
-                "--idle-timeout-s", IDLE_TIMEOUT_S]
-        send = [flow, "send", "--to", where, "--cc", kernel_cc(e.cc), *common, "--log", fs["log"],
-                "--summary", fs["summary"], "--control-stdin"]
+        recv = [
+            flow,
+            "recv",
+            "--listen",
+            listen,
+            *common,
+            "--log",
+            fr["log"],
+            "--summary",
+            fr["summary"],
+            "--accept-timeout-s",
+            accept_s,
+            "--idle-timeout-s",
+            IDLE_TIMEOUT_S,
+        ]
+        send = [
+            flow,
+            "send",
+            "--to",
+            where,
+            "--cc",
+            kernel_cc(e.cc),
+            *common,
+            "--log",
+            fs["log"],
+            "--summary",
+            fs["summary"],
+            "--control-stdin",
+        ]
         wait = True
         if isinstance(e, Pingpong):
             pp = ["--pingpong", "--msg-size", e.size, "--count", e.count]
-            recv += ["--streams", 1, "--cc", kernel_cc(e.cc), *pp]  # the echo sends with the same CC
+            recv += [
+                "--streams",
+                1,
+                "--cc",
+                kernel_cc(e.cc),
+                *pp,
+            ]  # the echo sends with the same CC
             send += ["--streams", 1, "--bytes", e.size * e.count, *pp]
             if e.rate_bps:
                 recv += ["--rate-bps", e.rate_bps]
@@ -173,6 +295,7 @@ def build(events: list, topo: Topology, rep_dir: Path, interval_us: int,
             if e.sink_file:
                 recv += ["--file", e.sink_file]
         procs.append(spec(f"{e.id}.recv", e, "recv", e.dst, None, recv, fr, ready=True, wait=wait))
-        procs.append(spec(f"{e.id}.send", e, "send", e.src, e.at_us, send, fs, stdin=True,
-                          wait=wait))
+        procs.append(
+            spec(f"{e.id}.send", e, "send", e.src, e.at_us, send, fs, stdin=True, wait=wait)
+        )
     return RepetitionPlan(procs, sets, prelude)

@@ -28,33 +28,44 @@ def versions() -> dict[str, str | bool | None]:
     """Versions of ITB, Python, the native programs, iperf3 and the git tree."""
     from importlib.metadata import version
 
-    out: dict[str, str | bool | None] = {"itb": version("itb"),
-                                         "python": platform.python_version()}
+    out: dict[str, str | bool | None] = {"itb": version("itb"), "python": platform.python_version()}
     for name in ("flow", "linkem"):
         try:
-            res = subprocess.run([native.binary(name), "--version"], capture_output=True,
-                                 text=True, timeout=10)
+            res = subprocess.run(
+                [native.binary(name), "--version"], capture_output=True, text=True, timeout=10
+            )
             out[name] = res.stdout.strip() or None
         except (PreflightError, OSError, subprocess.TimeoutExpired):
             out[name] = None
     res = subprocess.run(["iperf3", "--version"], capture_output=True, text=True)
     out["iperf3"] = res.stdout.splitlines()[0] if res.returncode == 0 and res.stdout else None
-    git = subprocess.run(["git", "-C", str(native.REPO), "rev-parse", "HEAD"], capture_output=True,
-                         text=True)
+    git = subprocess.run(
+        ["git", "-C", str(native.REPO), "rev-parse", "HEAD"], capture_output=True, text=True
+    )
     out["git_commit"] = git.stdout.strip() if git.returncode == 0 else None
-    dirty = subprocess.run(["git", "-C", str(native.REPO), "status", "--porcelain"],
-                           capture_output=True, text=True)
+    dirty = subprocess.run(
+        ["git", "-C", str(native.REPO), "status", "--porcelain"], capture_output=True, text=True
+    )
     out["git_dirty"] = bool(dirty.stdout.strip()) if dirty.returncode == 0 else None
     return out
 
 
 def run_meta(sc: Scenario, repetitions: int, seed: int) -> dict:
     """meta.json of a new run, before its stages add to it."""
-    return {"format": rundir.FORMAT_VERSION, "scenario": sc.experiment.name,
-            "scenario_hash": sc.content_hash(), "testbed_hash": sc.topology.content_hash(),
-            "source": sc.source, "repetitions": repetitions, "seed": seed,
-            "backend": "local", "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-            "versions": versions(), "cpu": inv.cpu(), "status": "running"}
+    return {
+        "format": rundir.FORMAT_VERSION,
+        "scenario": sc.experiment.name,
+        "scenario_hash": sc.content_hash(),
+        "testbed_hash": sc.topology.content_hash(),
+        "source": sc.source,
+        "repetitions": repetitions,
+        "seed": seed,
+        "backend": "local",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "versions": versions(),
+        "cpu": inv.cpu(),
+        "status": "running",
+    }
 
 
 def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcome) -> None:
@@ -81,9 +92,11 @@ def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcom
             try:
                 df = _log_until(src, d, lo, hi)
             except monitor.LogGone as e:
-                outcome.fail(f"link emulator {link}: its log lost rows of this repetition ({e}); "
-                             "a repetition this long needs a larger log_keep_bytes",
-                             environment=True)
+                outcome.fail(
+                    f"link emulator {link}: its log lost rows of this repetition ({e}); "
+                    "a repetition this long needs a larger log_keep_bytes",
+                    environment=True,
+                )
                 continue
             df = df[df["t_ns"] <= hi]
             gaps = monitor.gaps(src, d, df["t_ns"].tolist(), lo, hi)
@@ -103,9 +116,11 @@ def gap_reason(link: str, gaps: list[monitor.Gap], zero_ns: int) -> str:
     how many more."""
     g = gaps[0]
     more = f"; {len(gaps) - 1} more gap(s)" if len(gaps) > 1 else ""
-    return (f"link emulator {link}: its log ({monitor.DIRECTIONS[g.direction]}) lost the rows "
-            f"{g.describe(zero_ns, AFTER_ZERO)}{more}: the bottleneck "
-            "series is not whole")
+    return (
+        f"link emulator {link}: its log ({monitor.DIRECTIONS[g.direction]}) lost the rows "
+        f"{g.describe(zero_ns, AFTER_ZERO)}{more}: the bottleneck "
+        "series is not whole"
+    )
 
 
 def _log_until(src: Path, direction: str, lo_ns: int, hi_ns: int) -> pd.DataFrame:
@@ -131,13 +146,24 @@ def dispatch_summary(run_dir: Path, reps: int) -> dict:
         e = [d["error_ns"] / 1e6 for d in res.get("dispatch", [])]
         errors += e
         if e:
-            per_rep.append({"repetition": r, "events": len(e),
-                            "p99_ms": float(np.percentile(e, 99)), "max_ms": max(e)})
+            per_rep.append(
+                {
+                    "repetition": r,
+                    "events": len(e),
+                    "p99_ms": float(np.percentile(e, 99)),
+                    "max_ms": max(e),
+                }
+            )
     if not errors:
         return {"events": 0}
-    return {"events": len(errors), "p50_ms": float(np.percentile(errors, 50)),
-            "p99_ms": float(np.percentile(errors, 99)), "max_ms": max(errors),
-            "per_repetition": per_rep, "start_skew": start_skew(run_dir, reps)}
+    return {
+        "events": len(errors),
+        "p50_ms": float(np.percentile(errors, 50)),
+        "p99_ms": float(np.percentile(errors, 99)),
+        "max_ms": max(errors),
+        "per_repetition": per_rep,
+        "start_skew": start_skew(run_dir, reps),
+    }
 
 
 def start_skew(run_dir: Path, reps: int) -> dict:
@@ -155,19 +181,33 @@ def start_skew(run_dir: Path, reps: int) -> dict:
             u = d.get("clock_uncertainty_ns", 0)
             skews.append((abs(d["error_ns"]) + u) / 1e6)
             unc.append(u / 1e6)
-            every.append({"repetition": r, "id": d["id"], "node": d.get("node"),
-                          "skew_ms": round(skews[-1], 6), "error_ms": round(d["error_ns"] / 1e6, 6),
-                          "clock_uncertainty_ms": round(u / 1e6, 6)})
+            every.append(
+                {
+                    "repetition": r,
+                    "id": d["id"],
+                    "node": d.get("node"),
+                    "skew_ms": round(skews[-1], 6),
+                    "error_ms": round(d["error_ns"] / 1e6, 6),
+                    "clock_uncertainty_ms": round(u / 1e6, 6),
+                }
+            )
     if not skews:
         return {"events": 0}
-    return {"events": len(skews), "p50_ms": float(np.percentile(skews, 50)),
-            "p99_ms": float(np.percentile(skews, 99)), "max_ms": max(skews),
-            "clock_uncertainty_max_ms": max(unc),
-            "definition": "|dispatch error| + clock offset uncertainty, engine clock",
-            "per_event": every}
+    return {
+        "events": len(skews),
+        "p50_ms": float(np.percentile(skews, 50)),
+        "p99_ms": float(np.percentile(skews, 99)),
+        "max_ms": max(skews),
+        "clock_uncertainty_max_ms": max(unc),
+        "definition": "|dispatch error| + clock offset uncertainty, engine clock",
+        "per_event": every,
+    }
 
 
 def manifest(run_dir: Path) -> list[dict]:
     """Every file of the run directory but meta.json, with its size."""
-    return [{"path": str(p.relative_to(run_dir)), "bytes": p.stat().st_size}
-            for p in sorted(run_dir.rglob("*")) if p.is_file() and p.name != "meta.json"]
+    return [
+        {"path": str(p.relative_to(run_dir)), "bytes": p.stat().st_size}
+        for p in sorted(run_dir.rglob("*"))
+        if p.is_file() and p.name != "meta.json"
+    ]

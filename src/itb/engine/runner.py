@@ -75,8 +75,13 @@ class Stages:
                 return self
 
             def __exit__(self, kind, exc, tb):
-                stages.append({"stage": name, "seconds": round(time.monotonic() - self.t0, 3),
-                               "ok": kind is None})
+                stages.append(
+                    {
+                        "stage": name,
+                        "seconds": round(time.monotonic() - self.t0, 3),
+                        "ok": kind is None,
+                    }
+                )
                 return False
 
         return _Stage()
@@ -85,8 +90,9 @@ class Stages:
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def run(sc: Scenario, opts: RunOptions, say: Say = lambda s: None,
-        tick: Say = lambda s: None) -> RunResult:
+def run(
+    sc: Scenario, opts: RunOptions, say: Say = lambda s: None, tick: Say = lambda s: None
+) -> RunResult:
     """Runs the scenario under the prefix's lock (`Busy`, nothing touched, when another
     command holds it)."""
     with owner.exclusive(f"itb run into {opts.out}"):
@@ -132,8 +138,7 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
         exp = exp.model_copy(update={"seed": seed})
         sc = Scenario(sc.topology, exp, sc.source)
     run_dir = opts.out
-    tb = open_testbed(sc.topology, cc.support(), inventory=opts.inventory, seed=exp.seed,
-                      say=say)
+    tb = open_testbed(sc.topology, cc.support(), inventory=opts.inventory, seed=exp.seed, say=say)
     tb.check_free()
     if opts.resume:
         meta = rundir.open_for_resume(run_dir, sc.content_hash())
@@ -142,8 +147,9 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
         meta["repetitions"] = reps
     else:
         if run_dir.exists() and any(run_dir.iterdir()):
-            raise rundir.RunDirError(f"{run_dir} exists and is not empty: choose another --out "
-                                     "or add --resume")
+            raise rundir.RunDirError(
+                f"{run_dir} exists and is not empty: choose another --out or add --resume"
+            )
         meta, done = records.run_meta(sc, reps, seed), set()
     meta["backend"] = tb.name
     if tb.inventory() is not None:
@@ -157,8 +163,10 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
     def on_signal(signum, frame):  # first signal: stop cleanly; a second: the default
         stop.set()
         result.signal = result.signal or signum
-        say(f"{signal.Signals(signum).name}: stopping the repetition and tearing the "
-            "testbed down (Ctrl-C again to abort at once)")
+        say(
+            f"{signal.Signals(signum).name}: stopping the repetition and tearing the "
+            "testbed down (Ctrl-C again to abort at once)"
+        )
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
@@ -201,14 +209,26 @@ def _create(run_dir: Path, sc: Scenario, exp, meta: dict, resume: bool) -> None:
             shutil.copyfile(sc.source, run_dir / "scenario.toml")
     except OSError as e:
         raise OutputError(run_dir, f"cannot be written: {os_reason(e)}") from None
-    rundir.write_json(run_dir / "scenario.resolved.json",
-                      {"topology": json.loads(sc.topology.canonical_json()),
-                       "experiment": json.loads(exp.canonical_json())})
+    rundir.write_json(
+        run_dir / "scenario.resolved.json",
+        {
+            "topology": json.loads(sc.topology.canonical_json()),
+            "experiment": json.loads(exp.canonical_json()),
+        },
+    )
     rundir.write_json(run_dir / "meta.json", meta)
 
 
-def _finish(result: RunResult, run_dir: Path, reps: int, meta: dict, stage, stop,
-            opts: RunOptions, failure: BaseException | None) -> None:
+def _finish(
+    result: RunResult,
+    run_dir: Path,
+    reps: int,
+    meta: dict,
+    stage,
+    stop,
+    opts: RunOptions,
+    failure: BaseException | None,
+) -> None:
     """Status, analysis and manifest of the run. When the output cannot be written, only
     what can be is: the repetitions' commit markers already say what is whole."""
     if not run_dir.exists():
@@ -236,8 +256,9 @@ def _finish(result: RunResult, run_dir: Path, reps: int, meta: dict, stage, stop
                 raise
             except Exception as e:  # a broken analysis must not lose the raw results
                 meta.setdefault("warnings", []).append(f"analysis failed: {e!r}")
-        result.repetitions = [rundir.rep_result(run_dir, r) or {"status": "not run"}
-                              for r in range(1, reps + 1)]
+        result.repetitions = [
+            rundir.rep_result(run_dir, r) or {"status": "not run"} for r in range(1, reps + 1)
+        ]
         meta["repetition_status"] = [r.get("status") for r in result.repetitions]
         with stage("archiving"):
             meta["files"] = records.manifest(run_dir)
@@ -309,8 +330,18 @@ def _empty_rep_dir(run_dir: Path, r: int) -> Path:
 def _failed_build(run_dir, r, reps, e, tb, meta, stage, say) -> None:
     rd = _empty_rep_dir(run_dir, r)
     reason = f"the testbed could not be rebuilt: {e}"
-    rundir.commit(rd, {"repetition": r, "status": "failed", "reason": reason,
-                       "environment": True, "dispatch": [], "procs": {}, "clock": {}})
+    rundir.commit(
+        rd,
+        {
+            "repetition": r,
+            "status": "failed",
+            "reason": reason,
+            "environment": True,
+            "dispatch": [],
+            "procs": {},
+            "clock": {},
+        },
+    )
     say(f"repetition {r}/{reps}: failed — {reason}")
     _teardown(tb, meta, stage, say)
 
@@ -351,17 +382,24 @@ def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> 
                 outcome = run_repetition(sc, run_dir, r, workers, tb, stop, tick)
             with stage(f"gathering {r}/{reps}"):
                 for host in tb.gather(rundir.rep_dir(run_dir, r), outcome.end_ns):
-                    outcome.fail(f"host {host} stopped answering: its logs of this repetition "
-                                 "could not be gathered", environment=True)
+                    outcome.fail(
+                        f"host {host} stopped answering: its logs of this repetition "
+                        "could not be gathered",
+                        environment=True,
+                    )
                 try:
                     records.gather_emulator_logs(run_dir, r, tb.emulators, outcome)
                 except OSError as e:
-                    raise OutputError(rundir.rep_dir(run_dir, r) / "emulator",
-                                      f"cannot be written: {os_reason(e)}") from None
+                    raise OutputError(
+                        rundir.rep_dir(run_dir, r) / "emulator",
+                        f"cannot be written: {os_reason(e)}",
+                    ) from None
                 rundir.check_space(run_dir)  # a full disk may have cut the programs' logs
                 rundir.commit(rundir.rep_dir(run_dir, r), {"repetition": r, **outcome.to_json()})
-            say(f"repetition {r}/{reps}: {outcome.status}"
-                + (f" — {outcome.reason}" if outcome.reason else ""))
+            say(
+                f"repetition {r}/{reps}: {outcome.status}"
+                + (f" — {outcome.reason}" if outcome.reason else "")
+            )
             for w in outcome.warnings[:3]:
                 say(f"warning: {w}")
             if outcome.status != "ok":
@@ -374,8 +412,15 @@ def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> 
             workers.close()
 
 
-def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, tb: Testbed,
-                   stop: threading.Event, tick: Say) -> Outcome:
+def run_repetition(
+    sc: Scenario,
+    run_dir: Path,
+    r: int,
+    workers: Workers,
+    tb: Testbed,
+    stop: threading.Event,
+    tick: Say,
+) -> Outcome:
     exp = sc.experiment
     rd = _empty_rep_dir(run_dir, r)
     events = events_for_repetition(exp, r)
@@ -392,4 +437,3 @@ def run_repetition(sc: Scenario, run_dir: Path, r: int, workers: Workers, tb: Te
         return out
     # The commit marker (result.json) is written by the caller, after the gathering.
     return Repetition(plan, workers, tb.emulators, exp.duration_us, tick, stop, tag=r).run()
-

@@ -21,9 +21,13 @@ class WindowShown(WindowRecord):
     apps: list[str] = []
 
 
-def _completion_times(out: Path, index: SweepIndex[BenchCell]) -> dict[tuple[str, str], list[float]]:
-    return {(figures.group_label(c.app, c.variant, c.cls), c.cc):
-            forward_completions(out, c) for c in index.cells}
+def _completion_times(
+    out: Path, index: SweepIndex[BenchCell]
+) -> dict[tuple[str, str], list[float]]:
+    return {
+        (figures.group_label(c.app, c.variant, c.cls), c.cc): forward_completions(out, c)
+        for c in index.cells
+    }
 
 
 def _cell_figures(out: Path, index: SweepIndex[BenchCell]) -> list[dict]:
@@ -59,8 +63,9 @@ def _windows(index: SweepIndex[BenchCell]) -> list[WindowShown]:
     return sorted(rows.values(), key=lambda r: (r.cls, r.apps))
 
 
-def build_bench_report(out: Path, index: SweepIndex[BenchCell], rows: list[BenchRow],
-                       comps: list[BenchComparison]) -> Path:
+def build_bench_report(
+    out: Path, index: SweepIndex[BenchCell], rows: list[BenchRow], comps: list[BenchComparison]
+) -> Path:
     rep = out / "report"
     figs = []
     f = figures.tmean_by_protocol(rows, rep / "tmean-by-protocol.png")
@@ -71,6 +76,15 @@ def build_bench_report(out: Path, index: SweepIndex[BenchCell], rows: list[Bench
         figs.append(figure(f, "completion-time distributions per protocol"))
     cal_path = out / "calibration.json"
     calibration = rundir.read_json(cal_path) if cal_path.exists() else None
-    return render("bench.html.j2", rep / "report.html", index=index, rows=rows, comps=comps,
-                  figs=figs, cell_figs=_cell_figures(out, index), classes=_classes(index),
-                  windows=_windows(index), calibration=calibration)
+    return render(
+        "bench.html.j2",
+        rep / "report.html",
+        index=index,
+        rows=rows,
+        comps=comps,
+        figs=figs,
+        cell_figs=_cell_figures(out, index),
+        classes=_classes(index),
+        windows=_windows(index),
+        calibration=calibration,
+    )

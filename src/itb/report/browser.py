@@ -32,14 +32,28 @@ def browser() -> str:
 
 def check_page(html: Path, screenshot: Path | None = None, timeout_s: float = 60) -> PageCheck:
     base = [browser(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
-    res = subprocess.run([*base, "--enable-logging=stderr", "--v=0", "--dump-dom",
-                          html.resolve().as_uri()], capture_output=True, text=True,
-                         timeout=timeout_s)
+    res = subprocess.run(
+        [*base, "--enable-logging=stderr", "--v=0", "--dump-dom", html.resolve().as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+    )
     body = re.search(r"<body([^>]*)>", res.stdout)
     attrs = dict(re.findall(r'data-(figures|broken)="(\d+)"', body.group(1))) if body else {}
     console = [m.group(1) for m in map(_CONSOLE.search, res.stderr.splitlines()) if m]
     if screenshot is not None:
-        subprocess.run([*base, "--window-size=1280,3000", f"--screenshot={screenshot.resolve()}",
-                        html.resolve().as_uri()], capture_output=True, timeout=timeout_s)
-    return PageCheck(int(attrs["figures"]) if "figures" in attrs else None,
-                     int(attrs["broken"]) if "broken" in attrs else None, console)
+        subprocess.run(
+            [
+                *base,
+                "--window-size=1280,3000",
+                f"--screenshot={screenshot.resolve()}",
+                html.resolve().as_uri(),
+            ],
+            capture_output=True,
+            timeout=timeout_s,
+        )
+    return PageCheck(
+        int(attrs["figures"]) if "figures" in attrs else None,
+        int(attrs["broken"]) if "broken" in attrs else None,
+        console,
+    )

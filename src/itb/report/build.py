@@ -19,15 +19,20 @@ def build_report(run: Path) -> Path:
     a = analyse_run_dir(run)
     sc, tables, metrics = a.scenario, a.tables, a.metrics
     out = run / "report"
-    profiles = {e.id: e.profile for e in sc.experiment.events
-                if isinstance(e, Transfer) and e.profile}
+    profiles = {
+        e.id: e.profile for e in sc.experiment.events if isinstance(e, Transfer) and e.profile
+    }
     figs: list[Path | None] = []  # None: a figure with nothing to draw
     if len(tables["transfers"]):
         for r in sorted(tables["transfers"]["repetition"].unique()):
-            figs.append(figures.goodput_over_time(tables, int(r), out / f"goodput-rep{r:03d}.png",
-                                                  profiles))
-            figs.append(figures.bottleneck_over_time(tables, int(r), metrics.context.link,
-                                                     out / f"bottleneck-rep{r:03d}.png"))
+            figs.append(
+                figures.goodput_over_time(tables, int(r), out / f"goodput-rep{r:03d}.png", profiles)
+            )
+            figs.append(
+                figures.bottleneck_over_time(
+                    tables, int(r), metrics.context.link, out / f"bottleneck-rep{r:03d}.png"
+                )
+            )
         figs.append(figures.completion_times(tables, out / "completion-times.png"))
     return write_html(out / "report.html", a.meta, metrics, [f for f in figs if f])
 
@@ -41,10 +46,23 @@ def analyse_run(run: Path) -> RunMetrics:
 
 def write_html(path: Path, meta: RunMeta | dict, metrics: RunMetrics, figs: list[Path]) -> Path:
     """One self-contained file: the figures are embedded (and kept as PNG and SVG)."""
-    captions = {"goodput": "goodput per transfer and aggregate G(t); dashed: a transfer's rate profile",
-                "bottleneck": "bottleneck throughput X(t) and queue",
-                "completion": "completion times of the forward transfers"}
-    embedded = [figure(f, next((v for k, v in captions.items() if f.name.startswith(k)), f.stem)
-                       + f" ({f.stem})") for f in figs]
-    return render("run.html.j2", path, meta=meta, metrics=metrics, figs=embedded,
-                  overall_json=metrics.overall.model_dump_json(indent=1))
+    captions = {
+        "goodput": "goodput per transfer and aggregate G(t); dashed: a transfer's rate profile",
+        "bottleneck": "bottleneck throughput X(t) and queue",
+        "completion": "completion times of the forward transfers",
+    }
+    embedded = [
+        figure(
+            f,
+            next((v for k, v in captions.items() if f.name.startswith(k)), f.stem) + f" ({f.stem})",
+        )
+        for f in figs
+    ]
+    return render(
+        "run.html.j2",
+        path,
+        meta=meta,
+        metrics=metrics,
+        figs=embedded,
+        overall_json=metrics.overall.model_dump_json(indent=1),
+    )

@@ -13,8 +13,9 @@ from itb.analysis.statistics import floats
 from itb.draw.plot import plt, save_figure
 
 
-def goodput_over_time(tables: dict, repetition: int, path: Path,
-                      profiles: dict | None = None) -> Path:
+def goodput_over_time(
+    tables: dict, repetition: int, path: Path, profiles: dict | None = None
+) -> Path:
     """Goodput per transfer and G(t); a transfer with a rate profile has its profile drawn
     dashed in its colour, from its start (the profile counts payload, as goodput does)."""
     tr = tables["transfers"]
@@ -29,7 +30,9 @@ def goodput_over_time(tables: dict, repetition: int, path: Path,
         steps, t0 = (profiles or {}).get(tid), starts.get(tid)
         if steps and t0 is not None and np.isfinite(t0):
             ends = [at for at, _r in steps[1:]] + [(g["t_ns"].max() - t0) / 1e3]
-            xs = [(t0 - zero) / 1e9 + u / 1e6 for (at, _r), end in zip(steps, ends) for u in (at, end)]
+            xs = [
+                (t0 - zero) / 1e9 + u / 1e6 for (at, _r), end in zip(steps, ends) for u in (at, end)
+            ]
             ys = [r / 1e6 for _at, r in steps for _ in (0, 1)]
             ax.plot(xs, ys, ls="--", lw=0.8, color=line.get_color())
     G = aggregate_goodput(tables["samples"], tables["transfers"], "forward")
@@ -45,7 +48,9 @@ def goodput_over_time(tables: dict, repetition: int, path: Path,
     return save_figure(fig, path)
 
 
-def bottleneck_over_time(tables: dict, repetition: int, link: str | None, path: Path) -> Path | None:
+def bottleneck_over_time(
+    tables: dict, repetition: int, link: str | None, path: Path
+) -> Path | None:
     b = tables["bottleneck"]
     if b.empty:
         return None
@@ -109,7 +114,9 @@ def tmean_by_protocol(rows: list[BenchRow], path: Path) -> Path | None:
                 ys.append(r.t_mean)
                 es.append(r.t_mean_ci95 or 0)
         ax.bar(xs, floats(ys), width, yerr=es, capsize=3, label=cc)
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(groups))], groups, rotation=30, ha="right")
+    ax.set_xticks(
+        [i + 0.4 - width / 2 for i in range(len(groups))], groups, rotation=30, ha="right"
+    )
     ax.set_ylabel("mean completion time T_mean (s)")
     ax.set_title("T_mean per application and class (bars: 95 % interval over repetitions)")
     ax.legend(fontsize=8)

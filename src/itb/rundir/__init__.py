@@ -24,7 +24,24 @@ from itb.rundir.layout import (
 )
 from itb.rundir.records import FORMAT_VERSION, RunDirError
 
-__all__ = ["FORMAT_VERSION", "MIN_FREE_BYTES", "RunDirError", "check_space", "commit",
-           "damaged", "default_run_dir", "open_for_resume", "read_json", "read_table",
-           "rep_dir", "rep_record", "rep_result", "repetitions_done", "sync_dir", "verify",
-           "write_bytes", "write_json", "write_table"]
+__all__ = [
+    "FORMAT_VERSION",
+    "MIN_FREE_BYTES",
+    "RunDirError",
+    "check_space",
+    "commit",
+    "damaged",
+    "default_run_dir",
+    "open_for_resume",
+    "read_json",
+    "read_table",
+    "rep_dir",
+    "rep_record",
+    "rep_result",
+    "repetitions_done",
+    "sync_dir",
+    "verify",
+    "write_bytes",
+    "write_json",
+    "write_table",
+]

@@ -27,6 +27,7 @@ class Summary(Record):
     @classmethod
     def other_version_hint(cls, data: dict) -> str:
         return "written by another flow: report the run with the ITB that made it"
+
     ok: bool | None = None
     error: str | None = None
     bytes: int | None = None
@@ -108,8 +109,12 @@ class UdpRecvSummary(Summary):
     end_ns: int | None = None
 
 
-BY_ROLE: dict[str, type[Summary]] = {"send": SendSummary, "recv": RecvSummary,
-                                     "udp-send": UdpSendSummary, "udp-recv": UdpRecvSummary}
+BY_ROLE: dict[str, type[Summary]] = {
+    "send": SendSummary,
+    "recv": RecvSummary,
+    "udp-send": UdpSendSummary,
+    "udp-recv": UdpRecvSummary,
+}
 
 
 class FlowSummary(Summary):

@@ -61,7 +61,7 @@ def write_bytes(path: Path, data: bytes) -> None:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -98,21 +98,28 @@ def read_table(path: Path):
     except FileNotFoundError:
         raise
     except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
-        raise RunDirError(f"{path}: not a readable Parquet table ({str(e)[:200]}); the file "
-                          "is damaged: `itb report RUN` rebuilds it from the raw logs") from None
+        raise RunDirError(
+            f"{path}: not a readable Parquet table ({str(e)[:200]}); the file "
+            "is damaged: `itb report RUN` rebuilds it from the raw logs"
+        ) from None
 
 
 def damaged(run: Path, meta: RunMeta | None = None) -> list[str]:
     """Every committed repetition whose files differ from its commit marker (or whose
     marker is not a repetition's result), and every one `meta` records as ended whose
     marker is gone, as "rep-NNN: what differs"."""
-    out = [f"{rd.name}: {problem}" for rd in sorted(run.glob("rep-[0-9][0-9][0-9]"))
-           if (rd / "result.json").exists() and (problem := verify(rd)) is not None]
+    out = [
+        f"{rd.name}: {problem}"
+        for rd in sorted(run.glob("rep-[0-9][0-9][0-9]"))
+        if (rd / "result.json").exists() and (problem := verify(rd)) is not None
+    ]
     for r, status in enumerate(meta.repetition_status if meta is not None else [], 1):
         marker = rep_dir(run, r) / "result.json"
         if status != "not run" and not marker.exists():
-            out.append(f"{marker.parent.name}: no commit marker ({marker}), though meta.json "
-                       f"records the repetition {status}")
+            out.append(
+                f"{marker.parent.name}: no commit marker ({marker}), though meta.json "
+                f"records the repetition {status}"
+            )
     return sorted(out)
 
 
@@ -171,8 +178,11 @@ def check_space(run: Path) -> None:
     except OSError as e:
         raise OutputError(run, f"cannot be read: {os_reason(e)}") from None
     if st.f_bavail * st.f_frsize < MIN_FREE_BYTES:
-        raise OutputError(run, f"its filesystem is full ({st.f_bavail * st.f_frsize} bytes "
-                               "free): the run stopped; free space and resume it (--resume)")
+        raise OutputError(
+            run,
+            f"its filesystem is full ({st.f_bavail * st.f_frsize} bytes "
+            "free): the run stopped; free space and resume it (--resume)",
+        )
 
 
 def rep_dir(run: Path, repetition: int) -> Path:
@@ -230,7 +240,9 @@ def open_for_resume(run: Path, scenario_hash: str) -> dict:
         raise RunDirError(f"{run}: not a run directory (no meta.json); nothing to resume")
     meta = read_checked(meta_path, RunMeta)
     if meta["scenario_hash"] != scenario_hash:
-        raise RunDirError(f"{run}: it was run with another scenario (hash "
-                          f"{meta['scenario_hash'][:12]}…, this one {scenario_hash[:12]}…); "
-                          "resume needs the same file")
+        raise RunDirError(
+            f"{run}: it was run with another scenario (hash "
+            f"{meta['scenario_hash'][:12]}…, this one {scenario_hash[:12]}…); "
+            "resume needs the same file"
+        )
     return meta

@@ -54,6 +54,7 @@ class Record(BaseModel):
 
 # --- meta.json -------------------------------------------------------------------------
 
+
 class Versions(Record):
     itb: str | None = None
     python: str | None = None
@@ -155,9 +156,12 @@ class RunMeta(Record):
     def other_version_hint(cls, data: dict) -> str:
         versions = data.get("versions")
         by = versions.get("itb") if isinstance(versions, dict) else None
-        return (f"the run was written by ITB {by or '(version not recorded)'}: read it with "
-                "that ITB, whose `itb report RUN` rebuilds the tables, metrics and report "
-                "from the run's raw logs")
+        return (
+            f"the run was written by ITB {by or '(version not recorded)'}: read it with "
+            "that ITB, whose `itb report RUN` rebuilds the tables, metrics and report "
+            "from the run's raw logs"
+        )
+
     format: int
     scenario: str
     scenario_hash: str
@@ -184,6 +188,7 @@ class RunMeta(Record):
 
 
 # --- rep-NNN/result.json ---------------------------------------------------------------
+
 
 class ProcRecord(Record):
     """What happened to one process of the repetition (engine.execute)."""
@@ -259,6 +264,7 @@ class RepResult(ResultView):
 
 # --- scenario.resolved.json, rep-NNN/events.json, logs read as records -----------------
 
+
 class ResolvedScenario(Record):
     """scenario.resolved.json: the testbed and the experiment as resolved (what the hashes
     cover), in `itb.scenario`'s models."""
@@ -295,6 +301,7 @@ class EmulatorConfig(Record):
 
 # --- the reader ------------------------------------------------------------------------
 
+
 def load_json(path: Path):
     """A JSON file of the run; `RunDirError` naming the file when it is not valid, not a
     regular file or larger than a results file may be (itb.files; a missing file raises
@@ -306,8 +313,10 @@ def load_json(path: Path):
     except ScenarioError as e:
         raise RunDirError(f"{path}: {e.reason}") from None
     except json.JSONDecodeError as e:
-        raise RunDirError(f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: "
-                          f"{e.msg}); the file is damaged") from None
+        raise RunDirError(
+            f"{path}: not valid JSON (line {e.lineno}, column {e.colno}: "
+            f"{e.msg}); the file is damaged"
+        ) from None
     except UnicodeDecodeError:
         raise RunDirError(f"{path}: not text; the file is damaged") from None
     except FileNotFoundError:
@@ -342,19 +351,24 @@ def model_of(path: Path, data, model):
     """`data` (read from `path`) as `model`: the version first, then the shape."""
     listed = issubclass(model, RootModel)
     if not isinstance(data, list if listed else dict):
-        raise RunDirError(f"{path}: holds a JSON {_json_kind(data)}, where {model.WHAT} is a "
-                          f"JSON {'array' if listed else 'object'}; the file is damaged or was "
-                          "not written by ITB")
+        raise RunDirError(
+            f"{path}: holds a JSON {_json_kind(data)}, where {model.WHAT} is a "
+            f"JSON {'array' if listed else 'object'}; the file is damaged or was "
+            "not written by ITB"
+        )
     field = None if listed else model.VERSION_FIELD
     if field is not None and isinstance(data, dict):  # (a dict when not listed: checked above)
         got = data.get(field, model.VERSION_MISSING)
         if got is None:
-            raise RunDirError(f"{path}: field {field}: missing (this ITB reads format "
-                              f"{model.VERSION})")
+            raise RunDirError(
+                f"{path}: field {field}: missing (this ITB reads format {model.VERSION})"
+            )
         if type(got) is not int or got != model.VERSION:
             hint = model.other_version_hint(data)
-            raise RunDirError(f"{path}: field {field}: {_short(got)} is not a format this ITB "
-                              f"reads (it reads {model.VERSION})" + (f"; {hint}" if hint else ""))
+            raise RunDirError(
+                f"{path}: field {field}: {_short(got)} is not a format this ITB "
+                f"reads (it reads {model.VERSION})" + (f"; {hint}" if hint else "")
+            )
     try:
         # strict: a number is not taken from a string, nor a flag from a number
         return model.model_validate_json(json.dumps(data), strict=True)
@@ -384,10 +398,11 @@ def _where(loc) -> str:
 
 
 def _json_kind(data) -> str:
-    return {dict: "object", list: "array", str: "string", bool: "boolean",
-            type(None): "null"}.get(type(data), "number")
+    return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(data), "number"
+    )
 
 
 def _short(value, width: int = 60) -> str:
     text = json.dumps(value) if not isinstance(value, str) else repr(value)
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -23,8 +23,11 @@ def parse_ccs(text: str) -> list[str]:
     items = csv_option(text, "--cc")
     for cc in items:
         if cc not in KNOWN_CCS:
-            raise ScenarioError(None, "--cc", f"unknown congestion control {cc!r}; known: "
-                                              f"{', '.join(sorted(KNOWN_CCS))}")
+            raise ScenarioError(
+                None,
+                "--cc",
+                f"unknown congestion control {cc!r}; known: {', '.join(sorted(KNOWN_CCS))}",
+            )
     return items
 
 

@@ -45,8 +45,9 @@ def scenario_from_data(data: dict, source: str, overrides: dict | None = None) -
     known = set(TestbedFile.model_fields) | set(SECTIONS)
     for key in data:
         if key not in known:
-            raise ScenarioError(source, key, f"unknown section {key!r}; allowed: "
-                                             f"{', '.join(sorted(known))}")
+            raise ScenarioError(
+                source, key, f"unknown section {key!r}; allowed: {', '.join(sorted(known))}"
+            )
     timeline = {k: v for k, v in data.items() if k in SECTIONS}
     testbed = {k: v for k, v in data.items() if k not in SECTIONS}
     topo = load_testbed_data(testbed, source, overrides)

@@ -71,7 +71,9 @@ _BYTE_RATE = re.compile(r"[kKmMgGtT]?(?:B|B/s|Bps|byte|bytes)")
 _RATE_UNITS_HELP = "bit, kbit, Mbit, Gbit (or kbps/Mbps/Gbps, kb/s/Mb/s/Gb/s)"
 
 
-def parse_rate(value: object, *, lo: int | None = RATE_MIN, hi: int | None = RATE_MAX) -> int | None:
+def parse_rate(
+    value: object, *, lo: int | None = RATE_MIN, hi: int | None = RATE_MAX
+) -> int | None:
     """ "100Mbit" → 100_000_000 bit/s; "unlimited" → None. Range [lo, hi] inclusive."""
     if isinstance(value, str) and value.strip().lower() == "unlimited":
         return None
@@ -85,14 +87,18 @@ def parse_rate(value: object, *, lo: int | None = RATE_MIN, hi: int | None = RAT
                 f"rates are in bits per second and {unit!r} is bytes; "
                 f"write e.g. '800Mbit' for 100 MB/s (got {value!r})"
             )
-        raise UnitError(f"unknown rate unit {unit!r} in {value!r}; use {_RATE_UNITS_HELP} or 'unlimited'")
+        raise UnitError(
+            f"unknown rate unit {unit!r} in {value!r}; use {_RATE_UNITS_HELP} or 'unlimited'"
+        )
     bps = _to_int(num * _RATE_PREFIX[m["prefix"].lower()])
     if bps <= 0:
         raise UnitError(f"a rate must be positive (got {value!r})")
     if (lo is not None and bps < lo) or (hi is not None and bps > hi):
         low = format_rate(lo) if lo is not None else "0"
         high = format_rate(hi) if hi is not None else "any"
-        raise UnitError(f"rate {value!r} is outside the supported range {low} to {high} (or 'unlimited')")
+        raise UnitError(
+            f"rate {value!r} is outside the supported range {low} to {high} (or 'unlimited')"
+        )
     return bps
 
 
@@ -152,7 +158,9 @@ def parse_size(value: object) -> int:
             raise UnitError(
                 f"{unit!r} in {value!r}: sizes are bytes, written with a capital B (e.g. '50MB', '64KiB')"
             )
-        raise UnitError(f"unknown size unit {unit!r} in {value!r}; use B, kB, MB, GB, KiB, MiB or GiB")
+        raise UnitError(
+            f"unknown size unit {unit!r} in {value!r}; use B, kB, MB, GB, KiB, MiB or GiB"
+        )
     return _to_int(num * factor)
 
 
@@ -173,7 +181,9 @@ def parse_loss(value: object) -> float:
     A bare integer other than 0 is refused: `loss = 1` is too easily meant as 1 %.
     """
     if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise UnitError(f"expected a percentage like '1%' or a probability like 0.01, got {value!r}")
+        raise UnitError(
+            f"expected a percentage like '1%' or a probability like 0.01, got {value!r}"
+        )
     if isinstance(value, int):
         if value == 0:
             return 0.0
@@ -240,7 +250,9 @@ class BufferSpec:
             if rate_bps is None:
                 return None, None
             nbytes = _to_int(Decimal(str(self.amount)) * rate_bps * rtt_us / 8_000_000)
-            detail = f" ({self} of {format_rate(rate_bps)} × {format_duration(rtt_us)} = {nbytes} B)"
+            detail = (
+                f" ({self} of {format_rate(rate_bps)} × {format_duration(rtt_us)} = {nbytes} B)"
+            )
         if nbytes < mtu:
             raise UnitError(
                 f"buffer {self}{detail} is below one MTU ({mtu} B); "
@@ -270,4 +282,6 @@ def parse_buffer(value: object) -> BufferSpec:
     try:
         return BufferSpec("bytes", parse_size(value))
     except UnitError as e:
-        raise UnitError(f"{e}; a buffer may also be packets ('100pkt') or a BDP multiple ('1bdp')") from None
+        raise UnitError(
+            f"{e}; a buffer may also be packets ('100pkt') or a BDP multiple ('1bdp')"
+        ) from None

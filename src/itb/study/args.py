@@ -62,8 +62,13 @@ class StudyArgs(BaseModel):
 
     # defer_build: the schema is made when a study's arguments are first validated, not
     # when `itb` builds its commands from every study's fields
-    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True,
-                              arbitrary_types_allowed=True, defer_build=True)
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        validate_default=True,
+        arbitrary_types_allowed=True,
+        defer_build=True,
+    )
 
     @field_validator("*", mode="before")
     @classmethod
@@ -89,8 +94,11 @@ class StudyArgs(BaseModel):
 
     def key(self) -> dict:
         """What identifies the study's directory (module docstring)."""
-        unset = {n for n, f in type(self).model_fields.items()
-                 if any(isinstance(m, KeyIfSet) for m in f.metadata) and getattr(self, n) is None}
+        unset = {
+            n
+            for n, f in type(self).model_fields.items()
+            if any(isinstance(m, KeyIfSet) for m in f.metadata) and getattr(self, n) is None
+        }
         return self.model_dump(mode="json", exclude=unset)
 
     def warnings(self) -> list[str]:

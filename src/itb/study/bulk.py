@@ -18,20 +18,35 @@ from itb.suite.scaling import Scale, make_scale
 # of the transfer time and CoV under 0.1 % (tests/unit/test_predictability.py); the
 # report's own 1 s between ~400 s transfers spreads 20 starts over 4.75 %.
 MAX_SPAN = 0.025
-STUDY_DIR = ("Study directory (default: runs/STUDY-HASH, HASH from the arguments: the same "
-             "command resumes).")
+STUDY_DIR = (
+    "Study directory (default: runs/STUDY-HASH, HASH from the arguments: the same command resumes)."
+)
 
-Rtt = Annotated[float, Option("--rtt", options.rtt_ms), Field(
-    description="RTT of every path.")]
+Rtt = Annotated[float, Option("--rtt", options.rtt_ms), Field(description="RTT of every path.")]
 # of one transfer's time (None: exactly the spacing apart, as the report planned)
-MaxSpan = Annotated[float | None, Option("--max-span"), Field(
-    ge=0.0, le=1.0, description="Every forward source starts within this share of one "
-    "transfer's time (keeps a fair protocol's T_mean on the ideal line).")]
-ScaleFactor = Annotated[float | None, Option("--scale"), Field(
-    exclude=True, description="Scale factor: C = 10 Gbit/s ÷ factor. [default: from the "
-    "calibration]")]
-Capacity = Annotated[int | None, Option("--capacity", options.capacity), Field(
-    exclude=True, description="Bottleneck C, e.g. 500Mbit, instead of the calibrated one.")]
+MaxSpan = Annotated[
+    float | None,
+    Option("--max-span"),
+    Field(
+        ge=0.0,
+        le=1.0,
+        description="Every forward source starts within this share of one "
+        "transfer's time (keeps a fair protocol's T_mean on the ideal line).",
+    ),
+]
+ScaleFactor = Annotated[
+    float | None,
+    Option("--scale"),
+    Field(
+        exclude=True,
+        description="Scale factor: C = 10 Gbit/s ÷ factor. [default: from the calibration]",
+    ),
+]
+Capacity = Annotated[
+    int | None,
+    Option("--capacity", options.capacity),
+    Field(exclude=True, description="Bottleneck C, e.g. 500Mbit, instead of the calibrated one."),
+]
 
 
 class Scaled(StudyArgs):
@@ -47,8 +62,9 @@ class Scaled(StudyArgs):
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
     def scale(self) -> Scale:
-        return make_scale(factor=self.scale_factor, capacity_bps=self.capacity,
-                          transfer_time_s=self.transfer_time)
+        return make_scale(
+            factor=self.scale_factor, capacity_bps=self.capacity, transfer_time_s=self.transfer_time
+        )
 
     @field_serializer("scale")
     def _scale_json(self, scale: Scale) -> dict:

@@ -41,8 +41,9 @@ def levels(text: str, flag: str, allow_sym: bool = False) -> tuple:
         try:
             v = float(part)
         except ValueError:
-            raise ScenarioError(None, flag, f"{part!r} is not a number"
-                                            + (" or 'sym'" if allow_sym else "")) from None
+            raise ScenarioError(
+                None, flag, f"{part!r} is not a number" + (" or 'sym'" if allow_sym else "")
+            ) from None
         if not (0 <= v <= 10):
             raise ScenarioError(None, flag, f"{part} is outside 0–10")
         out.append(v)
@@ -109,7 +110,7 @@ def one_ms(text: str, flag: str) -> float:
 
 
 def margins(text: str, flag: str) -> tuple[float, ...]:
-    """"0:10:0.5" (percent, from:to:step) or a comma list of percents → shares of C."""
+    """ "0:10:0.5" (percent, from:to:step) or a comma list of percents → shares of C."""
     try:
         if ":" in text:
             lo, hi, step = (float(x) for x in text.split(":"))
@@ -166,8 +167,9 @@ def within(values: tuple[int, ...], capacity_bps: int, flag: str) -> None:
 
     for r in values:
         if r > capacity_bps:
-            raise ScenarioError(None, flag, f"{format_rate(r)} is more than C "
-                                            f"({capacity_bps / 1e6:g} Mbit/s)")
+            raise ScenarioError(
+                None, flag, f"{format_rate(r)} is more than C ({capacity_bps / 1e6:g} Mbit/s)"
+            )
 
 
 def capacity(text: str, flag: str) -> int | None:

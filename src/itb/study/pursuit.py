@@ -36,19 +36,35 @@ GROUP_HELP = (
     "Profile pursuit studies (INRIA RR-6874): lateness against margin for one constant "
     "profile and for two complementary profiles sharing the bottleneck, the cost of a "
     "low → high step, and the preliminary experiments (CPU, disk, parallel streams). See "
-    "docs/profile.md.")
+    "docs/profile.md."
+)
 
 # The options the profile studies share
-STUDY_DIR = ("Study directory (default: runs/STUDY-HASH, HASH from the arguments: the same "
-             "command resumes).")
-Capacity = Annotated[int | None, Option("--capacity", options.capacity), Field(
-    exclude=True, description="Bottleneck C, e.g. 1Gbit. [default: from the calibration]")]
-Buffer = Annotated[str | None, Option("--buffer", options.buffer), KEY_IF_SET, Field(
-    description="The bottleneck's queue: bytes (2MB), packets (100pkt) or a BDP multiple "
-    "(0.5bdp). [default: one BDP, at least 64 frames]")]
-OpenWindow = Annotated[bool, Option("--open-window/--no-open-window"), Field(
-    description="Receivers advertise their whole buffer from the first ACK (RR-6874's "
-    "receiver), or grow it as Linux does.")]
+STUDY_DIR = (
+    "Study directory (default: runs/STUDY-HASH, HASH from the arguments: the same command resumes)."
+)
+Capacity = Annotated[
+    int | None,
+    Option("--capacity", options.capacity),
+    Field(exclude=True, description="Bottleneck C, e.g. 1Gbit. [default: from the calibration]"),
+]
+Buffer = Annotated[
+    str | None,
+    Option("--buffer", options.buffer),
+    KEY_IF_SET,
+    Field(
+        description="The bottleneck's queue: bytes (2MB), packets (100pkt) or a BDP multiple "
+        "(0.5bdp). [default: one BDP, at least 64 frames]"
+    ),
+]
+OpenWindow = Annotated[
+    bool,
+    Option("--open-window/--no-open-window"),
+    Field(
+        description="Receivers advertise their whole buffer from the first ACK (RR-6874's "
+        "receiver), or grow it as Linux does."
+    ),
+]
 
 
 class AtCapacity(StudyArgs):
@@ -71,7 +87,7 @@ class Mechanism:
 
     @property
     def name(self) -> str:
-        """"nocc-pacing", "reno-application", …; "udt" for the UDT endpoint."""
+        """ "nocc-pacing", "reno-application", …; "udt" for the UDT endpoint."""
         return "udt" if self.cc == "udt" else f"{self.cc}-{self.enforce}"
 
     @property
@@ -92,16 +108,20 @@ Named = Annotated[Mechanism, PlainSerializer(lambda m: m.name, return_type=str)]
 
 
 def parse_mechanism(text: str, option: str) -> Mechanism:
-    """"nocc-pacing", "reno-application", "cubic" (paced), "udt"; ScenarioError otherwise."""
+    """ "nocc-pacing", "reno-application", "cubic" (paced), "udt"; ScenarioError otherwise."""
     name = text.strip()
     if name == "udt":
         return Mechanism("udt")
     cc, _, enforce = name.partition("-")
     enforce = enforce or "pacing"
     if cc not in KNOWN_CCS or enforce not in ENFORCEMENTS:
-        raise ScenarioError(None, option, f"{text!r}: give udt, or a congestion control and "
-                                          f"an enforcement such as nocc-pacing or "
-                                          f"reno-application")
+        raise ScenarioError(
+            None,
+            option,
+            f"{text!r}: give udt, or a congestion control and "
+            f"an enforcement such as nocc-pacing or "
+            f"reno-application",
+        )
     return Mechanism(cc, enforce)
 
 
@@ -117,10 +137,14 @@ def model_file(mech: Mechanism, given: Path | None) -> Path:
         files.check(given, "model", "--model")
     path = given or mech.model_path()
     if not path.exists():
-        raise ScenarioError(None, "--model", f"{path} does not exist: run `itb profile calibrate "
-                                             f"--cc {mech.cc}"
-                                             + ("" if mech.cc == "udt" else f" --enforce {mech.enforce}")
-                                             + "` first")
+        raise ScenarioError(
+            None,
+            "--model",
+            f"{path} does not exist: run `itb profile calibrate "
+            f"--cc {mech.cc}"
+            + ("" if mech.cc == "udt" else f" --enforce {mech.enforce}")
+            + "` first",
+        )
     return path
 
 
@@ -133,10 +157,15 @@ def window_warning(mech: Mechanism, path: Path, open_window: bool) -> str | None
     calibrated = Model.load(path).open_receive_window
     if mech.protocol != "tcp" or calibrated == open_window:
         return None
-    how = {True: "open", False: "grown by Linux", None: "not recorded (an older model: "
-           "grown by Linux)"}
-    return (f"warning: {path} was calibrated with receive windows {how[calibrated]}, the "
-            f"study runs them {how[open_window]}: its predictions are off by the difference")
+    how = {
+        True: "open",
+        False: "grown by Linux",
+        None: "not recorded (an older model: grown by Linux)",
+    }
+    return (
+        f"warning: {path} was calibrated with receive windows {how[calibrated]}, the "
+        f"study runs them {how[open_window]}: its predictions are off by the difference"
+    )
 
 
 def file_digest(path: Path) -> str:
@@ -144,17 +173,22 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:12]
 
 
-def asked_input(model: Model, throughput_bps: float, rtt_ms: float, capacity_bps: int,
-                where: str) -> tuple[float, bool]:
+def asked_input(
+    model: Model, throughput_bps: float, rtt_ms: float, capacity_bps: int, where: str
+) -> tuple[float, bool]:
     """The input the model asks for a wanted throughput (eq. 3), and whether that input
     lies beyond the inputs the model was fitted on (extrapolated); ScenarioError (on
     --margins) when no sender could be asked it: not within 1 kbit/s … C."""
     x = model.input_for_throughput(throughput_bps, rtt_ms)
     if not RATE_LO <= x <= capacity_bps:
-        raise ScenarioError(None, "--margins", f"{where}: the model of {model.mechanism} asks "
-                                               f"{x / 1e6:.2f} Mbit/s for {throughput_bps / 1e6:.2f} "
-                                               f"Mbit/s at {rtt_ms:g} ms, not within 1 kbit/s … C "
-                                               f"({capacity_bps / 1e6:g} Mbit/s)")
+        raise ScenarioError(
+            None,
+            "--margins",
+            f"{where}: the model of {model.mechanism} asks "
+            f"{x / 1e6:.2f} Mbit/s for {throughput_bps / 1e6:.2f} "
+            f"Mbit/s at {rtt_ms:g} ms, not within 1 kbit/s … C "
+            f"({capacity_bps / 1e6:g} Mbit/s)",
+        )
     fitted = max(p.goodput.x_hi for p in model.per_rtt)
     return x, x > fitted
 
@@ -164,9 +198,11 @@ def extrapolation_warning(model: Model, cells: list[str]) -> str | None:
     if not cells:
         return None
     fitted = max(p.goodput.x_hi for p in model.per_rtt)
-    return (f"warning: {', '.join(cells[:6])}{' …' if len(cells) > 6 else ''}: the model of "
-            f"{model.mechanism} is extrapolated there (inputs above {fitted / 1e6:g} Mbit/s, the "
-            "largest it was fitted on)")
+    return (
+        f"warning: {', '.join(cells[:6])}{' …' if len(cells) > 6 else ''}: the model of "
+        f"{model.mechanism} is extrapolated there (inputs above {fitted / 1e6:g} Mbit/s, the "
+        "largest it was fitted on)"
+    )
 
 
 def gap_s(seconds: float, rtt_ms: float) -> float:
@@ -180,17 +216,33 @@ def secs(s: float) -> str:
     return format_duration(round(s * 1e6))
 
 
-def testbed_doc(name: str, description: str, pairs: int, capacity_bps: int, rtt_ms: float,
-                open_window: bool, buffer: str | None = None) -> dict:
+def testbed_doc(
+    name: str,
+    description: str,
+    pairs: int,
+    capacity_bps: int,
+    rtt_ms: float,
+    open_window: bool,
+    buffer: str | None = None,
+) -> dict:
     """The testbed tables of a dumbbell with `pairs` host pairs, a bottleneck at C and
     the RTT (access links unlimited); `open_window`: receivers advertise their whole
     buffer from the first ACK (RR-6874's patched receiver); `buffer`: the bottleneck's
     queue (a scenario's `buffer`: bytes, packets or a BDP multiple; None: one BDP)."""
-    return {"testbed": {"name": name[:64], "topology": "dumbbell", "description": description,
-                        **({"open_receive_window": True} if open_window else {})},
-            "dumbbell": {"pairs": pairs},
-            "bottleneck": {"rate": format_rate(capacity_bps), "rtt": secs(rtt_ms / 1000),
-                           **({"buffer": buffer} if buffer else {})}}
+    return {
+        "testbed": {
+            "name": name[:64],
+            "topology": "dumbbell",
+            "description": description,
+            **({"open_receive_window": True} if open_window else {}),
+        },
+        "dumbbell": {"pairs": pairs},
+        "bottleneck": {
+            "rate": format_rate(capacity_bps),
+            "rtt": secs(rtt_ms / 1000),
+            **({"buffer": buffer} if buffer else {}),
+        },
+    }
 
 
 def margin_cell(m: float | None) -> str:

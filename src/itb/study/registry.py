@@ -141,7 +141,8 @@ def studies(package: str = "itb.study") -> list[Registered]:
         if not isinstance(study, Study):
             raise RegistryError(f"{info.name}.STUDY does not implement itb.study.registry.Study")
         if study.name in found:
-            raise RegistryError(f"{info.name} and {found[study.name].package} are both "
-                                f"`itb {' '.join(study.name)}`")
+            raise RegistryError(
+                f"{info.name} and {found[study.name].package} are both `itb {' '.join(study.name)}`"
+            )
         found[study.name] = Registered(info.name, study)
     return sorted(found.values(), key=lambda r: (r.study.name[:-1], r.study.rank))

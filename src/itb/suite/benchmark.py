@@ -44,10 +44,16 @@ class BenchArgs:
     def key(self) -> dict:
         """What identifies a benchmark: the same key resumes the same directory (a
         benchmark on an SSH testbed is another one than the local testbed's)."""
-        key = {"apps": list(self.apps), "classes": [c.name for c in self.classes],
-               "ccs": list(self.ccs), "repeat": self.repeat, "seed": self.seed,
-               "spacing_s": self.spacing_s, "scale": self.scale.to_json(),
-               "pa_messages": self.pa_messages}
+        key = {
+            "apps": list(self.apps),
+            "classes": [c.name for c in self.classes],
+            "ccs": list(self.ccs),
+            "repeat": self.repeat,
+            "seed": self.seed,
+            "spacing_s": self.spacing_s,
+            "scale": self.scale.to_json(),
+            "pa_messages": self.pa_messages,
+        }
         if self.inventory is not None:
             key["inventory"] = self.inventory.source
         return key
@@ -65,34 +71,69 @@ class BenchResult:
 
 
 def cells_of(args: BenchArgs) -> list[apps.Cell]:
-    return [apps.Cell(a, c, cc, v) for a in args.apps for v in apps.variants(a)
-            for c in args.classes for cc in args.ccs]
+    return [
+        apps.Cell(a, c, cc, v)
+        for a in args.apps
+        for v in apps.variants(a)
+        for c in args.classes
+        for cc in args.ccs
+    ]
 
 
 def sweep_of(args: BenchArgs, out: Path) -> Sweep[BenchCell]:
     """Every cell generated (and so checked) before anything is written or run."""
     cells = []
     for cell in cells_of(args):
-        g = apps.generate(cell, args.scale.of(cell.cls), args.seed, args.spacing_s, args.repeat,
-                          args.pa_messages)
-        cells.append(SweepCell(BenchCell(
-            name=cell.name, app=cell.app, variant=cell.variant, cls=cell.cls.name, cc=cell.cc,
-            realisation=BenchRealisation.model_validate(g.realisation)), g.doc))
+        g = apps.generate(
+            cell, args.scale.of(cell.cls), args.seed, args.spacing_s, args.repeat, args.pa_messages
+        )
+        cells.append(
+            SweepCell(
+                BenchCell(
+                    name=cell.name,
+                    app=cell.app,
+                    variant=cell.variant,
+                    cls=cell.cls.name,
+                    cc=cell.cc,
+                    realisation=BenchRealisation.model_validate(g.realisation),
+                ),
+                g.doc,
+            )
+        )
     sweep = Sweep(out, "bench", SweepIndex[BenchCell], args.key(), cells, args.repeat, args.seed)
     sweep.inventory = args.inventory
     return sweep
 
 
-def run_bench(args: BenchArgs, out: Path, report: BenchReport, analyse_run: AnalyseRun,
-              say: Say = print, tick: Say = lambda s: None) -> BenchResult:
+def run_bench(
+    args: BenchArgs,
+    out: Path,
+    report: BenchReport,
+    analyse_run: AnalyseRun,
+    say: Say = print,
+    tick: Say = lambda s: None,
+) -> BenchResult:
     sweep = sweep_of(args, out)
     warnings = windows.warnings_of(c.info.realisation for c in sweep.cells)
     for w in warnings:
         say(f"warning: {w}")
-    done = drive(sweep, summarise, lambda sw, table: report(
-        out, sw.index, table.rows, table.comparisons), say, tick, analyse_run)
-    return BenchResult(out, done.status, done.results.rows, done.results.comparisons,
-                       done.report, warnings, done.signal)
+    done = drive(
+        sweep,
+        summarise,
+        lambda sw, table: report(out, sw.index, table.rows, table.comparisons),
+        say,
+        tick,
+        analyse_run,
+    )
+    return BenchResult(
+        out,
+        done.status,
+        done.results.rows,
+        done.results.comparisons,
+        done.report,
+        warnings,
+        done.signal,
+    )
 
 
 def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
@@ -100,22 +141,34 @@ def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
     cells = []
     for c in sweep.index.cells:
         m = sweep.metrics(c)
-        cells.append((stats.CellKey(c.app, c.variant, c.cls, c.cc),
-                      stats.per_repetition(m) if m is not None else []))
+        cells.append(
+            (
+                stats.CellKey(c.app, c.variant, c.cls, c.cc),
+                stats.per_repetition(m) if m is not None else [],
+            )
+        )
     rows = []
     for row, c in zip(stats.table_rows(cells), sweep.index.cells):
         meta_path = sweep.out / c.run / "meta.json"
-        statuses = rundir.read_json(meta_path).get("repetition_status", []) if meta_path.exists() else []
+        statuses = (
+            rundir.read_json(meta_path).get("repetition_status", []) if meta_path.exists() else []
+        )
         row["failed_repetitions"] = sum(s not in ("ok", "not run", None) for s in statuses)
         sc, w = c.realisation.scale, c.realisation.window
-        row.update(scale_factor=sc.factor, volume_factor=sc.volume_factor,
-                   capacity_bps=sc.capacity_bps, access_bps=sc.access_bps, scaling=sc.mode,
-                   testbed_rtt_ms=sc.rtt_ms,
-                   window_segments=w.smallest_segments if w is not None else None,
-                   window_warning=w is not None and bool(w.warning))
+        row.update(
+            scale_factor=sc.factor,
+            volume_factor=sc.volume_factor,
+            capacity_bps=sc.capacity_bps,
+            access_bps=sc.access_bps,
+            scaling=sc.mode,
+            testbed_rtt_ms=sc.rtt_ms,
+            window_segments=w.smallest_segments if w is not None else None,
+            window_warning=w is not None and bool(w.warning),
+        )
         rows.append(BenchRow(**row))
     table = BenchTable(rows=rows, comparisons=stats.compare(cells))
-    pd.DataFrame([r.model_dump(by_alias=True) for r in rows]).to_csv(sweep.out / "table.csv",
-                                                                      index=False)
+    pd.DataFrame([r.model_dump(by_alias=True) for r in rows]).to_csv(
+        sweep.out / "table.csv", index=False
+    )
     table.save(sweep.out / "table.json")
     return table

@@ -42,24 +42,27 @@ def _row(name, k, rtt, cg, r, meaning) -> ItbClass:
     return ItbClass(name, k, rtt, cg, r, meaning)
 
 
-CLASSES: dict[str, ItbClass] = {c.name: c for c in (
-    _row("A", INTERNET_K, 20, 0.8, 0, "low-loaded metropolitan Internet"),
-    _row("B", DATA_CENTRE_K, 20, 0.8, 0, "low-loaded metropolitan data centre"),
-    _row("C", INTERNET_K, 200, 0.8, 0, "low-loaded transcontinental Internet"),
-    _row("D", DATA_CENTRE_K, 200, 0.8, 0, "low-loaded transcontinental data centre"),
-    _row("E", INTERNET_K, 20, 2.0, 0.8, "forward-congested metropolitan Internet"),
-    _row("F", DATA_CENTRE_K, 20, 2.0, 0.8, "forward-congested metropolitan data centre"),
-    _row("G", INTERNET_K, 200, 2.0, 0.8, "forward-congested transcontinental Internet"),
-    _row("H", DATA_CENTRE_K, 200, 2.0, 0.8, "forward-congested transcontinental data centre"),
-    _row("I", INTERNET_K, 20, 1.0, 1.5, "reverse-congested metropolitan Internet"),
-    _row("J", DATA_CENTRE_K, 20, 1.0, 1.5, "reverse-congested metropolitan data centre"),
-    _row("K", INTERNET_K, 200, 1.0, 1.5, "reverse-congested transcontinental Internet"),
-    _row("L", DATA_CENTRE_K, 200, 1.0, 1.5, "reverse-congested transcontinental data centre"),
-)}
+CLASSES: dict[str, ItbClass] = {
+    c.name: c
+    for c in (
+        _row("A", INTERNET_K, 20, 0.8, 0, "low-loaded metropolitan Internet"),
+        _row("B", DATA_CENTRE_K, 20, 0.8, 0, "low-loaded metropolitan data centre"),
+        _row("C", INTERNET_K, 200, 0.8, 0, "low-loaded transcontinental Internet"),
+        _row("D", DATA_CENTRE_K, 200, 0.8, 0, "low-loaded transcontinental data centre"),
+        _row("E", INTERNET_K, 20, 2.0, 0.8, "forward-congested metropolitan Internet"),
+        _row("F", DATA_CENTRE_K, 20, 2.0, 0.8, "forward-congested metropolitan data centre"),
+        _row("G", INTERNET_K, 200, 2.0, 0.8, "forward-congested transcontinental Internet"),
+        _row("H", DATA_CENTRE_K, 200, 2.0, 0.8, "forward-congested transcontinental data centre"),
+        _row("I", INTERNET_K, 20, 1.0, 1.5, "reverse-congested metropolitan Internet"),
+        _row("J", DATA_CENTRE_K, 20, 1.0, 1.5, "reverse-congested metropolitan data centre"),
+        _row("K", INTERNET_K, 200, 1.0, 1.5, "reverse-congested transcontinental Internet"),
+        _row("L", DATA_CENTRE_K, 200, 1.0, 1.5, "reverse-congested transcontinental data centre"),
+    )
+}
 
 
 def parse_classes(text: str, option: str = "--class") -> list[ItbClass]:
-    """"A-L", "B,D,F", "A-C,K": ranges and single letters, in class order, no repeats."""
+    """ "A-L", "B,D,F", "A-C,K": ranges and single letters, in class order, no repeats."""
     names = list(CLASSES)
     chosen: set[str] = set()
     for part in (p.strip().upper() for p in text.split(",")):
@@ -73,5 +76,5 @@ def parse_classes(text: str, option: str = "--class") -> list[ItbClass]:
         i, j = names.index(lo), names.index(hi)
         if i > j:
             raise ScenarioError(None, option, f"range {part!r} runs backwards")
-        chosen.update(names[i:j + 1])
+        chosen.update(names[i : j + 1])
     return [CLASSES[n] for n in names if n in chosen]

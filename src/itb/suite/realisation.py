@@ -95,8 +95,9 @@ class BenchRealisation(Realisation):
 class BenchCell(IndexCell):
     """A cell of `itb bench` (bench.json): application (and variant) × class × protocol."""
 
-    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True,
-                              serialize_by_alias=True)
+    model_config = ConfigDict(
+        extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True
+    )
     app: str
     variant: str | None  # TU: "default" or "tuned"
     cls: str = Field(alias="class")
@@ -105,5 +106,5 @@ class BenchCell(IndexCell):
 
     @property
     def label(self) -> str:
-        """"BU", "TU/tuned": the application and its variant."""
+        """ "BU", "TU/tuned": the application and its variant."""
         return self.app + (f"/{self.variant}" if self.variant else "")

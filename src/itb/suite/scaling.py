@@ -75,15 +75,28 @@ class Scale:
         f = self.factor_for(cls)
         c = cls.k * NOMINAL_ACCESS_BPS / f
         if not MIN_LINK_BPS <= c <= MAX_LINK_BPS:
-            raise ScenarioError(None, "--scale",
-                                f"class {cls.name} at scale {f:g} needs C = {c / 1e6:g} Mbit/s; the "
-                                f"emulator takes 10 Mbit/s to 10 Gbit/s (try --scale "
-                                f"{cls.k * NOMINAL_ACCESS_BPS / MAX_LINK_BPS:g} or more, or "
-                                "leave --scale out to scale each class to the calibrated testbed)")
-        rtt = stretched_rtt_ms(cls, f, self.transfer_time_s) if self.mode == "window" else cls.rtt_ms
-        return ClassScale(cls.name, f, self.volume_factor, int(round(c)),
-                          NOMINAL_ACCESS_BPS / f, self.transfer_time_s, self.source,
-                          self.mode, rtt)
+            raise ScenarioError(
+                None,
+                "--scale",
+                f"class {cls.name} at scale {f:g} needs C = {c / 1e6:g} Mbit/s; the "
+                f"emulator takes 10 Mbit/s to 10 Gbit/s (try --scale "
+                f"{cls.k * NOMINAL_ACCESS_BPS / MAX_LINK_BPS:g} or more, or "
+                "leave --scale out to scale each class to the calibrated testbed)",
+            )
+        rtt = (
+            stretched_rtt_ms(cls, f, self.transfer_time_s) if self.mode == "window" else cls.rtt_ms
+        )
+        return ClassScale(
+            cls.name,
+            f,
+            self.volume_factor,
+            int(round(c)),
+            NOMINAL_ACCESS_BPS / f,
+            self.transfer_time_s,
+            self.source,
+            self.mode,
+            rtt,
+        )
 
     def to_json(self) -> dict:
         return asdict(self) | {"volume_factor": self.volume_factor}
@@ -116,19 +129,27 @@ def stretched_rtt_ms(cls: ItbClass, factor: float, transfer_time_s: float) -> fl
     """Window mode: the class RTT × the factor, refused beyond what the emulator takes
     or when one BU transfer would last fewer than MIN_ROUND_TRIPS of it."""
     rtt = cls.rtt_ms * factor
-    what = (f"class {cls.name}: window scaling stretches its {cls.rtt_ms:g} ms RTT by the "
-            f"factor {factor:g} to {rtt / 1000:g} s")
+    what = (
+        f"class {cls.name}: window scaling stretches its {cls.rtt_ms:g} ms RTT by the "
+        f"factor {factor:g} to {rtt / 1000:g} s"
+    )
     if rtt > MAX_RTT_MS:
-        raise ScenarioError(None, "--scaling",
-                            f"{what}; an emulated path takes round trips up to {MAX_RTT_MS / 1000:g} s "
-                            f"(a factor of at most {MAX_RTT_MS / cls.rtt_ms:g} for this class): "
-                            "leave this class out of window scaling or use --scaling rate")
+        raise ScenarioError(
+            None,
+            "--scaling",
+            f"{what}; an emulated path takes round trips up to {MAX_RTT_MS / 1000:g} s "
+            f"(a factor of at most {MAX_RTT_MS / cls.rtt_ms:g} for this class): "
+            "leave this class out of window scaling or use --scaling rate",
+        )
     if transfer_time_s < MIN_ROUND_TRIPS * rtt / 1000:
-        raise ScenarioError(None, "--scaling",
-                            f"{what}; one transfer of {transfer_time_s:g} s would last "
-                            f"{transfer_time_s / (rtt / 1000):.3g} round trips, fewer than "
-                            f"{MIN_ROUND_TRIPS}: give --transfer-time "
-                            f"{math.ceil(MIN_ROUND_TRIPS * rtt / 1000):g} or more")
+        raise ScenarioError(
+            None,
+            "--scaling",
+            f"{what}; one transfer of {transfer_time_s:g} s would last "
+            f"{transfer_time_s / (rtt / 1000):.3g} round trips, fewer than "
+            f"{MIN_ROUND_TRIPS}: give --transfer-time "
+            f"{math.ceil(MIN_ROUND_TRIPS * rtt / 1000):g} or more",
+        )
     return rtt
 
 
@@ -137,13 +158,20 @@ def from_calibration(path: Path, transfer_time_s: float) -> Scale:
     try:
         cal = read_calibration(path)
     except FileNotFoundError:
-        raise ScenarioError(str(path), "(file)", "no calibration: run `itb calibrate` first "
-                                                 "(`make calibrate`), or give --scale or --capacity") from None
+        raise ScenarioError(
+            str(path),
+            "(file)",
+            "no calibration: run `itb calibrate` first "
+            "(`make calibrate`), or give --scale or --capacity",
+        ) from None
     except RunDirError as e:
         raise ScenarioError(str(path), "(file)", f"not a calibration ITB reads: {e}") from None
     if not cal.path.rate_bps:
-        raise ScenarioError(str(path), "path.rate_bps", "the calibrated path has no rate "
-                                                        "(an unlimited path): give --capacity")
+        raise ScenarioError(
+            str(path),
+            "path.rate_bps",
+            "the calibrated path has no rate (an unlimited path): give --capacity",
+        )
     rate = cal.path.rate_bps
     source = f"calibration {path} (C = {rate / 1e6:g} Mbit/s)"
     off = cal.checks_off()
@@ -152,13 +180,20 @@ def from_calibration(path: Path, transfer_time_s: float) -> Scale:
     return Scale(rate, None, transfer_time_s, source)
 
 
-def make_scale(*, factor: float | None, capacity_bps: int | None, transfer_time_s: float,
-               calibration: Path = DEFAULT_CALIBRATION, mode: str = "rate") -> Scale:
+def make_scale(
+    *,
+    factor: float | None,
+    capacity_bps: int | None,
+    transfer_time_s: float,
+    calibration: Path = DEFAULT_CALIBRATION,
+    mode: str = "rate",
+) -> Scale:
     if not (math.isfinite(transfer_time_s) and transfer_time_s > 0):
         raise ScenarioError(None, "--transfer-time", "must be a positive number of seconds")
     if mode not in SCALING_MODES:
-        raise ScenarioError(None, "--scaling", f"unknown scaling {mode!r}; give "
-                                               f"{' or '.join(SCALING_MODES)}")
+        raise ScenarioError(
+            None, "--scaling", f"unknown scaling {mode!r}; give {' or '.join(SCALING_MODES)}"
+        )
     if factor is not None and capacity_bps is not None:
         raise ScenarioError(None, "--scale", "give --scale or --capacity, not both")
     if factor is not None:

@@ -24,10 +24,22 @@ def per_repetition(metrics: RunMetrics) -> list[dict]:
         c = r.completion
         if not c.n and not c.n_failed:
             continue
-        rows.append({"repetition": r.repetition, "n": c.n, "n_failed": c.n_failed,
-                     "n_corrupt": r.n_corrupt, "t_mean": c.t_mean, "t_min": c.t_min,
-                     "t_max": c.t_max, "sigma_t": c.sigma_t, "cov": c.cov, "jain": r.jain,
-                     "efficiency": r.efficiency, "utilisation": r.utilisation})
+        rows.append(
+            {
+                "repetition": r.repetition,
+                "n": c.n,
+                "n_failed": c.n_failed,
+                "n_corrupt": r.n_corrupt,
+                "t_mean": c.t_mean,
+                "t_min": c.t_min,
+                "t_max": c.t_max,
+                "sigma_t": c.sigma_t,
+                "cov": c.cov,
+                "jain": r.jain,
+                "efficiency": r.efficiency,
+                "utilisation": r.utilisation,
+            }
+        )
     return rows
 
 
@@ -46,18 +58,25 @@ class CellKey:
 def table_rows(cells: list[tuple[CellKey, list[dict]]]) -> list[dict]:
     out = []
     for key, reps in cells:
-        row = {"app": key.app, "variant": key.variant, "class": key.cls, "cc": key.cc,
-               "repetitions": len(reps), "transfers": sum(r["n"] for r in reps),
-               "failed": sum(r["n_failed"] for r in reps),
-               "corrupt": sum(r.get("n_corrupt", 0) for r in reps)}
+        row = {
+            "app": key.app,
+            "variant": key.variant,
+            "class": key.cls,
+            "cc": key.cc,
+            "repetitions": len(reps),
+            "transfers": sum(r["n"] for r in reps),
+            "failed": sum(r["n_failed"] for r in reps),
+            "corrupt": sum(r.get("n_corrupt", 0) for r in reps),
+        }
         for m in METRICS:
             row[m], row[f"{m}_ci95"] = mean_ci(r[m] for r in reps)
         out.append(row)
     return out
 
 
-def compare(cells: list[tuple[CellKey, list[dict]]],
-            margin: float = MARGIN) -> list[BenchComparison]:
+def compare(
+    cells: list[tuple[CellKey, list[dict]]], margin: float = MARGIN
+) -> list[BenchComparison]:
     """Per application × class: every other protocol against the fastest (lowest mean
     T_mean among the cells where no transfer failed: a cell's T leaves its failures out,
     so it cannot set the bar), on the per-repetition T_mean (itb.analysis.compare: the
@@ -80,10 +99,21 @@ def compare(cells: list[tuple[CellKey, list[dict]]],
             failed.append((nf, nf_best))
     out = []
     for (app, variant, cls), c, (nf, nf_ref) in zip(keys, compare_all(pairs, margin), failed):
-        notes = [f"{n} failed transfer(s) of {who} not in its T"
-                 for n, who in ((nf, c.tested), (nf_ref, c.reference)) if n]
+        notes = [
+            f"{n} failed transfer(s) of {who} not in its T"
+            for n, who in ((nf, c.tested), (nf_ref, c.reference))
+            if n
+        ]
         if notes:
             c.reason = "; ".join([c.reason, *notes] if c.reason else notes)
-        out.append(BenchComparison(app=app, variant=variant, cls=cls, **c.model_dump(),
-                                   failed_tested=nf, failed_reference=nf_ref))
+        out.append(
+            BenchComparison(
+                app=app,
+                variant=variant,
+                cls=cls,
+                **c.model_dump(),
+                failed_tested=nf,
+                failed_reference=nf_ref,
+            )
+        )
     return out

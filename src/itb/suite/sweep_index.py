@@ -101,15 +101,17 @@ class SweepIndex(IndexHead, Generic[C]):
         rundir.write_json(path, self.model_dump(mode="json", exclude_unset=True))
 
 
-def read_index(path: Path, model: type[SweepIndex[C]], digest: str | None = None
-               ) -> SweepIndex[C]:
+def read_index(path: Path, model: type[SweepIndex[C]], digest: str | None = None) -> SweepIndex[C]:
     """The index in `path` as `model` (`SweepIndex[TheCell]`): `RunDirError` naming the
     file and the field when it is not one; when `digest` is given, `ScenarioError` if the
     index is of other arguments (checked first: their cells may be others)."""
     data = load_json(path)
     head = model_of(path, data, IndexHead)
     if digest is not None and head.digest != digest:
-        raise ScenarioError(str(path), "(arguments)",
-                            f"{path.parent} holds a {head.kind} run with other arguments "
-                            f"({json.dumps(head.args)}); choose another --out")
+        raise ScenarioError(
+            str(path),
+            "(arguments)",
+            f"{path.parent} holds a {head.kind} run with other arguments "
+            f"({json.dumps(head.args)}); choose another --out",
+        )
     return model_of(path, data, model)

@@ -31,8 +31,10 @@ from itb.suite.scaling import NOMINAL_ACCESS_BPS, ClassScale
 
 MSS_BYTES = 1448
 MIN_SEGMENTS = 20
-CONSEQUENCE = ("loss-based variants behave like Reno dominated by timeouts; differences "
-               "between them are not measurable here")
+CONSEQUENCE = (
+    "loss-based variants behave like Reno dominated by timeouts; differences "
+    "between them are not measurable here"
+)
 
 
 def segments(rate_bps: float, rtt_ms: float, mss: int = MSS_BYTES) -> float:
@@ -98,29 +100,46 @@ class FlowWindow:
         w = self.smallest
         if w >= MIN_SEGMENTS:
             return None
-        return (f"class {self.cls}: {w:.3g} segments per flow on this testbed (under "
-                f"{MIN_SEGMENTS}; {self.documents_smallest:.0f} in the "
-                f"documents): {CONSEQUENCE}")
+        return (
+            f"class {self.cls}: {w:.3g} segments per flow on this testbed (under "
+            f"{MIN_SEGMENTS}; {self.documents_smallest:.0f} in the "
+            f"documents): {CONSEQUENCE}"
+        )
 
     def to_json(self) -> dict:
         return asdict(self) | {
-            "mss_bytes": MSS_BYTES, "min_segments": MIN_SEGMENTS,
+            "mss_bytes": MSS_BYTES,
+            "min_segments": MIN_SEGMENTS,
             "documents_segments": self.documents,
-            "documents_share_segments": self.documents_share, "testbed_segments": self.testbed,
-            "testbed_share_segments": self.testbed_share, "smallest_segments": self.smallest,
-            "documents_cycle_s": self.documents_cycle_s, "testbed_cycle_s": self.testbed_cycle_s,
-            "warning": self.warning}
+            "documents_share_segments": self.documents_share,
+            "testbed_segments": self.testbed,
+            "testbed_share_segments": self.testbed_share,
+            "smallest_segments": self.smallest,
+            "documents_cycle_s": self.documents_cycle_s,
+            "testbed_cycle_s": self.testbed_cycle_s,
+            "warning": self.warning,
+        }
 
 
-def of_source(cls: ItbClass, cs: ClassScale, *, testbed_rate_bps: float | None = None,
-              documents_rate_bps: float = NOMINAL_ACCESS_BPS,
-              load: float | None = None) -> FlowWindow:
+def of_source(
+    cls: ItbClass,
+    cs: ClassScale,
+    *,
+    testbed_rate_bps: float | None = None,
+    documents_rate_bps: float = NOMINAL_ACCESS_BPS,
+    load: float | None = None,
+) -> FlowWindow:
     """A source of `cls` scaled by `cs`: by default one of capacity C_a (1 Gbit/s in the
     documents, C_a ÷ factor here) competing at the class's realised C_g."""
-    return FlowWindow(cls.name, cs.mode, cls.c_g_realised if load is None else load,
-                      documents_rate_bps, cls.rtt_ms,
-                      cs.access_bps if testbed_rate_bps is None else testbed_rate_bps,
-                      cs.rtt_ms)
+    return FlowWindow(
+        cls.name,
+        cs.mode,
+        cls.c_g_realised if load is None else load,
+        documents_rate_bps,
+        cls.rtt_ms,
+        cs.access_bps if testbed_rate_bps is None else testbed_rate_bps,
+        cs.rtt_ms,
+    )
 
 
 def warnings_of(realisations: Iterable[BenchRealisation]) -> list[str]:

@@ -78,8 +78,9 @@ def rate_between(samples: list[list[int]], t0_ns: int, t1_ns: int) -> float | No
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["send"] and len(argv) in (5, 6):
-        res = send(argv[1], int(argv[2]), float(argv[3]), float(argv[4]),
-                   *(int(a) for a in argv[5:]))
+        res = send(
+            argv[1], int(argv[2]), float(argv[3]), float(argv[4]), *(int(a) for a in argv[5:])
+        )
     elif argv[:1] == ["recv"] and len(argv) == 3:
         res = recv(int(argv[1]), float(argv[2]))
     else:

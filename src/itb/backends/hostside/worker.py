@@ -74,8 +74,9 @@ class Worker:
         """Apply one command; False when the worker should exit."""
         op = cmd.get("op")
         if op == "spawn":
-            threading.Thread(target=self._spawn_at, args=(cmd, self.generation),
-                             daemon=True).start()
+            threading.Thread(
+                target=self._spawn_at, args=(cmd, self.generation), daemon=True
+            ).start()
         elif op == "write":
             fd = self.stdins.get(cmd["id"])
             if fd is not None:
@@ -118,8 +119,10 @@ class Worker:
         self.emit(ev="dispatched", id=cmd["id"], at_ns=at, t_ns=t, spawned_ns=spawned, pid=pid)
         output = Output(cmd.get("output_limit_bytes"))
         ready = ReadyLine(cmd.get("ready_match")) if cmd.get("ready") else None
-        readers = [threading.Thread(target=self._copy, args=(cmd, stream, fd, output, ready),
-                                    daemon=True) for stream, fd in pipes.items()]
+        readers = [
+            threading.Thread(target=self._copy, args=(cmd, stream, fd, output, ready), daemon=True)
+            for stream, fd in pipes.items()
+        ]
         for r in readers:
             r.start()
         _, status = os.waitpid(pid, 0)
@@ -133,18 +136,34 @@ class Worker:
         self.children.pop(cmd["id"], None)
         extra = {} if output.limit is None else {"dropped_bytes": output.dropped_counts()}
         tail = output.tail.decode(errors="replace").strip() if "stderr" in pipes else None
-        self.emit(ev="exited", id=cmd["id"], t_ns=done, rc=os.waitstatus_to_exitcode(status),
-                  stderr_tail=_tail(cmd["stderr"]) if tail is None else tail, **extra)
+        self.emit(
+            ev="exited",
+            id=cmd["id"],
+            t_ns=done,
+            rc=os.waitstatus_to_exitcode(status),
+            stderr_tail=_tail(cmd["stderr"]) if tail is None else tail,
+            **extra,
+        )
 
     def _copy(self, cmd: dict, stream: str, fd: int, output: Output, ready) -> None:
         with contextlib.suppress(OSError):  # not the real-time scheduling it inherited
             os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
         now, ident = time.monotonic_ns, cmd["id"]
-        copy_stream(fd, cmd[stream], stream, output, ready if stream == "stdout" else None,
-                    lambda: self.emit(ev="ready", id=ident, t_ns=now()),
-                    lambda why: self.emit(ev="truncated", id=ident, t_ns=now(), stream=stream,
-                                          **({"reason": why} if why else
-                                             {"limit_bytes": output.limit})))
+        copy_stream(
+            fd,
+            cmd[stream],
+            stream,
+            output,
+            ready if stream == "stdout" else None,
+            lambda: self.emit(ev="ready", id=ident, t_ns=now()),
+            lambda why: self.emit(
+                ev="truncated",
+                id=ident,
+                t_ns=now(),
+                stream=stream,
+                **({"reason": why} if why else {"limit_bytes": output.limit}),
+            ),
+        )
 
     def stop_all(self, grace_s: float = STOP_GRACE_S) -> None:
         pids = list(self.children.values())
@@ -181,12 +200,25 @@ def _spawn(cmd: dict) -> tuple[int, int | None, dict[str, int]]:
             pipes[stream], w = os.pipe()
             actions.append((os.POSIX_SPAWN_DUP2, w, fd))
         else:
-            actions.append((os.POSIX_SPAWN_OPEN, fd, cmd[stream],
-                            os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
+            actions.append(
+                (
+                    os.POSIX_SPAWN_OPEN,
+                    fd,
+                    cmd[stream],
+                    os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+                    0o644,
+                )
+            )
     try:
-        pid = os.posix_spawn(path, argv, _CHILD_ENV, file_actions=actions, setsid=True,
-                             scheduler=(os.SCHED_OTHER, os.sched_param(0)),
-                             setsigdef=(signal.SIGPIPE,))  # Python ignores it; a child must not
+        pid = os.posix_spawn(
+            path,
+            argv,
+            _CHILD_ENV,
+            file_actions=actions,
+            setsid=True,
+            scheduler=(os.SCHED_OTHER, os.sched_param(0)),
+            setsigdef=(signal.SIGPIPE,),
+        )  # Python ignores it; a child must not
     except OSError:
         for r in [*pipes.values(), *([stdin_w] if stdin_w is not None else [])]:
             os.close(r)
@@ -217,8 +249,13 @@ class Output:
         drops some."""
         n = len(chunk)
         with self.lock:
-            keep = (0 if not writable else n if self.limit is None
-                    else max(0, min(n, self.limit - self.used)))
+            keep = (
+                0
+                if not writable
+                else n
+                if self.limit is None
+                else max(0, min(n, self.limit - self.used))
+            )
             self.used += keep
             first = keep < n and self.dropped[stream] == 0
             self.dropped[stream] += n - keep
@@ -262,8 +299,9 @@ class ReadyLine:
         return whole and (line.strip() == b"ready" if self.match is None else self.match in line)
 
 
-def copy_stream(fd: int, path: str, stream: str, output: Output, ready: ReadyLine | None,
-                on_ready, on_drop) -> None:
+def copy_stream(
+    fd: int, path: str, stream: str, output: Output, ready: ReadyLine | None, on_ready, on_drop
+) -> None:
     """Read the pipe `fd` to its end, append to `path` what the budget allows and drop
     the rest: `on_drop(None)` when it starts, `on_drop(reason)` when the file cannot be
     written (the rest is dropped too); `on_ready()` once the ready line is written."""
@@ -279,7 +317,7 @@ def copy_stream(fd: int, path: str, stream: str, output: Output, ready: ReadyLin
             if out is not None:  # (else nothing was kept: keep is 0)
                 try:
                     while view:
-                        view = view[os.write(out, view):]
+                        view = view[os.write(out, view) :]
                 except OSError as e:  # (what it kept of the budget stays taken)
                     os.close(out)
                     out, failed, first = None, f"{path}: {e.strerror}", True

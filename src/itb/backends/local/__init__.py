@@ -21,6 +21,18 @@ from itb.backends.local.build import (
     up,
 )
 
-__all__ = ["EmulatorHandle", "clean", "down", "emulators_of", "host", "owned_namespaces",
-           "preflight", "read_state", "require_state", "state_file", "status", "topology_of",
-           "up"]
+__all__ = [
+    "EmulatorHandle",
+    "clean",
+    "down",
+    "emulators_of",
+    "host",
+    "owned_namespaces",
+    "preflight",
+    "read_state",
+    "require_state",
+    "state_file",
+    "status",
+    "topology_of",
+    "up",
+]

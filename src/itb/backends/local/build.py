@@ -48,8 +48,10 @@ def read_state() -> dict | None:
     except FileNotFoundError:
         return None
     except json.JSONDecodeError as e:
-        raise BackendError(f"{state_file()}: not valid JSON ({e}); `itb clean --force` "
-                           "removes what it can identify") from None
+        raise BackendError(
+            f"{state_file()}: not valid JSON ({e}); `itb clean --force` "
+            "removes what it can identify"
+        ) from None
 
 
 def _write_state(state: dict) -> None:
@@ -93,24 +95,28 @@ def up(topo: Topology, progress: Say = _noop, seed: int = 1, bound: bool = True)
 
 def _up(topo: Topology, progress: Say, seed: int, bound: bool) -> dict:
     if read_state():
-        raise BackendError("a testbed is already up: run `itb testbed down` or `itb clean` "
-                           "first")
+        raise BackendError("a testbed is already up: run `itb testbed down` or `itb clean` first")
     emu_root = naming.state_dir() / "emulators"
     plan = build_plan(topo, emu_root, seed)
     foreign = [n for n in plan.namespaces() if procs.ns_inode(n) is not None]
     if foreign:
         raise BackendError(
             f"namespace(s) {', '.join(foreign)} exist but are not ITB's (not in its state): "
-            "they are left alone; remove them or choose another ITB_PREFIX")
+            "they are left alone; remove them or choose another ITB_PREFIX"
+        )
     group = cgroup.for_testbed()
     if group is not None and group.exists():
         cgroup.create(group)  # refused: not ITB's
     me = owner.ProcessId.me()
     state = {
-        "phase": "building", "created": time.time(), "hash": topo.content_hash(),
-        "topology": json.loads(topo.canonical_json()), "source": topo.source,
+        "phase": "building",
+        "created": time.time(),
+        "hash": topo.content_hash(),
+        "topology": json.loads(topo.canonical_json()),
+        "source": topo.source,
         "owner": {**me.to_json(), "persistent": not bound},
-        "namespaces": plan.namespaces(), "emulators": [],
+        "namespaces": plan.namespaces(),
+        "emulators": [],
         "cgroup": None if group is None else str(group),
     }
     _write_state(state)
@@ -200,8 +206,9 @@ def _remove(state: dict, progress: Say) -> list[str]:
         pr_netns.remove(ns)
     E.remove_logs(ems)
     if left is not None:
-        raise BackendError(f"{left}; the rest of the testbed was removed, `itb clean` "
-                           "retries the cgroup") from None
+        raise BackendError(
+            f"{left}; the rest of the testbed was removed, `itb clean` retries the cgroup"
+        ) from None
     _remove_state_files()
     return names
 
@@ -244,20 +251,39 @@ def status(state: dict) -> dict:
     routers: list[dict[str, object]] = []
     for n in topo.nodes:
         eps = [ep for lk in topo.links for ep in (lk.a, lk.b) if ep.node == n.name]
-        entry = {"name": n.name, "netns": naming.node_ns(n.name), "role": n.role, "side": n.side,
-                 "ipv4": addr(eps[0].ipv4) if eps else None,
-                 "ipv6": addr(eps[0].ipv6) if eps else None,
-                 "interfaces": [{"ifname": ep.ifname, "ipv4": ep.ipv4, "ipv6": ep.ipv6}
-                                for ep in eps]}
+        entry = {
+            "name": n.name,
+            "netns": naming.node_ns(n.name),
+            "role": n.role,
+            "side": n.side,
+            "ipv4": addr(eps[0].ipv4) if eps else None,
+            "ipv6": addr(eps[0].ipv6) if eps else None,
+            "interfaces": [{"ifname": ep.ifname, "ipv4": ep.ipv4, "ipv6": ep.ipv6} for ep in eps],
+        }
         (hosts if n.role == "host" else routers).append(entry)
     links = []
     for lk in topo.links:
         item = lk.model_dump(mode="json")
         if lk.emulated:
             em = ems.get(lk.name)
-            item["emulator"] = None if em is None else {
-                "netns": em.ns, "pid": em.pid, "alive": em.identity().alive(),
-                "log_dir": em.log_dir}
+            item["emulator"] = (
+                None
+                if em is None
+                else {
+                    "netns": em.ns,
+                    "pid": em.pid,
+                    "alive": em.identity().alive(),
+                    "log_dir": em.log_dir,
+                }
+            )
         links.append(item)
-    return {"name": topo.name, "kind": topo.kind, "hash": state["hash"], "phase": state["phase"],
-            "source": state.get("source"), "hosts": hosts, "routers": routers, "links": links}
+    return {
+        "name": topo.name,
+        "kind": topo.kind,
+        "hash": state["hash"],
+        "phase": state["phase"],
+        "source": state.get("source"),
+        "hosts": hosts,
+        "routers": routers,
+        "links": links,
+    }

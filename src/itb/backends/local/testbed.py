@@ -31,9 +31,11 @@ class LocalTestbed:
 
     def check_free(self) -> None:
         if build.read_state():
-            raise BackendError("a testbed is already up under this prefix (`itb testbed up`): "
-                               "a run builds its own; take it down with `itb testbed down` "
-                               "first, or use another ITB_PREFIX")
+            raise BackendError(
+                "a testbed is already up under this prefix (`itb testbed up`): "
+                "a run builds its own; take it down with `itb testbed down` "
+                "first, or use another ITB_PREFIX"
+            )
 
     def preflight(self, ccs: Sequence[str]) -> list[str]:
         """Root, the tools and the emulator; then the congestion controls: the kernel's
@@ -68,8 +70,9 @@ class LocalTestbed:
         return build.host(self._state, node)
 
     def ifname(self, node: str) -> str:
-        return next(ep.ifname for lk in self.topology.links for ep in (lk.a, lk.b)
-                    if ep.node == node)
+        return next(
+            ep.ifname for lk in self.topology.links for ep in (lk.a, lk.b) if ep.node == node
+        )
 
     def program(self, node: str, name: str) -> list[str]:
         return [sys.executable, "-m", hostside.module(name)]

@@ -33,8 +33,9 @@ def available(r) -> list[str]:
     return r.run(["sysctl", "-n", AVAILABLE]).stdout.split()
 
 
-def plan(remotes: list, canonical: list[str], ebpf_allowed: Callable[[str], bool] = lambda h: True
-         ) -> Plan:
+def plan(
+    remotes: list, canonical: list[str], ebpf_allowed: Callable[[str], bool] = lambda h: True
+) -> Plan:
     """What each end host offers, and what must be registered where (`PreflightError`
     naming the host when an algorithm can be had neither way; `ebpf_allowed(host)`:
     the inventory's `ebpf` field)."""
@@ -42,8 +43,11 @@ def plan(remotes: list, canonical: list[str], ebpf_allowed: Callable[[str], bool
 
     def offered(r) -> list[str]:
         avail = available(r)
-        lacking = [ALGORITHMS[n].module for n in canonical
-                   if ALGORITHMS[n].kernel_name and ALGORITHMS[n].kernel_name not in avail]
+        lacking = [
+            ALGORITHMS[n].module
+            for n in canonical
+            if ALGORITHMS[n].kernel_name and ALGORITHMS[n].kernel_name not in avail
+        ]
         for module in lacking:
             r.run(["modprobe", module], check=False)  # absent: no harm
         return available(r) if lacking else avail
@@ -59,11 +63,15 @@ def plan(remotes: list, canonical: list[str], ebpf_allowed: Callable[[str], bool
         ours = alg.ours_name
         if ours is None or refused:
             host = (refused or lacking)[0]
-            why = ("ITB has no eBPF implementation of it" if ours is None else
-                   "field ebpf: false forbids registering ITB's eBPF implementation there")
+            why = (
+                "ITB has no eBPF implementation of it"
+                if ours is None
+                else "field ebpf: false forbids registering ITB's eBPF implementation there"
+            )
             raise PreflightError(
                 f"host {host}: congestion control {name} is not available in its kernel "
-                f"(it has: {' '.join(offers[host])}; no module {alg.module}) and {why}")
+                f"(it has: {' '.join(offers[host])}; no module {alg.module}) and {why}"
+            )
         out.names[name], out.source[name] = ours, "ours"
         for host, o in offers.items():
             if ours not in o:
@@ -71,18 +79,33 @@ def plan(remotes: list, canonical: list[str], ebpf_allowed: Callable[[str], bool
     by_name = {r.name: r for r in remotes}
     for host in out.register:
         r = by_name[host]
-        missing = r.run(["sh", "-c", 'command -v bpftool >/dev/null || echo bpftool; '
-                         'test -e "$1" || echo "$1"', "sh", KERNEL_BTF], check=False).stdout.split()
+        missing = r.run(
+            [
+                "sh",
+                "-c",
+                'command -v bpftool >/dev/null || echo bpftool; test -e "$1" || echo "$1"',
+                "sh",
+                KERNEL_BTF,
+            ],
+            check=False,
+        ).stdout.split()
         if missing:
             raise PreflightError(
                 f"host {host}: ITB's eBPF {', '.join(out.register[host])} needs "
                 f"{' and '.join(missing)} there (its kernel lacks "
-                f"{', '.join(ALGORITHMS[n].kernel_name or n for n in out.register[host])})")
+                f"{', '.join(ALGORITHMS[n].kernel_name or n for n in out.register[host])})"
+            )
     return out
 
 
-def register(r, names: list[str], obj: Callable[[str], Path], record: Callable[[str], None],
-             forget: Callable[[str], None], upload: Callable) -> None:
+def register(
+    r,
+    names: list[str],
+    obj: Callable[[str], Path],
+    record: Callable[[str], None],
+    forget: Callable[[str], None],
+    upload: Callable,
+) -> None:
     """Registers ITB's eBPF `names` on host `r` (each recorded before it is registered)."""
     for name in names:
         ours = ALGORITHMS[name].ours_name
@@ -99,8 +122,10 @@ def register(r, names: list[str], obj: Callable[[str], Path], record: Callable[[
         if ours not in available(r):
             forget(ours)
             lines = (res.stderr or res.stdout).strip().splitlines()
-            raise BackendError(f"host {r.name}: registering ITB's eBPF {name} failed: "
-                               f"{lines[-1] if lines else 'bpftool said nothing'}")
+            raise BackendError(
+                f"host {r.name}: registering ITB's eBPF {name} failed: "
+                f"{lines[-1] if lines else 'bpftool said nothing'}"
+            )
         if res.returncode != 0:  # registered meanwhile by a host of the same kernel
             forget(ours)
 

@@ -39,8 +39,9 @@ def restore(r: Remote) -> dict:
     state = read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}"))
     done: dict = {"host": r.name}
     if r.run(["test", "-f", f"{r.dir}/{WORKER_FILE}"], check=False).returncode == 0:
-        res = r.run(["python3", f"{r.dir}/{WORKER_FILE}", "--kill", f"{r.dir}/{PROCS_FILE}"],
-                    check=False)
+        res = r.run(
+            ["python3", f"{r.dir}/{WORKER_FILE}", "--kill", f"{r.dir}/{PROCS_FILE}"], check=False
+        )
         done["killed"] = int(res.stdout.strip() or 0) if res.stdout.strip().isdigit() else 0
     back = [f"{k}={v}" for k, v in (state.get("sysctls") or {}).items() if v]
     if back:
@@ -96,17 +97,22 @@ def _clean(inv: Inventory, force: bool, say: Say) -> list[dict]:
             continue
         try:
             ours = itbdir.status(r) == "ours"
-            rec = read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}")).get("engine") \
-                if ours else None
+            rec = (
+                read_json(r.conn.read_text(f"{r.dir}/{STATE_FILE}")).get("engine") if ours else None
+            )
             if engine_alive(rec) and not force:
-                busy.append(f"host {h.name}: a live run (PID {rec.get('pid')}) uses it; "
-                            "nothing was changed there (`--force` cleans anyway)")
+                busy.append(
+                    f"host {h.name}: a live run (PID {rec.get('pid')}) uses it; "
+                    "nothing was changed there (`--force` cleans anyway)"
+                )
                 continue
             done = restore(r)
             if restored(done):
-                say(f"host {h.name}: restored ({done.get('killed', 0)} process(es) killed, "
+                say(
+                    f"host {h.name}: restored ({done.get('killed', 0)} process(es) killed, "
                     f"{done.get('sysctls', 0)} sysctl(s), {done.get('qdiscs', 0)} qdisc(s), "
-                    f"{done.get('struct_ops', 0)} eBPF congestion control(s))")
+                    f"{done.get('struct_ops', 0)} eBPF congestion control(s))"
+                )
             if done:
                 results.append(done)
         finally:

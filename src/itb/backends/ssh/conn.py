@@ -86,18 +86,31 @@ class Connection:
         h, inv = self.host, self.inv
         key = inv.key(h)
         if key is not None and not key.is_file():
-            what = ("is a directory, not a private key file" if key.is_dir() else
-                    "not a regular file" if key.exists() else "no such file")
+            what = (
+                "is a directory, not a private key file"
+                if key.is_dir()
+                else "not a regular file"
+                if key.exists()
+                else "no such file"
+            )
             raise PreflightError(f"host {h.name}: field key: {key}: {what}")
         kh = inv.known_hosts()
         if not kh.is_file():
             raise UnknownHostKey(
                 f"host {h.name} ({self.where()}): known_hosts {kh} does not exist, so its host "
                 "key cannot be verified: refused (accept the hosts' keys first: "
-                "`itb inventory trust INVENTORY` shows them and asks)")
-        opts = dict(host=h.address, port=h.port, username=self.user, known_hosts=str(kh),
-                    config=[], connect_timeout=inv.ssh.connect_timeout_s,
-                    keepalive_interval=2, keepalive_count_max=3)
+                "`itb inventory trust INVENTORY` shows them and asks)"
+            )
+        opts = dict(
+            host=h.address,
+            port=h.port,
+            username=self.user,
+            known_hosts=str(kh),
+            config=[],
+            connect_timeout=inv.ssh.connect_timeout_s,
+            keepalive_interval=2,
+            keepalive_count_max=3,
+        )
         if key is not None:  # else the user's agent and ~/.ssh keys, as ssh would
             opts |= {"client_keys": [str(key)], "agent_path": None}
         try:
@@ -106,16 +119,22 @@ class Connection:
             raise UnknownHostKey(
                 f"host {h.name} ({self.where()}): its host key is not accepted in {kh} "
                 f"({e.reason}): refused. A first contact must be accepted explicitly: "
-                "`itb inventory trust INVENTORY` shows the key and adds it") from None
+                "`itb inventory trust INVENTORY` shows the key and adds it"
+            ) from None
         except asyncssh.PermissionDenied:
-            raise PreflightError(f"host {h.name}: field key: {self.user}@{h.address} refused "
-                                 f"the key {key or '(none given)'} (permission denied)") from None
+            raise PreflightError(
+                f"host {h.name}: field key: {self.user}@{h.address} refused "
+                f"the key {key or '(none given)'} (permission denied)"
+            ) from None
         except asyncssh.KeyImportError as e:
-            raise PreflightError(f"host {h.name}: field key: {key}: not a usable private key "
-                                 f"({e})") from None
+            raise PreflightError(
+                f"host {h.name}: field key: {key}: not a usable private key ({e})"
+            ) from None
         except (OSError, asyncssh.Error, TimeoutError) as e:
-            raise PreflightError(f"host {h.name}: field address: cannot connect to "
-                                 f"{h.address}:{h.port}: {e or type(e).__name__}") from None
+            raise PreflightError(
+                f"host {h.name}: field address: cannot connect to "
+                f"{h.address}:{h.port}: {e or type(e).__name__}"
+            ) from None
         return self
 
     def close(self) -> None:
@@ -141,22 +160,31 @@ class Connection:
         return self.conn
 
     # -- commands -----------------------------------------------------------------------
-    def run(self, argv: Sequence[str], *, check: bool = True, timeout: float | None = 60,
-            input: str | None = None) -> Completed:
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        check: bool = True,
+        timeout: float | None = 60,
+        input: str | None = None,
+    ) -> Completed:
         line = command_line(argv)
         conn = self._need()
         try:
             res = call(conn.run(line, check=False, input=input), timeout=timeout)
         except TimeoutError:
-            raise HostUnreachable(f"host {self.name}: no answer within {timeout} s to "
-                                  f"{line[:200]}") from None
+            raise HostUnreachable(
+                f"host {self.name}: no answer within {timeout} s to {line[:200]}"
+            ) from None
         except (OSError, asyncssh.Error) as e:
-            raise HostUnreachable(f"host {self.name}: connection lost running {line[:200]} "
-                                  f"({e})") from None
+            raise HostUnreachable(
+                f"host {self.name}: connection lost running {line[:200]} ({e})"
+            ) from None
         if res.exit_status is None and res.exit_signal is None:
             # the channel closed without an exit status: the server (or the link) went away
-            raise HostUnreachable(f"host {self.name}: connection lost running {line[:200]} "
-                                  "(no exit status)")
+            raise HostUnreachable(
+                f"host {self.name}: connection lost running {line[:200]} (no exit status)"
+            )
         rc = res.exit_status if res.exit_status is not None else -9
         out = Completed(list(map(str, argv)), rc, res.stdout or "", res.stderr or "")
         if check and rc != 0:
@@ -179,10 +207,12 @@ class Connection:
                 await sftp.put(str(local), remote)
                 if mode is not None:
                     await sftp.chmod(remote, mode)
+
         self._sftp(go, f"copying {local} to {remote}")
 
     def get(self, remote: str, local: Path) -> None:
         """Copy a remote directory (recursively) or file to `local`."""
+
         async def go():
             async with self._need().start_sftp_client() as sftp:
                 if not await sftp.exists(remote):
@@ -200,6 +230,7 @@ class Connection:
                 else:
                     local.parent.mkdir(parents=True, exist_ok=True)
                     await sftp.get(remote, str(local))
+
         self._sftp(go, f"copying {remote} from it")
 
     def read_text(self, remote: str) -> str | None:
@@ -210,23 +241,28 @@ class Connection:
                         return await f.read()
                 except asyncssh.SFTPNoSuchFile:
                     return None
+
         return self._sftp(go, f"reading {remote}")
 
     def write_text(self, remote: str, text: str) -> None:
         """Written to a temporary name, then renamed: a reader sees old or new, whole."""
+
         async def go():
             async with self._need().start_sftp_client() as sftp:
                 tmp = remote + ".tmp"
                 async with sftp.open(tmp, "w") as f:
                     await f.write(text)
                 await sftp.posix_rename(tmp, remote)
+
         self._sftp(go, f"writing {remote}")
 
     def _sftp(self, go, what: str, timeout: float = 120):
         try:
             return call(go(), timeout=timeout)
         except TimeoutError:
-            raise HostUnreachable(f"host {self.name}: no answer within {timeout} s {what}") from None
+            raise HostUnreachable(
+                f"host {self.name}: no answer within {timeout} s {what}"
+            ) from None
         except (OSError, asyncssh.Error) as e:
             raise HostUnreachable(f"host {self.name}: {what} failed: {e}") from None
 
@@ -287,6 +323,7 @@ class RemoteProc:
                     self.stderr.data += chunk[-4096:]
             except (OSError, asyncssh.Error):
                 pass
+
         task = asyncio.ensure_future(err())
         try:
             while line := await self.proc.stdout.readline():
@@ -347,15 +384,20 @@ class RemoteProc:
 
 def fetch_host_key(inv: Inventory, host: InventoryHost):
     """The key the host presents (for the user to accept), without logging in."""
+
     async def go():
         return await asyncio.wait_for(
             asyncssh.get_server_host_key(host.address, host.port, config=[]),
-            inv.ssh.connect_timeout_s)
+            inv.ssh.connect_timeout_s,
+        )
+
     try:
         key = call(go(), timeout=inv.ssh.connect_timeout_s + 5)
     except (OSError, asyncssh.Error, TimeoutError) as e:
-        raise PreflightError(f"host {host.name}: field address: cannot connect to "
-                             f"{host.address}:{host.port}: {e or type(e).__name__}") from None
+        raise PreflightError(
+            f"host {host.name}: field address: cannot connect to "
+            f"{host.address}:{host.port}: {e or type(e).__name__}"
+        ) from None
     if key is None:
         raise PreflightError(f"host {host.name}: {host.address}:{host.port} presented no host key")
     return key
@@ -377,7 +419,7 @@ class KnownHosts:
         self.added: list[str] = []
 
     def status(self, host: InventoryHost, key) -> str:
-        """"known", "new" or "changed" (another key is recorded for the host)."""
+        """ "known", "new" or "changed" (another key is recorded for the host)."""
         if self.known is None:
             return "new"
         trusted = self.known.match(host.address, host.address, host.port)[0]

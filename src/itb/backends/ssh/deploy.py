@@ -50,8 +50,11 @@ class Setup:
     def access_rate(self, host: str) -> int | None:
         """The rate its data interface is shaped to: its node's access link (a host that
         plays several nodes gets the highest of their rates; docs/ssh.md)."""
-        rates = [P.access_rate_bps(self.topology, n) for n, h in self.placement.hosts.items()
-                 if h == host]
+        rates = [
+            P.access_rate_bps(self.topology, n)
+            for n, h in self.placement.hosts.items()
+            if h == host
+        ]
         limited = [x for x in rates if x]
         return max(limited) if limited else None
 
@@ -72,8 +75,10 @@ class Setup:
         if state is not None:
             rec = read_json(state).get("engine")
             who = "a live ITB run" if engine_alive(rec) else "an earlier run that did not clean up"
-            raise Busy(f"host {r.name}: {r.dir} holds the state of {who} ({rec}); "
-                       "`itb clean --inventory FILE` restores the host")
+            raise Busy(
+                f"host {r.name}: {r.dir} holds the state of {who} ({rec}); "
+                "`itb clean --inventory FILE` restores the host"
+            )
         ifaces = list(h.emulator_ifaces or ()) + ([h.data_iface] if h.data_iface else [])
         for iface in ifaces:
             field = "emulator_ifaces" if h.role == "emulator" else "data_iface"
@@ -83,7 +88,8 @@ class Setup:
                 raise PreflightError(
                     f"host {r.name}: field {field}: {iface} has a configured root qdisc "
                     f"({' '.join(root[:3])}) that ITB's access shaping would replace: refused; "
-                    "remove it, or leave the interface unshaped (an access rate of none)")
+                    "remove it, or leave the interface unshaped (an access rate of none)"
+                )
 
     # -- deployment: recorded, then changed ---------------------------------------------
     def deploy(self, r: Remote) -> None:
@@ -103,15 +109,21 @@ class Setup:
                 wanted[f"net.ipv6.conf.{iface}.disable_ipv6"] = "1"  # an L2 wire says nothing
         else:
             bufmax = socket_buffer_max(self.topology)
-            wanted |= {"net.ipv4.tcp_rmem": f"4096 131072 {bufmax}",
-                       "net.ipv4.tcp_wmem": f"4096 16384 {bufmax}",
-                       "net.ipv4.tcp_no_metrics_save": "1",
-                       "net.ipv4.tcp_slow_start_after_idle": "0"}
+            wanted |= {
+                "net.ipv4.tcp_rmem": f"4096 131072 {bufmax}",
+                "net.ipv4.tcp_wmem": f"4096 16384 {bufmax}",
+                "net.ipv4.tcp_no_metrics_save": "1",
+                "net.ipv4.tcp_slow_start_after_idle": "0",
+            }
         if wanted:  # one command each way (a round trip is one RTT on a real network)
             now = r.run(["sysctl", "-n", *wanted]).stdout.splitlines()  # one line per key
             if len(now) != len(wanted):
-                raise CommandFailed(r.name, ["sysctl", "-n", *wanted], 0,
-                                    f"{len(now)} values for {len(wanted)} keys")
+                raise CommandFailed(
+                    r.name,
+                    ["sysctl", "-n", *wanted],
+                    0,
+                    f"{len(now)} values for {len(wanted)} keys",
+                )
             sysctls |= {k: " ".join(v.split()) for k, v in zip(wanted, now)}  # (in state)
             write_state(r, state)
             r.run(["sysctl", "-qw", *(f"{k}={v}" for k, v in wanted.items())])
@@ -120,8 +132,23 @@ class Setup:
             state["qdiscs"] = [h.data_iface]
             write_state(r, state)
             burst, limit = tbf_params(rate, self.topology.mtu)
-            r.run(["tc", "qdisc", "replace", "dev", h.data_iface, "root", "tbf", "rate",
-                   f"{rate}bit", "burst", str(burst), "limit", str(limit)])
+            r.run(
+                [
+                    "tc",
+                    "qdisc",
+                    "replace",
+                    "dev",
+                    h.data_iface,
+                    "root",
+                    "tbf",
+                    "rate",
+                    f"{rate}bit",
+                    "burst",
+                    str(burst),
+                    "limit",
+                    str(limit),
+                ]
+            )
         for iface in h.emulator_ifaces or ():
             r.run(["ip", "link", "set", "dev", iface, "up"])
         if h.add_address:
@@ -132,8 +159,9 @@ class Setup:
                 r.run(["ip", "addr", "add", h.data_addr, "dev", h.data_iface])
             r.run(["ip", "link", "set", "dev", h.data_iface, "up"])
 
-    def register(self, remotes: dict[str, Remote], plan: C.Plan,
-                 bpf_object: Callable[[str], Path], say: Say) -> None:
+    def register(
+        self, remotes: dict[str, Remote], plan: C.Plan, bpf_object: Callable[[str], Path], say: Say
+    ) -> None:
         """ITB's eBPF congestion controls on the hosts whose kernel lacks them, one host
         at a time (hosts may share a kernel), each recorded before it is registered."""
         for host, names in sorted(plan.register.items()):
@@ -152,8 +180,7 @@ class Setup:
             say(f"registering ITB's eBPF {', '.join(names)} on host {host}")
             C.register(r, names, bpf_object, record, forget, upload)
 
-    def start_emulator(self, em: Remote, seed: int,
-                       say: Say) -> RemoteEmulator:
+    def start_emulator(self, em: Remote, seed: int, say: Say) -> RemoteEmulator:
         link = self.placement.link
         assert link is not None
         ifaces = self.inv.wire_ifaces(em.name)
@@ -164,10 +191,8 @@ class Setup:
         config_path = f"{log_dir}/linkem.json"
         em.conn.write_text(config_path, json.dumps(config, indent=1))
         mirror = naming.state_dir() / MIRROR / link.name
-        say(f"starting link emulator {link.name} on host {em.name} "
-            f"({' ↔ '.join(ifaces)})")
-        return RemoteEmulator(link.name, em, config_path, log_dir, mirror,
-                              f"{em.dir}/bin/linkem")
+        say(f"starting link emulator {link.name} on host {em.name} ({' ↔ '.join(ifaces)})")
+        return RemoteEmulator(link.name, em, config_path, log_dir, mirror, f"{em.dir}/bin/linkem")
 
 
 def write_state(r: Remote, state: dict) -> None:

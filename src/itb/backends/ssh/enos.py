@@ -31,9 +31,11 @@ def python() -> str:
     explicit = os.environ.get("ITB_ENOSLIB_PYTHON")
     path = Path(explicit) if explicit else Path(native.REPO) / ".venv-enoslib" / "bin" / "python"
     if not path.exists():
-        raise PreflightError(f"EnOSlib's environment not found ({path}): `make enoslib` builds "
-                             "it (EnOSlib pins libraries ITB cannot share, so it lives apart); "
-                             "or set ITB_ENOSLIB_PYTHON")
+        raise PreflightError(
+            f"EnOSlib's environment not found ({path}): `make enoslib` builds "
+            "it (EnOSlib pins libraries ITB cannot share, so it lives apart); "
+            "or set ITB_ENOSLIB_PYTHON"
+        )
     return str(path)
 
 
@@ -43,10 +45,16 @@ def call(command: str, provider: I.Provider, timeout: float = 3600) -> dict:
         json.dump(provider.config, f)
         conf = f.name
     try:
-        res = subprocess.run([python(), str(HELPER), command, provider.kind, conf],
-                             capture_output=True, text=True, timeout=timeout)
+        res = subprocess.run(
+            [python(), str(HELPER), command, provider.kind, conf],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
-        raise BackendError(f"EnOSlib ({provider.kind}) {command}: no answer in {timeout:.0f} s") from None
+        raise BackendError(
+            f"EnOSlib ({provider.kind}) {command}: no answer in {timeout:.0f} s"
+        ) from None
     finally:
         os.unlink(conf)
     answer = None
@@ -84,13 +92,24 @@ def to_host(entry: dict) -> dict | None:
     if role is None:
         return None
     extra, data = entry.get("extra") or {}, entry.get("data") or {}
-    host = {"name": entry["name"], "address": entry["address"], "port": int(entry.get("port") or 22),
-            "role": role}
+    host = {
+        "name": entry["name"],
+        "address": entry["address"],
+        "port": int(entry.get("port") or 22),
+        "role": role,
+    }
     for k in ("user", "key"):
         if entry.get(k):
             host[k] = entry[k]
-    for k in ("data_iface", "data_addr", "emulator_ifaces", "nodes", "remote_dir",
-              "add_address", "ebpf"):
+    for k in (
+        "data_iface",
+        "data_addr",
+        "emulator_ifaces",
+        "nodes",
+        "remote_dir",
+        "add_address",
+        "ebpf",
+    ):
         if extra.get(k) is not None:
             host[k] = extra[k]
     if role == "emulator" and "emulator_ifaces" not in host:
@@ -122,8 +141,11 @@ def assign_addresses(hosts: list[dict], subnet: str | None, source: str | None =
         try:
             h["data_addr"] = f"{next(pool)}/{net.prefixlen}"
         except StopIteration:
-            raise ScenarioError(source, "provider.config.data_subnet",
-                                f"{subnet} is too small for {len(ends)} end hosts") from None
+            raise ScenarioError(
+                source,
+                "provider.config.data_subnet",
+                f"{subnet} is too small for {len(ends)} end hosts",
+            ) from None
         h["add_address"] = True
 
 
@@ -138,12 +160,16 @@ def reserve(inv: I.Inventory, say: Say = lambda s: None) -> I.Inventory:
     hosts = [h for h in (to_host(e) for e in answer.get("hosts", [])) if h is not None]
     assign_addresses(hosts, p.config.get("data_subnet"), inv.source)
     if not hosts:
-        raise BackendError(f"EnOSlib ({p.kind}) returned no host with an ITB role "
-                           f"({', '.join(ROLES)})")
+        raise BackendError(
+            f"EnOSlib ({p.kind}) returned no host with an ITB role ({', '.join(ROLES)})"
+        )
     data = {"ssh": inv.ssh.model_dump(exclude_none=True), "host": hosts}
     got = I.from_dict(data, inv.source)
     got = got.model_copy(update={"provider": p})
-    say(f"EnOSlib gave {len(hosts)} host(s): " + ", ".join(f"{h['name']} ({h['role']})" for h in hosts))
+    say(
+        f"EnOSlib gave {len(hosts)} host(s): "
+        + ", ".join(f"{h['name']} ({h['role']})" for h in hosts)
+    )
     if p.accept_new_host_keys:
         accept_keys(got, say)
     return got
@@ -159,12 +185,16 @@ def accept_keys(inv: I.Inventory, say: Say) -> None:
         key = conn.fetch_host_key(inv, h)
         status = known.status(h, key)
         if status == "changed":
-            raise PreflightError(f"host {h.name}: its host key changed ({key.get_fingerprint()}"
-                                 f" is not the one in {known.path}): refused")
+            raise PreflightError(
+                f"host {h.name}: its host key changed ({key.get_fingerprint()}"
+                f" is not the one in {known.path}): refused"
+            )
         if status == "new":
             known.add(h, key)
-            say(f"host {h.name}: accepted its new host key {key.get_fingerprint()} "
-                "(provider.accept_new_host_keys)")
+            say(
+                f"host {h.name}: accepted its new host key {key.get_fingerprint()} "
+                "(provider.accept_new_host_keys)"
+            )
     known.save()
 
 
@@ -173,4 +203,3 @@ def release(inv: I.Inventory, say: Say = lambda s: None) -> None:
         return
     say(f"releasing the EnOSlib ({inv.provider.kind}) reservation")
     call("release", inv.provider, timeout=600)
-

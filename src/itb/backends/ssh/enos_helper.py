@@ -51,8 +51,10 @@ def _conf(en, kind: str, config: dict):
 def _provider(en, kind: str, conf):
     cls = {"static": "Static", "g5k": "G5k", "chameleon": "CBM", "vagrant": "Vagrant"}[kind]
     if not hasattr(en, cls):
-        raise RuntimeError(f"EnOSlib's {cls} provider is not installed in its environment "
-                           f"(pip install 'enoslib[{kind}]' there)")
+        raise RuntimeError(
+            f"EnOSlib's {cls} provider is not installed in its environment "
+            f"(pip install 'enoslib[{kind}]' there)"
+        )
     return getattr(en, cls)(conf)
 
 
@@ -63,8 +65,7 @@ def validate(kind: str, config: dict) -> dict:
     if kind == "g5k":
         from enoslib.infra.enos_g5k.schema import SCHEMA_USER
 
-        en.G5kConf.validate({k: v for k, v in config.items() if k not in ITB_KEYS},
-                            SCHEMA_USER)
+        en.G5kConf.validate({k: v for k, v in config.items() if k not in ITB_KEYS}, SCHEMA_USER)
     else:
         _conf(en, kind, config)
     return {"ok": True, "kind": kind}
@@ -75,18 +76,26 @@ def hosts_of(roles, networks, data_networks: list[str]) -> list[dict]:
     found: dict[str, dict] = {}
     for role, hosts in roles.items():
         for h in hosts:
-            entry = found.setdefault(h.alias or h.address, {
-                "name": h.alias or h.address, "address": h.address, "port": h.port or 22,
-                "user": h.user, "key": h.keyfile, "roles": [], "extra": dict(h.extra or {}),
-                "data": {}})
+            entry = found.setdefault(
+                h.alias or h.address,
+                {
+                    "name": h.alias or h.address,
+                    "address": h.address,
+                    "port": h.port or 22,
+                    "user": h.user,
+                    "key": h.keyfile,
+                    "roles": [],
+                    "extra": dict(h.extra or {}),
+                    "data": {},
+                },
+            )
             if role not in entry["roles"]:
                 entry["roles"].append(role)
             for net_role in data_networks:
                 nets = networks.get(net_role) if networks else None
                 if not nets:
                     continue
-                pairs = [[a.interface, str(a.ip)] for a in h.filter_addresses(nets)
-                         if a.interface]
+                pairs = [[a.interface, str(a.ip)] for a in h.filter_addresses(nets) if a.interface]
                 if pairs:
                     entry["data"][net_role] = pairs
     return sorted(found.values(), key=lambda e: e["name"])
@@ -112,13 +121,16 @@ def release(kind: str, config: dict) -> dict:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 4 or argv[1] not in ("validate", "reserve", "release"):
-        print(json.dumps({"error": "usage: enos_helper.py validate|reserve|release KIND CONFIG.json"}))
+        print(
+            json.dumps({"error": "usage: enos_helper.py validate|reserve|release KIND CONFIG.json"})
+        )
         return 2
     try:
         with open(argv[3]) as f:
             config = json.load(f)
         answer = {"validate": validate, "reserve": reserve, "release": release}[argv[1]](
-            argv[2], config)
+            argv[2], config
+        )
     except Exception as e:  # reported to ITB, which names the provider and the call
         print(json.dumps({"error": f"{type(e).__name__}: {str(e).strip()[:1500]}"}))
         return 1

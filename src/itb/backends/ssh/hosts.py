@@ -57,8 +57,12 @@ def connect(inv: Inventory, names: list[str] | None = None) -> dict[str, Remote]
         c = Connection(inv, h).open()
         try:
             uid = c.run(["id", "-u"], check=False).stdout.strip()
-            remotes[h.name] = Remote(c, inv.remote_dir(h), sudo=_needs_sudo(c, uid),
-                                     uid=int(uid) if uid.isdigit() else None)
+            remotes[h.name] = Remote(
+                c,
+                inv.remote_dir(h),
+                sudo=_needs_sudo(c, uid),
+                uid=int(uid) if uid.isdigit() else None,
+            )
         except BaseException:
             c.close()
             raise
@@ -74,12 +78,15 @@ def connect(inv: Inventory, names: list[str] | None = None) -> dict[str, Remote]
 
 def missing_tools(r: Remote, tools=NEEDED) -> None:
     """PreflightError naming the programs ITB needs that the host lacks (one command)."""
-    res = r.run(["sh", "-c", 'for t; do command -v "$t" >/dev/null || echo "$t"; done',
-                 "sh", *tools], check=False)
+    res = r.run(
+        ["sh", "-c", 'for t; do command -v "$t" >/dev/null || echo "$t"; done', "sh", *tools],
+        check=False,
+    )
     missing = res.stdout.split()
     if missing:
-        raise PreflightError(f"host {r.name}: {', '.join(missing)} not found there "
-                             "(ITB needs them on every host)")
+        raise PreflightError(
+            f"host {r.name}: {', '.join(missing)} not found there (ITB needs them on every host)"
+        )
 
 
 def _needs_sudo(c: Connection, uid: str) -> bool:
@@ -91,7 +98,8 @@ def _needs_sudo(c: Connection, uid: str) -> bool:
         raise PreflightError(
             f"host {c.name}: field user: {c.user!r} is not root and cannot use sudo without a "
             f"password ({why[-1] if why else f'sudo exited {res.returncode}'}); ITB needs "
-            "root there (sysctls, qdiscs, raw sockets)")
+            "root there (sysctls, qdiscs, raw sockets)"
+        )
     return True
 
 

@@ -41,11 +41,41 @@ from itb.errors import ScenarioError
 ROLES = ("left", "right", "emulator")
 # remote_dir may not be one of these (ITB's directory would sit among the system's
 # files), nor lie under the first group at all
-SYSTEM_TREES = ("/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32",
-                "/proc", "/sbin", "/sys", "/usr")
-SYSTEM_DIRS = ("/", "/home", "/media", "/mnt", "/opt", "/root", "/run", "/srv", "/tmp",
-               "/var", "/var/cache", "/var/lib", "/var/log", "/var/mail", "/var/spool",
-               "/var/tmp", "/var/run", "/var/opt", "/var/local")
+SYSTEM_TREES = (
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/proc",
+    "/sbin",
+    "/sys",
+    "/usr",
+)
+SYSTEM_DIRS = (
+    "/",
+    "/home",
+    "/media",
+    "/mnt",
+    "/opt",
+    "/root",
+    "/run",
+    "/srv",
+    "/tmp",
+    "/var",
+    "/var/cache",
+    "/var/lib",
+    "/var/log",
+    "/var/mail",
+    "/var/spool",
+    "/var/tmp",
+    "/var/run",
+    "/var/opt",
+    "/var/local",
+)
 
 
 def check_remote_dir(v: str | None) -> str | None:
@@ -61,11 +91,15 @@ def check_remote_dir(v: str | None) -> str | None:
     if norm.startswith("//"):
         norm = "/" + norm.lstrip("/")
     if norm != v:
-        raise ValueError(f"{v!r} is not normalised (no '..', '.', '//' nor trailing '/'): "
-                         f"write {norm!r} if that is the directory meant")
+        raise ValueError(
+            f"{v!r} is not normalised (no '..', '.', '//' nor trailing '/'): "
+            f"write {norm!r} if that is the directory meant"
+        )
     if v in SYSTEM_DIRS or v in SYSTEM_TREES or any(v.startswith(t + "/") for t in SYSTEM_TREES):
-        raise ValueError(f"{v!r} is a system directory or lies in one: give ITB a directory "
-                         "of its own, such as /var/tmp/itb")
+        raise ValueError(
+            f"{v!r} is a system directory or lies in one: give ITB a directory "
+            "of its own, such as /var/tmp/itb"
+        )
     return v
 
 
@@ -195,8 +229,9 @@ class Inventory(_Strict):
         h = self.get(name)
         if h.data_iface is None or h.data_addr is None:
             f = "data_iface" if h.data_iface is None else "data_addr"
-            raise ScenarioError(self.source, f"host {h.name!r}.{f}",
-                                f"a {h.role} host needs its data-plane {f}")
+            raise ScenarioError(
+                self.source, f"host {h.name!r}.{f}", f"a {h.role} host needs its data-plane {f}"
+            )
         return h.data_iface, h.data_addr
 
     def wire_ifaces(self, name: str) -> tuple[str, str]:
@@ -204,9 +239,11 @@ class Inventory(_Strict):
         them)."""
         h = self.get(name)
         if h.emulator_ifaces is None:
-            raise ScenarioError(self.source, f"host {h.name!r}.emulator_ifaces",
-                                "an emulator host needs it: [interface facing left, "
-                                "interface facing right]")
+            raise ScenarioError(
+                self.source,
+                f"host {h.name!r}.emulator_ifaces",
+                "an emulator host needs it: [interface facing left, interface facing right]",
+            )
         return h.emulator_ifaces
 
 
@@ -232,21 +269,32 @@ def _checks(inv: Inventory, source: str | None) -> None:
         seen.add(h.name)
         key = (h.address.lower(), h.port)
         if key in endpoints:
-            raise ScenarioError(source, f"host {h.name!r}.address", f"{h.address}:{h.port} is "
-                                f"also host {endpoints[key]!r}'s: one machine listed twice "
-                                "(its ITB directory and state would be shared)")
+            raise ScenarioError(
+                source,
+                f"host {h.name!r}.address",
+                f"{h.address}:{h.port} is "
+                f"also host {endpoints[key]!r}'s: one machine listed twice "
+                "(its ITB directory and state would be shared)",
+            )
         endpoints[key] = h.name
         if h.role == "emulator" and h.emulator_ifaces is None:
-            raise ScenarioError(source, f"host {h.name!r}.emulator_ifaces", "an emulator host "
-                                "needs it: [interface facing left, interface facing right]")
+            raise ScenarioError(
+                source,
+                f"host {h.name!r}.emulator_ifaces",
+                "an emulator host needs it: [interface facing left, interface facing right]",
+            )
         for f in ("data_iface", "data_addr"):
             if h.role != "emulator" and getattr(h, f) is None:
-                raise ScenarioError(source, f"host {h.name!r}.{f}",
-                                    f"a {h.role} host needs its data-plane {f}")
+                raise ScenarioError(
+                    source, f"host {h.name!r}.{f}", f"a {h.role} host needs its data-plane {f}"
+                )
     emulators = [h.name for h in inv.host if h.role == "emulator"]
     if len(emulators) > 1:
-        raise ScenarioError(source, f"host {emulators[1]!r}.role",
-                            f"at most one emulator host ({emulators[0]!r} is one)")
+        raise ScenarioError(
+            source,
+            f"host {emulators[1]!r}.role",
+            f"at most one emulator host ({emulators[0]!r} is one)",
+        )
 
 
 def from_dict(data: dict, source: str | None = None) -> Inventory:
@@ -260,8 +308,12 @@ def from_dict(data: dict, source: str | None = None) -> Inventory:
         raise ScenarioError(source, _field(err["loc"], data), msg) from None
     _checks(inv, source)
     if not inv.host and inv.provider is None:
-        raise ScenarioError(source, "host", "no host: an inventory lists [[host]] entries "
-                            "(or names a [provider] that reserves them)")
+        raise ScenarioError(
+            source,
+            "host",
+            "no host: an inventory lists [[host]] entries "
+            "(or names a [provider] that reserves them)",
+        )
     return inv
 
 

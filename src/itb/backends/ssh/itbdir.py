@@ -33,28 +33,37 @@ SUBDIRS = ("bin", "run", "emulators")
 
 # Line 1: absent | ours | foreign | notdir | link (of ITB's directory, $1); line 2: the
 # type, uid and owner of remote_dir ($3) or "-"; then "+A" for each ancestor A missing.
-_PROBE = ('d=$1; m=$2; root=$3; shift 3; '
-          'if [ -L "$d" ]; then echo link; elif [ -d "$d" ]; then '
-          'if [ -f "$d/$m" ]; then echo ours; else echo foreign; fi; '
-          'elif [ -e "$d" ]; then echo notdir; else echo absent; fi; '
-          'stat -L -c "%F|%u|%U" -- "$root" 2>/dev/null || echo -; '
-          'for a; do [ -e "$a" ] || [ -L "$a" ] || echo "+$a"; done')
+_PROBE = (
+    "d=$1; m=$2; root=$3; shift 3; "
+    'if [ -L "$d" ]; then echo link; elif [ -d "$d" ]; then '
+    'if [ -f "$d/$m" ]; then echo ours; else echo foreign; fi; '
+    'elif [ -e "$d" ]; then echo notdir; else echo absent; fi; '
+    'stat -L -c "%F|%u|%U" -- "$root" 2>/dev/null || echo -; '
+    'for a; do [ -e "$a" ] || [ -L "$a" ] || echo "+$a"; done'
+)
 # $1 ITB's directory, $2 its marker's text, $3 the user to give them to (or ""), then
 # the missing ancestors to create, shallowest first. Stops at the first failure.
-_CREATE = ('set -e; d=$1; mk=$2; u=$3; shift 3; '
-           'for p; do mkdir -- "$p"; done; '
-           f'mkdir -- "$d"; printf "%s\\n" "$mk" > "$d/{MARKER}"; '
-           + 'mkdir -- ' + " ".join(f'"$d/{x}"' for x in SUBDIRS) + '; '
-           + 'if [ -n "$u" ]; then chown -- "$u" "$@" "$d" '
-           + " ".join(f'"$d/{x}"' for x in (MARKER, *SUBDIRS)) + '; fi')
+_CREATE = (
+    "set -e; d=$1; mk=$2; u=$3; shift 3; "
+    'for p; do mkdir -- "$p"; done; '
+    f'mkdir -- "$d"; printf "%s\\n" "$mk" > "$d/{MARKER}"; '
+    + "mkdir -- "
+    + " ".join(f'"$d/{x}"' for x in SUBDIRS)
+    + "; "
+    + 'if [ -n "$u" ]; then chown -- "$u" "$@" "$d" '
+    + " ".join(f'"$d/{x}"' for x in (MARKER, *SUBDIRS))
+    + "; fi"
+)
 # $1 ITB's directory, then its recorded entries, "::", the ancestors ITB created, deepest
 # first. Prints "kept" when the directory holds something else (it and they stay).
-_REMOVE = ('d=$1; shift; '
-           'while [ $# -gt 0 ] && [ "$1" != :: ]; do rm -rf -- "$d/$1"; shift; done; '
-           '[ $# -gt 0 ] && shift; '
-           f'rm -f -- "$d/{MARKER}"; '
-           'if ! rmdir -- "$d" 2>/dev/null; then echo kept; exit 0; fi; '
-           'for p; do rmdir -- "$p" 2>/dev/null || break; done')
+_REMOVE = (
+    "d=$1; shift; "
+    'while [ $# -gt 0 ] && [ "$1" != :: ]; do rm -rf -- "$d/$1"; shift; done; '
+    "[ $# -gt 0 ] && shift; "
+    f'rm -f -- "$d/{MARKER}"; '
+    'if ! rmdir -- "$d" 2>/dev/null; then echo kept; exit 0; fi; '
+    'for p; do rmdir -- "$p" 2>/dev/null || break; done'
+)
 
 
 @dataclass(frozen=True)
@@ -72,11 +81,15 @@ def root_of(r: Remote) -> str:
 
 
 def probe(r: Remote) -> Probe:
-    lines = r.run(["sh", "-c", _PROBE, "sh", r.dir, MARKER, root_of(r),
-                   *_ancestors(root_of(r))]).stdout.split("\n")
+    lines = r.run(
+        ["sh", "-c", _PROBE, "sh", r.dir, MARKER, root_of(r), *_ancestors(root_of(r))]
+    ).stdout.split("\n")
     root = lines[1].strip() if len(lines) > 1 else "-"
-    return Probe(lines[0].strip() or "absent", None if root in ("", "-") else root,
-                 tuple(x[1:] for x in lines[2:] if x.startswith("+")))
+    return Probe(
+        lines[0].strip() or "absent",
+        None if root in ("", "-") else root,
+        tuple(x[1:] for x in lines[2:] if x.startswith("+")),
+    )
 
 
 def status(r: Remote) -> str:
@@ -97,10 +110,12 @@ def marker(r: Remote) -> dict | None:
 
 
 def foreign_reason(r: Remote, st: str) -> str:
-    what = {"foreign": "a directory without ITB's owner marker",
-            "notdir": "not a directory", "link": "a symbolic link"}.get(st, st)
-    return (f"host {r.name}: {r.dir} exists and is {what}: ITB did not create it and "
-            "leaves it alone")
+    what = {
+        "foreign": "a directory without ITB's owner marker",
+        "notdir": "not a directory",
+        "link": "a symbolic link",
+    }.get(st, st)
+    return f"host {r.name}: {r.dir} exists and is {what}: ITB did not create it and leaves it alone"
 
 
 def root_problem(r: Remote, seen: Probe) -> str | None:
@@ -114,9 +129,11 @@ def root_problem(r: Remote, seen: Probe) -> str | None:
         return f"host {r.name}: field remote_dir: {root} is not a directory"
     uid, owner = parts[1], parts[2]
     if uid != str(r.uid):
-        return (f"host {r.name}: field remote_dir: {root} is owned by {owner}, not by the "
-                f"SSH user {r.conn.user}: ITB works only in a directory of its user's or one "
-                "it creates (choose another remote_dir, or give it to that user)")
+        return (
+            f"host {r.name}: field remote_dir: {root} is owned by {owner}, not by the "
+            f"SSH user {r.conn.user}: ITB works only in a directory of its user's or one "
+            "it creates (choose another remote_dir, or give it to that user)"
+        )
     return None
 
 
@@ -125,8 +142,16 @@ def create(r: Remote, engine: dict) -> None:
     marker and its subdirectories, in one command (`CommandFailed` if any step fails:
     an existing directory is never taken over)."""
     parents = list(probe(r).missing)  # shallowest first
-    text = json.dumps({"itb_dir": 1, "path": r.dir, "created": time.time(), "engine": engine,
-                       "entries": list(ENTRIES), "parents": parents})
+    text = json.dumps(
+        {
+            "itb_dir": 1,
+            "path": r.dir,
+            "created": time.time(),
+            "engine": engine,
+            "entries": list(ENTRIES),
+            "parents": parents,
+        }
+    )
     r.run(["sh", "-c", _CREATE, "sh", r.dir, text, r.conn.user if r.sudo else "", *parents])
 
 
@@ -138,8 +163,10 @@ def remove(r: Remote, mark: dict) -> str | None:
     parents = [p for p in mark.get("parents") or [] if _is_ancestor(p, root)]
     res = r.run(["sh", "-c", _REMOVE, "sh", r.dir, *entries, "::", *reversed(parents)])
     if res.stdout.strip() == "kept":
-        return (f"host {r.name}: {r.dir} holds files ITB did not create: they and the "
-                "directory were left")
+        return (
+            f"host {r.name}: {r.dir} holds files ITB did not create: they and the "
+            "directory were left"
+        )
     return None
 
 

@@ -117,8 +117,13 @@ def _ip(*argv: str) -> None:
         raise BackendError(f"ip {' '.join(argv)}: {res.stderr.strip()}")
 
 
-def up(n: int = 8, d: Path | None = None, progress: Say = lambda s: None,
-       control_net: str = CONTROL_NET, emulator: bool = True) -> Path:
+def up(
+    n: int = 8,
+    d: Path | None = None,
+    progress: Say = lambda s: None,
+    control_net: str = CONTROL_NET,
+    emulator: bool = True,
+) -> Path:
     """Builds the lab; returns the inventory's path. Refused if one is up in `d`, or
     when its control network's addresses are already in use on this machine. Without
     `emulator` the two sides' switches are joined by a plain veth: a real bottleneck
@@ -127,27 +132,40 @@ def up(n: int = 8, d: Path | None = None, progress: Say = lambda s: None,
     if os.geteuid() != 0:
         raise PreflightError("the lab needs root (network namespaces)")
     if not 2 <= n <= MAX_HOSTS:
-        raise PreflightError(f"--hosts must be 2..{MAX_HOSTS} (one sender and one receiver at least)")
+        raise PreflightError(
+            f"--hosts must be 2..{MAX_HOSTS} (one sender and one receiver at least)"
+        )
     sshd = sshd_binary()
     if read_state(d):
         raise BackendError(f"a lab is already up ({state_path(d)}): `itb lab down` first")
     parts = control_net.split(".")
     if len(parts) != 3 or not all(p.isdigit() and int(p) < 256 for p in parts):
-        raise PreflightError(f"--control-net {control_net!r}: the first three octets of a /24, "
-                             "e.g. 198.19.1")
+        raise PreflightError(
+            f"--control-net {control_net!r}: the first three octets of a /24, e.g. 198.19.1"
+        )
     if _control_net_in_use(control_net):
-        raise BackendError(f"addresses of {control_net}.0/24 are already in use on this machine "
-                           "(another lab is up?): nothing was created; take it down with its "
-                           "ITB_PREFIX and --dir, or choose another --control-net")
+        raise BackendError(
+            f"addresses of {control_net}.0/24 are already in use on this machine "
+            "(another lab is up?): nothing was created; take it down with its "
+            "ITB_PREFIX and --dir, or choose another --control-net"
+        )
     hosts = hosts_for(n, control_net, emulator)
     foreign = [ns for ns in [switch_ns(), *(h.ns for h in hosts)] if procs.ns_inode(ns)]
     if foreign:
-        raise BackendError(f"namespace(s) {', '.join(foreign)} exist but are not this lab's: "
-                           "left alone; remove them or use another ITB_PREFIX")
+        raise BackendError(
+            f"namespace(s) {', '.join(foreign)} exist but are not this lab's: "
+            "left alone; remove them or use another ITB_PREFIX"
+        )
     d.mkdir(parents=True, exist_ok=True)
-    state = {"created": time.time(), "prefix": naming.prefix(), "hosts": n,
-             "namespaces": [switch_ns(), *(h.ns for h in hosts)],
-             "root_ifs": [h.root_if for h in hosts], "sshd": [], "files": []}
+    state = {
+        "created": time.time(),
+        "prefix": naming.prefix(),
+        "hosts": n,
+        "namespaces": [switch_ns(), *(h.ns for h in hosts)],
+        "root_ifs": [h.root_if for h in hosts],
+        "sshd": [],
+        "files": [],
+    }
     _write_state(d, state)
     try:
         _build(d, hosts, sshd, state, progress)
@@ -177,8 +195,13 @@ def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Say)
     key_path.chmod(0o600)  # before the key is in it
     user_key.write_private_key(str(key_path))
     (d / "authorized_keys").write_bytes(user_key.export_public_key())
-    state["files"] += ["id_ed25519", "authorized_keys", "known_hosts", "inventory.toml",
-                       "enoslib-static.toml"]
+    state["files"] += [
+        "id_ed25519",
+        "authorized_keys",
+        "known_hosts",
+        "inventory.toml",
+        "enoslib-static.toml",
+    ]
     _write_state(d, state)
     known = []
     for h in hosts:
@@ -226,29 +249,49 @@ def _start_sshd(d: Path, h: LabHost, sshd: str, state: dict) -> str:
     key_path.chmod(0o600)
     key.write_private_key(str(key_path))
     conf = hd / "sshd_config"
-    conf.write_text("\n".join([
-        "Port 22", f"ListenAddress {h.control_ip}", f"HostKey {key_path}",
-        f"PidFile {hd / 'sshd.pid'}", "AuthorizedKeysFile none",
-        # read as root: the lab's directory need not be readable by every user it admits
-        f"AuthorizedKeysCommand /bin/cat {d / 'authorized_keys'}",
-        "AuthorizedKeysCommandUser root",
-        "PermitRootLogin prohibit-password", "PubkeyAuthentication yes",
-        "PasswordAuthentication no", "KbdInteractiveAuthentication no", "UsePAM no",
-        "StrictModes no", "MaxSessions 200", "MaxStartups 200", "LogLevel ERROR",
-        "Subsystem sftp internal-sftp",
-        # Debian's bash reads ~/.bashrc when sshd starts it, unless it is a nested shell:
-        # the lab's hosts are clean machines, not this operator's interactive setup (root's
-        # ~/.bashrc here ran `pyenv init`, 0.2 s per command)
-        "SetEnv SHLVL=1", ""]))
+    conf.write_text(
+        "\n".join(
+            [
+                "Port 22",
+                f"ListenAddress {h.control_ip}",
+                f"HostKey {key_path}",
+                f"PidFile {hd / 'sshd.pid'}",
+                "AuthorizedKeysFile none",
+                # read as root: the lab's directory need not be readable by every user it admits
+                f"AuthorizedKeysCommand /bin/cat {d / 'authorized_keys'}",
+                "AuthorizedKeysCommandUser root",
+                "PermitRootLogin prohibit-password",
+                "PubkeyAuthentication yes",
+                "PasswordAuthentication no",
+                "KbdInteractiveAuthentication no",
+                "UsePAM no",
+                "StrictModes no",
+                "MaxSessions 200",
+                "MaxStartups 200",
+                "LogLevel ERROR",
+                "Subsystem sftp internal-sftp",
+                # Debian's bash reads ~/.bashrc when sshd starts it, unless it is a nested shell:
+                # the lab's hosts are clean machines, not this operator's interactive setup (root's
+                # ~/.bashrc here ran `pyenv init`, 0.2 s per command)
+                "SetEnv SHLVL=1",
+                "",
+            ]
+        )
+    )
     Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege separation dir
     err = open(hd / "sshd.log", "ab")
-    proc = subprocess.Popen(["ip", "netns", "exec", h.ns, sshd, "-D", "-e", "-f", str(conf)],
-                            stdin=subprocess.DEVNULL, stdout=err, stderr=err,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        ["ip", "netns", "exec", h.ns, sshd, "-D", "-e", "-f", str(conf)],
+        stdin=subprocess.DEVNULL,
+        stdout=err,
+        stderr=err,
+        start_new_session=True,
+    )
     err.close()
     ident = ProcessId.of(proc.pid)
-    state["sshd"].append({"host": h.name, **(ident.to_json() if ident else {"pid": proc.pid,
-                                                                           "start": 0})})
+    state["sshd"].append(
+        {"host": h.name, **(ident.to_json() if ident else {"pid": proc.pid, "start": 0})}
+    )
     pub = key.export_public_key().decode().split()
     return f"{h.control_ip} {pub[0]} {pub[1]}\n"
 
@@ -264,8 +307,10 @@ def _wait_listening(h: LabHost) -> None:
                     return
         except OSError:
             time.sleep(0.05)
-    raise BackendError(f"lab host {h.name}: sshd not listening on {h.control_ip}:22 after "
-                       f"{SSHD_READY_S:.0f} s (see its sshd.log)")
+    raise BackendError(
+        f"lab host {h.name}: sshd not listening on {h.control_ip}:22 after "
+        f"{SSHD_READY_S:.0f} s (see its sshd.log)"
+    )
 
 
 def _data_plane(d: Path, h: LabHost) -> dict:
@@ -278,33 +323,73 @@ def _data_plane(d: Path, h: LabHost) -> dict:
 
 
 def _inventory(d: Path, hosts: list[LabHost]) -> str:
-    data: dict = {"ssh": {"user": "root", "key": str(d / "id_ed25519"),
-                          "known_hosts": str(d / "known_hosts"), "lab": str(d)},
-                  "host": [{"name": h.name, "address": h.control_ip, "port": 22,
-                            "role": h.role, **_data_plane(d, h)} for h in hosts]}
-    return ("# Written by `itb lab up`: hosts are network namespaces of this machine, each\n"
-            "# with its own sshd; see docs/ssh.md.\n" + tomli_w.dumps(data))
+    data: dict = {
+        "ssh": {
+            "user": "root",
+            "key": str(d / "id_ed25519"),
+            "known_hosts": str(d / "known_hosts"),
+            "lab": str(d),
+        },
+        "host": [
+            {
+                "name": h.name,
+                "address": h.control_ip,
+                "port": 22,
+                "role": h.role,
+                **_data_plane(d, h),
+            }
+            for h in hosts
+        ],
+    }
+    return (
+        "# Written by `itb lab up`: hosts are network namespaces of this machine, each\n"
+        "# with its own sshd; see docs/ssh.md.\n" + tomli_w.dumps(data)
+    )
 
 
 def _static_provider(d: Path, hosts: list[LabHost]) -> str:
     """The same hosts as an EnOSlib static-provider configuration: ITB reserves them
     through EnOSlib (a static reservation only lists them) and releases them after."""
-    machines = [{"roles": [h.role], "address": h.control_ip, "alias": h.name, "user": "root",
-                 "keyfile": str(d / "id_ed25519"), "port": 22, "extra": _data_plane(d, h)}
-                for h in hosts]
-    data = {"ssh": {"known_hosts": str(d / "known_hosts"), "key": str(d / "id_ed25519"),
-                    "lab": str(d)},
-            "provider": {"kind": "static", "config": {"resources": {
-                "machines": machines,
-                "networks": [{"roles": ["data"], "cidr": f"{DATA_NET}.0/24",
-                              "start": f"{DATA_NET}.1", "end": f"{DATA_NET}.{MAX_HOSTS}",
-                              "gateway": f"{DATA_NET}.254", "dns": f"{DATA_NET}.254"}]}}}}
-    return ("# Written by `itb lab up`: the lab's hosts through EnOSlib's static provider\n"
-            "# (docs/enoslib.md).\n" + tomli_w.dumps(data))
+    machines = [
+        {
+            "roles": [h.role],
+            "address": h.control_ip,
+            "alias": h.name,
+            "user": "root",
+            "keyfile": str(d / "id_ed25519"),
+            "port": 22,
+            "extra": _data_plane(d, h),
+        }
+        for h in hosts
+    ]
+    data = {
+        "ssh": {"known_hosts": str(d / "known_hosts"), "key": str(d / "id_ed25519"), "lab": str(d)},
+        "provider": {
+            "kind": "static",
+            "config": {
+                "resources": {
+                    "machines": machines,
+                    "networks": [
+                        {
+                            "roles": ["data"],
+                            "cidr": f"{DATA_NET}.0/24",
+                            "start": f"{DATA_NET}.1",
+                            "end": f"{DATA_NET}.{MAX_HOSTS}",
+                            "gateway": f"{DATA_NET}.254",
+                            "dns": f"{DATA_NET}.254",
+                        }
+                    ],
+                }
+            },
+        },
+    }
+    return (
+        "# Written by `itb lab up`: the lab's hosts through EnOSlib's static provider\n"
+        "# (docs/enoslib.md).\n" + tomli_w.dumps(data)
+    )
 
 
-def down(d: Path | None = None, progress: Say = lambda s: None, force: bool = False
-         ) -> list[str]:
+def down(d: Path | None = None, progress: Say = lambda s: None, force: bool = False) -> list[str]:
     """Removes what the lab recorded (idempotent); returns the namespaces removed.
     Refused (`Busy`, nothing removed) while a command uses the lab's hosts; `force`
     stops those commands first (labhold.take_down)."""

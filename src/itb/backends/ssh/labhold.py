@@ -55,8 +55,10 @@ def hold(lab: str | None, inventory: str | None = None) -> Hold | None:
         fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
-        raise Busy(f"the lab {d} is being taken down (`itb lab down`): nothing was "
-                   "changed; `itb lab up` again to use it") from None
+        raise Busy(
+            f"the lab {d} is being taken down (`itb lab down`): nothing was "
+            "changed; `itb lab up` again to use it"
+        ) from None
     if not (d / "lab.json").is_file():  # checked under the lock: down cannot be halfway
         os.close(fd)
         raise PreflightError(_down(d, inventory))
@@ -64,14 +66,23 @@ def hold(lab: str | None, inventory: str | None = None) -> Hold | None:
     users = d / USERS
     users.mkdir(exist_ok=True)
     record = users / f"{me.pid}-{me.start}-{next(_seq)}.json"
-    record.write_text(json.dumps({**me.to_json(), "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                                  "command": " ".join(["itb", *sys.argv[1:]])[:200]}))
+    record.write_text(
+        json.dumps(
+            {
+                **me.to_json(),
+                "since": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "command": " ".join(["itb", *sys.argv[1:]])[:200],
+            }
+        )
+    )
     return Hold(fd, record)
 
 
 def _down(d: Path, inventory: str | None) -> str:
-    return (f"{inventory or 'the inventory'}: field ssh.lab: the lab {d} is not up (it was "
-            "taken down, or never started): `itb lab up` starts it again")
+    return (
+        f"{inventory or 'the inventory'}: field ssh.lab: the lab {d} is not up (it was "
+        "taken down, or never started): `itb lab up` starts it again"
+    )
 
 
 def users(d: Path) -> list[dict]:
@@ -90,8 +101,13 @@ def users(d: Path) -> list[dict]:
 
 
 def describe(recs: list[dict]) -> str:
-    return "; ".join(f"`{r.get('command', '?')}` (PID {r.get('pid')}, since "
-                     f"{r.get('since', '?')})" for r in recs) or "another ITB command"
+    return (
+        "; ".join(
+            f"`{r.get('command', '?')}` (PID {r.get('pid')}, since {r.get('since', '?')})"
+            for r in recs
+        )
+        or "another ITB command"
+    )
 
 
 def take_down(d: Path, force: bool, say=lambda s: None, wait_s: float = STOP_WAIT_S) -> int:
@@ -104,21 +120,27 @@ def take_down(d: Path, force: bool, say=lambda s: None, wait_s: float = STOP_WAI
             return fd
         holders = users(d)
         if not force:
-            raise Busy(f"the lab {d} is in use by {describe(holders)}: nothing was removed. "
-                       "Wait for it to end, or `itb lab down --force` stops it first")
+            raise Busy(
+                f"the lab {d} is in use by {describe(holders)}: nothing was removed. "
+                "Wait for it to end, or `itb lab down --force` stops it first"
+            )
         for rec in holders:
             ident = ProcessId.from_json(rec)
             if ident is not None and ident.alive():
-                say(f"stopping `{rec.get('command')}` (PID {ident.pid}): it restores its "
-                    "hosts and keeps what it finished")
+                say(
+                    f"stopping `{rec.get('command')}` (PID {ident.pid}): it restores its "
+                    "hosts and keeps what it finished"
+                )
                 os.kill(ident.pid, signal.SIGTERM)
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline:
             if _try(fd):
                 return fd
             time.sleep(0.2)
-        raise Busy(f"the lab {d} is still in use by {describe(users(d))} {wait_s:g} s after "
-                   "SIGTERM: nothing was removed")
+        raise Busy(
+            f"the lab {d} is still in use by {describe(users(d))} {wait_s:g} s after "
+            "SIGTERM: nothing was removed"
+        )
     except BaseException:
         os.close(fd)
         raise

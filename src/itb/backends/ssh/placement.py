@@ -38,44 +38,66 @@ def place(topo: Topology, inv: Inventory, only: set[str] | None = None) -> Place
     """`only`: place just these scenario hosts (a calibration's pair)."""
     emulated = [lk for lk in topo.links if lk.emulated]
     if len(emulated) > 1:
-        raise _fail(inv, "host", f"testbed {topo.name!r} emulates {len(emulated)} links; over SSH one "
-                    "emulator host runs one link (a dumbbell's bottleneck)")
+        raise _fail(
+            inv,
+            "host",
+            f"testbed {topo.name!r} emulates {len(emulated)} links; over SSH one "
+            "emulator host runs one link (a dumbbell's bottleneck)",
+        )
     for opt in ("ack_every_segment", "open_receive_window"):
         if getattr(topo, opt):
-            raise _fail(inv, "(file)", f"testbed option {opt} is not available over SSH yet (it sets "
-                        "per-route metrics on the hosts); run it on the local backend")
+            raise _fail(
+                inv,
+                "(file)",
+                f"testbed option {opt} is not available over SSH yet (it sets "
+                "per-route metrics on the hosts); run it on the local backend",
+            )
     em = inv.emulator()  # none: a real bottleneck, the inventory's network is the path
     placed: dict[str, str] = {}
     claimed: dict[str, str] = {}  # scenario host → the inventory host that names it
     for h in inv.host:
         for node in h.nodes or ():
             if node in claimed:
-                raise _fail(inv, f"host {h.name!r}.nodes", f"{node!r} is already played by "
-                            f"{claimed[node]!r}")
+                raise _fail(
+                    inv,
+                    f"host {h.name!r}.nodes",
+                    f"{node!r} is already played by {claimed[node]!r}",
+                )
             claimed[node] = h.name
     hosts = [n for n in topo.hosts() if only is None or n.name in only]
     names = {n.name for n in topo.hosts()}
     for node, host_name in claimed.items():
         if node not in names:
-            raise _fail(inv, f"host {host_name!r}.nodes", f"the scenario has no host {node!r} "
-                        f"(it has {', '.join(sorted(names))})")
+            raise _fail(
+                inv,
+                f"host {host_name!r}.nodes",
+                f"the scenario has no host {node!r} (it has {', '.join(sorted(names))})",
+            )
         if only is None or node in only:
             placed[node] = host_name
     for side in ("left", "right"):
         want = [n.name for n in hosts if n.side == side and n.name not in placed]
         free = [h.name for h in inv.by_role(side) if not h.nodes]
         if len(free) < len(want):
-            raise _fail(inv, "host", f"the scenario has {len(want)} {side} host(s) to place "
-                        f"({', '.join(want)}) but the inventory has {len(free)} free host(s) "
-                        f"with role = \"{side}\"" + (" (`itb lab up --hosts N` makes more)"
-                                                    if want else ""))
+            raise _fail(
+                inv,
+                "host",
+                f"the scenario has {len(want)} {side} host(s) to place "
+                f"({', '.join(want)}) but the inventory has {len(free)} free host(s) "
+                f'with role = "{side}"' + (" (`itb lab up --hosts N` makes more)" if want else ""),
+            )
         placed |= dict(zip(sorted(want, key=_natural), sorted(free, key=_natural)))
     core = [n.name for n in hosts if n.side == "core" and n.name not in placed]
     if core:
-        raise _fail(inv, "host", f"host(s) {', '.join(core)} sit in the core: name the inventory host "
-                    "that plays each (`nodes = [...]`)")
-    return Placement(placed, em.name if em and emulated else None,
-                     emulated[0] if emulated and em else None)
+        raise _fail(
+            inv,
+            "host",
+            f"host(s) {', '.join(core)} sit in the core: name the inventory host "
+            "that plays each (`nodes = [...]`)",
+        )
+    return Placement(
+        placed, em.name if em and emulated else None, emulated[0] if emulated and em else None
+    )
 
 
 def _natural(name: str) -> tuple:
@@ -87,6 +109,7 @@ def _natural(name: str) -> tuple:
 def placed_topology(topo: Topology, inv: Inventory, placement: Placement) -> Topology:
     """The topology whose host endpoints carry the inventory's data-plane addresses (what
     the programs connect to and linkem's per-pair delays match)."""
+
     def swap(ep: Endpoint) -> Endpoint:
         host = placement.hosts.get(ep.node)
         if host is None:

@@ -75,7 +75,7 @@ class SshNode:
     def local_to_remote(self, value: str) -> str:
         for lo, re in self.paths:
             if value == lo or value.startswith(lo.rstrip("/") + "/"):
-                return re + value[len(lo):]
+                return re + value[len(lo) :]
         return value
 
     def rewrite(self, cmd: dict) -> dict:
@@ -93,8 +93,9 @@ class RemoteEmulator:
 
     ID = "linkem"
 
-    def __init__(self, link: str, remote: Remote, config_path: str, log_dir: str,
-                 mirror: Path, binary: str):
+    def __init__(
+        self, link: str, remote: Remote, config_path: str, log_dir: str, mirror: Path, binary: str
+    ):
         self.link, self.remote = link, remote
         self.remote_log_dir = log_dir
         self.log_dir = str(mirror)
@@ -104,17 +105,29 @@ class RemoteEmulator:
         self._ready = threading.Event()
         self._hello = threading.Event()
         self._synced: dict[str, int] = {}
-        self._clock = C.Replies(lambda seq: self._send(op="clock", seq=seq),
-                                f"host {remote.name}: the emulator's worker")
+        self._clock = C.Replies(
+            lambda seq: self._send(op="clock", seq=seq),
+            f"host {remote.name}: the emulator's worker",
+        )
         self.pid: int | None = None  # linkem's, on the emulator host
         self.proc = remote.conn.process(remote.argv(remote.worker_argv()))
         threading.Thread(target=self._read, daemon=True).start()
         if not self._hello.wait(30):
-            raise BackendError(f"host {remote.name}: the emulator's worker did not start: "
-                               f"{self.proc.stderr.read().decode(errors='replace')[-300:]}")
-        self._send(op="spawn", id=self.ID, at_ns=0, argv=[binary, "--config", config_path],
-                   stdout=f"{log_dir}/{monitor.EVENTS_FILE}", stderr=f"{log_dir}/stderr.log",
-                   stdin=True, ready=True, ready_match='"ready"')
+            raise BackendError(
+                f"host {remote.name}: the emulator's worker did not start: "
+                f"{self.proc.stderr.read().decode(errors='replace')[-300:]}"
+            )
+        self._send(
+            op="spawn",
+            id=self.ID,
+            at_ns=0,
+            argv=[binary, "--config", config_path],
+            stdout=f"{log_dir}/{monitor.EVENTS_FILE}",
+            stderr=f"{log_dir}/stderr.log",
+            stdin=True,
+            ready=True,
+            ready_match='"ready"',
+        )
         deadline = time.monotonic() + 15
         while not self._ready.is_set() and self._dead is None and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -173,12 +186,14 @@ class RemoteEmulator:
         mirror.mkdir(parents=True, exist_ok=True)
         gone = [n for n in self._synced if not (mirror / n).exists()]
         if gone:
-            self.remote.run(["rm", "-f", "--", *(f"{self.remote_log_dir}/{n}" for n in gone)],
-                            check=False)
+            self.remote.run(
+                ["rm", "-f", "--", *(f"{self.remote_log_dir}/{n}" for n in gone)], check=False
+            )
             for n in gone:
                 self._synced.pop(n, None)
-        listing = self.remote.run(["find", self.remote_log_dir, "-maxdepth", "1", "-type", "f",
-                                   "-printf", "%f %s\\n"]).stdout
+        listing = self.remote.run(
+            ["find", self.remote_log_dir, "-maxdepth", "1", "-type", "f", "-printf", "%f %s\\n"]
+        ).stdout
         for line in listing.splitlines():
             name, _, size = line.rpartition(" ")
             if not name or name == "control" or self._synced.get(name) == int(size):
@@ -207,8 +222,10 @@ class RemoteEmulator:
 def measure_clock(remote: Remote) -> C.ClockEstimate:
     """The host's clock against this machine's, through a worker started for it."""
     proc = remote.conn.process(remote.argv(remote.worker_argv()))
-    replies = C.Replies(lambda seq: proc.stdin.write(
-        (json.dumps({"op": "clock", "seq": seq}) + "\n").encode()), f"host {remote.name}: its worker")
+    replies = C.Replies(
+        lambda seq: proc.stdin.write((json.dumps({"op": "clock", "seq": seq}) + "\n").encode()),
+        f"host {remote.name}: its worker",
+    )
     hello, started = threading.Event(), []
 
     def read():

@@ -33,8 +33,17 @@ from itb.backends.testbed import CcSupport, Say, quiet
 from itb.errors import BackendError, CommandFailed, ItbError, PreflightError
 from itb.scenario.testbed.model import Topology
 
-__all__ = ["SshTestbed", "NEEDED", "Busy", "clean", "connect", "missing_tools", "parallel",
-           "restore", "PreflightError"]
+__all__ = [
+    "SshTestbed",
+    "NEEDED",
+    "Busy",
+    "clean",
+    "connect",
+    "missing_tools",
+    "parallel",
+    "restore",
+    "PreflightError",
+]
 
 # linkem writes a row ~100 ms after its interval and flushes every 100 ms; the rows kept
 # run 300 ms past the end (itb.engine.records.EMULATOR_LOG_MARGIN_NS)
@@ -45,8 +54,15 @@ class SshTestbed:
     name = "ssh"
     same_machine = False
 
-    def __init__(self, inv: Inventory, topo: Topology, ccs: CcSupport, seed: int = 1,
-                 say: Say = quiet, only: set[str] | None = None):
+    def __init__(
+        self,
+        inv: Inventory,
+        topo: Topology,
+        ccs: CcSupport,
+        seed: int = 1,
+        say: Say = quiet,
+        only: set[str] | None = None,
+    ):
         self.inv, self.seed, self.say, self._ccs = inv, seed, say, ccs
         self.placement = P.place(topo, inv, only)
         self.topology = P.placed_topology(topo, inv, self.placement)
@@ -61,9 +77,11 @@ class SshTestbed:
         self._built = False
         self._offsets: dict[str, int] = {}  # host → its clock minus this machine's
         if topo.links and any(lk.emulated for lk in topo.links) and self.placement.link is None:
-            self.warnings.append("the inventory has no emulator host: the path between the "
-                                 "sides is the real network, not the scenario's bottleneck; "
-                                 "the calibration measures it")
+            self.warnings.append(
+                "the inventory has no emulator host: the path between the "
+                "sides is the real network, not the scenario's bottleneck; "
+                "the calibration measures it"
+            )
 
     def used(self) -> list[str]:
         names = set(self.placement.hosts.values())
@@ -101,16 +119,26 @@ class SshTestbed:
     def congestion_controls(self) -> list[dict]:
         """As meta.json records them: canonical name, the name the hosts select it by."""
         p = self.ccs
-        return [{"name": n, "kernel_name": k, "source": p.source[n],
-                 # ITB's registered there (once per kernel: hosts may share one)
-                 "kernel_lacks_it_on": sorted(h for h, ns in p.register.items() if n in ns)}
-                for n, k in sorted(p.names.items())]
+        return [
+            {
+                "name": n,
+                "kernel_name": k,
+                "source": p.source[n],
+                # ITB's registered there (once per kernel: hosts may share one)
+                "kernel_lacks_it_on": sorted(h for h, ns in p.register.items() if n in ns),
+            }
+            for n, k in sorted(p.names.items())
+        ]
 
     def inventory(self) -> dict:
         """meta.json's `inventory`: where the run's hosts came from and what plays what."""
         p = self.placement
-        return {"source": self.inv.source, "placement": p.hosts, "emulator": p.emulator,
-                "provider": self.inv.provider.kind if self.inv.provider else None}
+        return {
+            "source": self.inv.source,
+            "placement": p.hosts,
+            "emulator": p.emulator,
+            "provider": self.inv.provider.kind if self.inv.provider else None,
+        }
 
     # -- deployment -------------------------------------------------------------------
     def up(self, run_dir: Path) -> None:
@@ -123,8 +151,9 @@ class SshTestbed:
         parallel(self.setup.deploy, list(self.remotes.values()))
         self.setup.register(self.remotes, self.ccs, self._ccs.object_path, self.say)
         if self.placement.link is not None and self.placement.emulator is not None:  # (together)
-            em = self.setup.start_emulator(self.remotes[self.placement.emulator], self.seed,
-                                           self.say)
+            em = self.setup.start_emulator(
+                self.remotes[self.placement.emulator], self.seed, self.say
+            )
             self.emulators[em.link] = em
             em.sync_clock()
 
@@ -139,8 +168,10 @@ class SshTestbed:
         if self.run_dir is None:
             raise BackendError("the SSH testbed is not up")
         r = self.remotes[self.placement.hosts[node]]
-        paths = [(str(self.run_dir.resolve()), f"{r.dir}/run"),
-                 *((native.binary(p), f"{r.dir}/bin/{p}") for p in programs("left"))]
+        paths = [
+            (str(self.run_dir.resolve()), f"{r.dir}/run"),
+            *((native.binary(p), f"{r.dir}/bin/{p}") for p in programs("left")),
+        ]
         return SshNode(node, r, paths)
 
     def ifname(self, node: str) -> str:
@@ -226,8 +257,11 @@ class SshTestbed:
         self._built = False
         self._offsets.clear()
         if failed:
-            raise BackendError("could not restore: " + "; ".join(failed) +
-                               " (`itb clean --inventory FILE` retries)")
+            raise BackendError(
+                "could not restore: "
+                + "; ".join(failed)
+                + " (`itb clean --inventory FILE` retries)"
+            )
         return stats
 
     def _teardown(self) -> tuple[dict[str, dict], list[str]]:

@@ -27,8 +27,7 @@ class Problem:
         raise self.error(self.message)
 
 
-def host_problems(r: Remote, h: InventoryHost, seen: itbdir.Probe | None = None
-                  ) -> list[Problem]:
+def host_problems(r: Remote, h: InventoryHost, seen: itbdir.Probe | None = None) -> list[Problem]:
     """Everything on host `r` that contradicts its inventory entry `h` (`seen`: ITB's
     directory and remote_dir there, when the caller probed them already)."""
     out: list[Problem] = []
@@ -38,25 +37,33 @@ def host_problems(r: Remote, h: InventoryHost, seen: itbdir.Probe | None = None
         return [Problem(str(e), tools=True)]  # the checks below need those programs
     field = "emulator_ifaces" if h.role == "emulator" else "data_iface"
     ifaces = list(h.emulator_ifaces or ()) + ([h.data_iface] if h.data_iface else [])
-    lacking = [i for i in ifaces
-               if r.run(["ip", "link", "show", "dev", i], check=False).returncode != 0]
+    lacking = [
+        i for i in ifaces if r.run(["ip", "link", "show", "dev", i], check=False).returncode != 0
+    ]
     out += [Problem(f"host {r.name}: field {field}: no interface {i!r} there") for i in lacking]
     if h.data_addr and h.data_iface and h.data_iface not in lacking and not h.add_address:
         have = r.run(["ip", "-o", "addr", "show", "dev", h.data_iface]).stdout.split()
         if h.data_addr not in have:
-            out.append(Problem(
-                f"host {r.name}: field data_addr: {h.data_addr} is not an address of "
-                f"{h.data_iface} there (set add_address = true for ITB to add it, and "
-                "remove it afterwards)"))
+            out.append(
+                Problem(
+                    f"host {r.name}: field data_addr: {h.data_addr} is not an address of "
+                    f"{h.data_iface} there (set add_address = true for ITB to add it, and "
+                    "remove it afterwards)"
+                )
+            )
     seen = seen or itbdir.probe(r)
     problem = itbdir.root_problem(r, seen)
     if problem:
         out.append(Problem(problem))
     st = seen.status
     if st != "absent" and (st != "ours" or itbdir.marker(r) is None):
-        out.append(Problem(itbdir.foreign_reason(r, st) + ": refused, nothing was changed "
-                           "(choose another remote_dir or ITB_PREFIX, or remove it yourself)",
-                           BackendError))
+        out.append(
+            Problem(
+                itbdir.foreign_reason(r, st) + ": refused, nothing was changed "
+                "(choose another remote_dir or ITB_PREFIX, or remove it yourself)",
+                BackendError,
+            )
+        )
     return out
 
 
@@ -70,8 +77,13 @@ def same_machine(remotes: dict[str, Remote]) -> list[Problem]:
         if fp is None:
             continue
         if fp in seen:
-            out.append(Problem(f"host {name}: presents the host key of host {seen[fp]} ({fp}): "
-                               "one machine listed twice", BackendError))
+            out.append(
+                Problem(
+                    f"host {name}: presents the host key of host {seen[fp]} ({fp}): "
+                    "one machine listed twice",
+                    BackendError,
+                )
+            )
         else:
             seen[fp] = name
     return out

@@ -34,9 +34,12 @@ class Transfer(_Frozen):
     wait: bool = True
     # (µs after the transfer's start, payload bit/s) steps (itb.scenario.experiment.profile). Left
     # out of the canonical form while unset, so older scenarios keep their hash.
-    profile: tuple[tuple[int, int], ...] | None = Field(default=None, exclude_if=lambda v: v is None)
-    enforce: Literal["pacing", "application"] = Field(default="pacing",
-                                                      exclude_if=lambda v: v == "pacing")
+    profile: tuple[tuple[int, int], ...] | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
+    enforce: Literal["pacing", "application"] = Field(
+        default="pacing", exclude_if=lambda v: v == "pacing"
+    )
     # "udt": ITB's UDT endpoint (itb-udt) instead of TCP; cc is then "udt"
     protocol: Literal["tcp", "udt"] = Field(default="tcp", exclude_if=lambda v: v == "tcp")
     # µs after its start by which it must have completed
@@ -105,7 +108,9 @@ class Command(_Frozen):
     wait: bool
     # Held to a profile (dates from the command's start) and/or a congestion control by
     # the cgroup sock_ops program; left out of the canonical form while unset.
-    profile: tuple[tuple[int, int], ...] | None = Field(default=None, exclude_if=lambda v: v is None)
+    profile: tuple[tuple[int, int], ...] | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
     cc: str | None = Field(default=None, exclude_if=lambda v: v is None)
     control_port: int | None = Field(default=None, exclude_if=lambda v: v is None)
     # stdout and stderr together kept on disk (None: the default, DEFAULT_OUTPUT_LIMIT);
@@ -117,8 +122,9 @@ class Command(_Frozen):
         return self.profile is not None or self.cc is not None
 
 
-Event = Annotated[Transfer | Pingpong | Udp | TcpBackground | SetLink | Command,
-                  Field(discriminator="kind")]
+Event = Annotated[
+    Transfer | Pingpong | Udp | TcpBackground | SetLink | Command, Field(discriminator="kind")
+]
 
 
 class Experiment(_Frozen):
@@ -137,12 +143,17 @@ class Experiment(_Frozen):
 
     def ccs(self) -> set[str]:
         """The TCP congestion controls the timeline uses (UDT transfers have their own)."""
-        return {e.cc for e in self.events
-                if isinstance(e, Transfer | Pingpong | TcpBackground | Command)
-                and e.cc is not None and (not isinstance(e, Transfer) or e.protocol == "tcp")}
+        return {
+            e.cc
+            for e in self.events
+            if isinstance(e, Transfer | Pingpong | TcpBackground | Command)
+            and e.cc is not None
+            and (not isinstance(e, Transfer) or e.protocol == "tcp")
+        }
 
     def pairs(self) -> list[tuple[str, str]]:
         """Every (source, destination) host pair that a transfer, ping-pong or UDP
         stream of the timeline uses (background groups are expanded per repetition)."""
-        return sorted({(e.src, e.dst) for e in self.events
-                       if isinstance(e, (Transfer, Pingpong, Udp))})
+        return sorted(
+            {(e.src, e.dst) for e in self.events if isinstance(e, (Transfer, Pingpong, Udp))}
+        )

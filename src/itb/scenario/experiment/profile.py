@@ -42,7 +42,7 @@ def _date_us(v: object) -> int:
     """Seconds as a bare number (or a string of one: a command line's), or a duration
     with its unit."""
     if isinstance(v, bool):
-        raise UnitError(f"a date is seconds or a duration such as \"1.5s\" (got {v!r})")
+        raise UnitError(f'a date is seconds or a duration such as "1.5s" (got {v!r})')
     if isinstance(v, str) and re.fullmatch(r"\s*[0-9]+(\.[0-9]+)?\s*", v):
         v = float(v)
     if isinstance(v, (int, float)):
@@ -62,8 +62,9 @@ def _rate(v: object) -> int:
 def parse_steps(value: object) -> tuple[Step, ...]:
     """An inline profile: [[date, rate], ...]. UnitError names the step."""
     if not isinstance(value, (list, tuple)) or not value:
-        raise UnitError('a profile is a list of [date, rate] steps such as '
-                        '[[0, "100Mbit"], [10, "600Mbit"]]')
+        raise UnitError(
+            'a profile is a list of [date, rate] steps such as [[0, "100Mbit"], [10, "600Mbit"]]'
+        )
     steps = []
     for k, step in enumerate(value):
         if not isinstance(step, (list, tuple)) or len(step) != 2:
@@ -85,12 +86,16 @@ def check(steps: tuple[Step, ...]) -> tuple[Step, ...]:
         raise UnitError(f"step 0: a profile starts at date 0 (got {steps[0][0] / 1e6:g} s)")
     late = next((k for k, (at, _) in enumerate(steps) if at > MAX_DATE_US), None)
     if late is not None:
-        raise UnitError(f"step {late}: date {steps[late][0] / 1e6:g} s is after "
-                        f"{MAX_DATE_US / 1e6:g} s (24 h, the longest timeline)")
+        raise UnitError(
+            f"step {late}: date {steps[late][0] / 1e6:g} s is after "
+            f"{MAX_DATE_US / 1e6:g} s (24 h, the longest timeline)"
+        )
     for k in range(1, len(steps)):
         if steps[k][0] <= steps[k - 1][0]:
-            raise UnitError(f"step {k}: date {steps[k][0] / 1e6:g} s is not after the "
-                            f"previous step's {steps[k - 1][0] / 1e6:g} s")
+            raise UnitError(
+                f"step {k}: date {steps[k][0] / 1e6:g} s is not after the "
+                f"previous step's {steps[k - 1][0] / 1e6:g} s"
+            )
     return steps
 
 
@@ -131,8 +136,9 @@ def read_file(path: Path) -> tuple[Step, ...]:
                 raise UnitError(f"rate_bps must be {RATE_LO} to {RATE_HI} (got {rate})")
             steps.append((round(t * 1_000_000), rate))
         except (InvalidOperation, UnitError) as e:
-            raise UnitError(f"{path}, line {line}: {e if isinstance(e, UnitError) else 'not a number'}") \
-                from None
+            raise UnitError(
+                f"{path}, line {line}: {e if isinstance(e, UnitError) else 'not a number'}"
+            ) from None
     try:
         return check(tuple(steps))
     except UnitError as e:
@@ -166,8 +172,11 @@ class Profile:
             at = at_us * 1000
             if elapsed_ns <= at:
                 break
-            end = min(self.steps[k + 1][0] * 1000, elapsed_ns) if k + 1 < len(self.steps) \
+            end = (
+                min(self.steps[k + 1][0] * 1000, elapsed_ns)
+                if k + 1 < len(self.steps)
                 else elapsed_ns
+            )
             bits_ns += rate * (end - at)
         return bits_ns // NS_BITS_PER_BYTE
 

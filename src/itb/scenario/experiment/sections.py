@@ -106,8 +106,12 @@ def _cc(v: object) -> str:
 def _hosts(v: object) -> tuple[str, ...]:
     """One host name or a list of them (a group)."""
     names = [v] if isinstance(v, str) else v
-    if not isinstance(names, (list, tuple)) or not names or not all(isinstance(n, str) for n in names):
-        raise UnitError(f'expected a host name or a list of host names, got {v!r}')
+    if (
+        not isinstance(names, (list, tuple))
+        or not names
+        or not all(isinstance(n, str) for n in names)
+    ):
+        raise UnitError(f"expected a host name or a list of host names, got {v!r}")
     return tuple(names)
 
 
@@ -141,7 +145,9 @@ Protocol = Annotated[str, BeforeValidator(choice(("tcp", "udt"), "protocol"))]
 Hosts = Annotated[tuple[str, ...], BeforeValidator(_hosts)]
 Argv = Annotated[tuple[str, ...], BeforeValidator(_argv)]
 EventId = Annotated[str, BeforeValidator(_event_id)]
-Direction = Annotated[str, BeforeValidator(choice(("forward", "reverse", "background"), "direction"))]
+Direction = Annotated[
+    str, BeforeValidator(choice(("forward", "reverse", "background"), "direction"))
+]
 
 
 class _Section(BaseModel):
@@ -172,7 +178,9 @@ class TransferSpec(_Section):
     cc: CC = "cubic"
     streams: Annotated[int, strict_int(1, MAX_STREAMS)] = 1
     rate: TrafficRate = None
-    profile: ProfileField = None  # rate steps over time (itb.scenario.experiment.profile), or a file
+    profile: ProfileField = (
+        None  # rate steps over time (itb.scenario.experiment.profile), or a file
+    )
     enforce: Enforce = "pacing"  # how the sender keeps rate/profile: pacing or its writes
     deadline: Span | None = None  # it must complete this long after its start
     protocol: Protocol = "tcp"  # "udt": the UDT endpoint, its rate from `rate` or `profile`
@@ -208,8 +216,10 @@ class UdpSpec(_Section):
 
 
 class SizeDistribution(_Section):
-    distribution: Annotated[str, BeforeValidator(choice(("exponential", "pareto", "weibull", "fixed"),
-                                                         "size distribution"))]
+    distribution: Annotated[
+        str,
+        BeforeValidator(choice(("exponential", "pareto", "weibull", "fixed"), "size distribution")),
+    ]
     mean: Volume
     shape: float | None = None  # pareto alpha (> 1), weibull k (> 0)
 
@@ -231,7 +241,9 @@ class SetSpec(_Section):
     id: EventId | None = None
     at: Date
     link: str
-    direction: Annotated[str, BeforeValidator(choice(("forward", "reverse", "both"), "direction"))] = "both"
+    direction: Annotated[
+        str, BeforeValidator(choice(("forward", "reverse", "both"), "direction"))
+    ] = "both"
     rate: Rate = Field(default=None)
     delay: OneWay | None = None
     loss: LossField | None = None

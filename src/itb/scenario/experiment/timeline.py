@@ -44,8 +44,9 @@ def event_profile(t, where: str, source: str | None) -> tuple[profiles.Step, ...
     if t.profile is None:
         return None
     if getattr(t, "rate", None) is not None:
-        raise ScenarioError(source, f"{where}.profile", "a transfer has a rate or a profile, "
-                                                        "not both")
+        raise ScenarioError(
+            source, f"{where}.profile", "a transfer has a rate or a profile, not both"
+        )
     if not isinstance(t.profile, str):
         return t.profile
     path = Path(t.profile)
@@ -65,8 +66,10 @@ def within_path(steps, path_bps: int | None, src: str, dst: str, field: str, fai
         return
     for k, (_at, rate) in enumerate(steps):
         if rate > path_bps:
-            fail(f"{field}[{k}]", f"{format_rate(rate)} exceeds the path's {format_rate(path_bps)} "
-                                  f"({src} → {dst})")
+            fail(
+                f"{field}[{k}]",
+                f"{format_rate(rate)} exceeds the path's {format_rate(path_bps)} ({src} → {dst})",
+            )
 
 
 def within_deadline(t, steps, path_bps: int | None, field: str, fail) -> None:
@@ -80,8 +83,11 @@ def within_deadline(t, steps, path_bps: int | None, field: str, fail) -> None:
     else:
         return
     if needs > t.deadline:
-        fail(field, f"{t.volume} bytes need {needs / 1e6:.4g} s {how}: they cannot arrive by the "
-                    f"deadline, {t.deadline / 1e6:g} s after the start")
+        fail(
+            field,
+            f"{t.volume} bytes need {needs / 1e6:.4g} s {how}: they cannot arrive by the "
+            f"deadline, {t.deadline / 1e6:g} s after the start",
+        )
 
 
 def udt_profile(t, steps, topo: Topology, where: str, fail) -> tuple[profiles.Step, ...]:
@@ -91,16 +97,21 @@ def udt_profile(t, steps, topo: Topology, where: str, fail) -> tuple[profiles.St
     if "cc" in given:
         fail(f"{where}.cc", "a UDT transfer has its own rate controller: leave cc out")
     if t.enforce != "pacing":
-        fail(f"{where}.enforce", "UDT keeps its rate by its controller's packet period; "
-                                 "enforce = \"application\" is for TCP")
+        fail(
+            f"{where}.enforce",
+            "UDT keeps its rate by its controller's packet period; "
+            'enforce = "application" is for TCP',
+        )
     if t.streams != 1 or t.source_file or t.sink_file:
         fail(f"{where}.protocol", "a UDT transfer is one stream, memory to memory")
     if "ipv4" not in topo.families:
         fail(f"{where}.protocol", "itb-udt speaks IPv4: the testbed has no IPv4 addresses")
     if steps is None:
         if t.rate is None:
-            fail(f"{where}.rate", "a UDT transfer needs a rate or a profile (its controller "
-                                  "sends at a set rate)")
+            fail(
+                f"{where}.rate",
+                "a UDT transfer needs a rate or a profile (its controller sends at a set rate)",
+            )
         steps = ((0, t.rate),)
     return steps
 
@@ -126,8 +137,11 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
 
     def date(at: int, field: str) -> int:
         if at >= exp.duration:
-            fail(field, f"date {at / 1e6:g} s is not before the end of the timeline "
-                        f"(experiment.duration = {exp.duration / 1e6:g} s)")
+            fail(
+                field,
+                f"date {at / 1e6:g} s is not before the end of the timeline "
+                f"(experiment.duration = {exp.duration / 1e6:g} s)",
+            )
         return at
 
     def new_id(given: str | None, default: str, field: str) -> str:
@@ -147,20 +161,37 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
         n = max(len(srcs), len(dsts))
         for name, group in (("src", srcs), ("dst", dsts)):
             if len(group) not in (1, n):
-                fail(f"{where}.{name}", f"a group needs as many sources as destinations "
-                                        f"(or one of either): {len(srcs)} vs {len(dsts)}")
+                fail(
+                    f"{where}.{name}",
+                    f"a group needs as many sources as destinations "
+                    f"(or one of either): {len(srcs)} vs {len(dsts)}",
+                )
         spacing = exp.spacing if t.spacing is None else t.spacing
         base = t.id or f"t{i + 1}"
         if (t.source_file or t.sink_file) and (t.streams != 1 or n != 1):
             fail(f"{where}.streams", "a transfer from or to a file is one transfer of one stream")
-        src_file = files.confine(t.source_file, exp.files_dir, source, f"{where}.source_file",
-                                 sink=False, overwrite=False)
-        sink_file = files.confine(t.sink_file, exp.files_dir, source, f"{where}.sink_file",
-                                  sink=True, overwrite=t.overwrite)
+        src_file = files.confine(
+            t.source_file,
+            exp.files_dir,
+            source,
+            f"{where}.source_file",
+            sink=False,
+            overwrite=False,
+        )
+        sink_file = files.confine(
+            t.sink_file,
+            exp.files_dir,
+            source,
+            f"{where}.sink_file",
+            sink=True,
+            overwrite=t.overwrite,
+        )
         steps = event_profile(t, where, source)
         if t.enforce == "application" and t.rate is None and steps is None:
-            fail(f"{where}.enforce", "enforce = \"application\" caps a rate or a profile; "
-                                     "this transfer has neither")
+            fail(
+                f"{where}.enforce",
+                'enforce = "application" caps a rate or a profile; this transfer has neither',
+            )
         if t.protocol == "udt":
             steps = udt_profile(t, steps, topo, where, fail)
         for k in range(n):
@@ -169,39 +200,69 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
             if src == dst:
                 fail(f"{where}.dst", f"source and destination are the same host {src!r}")
             if steps is not None:
-                within_path(steps, path_rate_bps(topo, src, dst), src, dst, f"{where}.profile", fail)
+                within_path(
+                    steps, path_rate_bps(topo, src, dst), src, dst, f"{where}.profile", fail
+                )
             at = date(t.at + k * spacing, f"{where}.at" if k == 0 else f"{where}.spacing")
-            events.append(Transfer(
-                id=new_id(None, base if n == 1 else f"{base}.{k + 1}", f"{where}.id"),
-                at_us=at, src=src, dst=dst, volume=t.volume,
-                cc="udt" if t.protocol == "udt" else t.cc, streams=t.streams,
-                rate_bps=None if t.protocol == "udt" else t.rate, direction=t.direction or direction(src, dst),
-                source_file=src_file, sink_file=sink_file, wait=t.wait, profile=steps,
-                enforce=t.enforce, protocol=t.protocol, deadline_us=t.deadline))
+            events.append(
+                Transfer(
+                    id=new_id(None, base if n == 1 else f"{base}.{k + 1}", f"{where}.id"),
+                    at_us=at,
+                    src=src,
+                    dst=dst,
+                    volume=t.volume,
+                    cc="udt" if t.protocol == "udt" else t.cc,
+                    streams=t.streams,
+                    rate_bps=None if t.protocol == "udt" else t.rate,
+                    direction=t.direction or direction(src, dst),
+                    source_file=src_file,
+                    sink_file=sink_file,
+                    wait=t.wait,
+                    profile=steps,
+                    enforce=t.enforce,
+                    protocol=t.protocol,
+                    deadline_us=t.deadline,
+                )
+            )
             if t.deadline is not None:
                 within_deadline(t, steps, path_rate_bps(topo, src, dst), f"{where}.deadline", fail)
         last = t.at + (n - 1) * spacing
         if steps is not None:
             needs_us = profiles.time_to_send_us(steps, t.volume)
             if t.wait and last + needs_us > exp.duration:
-                fail(f"{where}.volume", f"{t.volume} bytes need {needs_us / 1e6:.3g} s at the "
-                                        f"profile's rates: past the end of the timeline "
-                                        f"({exp.duration / 1e6:g} s)")
+                fail(
+                    f"{where}.volume",
+                    f"{t.volume} bytes need {needs_us / 1e6:.3g} s at the "
+                    f"profile's rates: past the end of the timeline "
+                    f"({exp.duration / 1e6:g} s)",
+                )
             continue
         fastest = min(r for r in (t.rate, top_rate) if r)
         if t.wait and last + t.volume * 8e6 / fastest > exp.duration:  # (adverse: stopped)
-            fail(f"{where}.volume", f"{t.volume} bytes cannot arrive before the end of the "
-                                    f"timeline ({exp.duration / 1e6:g} s) even at "
-                                    f"{fastest / 1e6:g} Mbit/s, the fastest this path allows")
+            fail(
+                f"{where}.volume",
+                f"{t.volume} bytes cannot arrive before the end of the "
+                f"timeline ({exp.duration / 1e6:g} s) even at "
+                f"{fastest / 1e6:g} Mbit/s, the fastest this path allows",
+            )
     for i, p in enumerate(sections.pingpong):
         where = f"pingpong[{i}]"
         src, dst = host(p.src, f"{where}.src"), host(p.dst, f"{where}.dst")
         if src == dst:
             fail(f"{where}.dst", f"source and destination are the same host {src!r}")
-        events.append(Pingpong(id=new_id(p.id, f"pp{i + 1}", f"{where}.id"),
-                               at_us=date(p.at, f"{where}.at"), src=src, dst=dst,
-                               count=p.count, size=p.size, cc=p.cc, rate_bps=p.rate,
-                               direction=p.direction or direction(src, dst)))
+        events.append(
+            Pingpong(
+                id=new_id(p.id, f"pp{i + 1}", f"{where}.id"),
+                at_us=date(p.at, f"{where}.at"),
+                src=src,
+                dst=dst,
+                count=p.count,
+                size=p.size,
+                cc=p.cc,
+                rate_bps=p.rate,
+                direction=p.direction or direction(src, dst),
+            )
+        )
     for i, u in enumerate(sections.udp):
         where = f"udp[{i}]"
         src, dst = host(u.src, f"{where}.src"), host(u.dst, f"{where}.dst")
@@ -210,9 +271,19 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
         at = date(u.at, f"{where}.at")
         if at + u.duration > exp.duration:
             fail(f"{where}.duration", "the stream would run past the end of the timeline")
-        events.append(Udp(id=new_id(u.id, f"udp{i + 1}", f"{where}.id"), at_us=at, src=src,
-                          dst=dst, rate_bps=u.rate, duration_us=u.duration, size=u.size,
-                          arrivals=u.arrivals, seed=exp.seed + i))
+        events.append(
+            Udp(
+                id=new_id(u.id, f"udp{i + 1}", f"{where}.id"),
+                at_us=at,
+                src=src,
+                dst=dst,
+                rate_bps=u.rate,
+                duration_us=u.duration,
+                size=u.size,
+                arrivals=u.arrivals,
+                seed=exp.seed + i,
+            )
+        )
     for i, b in enumerate(sections.tcp_background):
         where = f"tcp_background[{i}]"
         for name in b.src:
@@ -228,26 +299,49 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
         if sz.distribution == "weibull" and (sz.shape is None or sz.shape <= 0):
             fail(f"{where}.sizes.shape", "a Weibull size distribution needs shape > 0")
         if b.duration / b.mean_gap > MAX_BACKGROUND_FLOWS:
-            fail(f"{where}.mean_gap", f"more than {MAX_BACKGROUND_FLOWS} flows expected; "
-                                      "use a longer mean gap")
-        events.append(TcpBackground(
-            id=new_id(b.id, f"bg{i + 1}", f"{where}.id"), at_us=at, src=b.src, dst=b.dst,
-            duration_us=b.duration, mean_gap_us=b.mean_gap, distribution=sz.distribution,
-            mean_bytes=sz.mean, shape=sz.shape, cc=b.cc))
+            fail(
+                f"{where}.mean_gap",
+                f"more than {MAX_BACKGROUND_FLOWS} flows expected; use a longer mean gap",
+            )
+        events.append(
+            TcpBackground(
+                id=new_id(b.id, f"bg{i + 1}", f"{where}.id"),
+                at_us=at,
+                src=b.src,
+                dst=b.dst,
+                duration_us=b.duration,
+                mean_gap_us=b.mean_gap,
+                distribution=sz.distribution,
+                mean_bytes=sz.mean,
+                shape=sz.shape,
+                cc=b.cc,
+            )
+        )
     for i, s in enumerate(sections.set):
         where = f"set[{i}]"
         link = links.get(s.link)
         if link is None or not link.emulated:
             emulated = sorted(n for n, lk in links.items() if lk.emulated)
-            fail(f"{where}.link", f"unknown or not emulated link {s.link!r}; emulated links: "
-                                  f"{', '.join(emulated) or 'none'}")
+            fail(
+                f"{where}.link",
+                f"unknown or not emulated link {s.link!r}; emulated links: "
+                f"{', '.join(emulated) or 'none'}",
+            )
         given = "rate" in s.model_fields_set
         if not (given or s.delay is not None or s.loss is not None):
             fail(where, "nothing to change: give rate, delay or loss")
-        events.append(SetLink(id=new_id(s.id, f"set{i + 1}", f"{where}.id"),
-                              at_us=date(s.at, f"{where}.at"), link=s.link,
-                              direction=s.direction, rate_bps=s.rate, rate_given=given,
-                              delay_us=s.delay, loss=s.loss))
+        events.append(
+            SetLink(
+                id=new_id(s.id, f"set{i + 1}", f"{where}.id"),
+                at_us=date(s.at, f"{where}.at"),
+                link=s.link,
+                direction=s.direction,
+                rate_bps=s.rate,
+                rate_given=given,
+                delay_us=s.delay,
+                loss=s.loss,
+            )
+        )
     for i, c in enumerate(sections.command):
         where = f"command[{i}]"
         name = host(c.host, f"{where}.host")
@@ -260,25 +354,53 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
             if out_limited_bps and len(out_limited_bps) == len(out_bps):
                 for k, (_at, rate) in enumerate(steps):
                     if rate > max(out_limited_bps):
-                        fail(f"{where}.profile[{k}]", f"{format_rate(rate)} exceeds "
-                                                      f"{format_rate(max(out_limited_bps))}, the "
-                                                      f"fastest path out of {name}")
+                        fail(
+                            f"{where}.profile[{k}]",
+                            f"{format_rate(rate)} exceeds "
+                            f"{format_rate(max(out_limited_bps))}, the "
+                            f"fastest path out of {name}",
+                        )
         if c.control_port is not None and not (steps is not None or c.cc is not None):
-            fail(f"{where}.control_port", "control_port names the connection a profile or cc "
-                                          "leaves alone; this command has neither")
-        events.append(Command(id=new_id(c.id, f"cmd{i + 1}", f"{where}.id"),
-                              at_us=date(c.at, f"{where}.at"), host=name, argv=c.argv,
-                              check=c.check, wait=c.wait, profile=steps, cc=c.cc,
-                              control_port=c.control_port, output_limit_bytes=c.output_limit))
+            fail(
+                f"{where}.control_port",
+                "control_port names the connection a profile or cc "
+                "leaves alone; this command has neither",
+            )
+        events.append(
+            Command(
+                id=new_id(c.id, f"cmd{i + 1}", f"{where}.id"),
+                at_us=date(c.at, f"{where}.at"),
+                host=name,
+                argv=c.argv,
+                check=c.check,
+                wait=c.wait,
+                profile=steps,
+                cc=c.cc,
+                control_port=c.control_port,
+                output_limit_bytes=c.output_limit,
+            )
+        )
     if len(events) > MAX_EVENTS:
-        fail("(file)", f"{len(events)} timeline events (groups expanded): at most "
-                       f"{MAX_EVENTS}; use [[tcp_background]] for many short flows")
+        fail(
+            "(file)",
+            f"{len(events)} timeline events (groups expanded): at most "
+            f"{MAX_EVENTS}; use [[tcp_background]] for many short flows",
+        )
     if not events:
-        fail("(file)", "the timeline is empty: add at least one [[transfer]], [[pingpong]], "
-                       "[[udp]], [[tcp_background]] or [[command]]")
+        fail(
+            "(file)",
+            "the timeline is empty: add at least one [[transfer]], [[pingpong]], "
+            "[[udp]], [[tcp_background]] or [[command]]",
+        )
     events.sort(key=lambda e: (e.at_us, e.id))
-    return Experiment(name=exp.name or topo.name, repetitions=exp.repetitions, seed=exp.seed,
-                      duration_us=exp.duration, interval_us=exp.interval, events=tuple(events))
+    return Experiment(
+        name=exp.name or topo.name,
+        repetitions=exp.repetitions,
+        seed=exp.seed,
+        duration_us=exp.duration,
+        interval_us=exp.interval,
+        events=tuple(events),
+    )
 
 
 def events_for_repetition(exp: Experiment, repetition: int) -> list:
@@ -302,9 +424,19 @@ def events_for_repetition(exp: Experiment, repetition: int) -> list:
             k += 1
             if src == dst:
                 continue
-            out.append(Transfer(id=f"{e.id}.{k}", at_us=t, src=src, dst=dst,
-                                volume=max(1, int(draw_size(rng, e))), cc=e.cc, streams=1,
-                                rate_bps=None, direction="background"))
+            out.append(
+                Transfer(
+                    id=f"{e.id}.{k}",
+                    at_us=t,
+                    src=src,
+                    dst=dst,
+                    volume=max(1, int(draw_size(rng, e))),
+                    cc=e.cc,
+                    streams=1,
+                    rate_bps=None,
+                    direction="background",
+                )
+            )
     out.sort(key=lambda ev: (ev.at_us, ev.id))
     return out
 

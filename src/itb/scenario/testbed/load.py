@@ -38,8 +38,9 @@ def testbed_from_dict(data: dict, source: str | None = None) -> Topology:
     return compile_testbed(validate_file(data, source), source)
 
 
-def load_testbed(path: str | Path | None, overrides: dict | None = None,
-                 ignore: frozenset[str] = frozenset()) -> Topology:
+def load_testbed(
+    path: str | Path | None, overrides: dict | None = None, ignore: frozenset[str] = frozenset()
+) -> Topology:
     """The resolved Topology of a testbed file; None means the default dumbbell. Tables
     named in `ignore` are not the testbed's (a scenario file's experiment sections:
     `itb.scenario.load_testbed` passes them)."""
@@ -85,7 +86,9 @@ def _apply_overrides(data: dict, overrides: dict[str, Any]) -> dict[str, tuple[s
             )
         section, field = OVERRIDES[key]
         if section != "testbed" and kind != "dumbbell":
-            raise ScenarioError(None, _option(key), f"applies to the dumbbell only; this testbed is {kind!r}")
+            raise ScenarioError(
+                None, _option(key), f"applies to the dumbbell only; this testbed is {kind!r}"
+            )
         if key in ("pairs", "mtu") and isinstance(value, str) and value.strip().isdigit():
             value = int(value)
         table = data.setdefault(section, {})

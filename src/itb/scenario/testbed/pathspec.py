@@ -58,11 +58,17 @@ def path_spec(topo: Topology, src: str, dst: str) -> PathSpec:
                 bottleneck, bottleneck_dir = link, out
         if link.emulated and bottleneck is None:
             bottleneck, bottleneck_dir = link, out
-    extra = sum(p.extra_rtt_us for p in topo.pair_delays
-                if {p.src, p.dst} == {src, dst})
-    return PathSpec(src, dst, fwd_delay + rev_delay + extra, rate, bottleneck, bottleneck_dir,
-                    1 - delivered,
-                    em_direction[bottleneck.name] if bottleneck is not None else "ab")
+    extra = sum(p.extra_rtt_us for p in topo.pair_delays if {p.src, p.dst} == {src, dst})
+    return PathSpec(
+        src,
+        dst,
+        fwd_delay + rev_delay + extra,
+        rate,
+        bottleneck,
+        bottleneck_dir,
+        1 - delivered,
+        em_direction[bottleneck.name] if bottleneck is not None else "ab",
+    )
 
 
 def default_pair(topo: Topology) -> tuple[str, str]:

@@ -78,7 +78,9 @@ def _node_name(v: object) -> str:
 def choice(allowed: tuple, what: str):
     def check(v: object):
         if isinstance(v, bool) or v not in allowed:
-            raise UnitError(f"unsupported {what} {v!r}; allowed: {', '.join(str(a) for a in allowed)}")
+            raise UnitError(
+                f"unsupported {what} {v!r}; allowed: {', '.join(str(a) for a in allowed)}"
+            )
         return v
 
     return check
@@ -108,14 +110,18 @@ def _families(v: object) -> tuple[str, ...]:
         choice(FAMILIES, "address family")(f)
     if len(set(v)) != len(v):
         raise UnitError(f"address family listed twice in {list(v)!r}")
-    return tuple(f for f in FAMILIES if f in v)  # canonical order: the hash ignores how it was written
+    return tuple(
+        f for f in FAMILIES if f in v
+    )  # canonical order: the hash ignores how it was written
 
 
 def _loss(v: object) -> Loss:
     if isinstance(v, Loss):
         return v
     if isinstance(v, dict):
-        return LossTable.model_validate(v).resolve()  # its ValidationError is unwrapped by first_error
+        return LossTable.model_validate(
+            v
+        ).resolve()  # its ValidationError is unwrapped by first_error
     p = parse_loss(v)
     return Loss(model="bernoulli", p=p) if p > 0 else Loss()
 
@@ -136,7 +142,9 @@ class _Section(BaseModel):
 class LossTable(_Section):
     """loss = {model = "gilbert-elliott", p = 0.01, r = 0.3, loss_bad = 1.0, loss_good = 0.0}"""
 
-    model: Annotated[str, BeforeValidator(choice(("none", "bernoulli", "gilbert-elliott"), "loss model"))]
+    model: Annotated[
+        str, BeforeValidator(choice(("none", "bernoulli", "gilbert-elliott"), "loss model"))
+    ]
     p: Probability | None = None
     r: Probability | None = None
     loss_bad: Probability | None = None
@@ -187,7 +195,9 @@ class LinkSpec(_Section):
 
 def _testbed_name(v: object) -> str:
     if not isinstance(v, str) or not TESTBED_NAME.fullmatch(v):
-        raise UnitError(f"{v!r} is not a valid testbed name: up to 64 letters, digits, '.', '_' or '-'")
+        raise UnitError(
+            f"{v!r} is not a valid testbed name: up to 64 letters, digits, '.', '_' or '-'"
+        )
     return v
 
 
@@ -212,7 +222,8 @@ class DumbbellSection(_Section):
 
 class PairRttSpec(_Section):
     distribution: Annotated[
-        str, BeforeValidator(choice(("fixed", "multimodal", "exponential", "poisson"), "distribution"))
+        str,
+        BeforeValidator(choice(("fixed", "multimodal", "exponential", "poisson"), "distribution")),
     ]
     values: list[Rtt] | None = None  # fixed: one total RTT per pair
     modes: list[Rtt] | None = None  # multimodal
@@ -274,7 +285,10 @@ def _model_at(loc: tuple, root: type[BaseModel]) -> type[BaseModel] | None:
     for part in loc:
         if isinstance(part, int):
             continue
-        if not (isinstance(cls, type) and issubclass(cls, BaseModel)) or part not in cls.model_fields:
+        if (
+            not (isinstance(cls, type) and issubclass(cls, BaseModel))
+            or part not in cls.model_fields
+        ):
             return None
         cls = _inner_model(cls.model_fields[part].annotation)
     return cls if isinstance(cls, type) and issubclass(cls, BaseModel) else None
@@ -318,7 +332,9 @@ def first_error(
 
 def validate_file(data: dict, source: str | None) -> TestbedFile:
     if not isinstance(data, dict):
-        raise ScenarioError(source, "(file)", f"expected a table of sections, got {type(data).__name__}")
+        raise ScenarioError(
+            source, "(file)", f"expected a table of sections, got {type(data).__name__}"
+        )
     try:
         return TestbedFile.model_validate(data)
     except ValidationError as e:

@@ -48,7 +48,9 @@ class _Builder:
 
     def node(self, name: str, role: str, side: str, field: str) -> None:
         if name in self._where:
-            raise self.error(field, f"duplicate node name {name!r} (already used by {self._where[name]})")
+            raise self.error(
+                field, f"duplicate node name {name!r} (already used by {self._where[name]})"
+            )
         self._where[name] = field
         self.nodes.append(Node(name=name, role=role, side=side))
 
@@ -64,10 +66,13 @@ class _Builder:
             ipv6=ipv6 if "ipv6" in self.families else None,
         )
 
-    def link(self, kind: str, a: str, a_if: str, b: str, b_if: str, fwd: Direction, rev: Direction) -> None:
+    def link(
+        self, kind: str, a: str, a_if: str, b: str, b_if: str, fwd: Direction, rev: Direction
+    ) -> None:
         if len(self.links) >= MAX_LINKS:
             raise self.error(
-                "testbed.topology", f"more than {MAX_LINKS} links; the address plan holds {MAX_LINKS}"
+                "testbed.topology",
+                f"more than {MAX_LINKS} links; the address plan holds {MAX_LINKS}",
             )
         self.links.append(
             Link(
@@ -94,7 +99,9 @@ DEFAULT_QUEUE_FLOOR_FRAMES = 64
 ETHERNET_HEADER = 14
 
 
-def resolve_link(spec: LinkSpec, path: str, mtu: int, source: str | None) -> tuple[Direction, Direction, int]:
+def resolve_link(
+    spec: LinkSpec, path: str, mtu: int, source: str | None
+) -> tuple[Direction, Direction, int]:
     """(forward, reverse, base RTT in µs) of one emulated link."""
     err = lambda field, reason: ScenarioError(source, f"{path}.{field}", reason)  # noqa: E731
     delays = (spec.delay_forward, spec.delay_reverse)
@@ -111,7 +118,8 @@ def resolve_link(spec: LinkSpec, path: str, mtu: int, source: str | None) -> tup
         d_rev = rtt - d_fwd
         if d_rev > MAX_ONE_WAY_US:
             raise err(
-                "rtt", f"rtt {format_duration(rtt)} means {format_duration(d_rev)} one way; at most 500 ms"
+                "rtt",
+                f"rtt {format_duration(rtt)} means {format_duration(d_rev)} one way; at most 500 ms",
             )
     rtt = d_fwd + d_rev  # the BDP of both directions uses the link's full base RTT
     # unset *_reverse fields follow the forward ones (rate_reverse = None means unlimited)
@@ -166,7 +174,8 @@ def _only(spec: TestbedFile, kind: str, b: _Builder) -> None:
     for section, topo in owner.items():
         if topo != kind and getattr(spec, section) is not None:
             raise b.error(
-                section, f"section [{section}] applies to topology = {topo!r}, this testbed is {kind!r}"
+                section,
+                f"section [{section}] applies to topology = {topo!r}, this testbed is {kind!r}",
             )
 
 
@@ -202,7 +211,12 @@ def _dumbbell(spec: TestbedFile, b: _Builder) -> list[PairDelay]:
 def sample_pair_rtts(spec: PairRttSpec, pairs: int, source: str | None) -> list[int]:
     """Total RTT in µs per host pair, deterministic for a given seed (capped at 10 s)."""
     err = lambda field, reason: ScenarioError(source, f"pair_rtt.{field}", reason)  # noqa: E731
-    needs = {"fixed": {"values"}, "multimodal": {"modes"}, "exponential": {"mean"}, "poisson": {"mean"}}
+    needs = {
+        "fixed": {"values"},
+        "multimodal": {"modes"},
+        "exponential": {"mean"},
+        "poisson": {"mean"},
+    }
     optional = {"multimodal": {"weights"}}
     dist = spec.distribution
     for field in ("values", "modes", "weights", "mean"):
@@ -215,7 +229,9 @@ def sample_pair_rtts(spec: PairRttSpec, pairs: int, source: str | None) -> list[
     if dist == "fixed":
         assert spec.values is not None  # checked above: the distribution needs it
         if len(spec.values) != pairs:
-            raise err("values", f"{len(spec.values)} values for {pairs} pairs; give one RTT per pair")
+            raise err(
+                "values", f"{len(spec.values)} values for {pairs} pairs; give one RTT per pair"
+            )
         totals = list(spec.values)
     elif dist == "multimodal":
         totals = _stratified(spec, pairs, rng, err)
@@ -273,11 +289,14 @@ def _poisson(rng: random.Random, lam: float) -> int:
 def _chain(spec: TestbedFile, b: _Builder) -> None:
     c = spec.chain
     if c is None:
-        raise b.error("chain", "topology 'chain' needs a [chain] section with [[chain.host]] entries")
+        raise b.error(
+            "chain", "topology 'chain' needs a [chain] section with [[chain.host]] entries"
+        )
     n = c.routers if c.routers is not None else (len(c.link) + 1 if c.link else 3)
     if c.link and len(c.link) != n - 1:
         raise b.error(
-            "chain.link", f"{len(c.link)} links for {n} routers; give {n - 1} (or none for defaults)"
+            "chain.link",
+            f"{len(c.link)} links for {n} routers; give {n - 1} (or none for defaults)",
         )
     specs = c.link or [LinkSpec()] * (n - 1)
     hops = [resolve_link(s, f"chain.link[{i}]", b.mtu, b.source) for i, s in enumerate(specs)]
@@ -291,7 +310,8 @@ def _chain(spec: TestbedFile, b: _Builder) -> None:
     for k, h in enumerate(c.host):
         if h.router >= n:
             raise b.error(
-                f"chain.host[{k}].router", f"router {h.router} does not exist; routers are 0 to {n - 1}"
+                f"chain.host[{k}].router",
+                f"router {h.router} does not exist; routers are 0 to {n - 1}",
             )
         b.node(h.name, "host", side(h.router), f"chain.host[{k}].name")
     for i, (fwd, rev, _) in enumerate(hops):

@@ -25,9 +25,16 @@ def group_runs(transfers: pd.DataFrame) -> list[GroupRun]:
     for (rep, cc), g in fwd.groupby(["repetition", "cc"], sort=True):
         ok = g["ok"].astype(bool)  # a corrupt window is not ok (itb.analysis.window)
         times = g.loc[ok, "completion_s"].dropna()
-        out.append(GroupRun(repetition=int(rep), cc=str(cc), sources=int(g["streams"].sum()),
-                            completed=int(times.size), failed=int(len(g) - times.size),
-                            t_mean=float(times.mean()) if times.size else None))
+        out.append(
+            GroupRun(
+                repetition=int(rep),
+                cc=str(cc),
+                sources=int(g["streams"].sum()),
+                completed=int(times.size),
+                failed=int(len(g) - times.size),
+                t_mean=float(times.mean()) if times.size else None,
+            )
+        )
     return out
 
 
@@ -50,9 +57,15 @@ def _runs(sweep: Sweep[FriendlinessCell], cell: FriendlinessCell) -> list[GroupR
 def _group(runs: list[GroupRun], cc: str, sources: int) -> Group:
     mine = [r for r in runs if r.cc == cc]
     t, ci = mean_ci(r.t_mean for r in mine)
-    return Group(cc=cc, sources=max((r.sources for r in mine), default=sources),
-                 repetitions=len(mine), completed=sum(r.completed for r in mine),
-                 failed=sum(r.failed for r in mine), t_mean=t, t_mean_ci95=ci)
+    return Group(
+        cc=cc,
+        sources=max((r.sources for r in mine), default=sources),
+        repetitions=len(mine),
+        completed=sum(r.completed for r in mine),
+        failed=sum(r.failed for r in mine),
+        t_mean=t,
+        t_mean_ci95=ci,
+    )
 
 
 def _sources(cell: FriendlinessCell, cc: str) -> int:
@@ -74,22 +87,36 @@ def analyse(sweep: Sweep[FriendlinessCell]) -> Results:
         r, r_ci = mean_ci(rs)
         pending.append((c, runs, base_runs, r, r_ci, len(rs)))
     # one table: Holm over every point's "reference next to the tested vs alone"
-    cost = compare_all([(f"{c.reference} next to {c.tested}",
-                         [x.t_mean for x in runs if x.cc == c.reference],
-                         f"{c.reference} alone",
-                         [x.t_mean for x in base if x.cc == c.reference])
-                        for c, runs, base, *_ in pending])
+    cost = compare_all(
+        [
+            (
+                f"{c.reference} next to {c.tested}",
+                [x.t_mean for x in runs if x.cc == c.reference],
+                f"{c.reference} alone",
+                [x.t_mean for x in base if x.cc == c.reference],
+            )
+            for c, runs, base, *_ in pending
+        ]
+    )
     points = []
     for (c, runs, base, r, r_ci, n), comp in zip(pending, cost):
         ref = c.reference
-        points.append(Point(
-            name=c.name, tested=c.tested, reference=ref, c_g=c.c_g,
-            c_g_realised=c.c_g_realised,
-            tested_group=_group(runs, c.tested, _sources(c, c.tested)),
-            reference_group=_group(runs, ref, _sources(c, ref)),
-            reference_alone=_group(base, ref, _sources(alone[c.c_g], ref)) if base else None,
-            ratio=r, ratio_ci95=r_ci, ratio_runs=n,
-            reference_cost=comp if base else None))
+        points.append(
+            Point(
+                name=c.name,
+                tested=c.tested,
+                reference=ref,
+                c_g=c.c_g,
+                c_g_realised=c.c_g_realised,
+                tested_group=_group(runs, c.tested, _sources(c, c.tested)),
+                reference_group=_group(runs, ref, _sources(c, ref)),
+                reference_alone=_group(base, ref, _sources(alone[c.c_g], ref)) if base else None,
+                ratio=r,
+                ratio_ci95=r_ci,
+                ratio_runs=n,
+                reference_cost=comp if base else None,
+            )
+        )
     res = Results(points=points)
     res.save(sweep.out / "results.json")
     return res

@@ -14,19 +14,26 @@ from itb.study.bulk import MAX_SPAN, STUDY_DIR, Capacity, MaxSpan, Rtt, Scaled, 
 
 class FriendlinessArgs(Scaled):
     ccs: Annotated[tuple[str, ...], Option("--cc", options.ccs)] = Field(  # tested
-        "cubic,bbr", validate_default=True, description="Tested congestion controls.")
+        "cubic,bbr", validate_default=True, description="Tested congestion controls."
+    )
     reference: Annotated[str, Option("--reference", options.one_cc)] = Field(
-        "reno", validate_default=True,
-        description="The reference TCP the tested ones share the bottleneck with.")
+        "reno",
+        validate_default=True,
+        description="The reference TCP the tested ones share the bottleneck with.",
+    )
     c_g: Annotated[tuple[float, ...], Option("--cg", options.levels)] = Field(
-        "1.5,2", validate_default=True,
+        "1.5,2",
+        validate_default=True,
         description="Congestion levels C_g (forward sources' capacity over C; half "
-        "of them on each protocol).")
+        "of them on each protocol).",
+    )
     rtt_ms: Rtt = Field("20ms", validate_default=True)
     repeat: Annotated[int, Option("--repeat")] = Field(
-        3, ge=1, le=100, description="Repetitions per point.")
+        3, ge=1, le=100, description="Repetitions per point."
+    )
     transfer_time: Annotated[float, Option("--transfer-time"), Field(exclude=True)] = Field(
-        15.0, description="Seconds one transfer takes alone at C_a (sets the volume).")
+        15.0, description="Seconds one transfer takes alone at C_a (sets the volume)."
+    )
     max_span: MaxSpan = MAX_SPAN
     scale_factor: ScaleFactor = None
     capacity: Capacity = None

@@ -20,7 +20,9 @@ ALONE = "alone"
 
 
 def _name(tested: str, reference: str, c_g: float) -> str:
-    return f"{tested}-vs-{reference}-cg{c_g:g}" if tested != ALONE else f"{reference}-alone-cg{c_g:g}"
+    return (
+        f"{tested}-vs-{reference}-cg{c_g:g}" if tested != ALONE else f"{reference}-alone-cg{c_g:g}"
+    )
 
 
 def mixed(doc: dict, tested: str, reference: str) -> dict:
@@ -38,8 +40,12 @@ def sweep_of(a: FriendlinessArgs, out: Path) -> Sweep[FriendlinessCell]:
     for c_g in a.c_g:
         cls = ItbClass("F", DATA_CENTRE_K, a.rtt_ms, c_g, 0.0, f"friendliness point C_g {c_g:g}")
         if cls.forward_sources < 2:
-            raise ScenarioError(None, "--cg", f"C_g {c_g:g} gives fewer than 2 sources at "
-                                              f"K = {DATA_CENTRE_K}: no group to compare")
+            raise ScenarioError(
+                None,
+                "--cg",
+                f"C_g {c_g:g} gives fewer than 2 sources at "
+                f"K = {DATA_CENTRE_K}: no group to compare",
+            )
         cs = a.scale.of(cls)
         for tested in (*a.ccs, ALONE):
             cc = a.reference if tested == ALONE else tested
@@ -49,10 +55,21 @@ def sweep_of(a: FriendlinessArgs, out: Path) -> Sweep[FriendlinessCell]:
             name = _name(tested, a.reference, c_g)
             g.doc["experiment"].update(repetitions=a.repeat, seed=a.seed, name=f"friend-{name}")
             g.doc["testbed"]["name"] = f"friend-{name}"[:64]
-            cells.append(SweepCell(FriendlinessCell(
-                name=name, tested=tested, reference=a.reference, c_g=c_g,
-                c_g_realised=cls.c_g_realised,
-                realisation=Realisation.model_validate(g.realisation | {"scale": cs.to_json()})),
-                g.doc))
-    return Sweep(out, "friendliness", SweepIndex[FriendlinessCell], a.key(), cells, a.repeat,
-                 a.seed)
+            cells.append(
+                SweepCell(
+                    FriendlinessCell(
+                        name=name,
+                        tested=tested,
+                        reference=a.reference,
+                        c_g=c_g,
+                        c_g_realised=cls.c_g_realised,
+                        realisation=Realisation.model_validate(
+                            g.realisation | {"scale": cs.to_json()}
+                        ),
+                    ),
+                    g.doc,
+                )
+            )
+    return Sweep(
+        out, "friendliness", SweepIndex[FriendlinessCell], a.key(), cells, a.repeat, a.seed
+    )

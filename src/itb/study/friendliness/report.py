@@ -23,9 +23,14 @@ def ratio_figure(res: Results, path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(7, 4))
     for cc in sorted({p.tested for p in pts}):
         mine = sorted((p for p in pts if p.tested == cc), key=lambda p: p.c_g_realised)
-        ax.errorbar([p.c_g_realised for p in mine], floats(p.ratio for p in mine),
-                    yerr=[p.ratio_ci95 or 0 for p in mine], fmt="o-", capsize=3,
-                    label=f"{cc} vs {mine[0].reference}")
+        ax.errorbar(
+            [p.c_g_realised for p in mine],
+            floats(p.ratio for p in mine),
+            yerr=[p.ratio_ci95 or 0 for p in mine],
+            fmt="o-",
+            capsize=3,
+            label=f"{cc} vs {mine[0].reference}",
+        )
     ax.axhline(1.0, color="k", lw=0.8, ls="--")
     ax.set_xlabel("congestion level C_g realised")
     ax.set_ylabel("T_reference / T_tested")
@@ -36,11 +41,27 @@ def ratio_figure(res: Results, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build(out: Path, index: SweepIndex[FriendlinessCell], args: FriendlinessArgs,
-          res: Results) -> Path:
+def build(
+    out: Path, index: SweepIndex[FriendlinessCell], args: FriendlinessArgs, res: Results
+) -> Path:
     """<out>/report/report.html: the points' table and the ratio figure."""
-    figs = figures(out, [(lambda p: ratio_figure(res, p), "ratio.png",
-                          "T_reference / T_tested per congestion level (bars: 95 % interval "
-                          "over repetitions)")])
-    return study_report(__package__, out, index=index, args=args, points=res.points, figs=figs,
-                        scale=index.cells[0].realisation.scale if index.cells else None)
+    figs = figures(
+        out,
+        [
+            (
+                lambda p: ratio_figure(res, p),
+                "ratio.png",
+                "T_reference / T_tested per congestion level (bars: 95 % interval "
+                "over repetitions)",
+            )
+        ],
+    )
+    return study_report(
+        __package__,
+        out,
+        index=index,
+        args=args,
+        points=res.points,
+        figs=figs,
+        scale=index.cells[0].realisation.scale if index.cells else None,
+    )

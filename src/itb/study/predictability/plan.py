@@ -45,14 +45,24 @@ def points_of(a: PredictabilityArgs) -> list[Point]:
         if a.sync_c_g not in a.c_g:  # its spaced counterpart
             pts += [Point(cc, a.sync_c_g, first_r, a.spacing_s) for cc in a.ccs]
     have = {(p.cc, p.c_g, p.reverse, p.spacing_s) for p in pts}
-    pts += [Point(cc, a.sync_c_g, r, a.spacing_s) for cc in a.ccs for r in a.r_levels
-            if (cc, a.sync_c_g, r, a.spacing_s) not in have]
+    pts += [
+        Point(cc, a.sync_c_g, r, a.spacing_s)
+        for cc in a.ccs
+        for r in a.r_levels
+        if (cc, a.sync_c_g, r, a.spacing_s) not in have
+    ]
     return pts
 
 
 def _class_of(p: Point, rtt_ms: float) -> ItbClass:
-    return ItbClass("P", DATA_CENTRE_K, rtt_ms, p.c_g, p.r_level,
-                    f"predictability point C_g {p.c_g:g}, R {p.reverse}")
+    return ItbClass(
+        "P",
+        DATA_CENTRE_K,
+        rtt_ms,
+        p.c_g,
+        p.r_level,
+        f"predictability point C_g {p.c_g:g}, R {p.reverse}",
+    )
 
 
 def planned_ideal(doc: dict) -> list[float]:
@@ -62,11 +72,13 @@ def planned_ideal(doc: dict) -> list[float]:
     fwd = [t for t in doc["transfer"] if t["id"].startswith("bu.")]
     share = tcp_payload_share()
     # a source's rate is a pacing cap, which Linux applies to the payload (fairshare)
-    return ideal_completion_times([parse_duration(t["at"]) / 1e6 for t in fwd],
-                                  [parse_size(t["volume"]) for t in fwd],
-                                  [source_cap_bps(None, parse_rate(t["rate"]), share)
-                                   for t in fwd],
-                                  parse_rate(doc["bottleneck"]["rate"]), payload_share=share)
+    return ideal_completion_times(
+        [parse_duration(t["at"]) / 1e6 for t in fwd],
+        [parse_size(t["volume"]) for t in fwd],
+        [source_cap_bps(None, parse_rate(t["rate"]), share) for t in fwd],
+        parse_rate(doc["bottleneck"]["rate"]),
+        payload_share=share,
+    )
 
 
 def sweep_of(a: PredictabilityArgs, out: Path) -> Sweep[PredictabilityCell]:
@@ -74,17 +86,30 @@ def sweep_of(a: PredictabilityArgs, out: Path) -> Sweep[PredictabilityCell]:
     for p in points_of(a):
         cls = _class_of(p, a.rtt_ms)
         if cls.forward_sources < 1:
-            raise ScenarioError(None, "--cg", f"C_g {p.c_g:g} gives no source at K = {DATA_CENTRE_K}")
+            raise ScenarioError(
+                None, "--cg", f"C_g {p.c_g:g} gives no source at K = {DATA_CENTRE_K}"
+            )
         cell = apps.Cell("BU", cls, p.cc)
         cs = a.scale.of(cls)
         g = apps.bulk(cell, cs, p.spacing_s, max_start_span=a.max_span, reverse_after=True)
         g.doc["experiment"].update(repetitions=a.repeat, seed=a.seed, name=f"pred-{p.name}")
         g.doc["testbed"]["name"] = f"pred-{p.name}"[:64]
-        cells.append(SweepCell(PredictabilityCell(
-            name=p.name, cc=p.cc, c_g=p.c_g, reverse=p.reverse, r_level=p.r_level,
-            spacing_s=p.spacing_s, spacing_realised_s=g.realisation["spacing_s"],
-            c_g_realised=cls.c_g_realised,
-            realisation=Realisation.model_validate(g.realisation | {"scale": cs.to_json()})),
-            g.doc))
-    return Sweep(out, "predictability", SweepIndex[PredictabilityCell], a.key(), cells,
-                 a.repeat, a.seed)
+        cells.append(
+            SweepCell(
+                PredictabilityCell(
+                    name=p.name,
+                    cc=p.cc,
+                    c_g=p.c_g,
+                    reverse=p.reverse,
+                    r_level=p.r_level,
+                    spacing_s=p.spacing_s,
+                    spacing_realised_s=g.realisation["spacing_s"],
+                    c_g_realised=cls.c_g_realised,
+                    realisation=Realisation.model_validate(g.realisation | {"scale": cs.to_json()}),
+                ),
+                g.doc,
+            )
+        )
+    return Sweep(
+        out, "predictability", SweepIndex[PredictabilityCell], a.key(), cells, a.repeat, a.seed
+    )

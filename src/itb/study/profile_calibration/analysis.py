@@ -38,8 +38,13 @@ def wire_rates(rows: pd.DataFrame, lo_ns: int, hi_ns: int) -> tuple[float, float
     return float(bits.sum() / span), float(np.max(bits / rows["interval_s"].to_numpy(dtype=float)))
 
 
-def calibration_samples(transfers: pd.DataFrame, bottleneck: pd.DataFrame, link: str,
-                        rtt_ms: float, inputs: Mapping[str, float]) -> Measured:
+def calibration_samples(
+    transfers: pd.DataFrame,
+    bottleneck: pd.DataFrame,
+    link: str,
+    rtt_ms: float,
+    inputs: Mapping[str, float],
+) -> Measured:
     """One sample per completed transfer named in `inputs` (transfer id → its input
     rate); transfers of one repetition run one after another, and one that overlaps the
     next is left out (counted): the bottleneck then carried both."""
@@ -54,14 +59,22 @@ def calibration_samples(transfers: pd.DataFrame, bottleneck: pd.DataFrame, link:
             if not row.ok or not np.isfinite(row.completion_s):
                 failed += 1
                 continue
-            clash = (k + 1 < len(tr) and ends[k] > starts[k + 1]) or (k > 0 and ends[k - 1] > starts[k])
+            clash = (k + 1 < len(tr) and ends[k] > starts[k + 1]) or (
+                k > 0 and ends[k - 1] > starts[k]
+            )
             if clash:
                 overlapped += 1
                 continue
             mean, peak = wire_rates(rep_rows, int(row.start_ns), int(row.end_ns))
-            samples.append(Sample(rtt_ms=rtt_ms, input_bps=float(inputs[row.transfer]),
-                                  goodput_bps=row.bytes * 8 / row.completion_s,
-                                  throughput_bps=mean, throughput_max_bps=peak))
+            samples.append(
+                Sample(
+                    rtt_ms=rtt_ms,
+                    input_bps=float(inputs[row.transfer]),
+                    goodput_bps=row.bytes * 8 / row.completion_s,
+                    throughput_bps=mean,
+                    throughput_max_bps=peak,
+                )
+            )
     return Measured(samples, failed, overlapped)
 
 
@@ -83,8 +96,14 @@ def analyse(sweep: Sweep[CalibrationCell], a: CalibrationArgs) -> CalibrationRes
         model.open_receive_window = a.open_window
     except ValueError:
         model = None
-    res = CalibrationResults(mechanism=mechanism, capacity_bps=a.capacity_bps, samples=samples,
-                             failed=failed, overlapped=overlapped, model=model)
+    res = CalibrationResults(
+        mechanism=mechanism,
+        capacity_bps=a.capacity_bps,
+        samples=samples,
+        failed=failed,
+        overlapped=overlapped,
+        model=model,
+    )
     res.save(sweep.out / "results.json")
     if model is not None:
         model.save(sweep.out / "model.json")

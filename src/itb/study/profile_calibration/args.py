@@ -21,32 +21,49 @@ def given_rates(text: str, flag: str) -> tuple[int, ...] | None:
 
 class CalibrationArgs(AtCapacity):
     cc: Annotated[str, Option("--cc")] = Field(
-        "nocc", description="Congestion control of the transfers (nocc: TCP without congestion "
-        "control), or udt: the UDT endpoint with its rate controller.")
+        "nocc",
+        description="Congestion control of the transfers (nocc: TCP without congestion "
+        "control), or udt: the UDT endpoint with its rate controller.",
+    )
     enforce: Annotated[str, Option("--enforce")] = Field(
-        "pacing", description="How the rate is kept: pacing (SO_MAX_PACING_RATE) or application "
-        "(the sender's writes).")
+        "pacing",
+        description="How the rate is kept: pacing (SO_MAX_PACING_RATE) or application "
+        "(the sender's writes).",
+    )
     rtts_ms: Annotated[tuple[float, ...], Option("--rtt", options.durations_ms)] = Field(
-        "0ms,10ms,100ms", validate_default=True, description="RTTs swept, comma-separated.")
-    inputs: Annotated[tuple[int, ...] | None, Option("--inputs", given_rates),
-                      Field(exclude=True)] = Field(
-        None,
-        description="Input rates X, e.g. 100Mbit,200Mbit. [default: 5 %, 15 %, … 95 % of C]")
+        "0ms,10ms,100ms", validate_default=True, description="RTTs swept, comma-separated."
+    )
+    inputs: Annotated[
+        tuple[int, ...] | None, Option("--inputs", given_rates), Field(exclude=True)
+    ] = Field(
+        None, description="Input rates X, e.g. 100Mbit,200Mbit. [default: 5 %, 15 %, … 95 % of C]"
+    )
     seconds: Annotated[float, Option("--seconds")] = Field(
-        8.0, ge=1.0, le=600.0, description="Each transfer's length at its input (sets its volume).")
+        8.0, ge=1.0, le=600.0, description="Each transfer's length at its input (sets its volume)."
+    )
     linear_max: Annotated[float, Option("--linear-max")] = Field(
-        0.9, ge=0.05, le=1.0, description="Fit over the inputs up to this share of C (the "
-        "linear part).")
+        0.9,
+        ge=0.05,
+        le=1.0,
+        description="Fit over the inputs up to this share of C (the linear part).",
+    )
     capacity: Capacity = None
     repeat: Annotated[int, Option("--repeat")] = Field(
-        1, ge=1, le=100, description="Repetitions per RTT.")
-    out_dir: OutDir = Field(None, description="Study directory (default: "
-                            "runs/profile-calibration-HASH; the same command resumes).")
+        1, ge=1, le=100, description="Repetitions per RTT."
+    )
+    out_dir: OutDir = Field(
+        None,
+        description="Study directory (default: "
+        "runs/profile-calibration-HASH; the same command resumes).",
+    )
     seed: Seed = Field(1, description="Seed of the run order.")
-    open_window: OpenWindow = Field(True, description="Receivers advertise their whole buffer "
-                                    "from the first ACK (the document's patched receiver; "
-                                    "testbed option open_receive_window), or grow it as Linux "
-                                    "does.")
+    open_window: OpenWindow = Field(
+        True,
+        description="Receivers advertise their whole buffer "
+        "from the first ACK (the document's patched receiver; "
+        "testbed option open_receive_window), or grow it as Linux "
+        "does.",
+    )
 
     @field_validator("enforce")
     @classmethod

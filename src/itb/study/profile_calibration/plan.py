@@ -21,20 +21,44 @@ def cell_doc(a: CalibrationArgs, rtt_ms: float) -> tuple[dict, dict[str, int]]:
     how = a.mechanism.transfer_fields()
     for k, x in enumerate(a.inputs_bps):
         if not 0 < x <= a.capacity_bps:
-            raise ScenarioError(None, "--inputs", f"{format_rate(x)} is not in (0, C = "
-                                                  f"{format_rate(a.capacity_bps)}]")
+            raise ScenarioError(
+                None,
+                "--inputs",
+                f"{format_rate(x)} is not in (0, C = {format_rate(a.capacity_bps)}]",
+            )
         tid = f"x{k + 1}"
-        transfers.append({"id": tid, "src": "l1", "dst": "r1", "at": secs(at),
-                          "volume": f"{max(1, round(x * a.seconds / 8))}B", **how,
-                          "profile": [[0, format_rate(x)]]})
+        transfers.append(
+            {
+                "id": tid,
+                "src": "l1",
+                "dst": "r1",
+                "at": secs(at),
+                "volume": f"{max(1, round(x * a.seconds / 8))}B",
+                **how,
+                "profile": [[0, format_rate(x)]],
+            }
+        )
         inputs[tid] = x
         at += gap_s(a.seconds, rtt_ms)
     name = f"profcal-{a.mechanism.name}-rtt{rtt_ms:g}ms"
-    doc = {**testbed_doc(name, f"profile calibration of {a.mechanism.name} at RTT {rtt_ms:g} ms",
-                         1, a.capacity_bps, rtt_ms, a.open_window),
-           "experiment": {"name": name, "repetitions": a.repeat, "seed": a.seed,
-                          "duration": secs(math.ceil(at + a.seconds)), "interval": "100ms"},
-           "transfer": transfers}
+    doc = {
+        **testbed_doc(
+            name,
+            f"profile calibration of {a.mechanism.name} at RTT {rtt_ms:g} ms",
+            1,
+            a.capacity_bps,
+            rtt_ms,
+            a.open_window,
+        ),
+        "experiment": {
+            "name": name,
+            "repetitions": a.repeat,
+            "seed": a.seed,
+            "duration": secs(math.ceil(at + a.seconds)),
+            "interval": "100ms",
+        },
+        "transfer": transfers,
+    }
     return doc, inputs
 
 
@@ -44,6 +68,9 @@ def sweep_of(a: CalibrationArgs, out: Path) -> Sweep[CalibrationCell]:
     cells = []
     for rtt in a.rtts_ms:
         doc, inputs = cell_doc(a, rtt)
-        cells.append(SweepCell(CalibrationCell(name=f"rtt{rtt:g}ms", rtt_ms=rtt, inputs=inputs), doc))
-    return Sweep(out, "profile-calibration", SweepIndex[CalibrationCell], a.key(), cells,
-                 a.repeat, a.seed)
+        cells.append(
+            SweepCell(CalibrationCell(name=f"rtt{rtt:g}ms", rtt_ms=rtt, inputs=inputs), doc)
+        )
+    return Sweep(
+        out, "profile-calibration", SweepIndex[CalibrationCell], a.key(), cells, a.repeat, a.seed
+    )

@@ -29,12 +29,21 @@ def rates_figure(res: CalibrationResults, path: Path) -> Path | None:
         return None
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
     lines = {p.rtt_ms: p for p in (res.model.per_rtt if res.model else [])}
-    for ax, what, attr in ((axes[0], "goodput", "goodput_bps"), (axes[1], "throughput", "throughput_bps")):
+    for ax, what, attr in (
+        (axes[0], "goodput", "goodput_bps"),
+        (axes[1], "throughput", "throughput_bps"),
+    ):
         for k, (rtt, pts) in enumerate(groups.items()):
             x = np.array([s.input_bps for s in pts]) / 1e6
             colour = f"C{k}"
-            ax.plot(x, [getattr(s, attr) / 1e6 for s in pts], "o", ms=4, color=colour,
-                    label=f"RTT {rtt:g} ms")
+            ax.plot(
+                x,
+                [getattr(s, attr) / 1e6 for s in pts],
+                "o",
+                ms=4,
+                color=colour,
+                label=f"RTT {rtt:g} ms",
+            )
             if rtt in lines:
                 ln = getattr(lines[rtt], what)
                 xs = np.linspace(ln.x_lo, ln.x_hi, 2)
@@ -57,10 +66,22 @@ def peaks_figure(res: CalibrationResults, path: Path) -> Path | None:
     fig, ax = plt.subplots(figsize=(7, 4))
     for k, (rtt, pts) in enumerate(groups.items()):
         x = np.array([s.input_bps for s in pts]) / 1e6
-        ax.plot(x, [s.throughput_bps / 1e6 for s in pts], "o-", ms=3, color=f"C{k}",
-                label=f"mean, RTT {rtt:g} ms")
-        ax.plot(x, [s.throughput_max_bps / 1e6 for s in pts], "^--", ms=3, color=f"C{k}",
-                label=f"max 1 ms, RTT {rtt:g} ms")
+        ax.plot(
+            x,
+            [s.throughput_bps / 1e6 for s in pts],
+            "o-",
+            ms=3,
+            color=f"C{k}",
+            label=f"mean, RTT {rtt:g} ms",
+        )
+        ax.plot(
+            x,
+            [s.throughput_max_bps / 1e6 for s in pts],
+            "^--",
+            ms=3,
+            color=f"C{k}",
+            label=f"max 1 ms, RTT {rtt:g} ms",
+        )
     ax.axhline(res.capacity_bps / 1e6, color="k", lw=0.8, ls=":")
     ax.set_xlabel("input X (Mbit/s)")
     ax.set_ylabel("throughput at the bottleneck (Mbit/s)")
@@ -76,12 +97,16 @@ def coefficients_figure(res: CalibrationResults, path: Path) -> Path | None:
     rtt = np.array([p.rtt_ms for p in m.per_rtt])
     xs = np.linspace(rtt.min(), rtt.max(), 2)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for name, vals, line, mk in (("a_g", [p.goodput.a for p in m.per_rtt], m.a_g, "o"),
-                                 ("a_t", [p.throughput.a for p in m.per_rtt], m.a_t, "s")):
+    for name, vals, line, mk in (
+        ("a_g", [p.goodput.a for p in m.per_rtt], m.a_g, "o"),
+        ("a_t", [p.throughput.a for p in m.per_rtt], m.a_t, "s"),
+    ):
         axes[0].plot(rtt, vals, mk, label=name)
         axes[0].plot(xs, line.a * xs + line.b, "-", lw=0.8)
-    for name, vals, line, mk in (("b_g", [p.goodput.b for p in m.per_rtt], m.b_g, "o"),
-                                 ("b_t", [p.throughput.b for p in m.per_rtt], m.b_t, "s")):
+    for name, vals, line, mk in (
+        ("b_g", [p.goodput.b for p in m.per_rtt], m.b_g, "o"),
+        ("b_t", [p.throughput.b for p in m.per_rtt], m.b_t, "s"),
+    ):
         axes[1].plot(rtt, np.array(vals) / 1e6, mk, label=name)
         axes[1].plot(xs, (line.a * xs + line.b) / 1e6, "-", lw=0.8)
     axes[0].set_ylabel("slope")
@@ -93,15 +118,36 @@ def coefficients_figure(res: CalibrationResults, path: Path) -> Path | None:
     return save_figure(fig, path)
 
 
-def build(out: Path, index: SweepIndex[CalibrationCell], args: CalibrationArgs,
-          res: CalibrationResults) -> Path:
+def build(
+    out: Path, index: SweepIndex[CalibrationCell], args: CalibrationArgs, res: CalibrationResults
+) -> Path:
     """<out>/report/report.html: the lines per RTT, the model and the figures."""
-    return study_report(__package__, out, index=index, args=args, res=res, figs=figures(out, [
-        (lambda p: rates_figure(res, p), "rates.png",
-         "Goodput and mean throughput against the input rate, per RTT; lines: the fits over the "
-         "linear part (inputs up to the model's limit)"),
-        (lambda p: peaks_figure(res, p), "peaks.png",
-         "Mean and largest 1 ms throughput at the bottleneck against the input; dotted: the "
-         "link's capacity"),
-        (lambda p: coefficients_figure(res, p), "coefficients.png",
-         "The fitted coefficients against RTT, with their lines")]))
+    return study_report(
+        __package__,
+        out,
+        index=index,
+        args=args,
+        res=res,
+        figs=figures(
+            out,
+            [
+                (
+                    lambda p: rates_figure(res, p),
+                    "rates.png",
+                    "Goodput and mean throughput against the input rate, per RTT; lines: the fits over the "
+                    "linear part (inputs up to the model's limit)",
+                ),
+                (
+                    lambda p: peaks_figure(res, p),
+                    "peaks.png",
+                    "Mean and largest 1 ms throughput at the bottleneck against the input; dotted: the "
+                    "link's capacity",
+                ),
+                (
+                    lambda p: coefficients_figure(res, p),
+                    "coefficients.png",
+                    "The fitted coefficients against RTT, with their lines",
+                ),
+            ],
+        ),
+    )

@@ -12,18 +12,32 @@ from itb.suite.sweep import Outcome
 
 def tables(res: Outcome[CalibrationResults], a: CalibrationArgs) -> list[Shown]:
     r = res.results
-    t = Table(title=f"{r.mechanism}: goodput = a_g·X + b_g, throughput = a_t·X + b_t "
-                    f"({res.status})",
-              columns=["RTT (ms)", "a_g", "b_g (Mbit/s)", "r", "a_t", "b_t (Mbit/s)", "r",
-                       "samples"])
-    for p in (r.model.per_rtt if r.model else []):
-        t.rows.append([f"{p.rtt_ms:g}", num(p.goodput.a), num(p.goodput.b / 1e6),
-                       num(p.goodput.r), num(p.throughput.a), num(p.throughput.b / 1e6),
-                       num(p.throughput.r), str(p.goodput.n)])
+    t = Table(
+        title=f"{r.mechanism}: goodput = a_g·X + b_g, throughput = a_t·X + b_t ({res.status})",
+        columns=["RTT (ms)", "a_g", "b_g (Mbit/s)", "r", "a_t", "b_t (Mbit/s)", "r", "samples"],
+    )
+    for p in r.model.per_rtt if r.model else []:
+        t.rows.append(
+            [
+                f"{p.rtt_ms:g}",
+                num(p.goodput.a),
+                num(p.goodput.b / 1e6),
+                num(p.goodput.r),
+                num(p.throughput.a),
+                num(p.throughput.b / 1e6),
+                num(p.throughput.r),
+                str(p.goodput.n),
+            ]
+        )
     shown: list[Shown] = [t]
     if r.failed or r.overlapped:
-        shown.append(Line(text=f"{r.failed} transfer(s) failed, {r.overlapped} overlapped the "
-                               "next (left out)", err=True))
+        shown.append(
+            Line(
+                text=f"{r.failed} transfer(s) failed, {r.overlapped} overlapped the "
+                "next (left out)",
+                err=True,
+            )
+        )
     if r.model is not None and res.status == "complete":
         path = a.mechanism.model_path()
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -16,22 +16,32 @@ from itb.study.pursuit import STUDY_DIR, AtCapacity, Buffer, Capacity, Named, Op
 
 class MarginArgs(AtCapacity):
     mechanism: Annotated[Named, Option("--mechanism", pursuit.parse_mechanism)] = Field(
-        "nocc-pacing", validate_default=True,
+        "nocc-pacing",
+        validate_default=True,
         description="nocc-pacing (TCP without congestion control, paced), udt, "
-        "or CC-ENFORCE such as reno-application.")
+        "or CC-ENFORCE such as reno-application.",
+    )
     rtts_ms: Annotated[tuple[float, ...], Option("--rtt", options.distinct_ms)] = Field(
-        "20ms", validate_default=True, description="RTTs, comma-separated.")
+        "20ms", validate_default=True, description="RTTs, comma-separated."
+    )
     margins: Annotated[tuple[float, ...], Option("--margins", options.margins)] = Field(
-        "0:10:0.5", validate_default=True,
-        description="Margins m in % of C: FROM:TO:STEP or a comma list.")
+        "0:10:0.5",
+        validate_default=True,
+        description="Margins m in % of C: FROM:TO:STEP or a comma list.",
+    )
     seconds: Annotated[float, Option("--seconds")] = Field(
-        60.0, ge=1.0, le=3600.0, description="Each transfer's predicted completion time (sets "
-        "its volume).")
+        60.0,
+        ge=1.0,
+        le=3600.0,
+        description="Each transfer's predicted completion time (sets its volume).",
+    )
     repeat: Annotated[int, Option("--repeat")] = Field(
-        10, ge=1, le=100, description="Repetitions per point.")
+        10, ge=1, le=100, description="Repetitions per point."
+    )
     capacity: Capacity = None
     model_file: Annotated[Path | None, Option("--model"), Field(exclude=True)] = Field(
-        None, description="The mechanism's model. [default: runs/profile-model-MECHANISM.json]")
+        None, description="The mechanism's model. [default: runs/profile-model-MECHANISM.json]"
+    )
     buffer: Buffer = None  # the bottleneck's queue; None: one BDP
     open_window: OpenWindow = True
     out_dir: OutDir = Field(None, description=STUDY_DIR)

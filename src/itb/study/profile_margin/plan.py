@@ -16,8 +16,9 @@ from itb.suite.sweep import Say, Sweep, SweepCell
 from itb.suite.sweep_index import SweepIndex
 
 
-def plan_point(model: Model, capacity_bps: int, margin: float, rtt_ms: float,
-               seconds: float) -> MarginCell:
+def plan_point(
+    model: Model, capacity_bps: int, margin: float, rtt_ms: float, seconds: float
+) -> MarginCell:
     """The cell at (RTT, margin): what it asks for and what the model predicts."""
     if not 0 <= margin < 1:
         raise ScenarioError(None, "--margins", f"{margin:g} is not a share of C in [0, 1)")
@@ -26,22 +27,48 @@ def plan_point(model: Model, capacity_bps: int, margin: float, rtt_ms: float,
     good = model.goodput_for_throughput(target, rtt_ms)
     volume = max(1, round(good * seconds / 8))
     steps = ((0, round(target)),)
-    return MarginCell(name=f"rtt{rtt_ms:g}ms-m{margin * 100:g}", rtt_ms=rtt_ms, margin=margin,
-                      target_bps=target, input_bps=round(x), volume=volume,
-                      predicted_s=model.completion_s(steps, volume, rtt_ms), extrapolated=beyond)
+    return MarginCell(
+        name=f"rtt{rtt_ms:g}ms-m{margin * 100:g}",
+        rtt_ms=rtt_ms,
+        margin=margin,
+        target_bps=target,
+        input_bps=round(x),
+        volume=volume,
+        predicted_s=model.completion_s(steps, volume, rtt_ms),
+        extrapolated=beyond,
+    )
 
 
 def cell_doc(a: MarginArgs, p: MarginCell) -> dict:
     name = f"margin-{a.mechanism.name}-rtt{p.rtt_ms:g}-m{p.margin * 100:g}"
-    return {**testbed_doc(name, f"constant profile at (1 - {p.margin:g})·C, "
-                                f"{a.mechanism.name}, RTT {p.rtt_ms:g} ms", 1,
-                          a.capacity_bps, p.rtt_ms, a.open_window, a.buffer),
-            "experiment": {"name": name, "repetitions": a.repeat, "seed": a.seed,
-                           "duration": secs(math.ceil(1.5 * p.predicted_s + 10)),
-                           "interval": "100ms"},
-            "transfer": [{"id": "m", "src": "l1", "dst": "r1", "volume": f"{p.volume}B",
-                          **a.mechanism.transfer_fields(),
-                          "profile": [[0, format_rate(p.input_bps)]]}]}
+    return {
+        **testbed_doc(
+            name,
+            f"constant profile at (1 - {p.margin:g})·C, {a.mechanism.name}, RTT {p.rtt_ms:g} ms",
+            1,
+            a.capacity_bps,
+            p.rtt_ms,
+            a.open_window,
+            a.buffer,
+        ),
+        "experiment": {
+            "name": name,
+            "repetitions": a.repeat,
+            "seed": a.seed,
+            "duration": secs(math.ceil(1.5 * p.predicted_s + 10)),
+            "interval": "100ms",
+        },
+        "transfer": [
+            {
+                "id": "m",
+                "src": "l1",
+                "dst": "r1",
+                "volume": f"{p.volume}B",
+                **a.mechanism.transfer_fields(),
+                "profile": [[0, format_rate(p.input_bps)]],
+            }
+        ],
+    }
 
 
 def sweep_of(a: MarginArgs, model: Model, out: Path) -> Sweep[MarginCell]:

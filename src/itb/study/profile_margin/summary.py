@@ -12,14 +12,23 @@ from itb.suite.sweep import Outcome
 
 def tables(res: Outcome[MarginResults], a: MarginArgs) -> list[Shown]:
     r = res.results
-    t = Table(title=f"{r.mechanism}: lateness (s) against the margin ({res.status})",
-              columns=["RTT (ms)", "m", "runs", "failed", "lateness", "95 % ±", "max",
-                       "max 1 ms / mean"])
+    t = Table(
+        title=f"{r.mechanism}: lateness (s) against the margin ({res.status})",
+        columns=["RTT (ms)", "m", "runs", "failed", "lateness", "95 % ±", "max", "max 1 ms / mean"],
+    )
     for p in r.points:
-        t.rows.append([f"{p.rtt_ms:g}", f"{p.margin * 100:g} %", str(p.lateness.n),
-                       str(p.lateness.n_failed), fixed(p.lateness.mean, 3),
-                       fixed(p.lateness.ci95, 3), fixed(p.lateness.max, 3),
-                       fixed(p.burst.overshoot, 3)])
+        t.rows.append(
+            [
+                f"{p.rtt_ms:g}",
+                f"{p.margin * 100:g} %",
+                str(p.lateness.n),
+                str(p.lateness.n_failed),
+                fixed(p.lateness.mean, 3),
+                fixed(p.lateness.ci95, 3),
+                fixed(p.lateness.max, 3),
+                fixed(p.burst.overshoot, 3),
+            ]
+        )
     th = Table(title="margin needed", columns=["RTT (ms)", "lateness below", "from margin"])
     for x in r.thresholds:
         th.rows.append([f"{x.rtt_ms:g}", f"{x.limit_s:g} s", margin_cell(x.margin)])

@@ -17,7 +17,7 @@ from itb.study.pursuit import STUDY_DIR, AtCapacity, Buffer, Capacity, Mechanism
 
 
 def pairs(text: str, flag: str) -> tuple[tuple[Mechanism, Mechanism], ...]:
-    """"A+B,…": the mechanisms of flows A and B of each pair."""
+    """ "A+B,…": the mechanisms of flows A and B of each pair."""
     combos = []
     for item in csv_option(text, flag):
         if item.count("+") != 1:
@@ -29,22 +29,31 @@ def pairs(text: str, flag: str) -> tuple[tuple[Mechanism, Mechanism], ...]:
 
 class PairArgs(AtCapacity):
     combos: Annotated[tuple[tuple[Named, Named], ...], Option("--pairs", pairs)] = Field(
-        "nocc-pacing+nocc-pacing,udt+udt,nocc-pacing+udt", validate_default=True,
-        description="Mechanisms of flows A and B, A+B, comma-separated.")
+        "nocc-pacing+nocc-pacing,udt+udt,nocc-pacing+udt",
+        validate_default=True,
+        description="Mechanisms of flows A and B, A+B, comma-separated.",
+    )
     margins: Annotated[tuple[float, ...], Option("--margins", options.margins)] = Field(
-        "1,2.5,5,7.5,10,15,20,25", validate_default=True,
-        description="Margins m in % of C: a comma list or FROM:TO:STEP.")
+        "1,2.5,5,7.5,10,15,20,25",
+        validate_default=True,
+        description="Margins m in % of C: a comma list or FROM:TO:STEP.",
+    )
     rtt_ms: Annotated[float, Option("--rtt", options.one_ms)] = Field(
-        "12ms", validate_default=True, description="RTT of both paths (the document's 12 ms).")
+        "12ms", validate_default=True, description="RTT of both paths (the document's 12 ms)."
+    )
     seconds: Annotated[float, Option("--seconds")] = Field(
-        60.0, ge=3.0, le=3600.0, description="Each transfer's predicted time; a step is a "
-        "third of it.")
+        60.0,
+        ge=3.0,
+        le=3600.0,
+        description="Each transfer's predicted time; a step is a third of it.",
+    )
     repeat: Annotated[int, Option("--repeat")] = Field(
-        5, ge=1, le=100, description="Repetitions per point.")
+        5, ge=1, le=100, description="Repetitions per point."
+    )
     capacity: Capacity = None
     models_dir: Annotated[Path | None, Option("--models"), Field(exclude=True)] = Field(
-        None, description="Directory of the models (profile-model-MECHANISM.json). "
-        "[default: runs]")
+        None, description="Directory of the models (profile-model-MECHANISM.json). [default: runs]"
+    )
     buffer: Buffer = None  # the bottleneck's queue; None: one BDP
     open_window: OpenWindow = True
     out_dir: OutDir = Field(None, description=STUDY_DIR)
@@ -59,9 +68,12 @@ class PairArgs(AtCapacity):
     def model_paths(self) -> dict[str, Path]:
         """Each mechanism's model file (in --models, else where `itb profile calibrate`
         keeps it)."""
-        return {n: pursuit.model_file(m, self.models_dir / m.model_path().name
-                                      if self.models_dir else None)
-                for n, m in self.mechanisms.items()}
+        return {
+            n: pursuit.model_file(
+                m, self.models_dir / m.model_path().name if self.models_dir else None
+            )
+            for n, m in self.mechanisms.items()
+        }
 
     @computed_field  # type: ignore[prop-decorator]
     @cached_property
@@ -70,5 +82,8 @@ class PairArgs(AtCapacity):
         return {n: pursuit.file_digest(p) for n, p in sorted(self.model_paths.items())}
 
     def warnings(self) -> list[str]:
-        return [w for n, p in self.model_paths.items()
-                if (w := pursuit.window_warning(self.mechanisms[n], p, self.open_window))]
+        return [
+            w
+            for n, p in self.model_paths.items()
+            if (w := pursuit.window_warning(self.mechanisms[n], p, self.open_window))
+        ]

@@ -23,8 +23,9 @@ from itb.study.profile_pair.results import PairResults
 from itb.suite.sweep_index import SweepIndex
 
 
-def pair_over_time(out: Path, index: SweepIndex[PairCell], res: PairResults,
-                   path: Path) -> Path | None:
+def pair_over_time(
+    out: Path, index: SweepIndex[PairCell], res: PairResults, path: Path
+) -> Path | None:
     """Each combination at its smallest margin of 5 % or more, repetition 1: the pair's
     wire rate at the bottleneck (10 ms bins) against (1 − m)·C, the throughput both asked
     for on the wire together, and each flow's goodput (the receivers' samples, payload)
@@ -59,8 +60,13 @@ def pair_over_time(out: Path, index: SweepIndex[PairCell], res: PairResults,
                 g = g.groupby("t_ns", as_index=False)["goodput_bps"].sum()
                 if len(g):
                     t0 = float(transfers["start_ns"].min())
-                    ax.plot((g["t_ns"] - t0) / 1e9, g["goodput_bps"] / 1e6, color=f"C{k}",
-                            lw=1, label=f"{f.flow} goodput (receiver, 100 ms)")
+                    ax.plot(
+                        (g["t_ns"] - t0) / 1e9,
+                        g["goodput_bps"] / 1e6,
+                        color=f"C{k}",
+                        lw=1,
+                        label=f"{f.flow} goodput (receiver, 100 ms)",
+                    )
         ax.set_title(f"{p.combo}, m = {p.margin * 100:g} %, repetition 1", fontsize=9)
         ax.set_ylabel("Mbit/s")
         ax.set_xlim(-0.5, until)
@@ -74,15 +80,21 @@ def pair_figure(res: PairResults, path: Path) -> Path | None:
     combos = list(dict.fromkeys(p.combo for p in res.points))
     if not combos:
         return None
-    fig, axes = plt.subplots(1, len(combos), figsize=(4.5 * len(combos), 3.8), squeeze=False,
-                             sharey=True)
+    fig, axes = plt.subplots(
+        1, len(combos), figsize=(4.5 * len(combos), 3.8), squeeze=False, sharey=True
+    )
     for ax, combo in zip(axes[0], combos):
         pts = [p for p in res.points if p.combo == combo]
         for k in range(len(pts[0].flows)):
             ok = [p for p in pts if p.flows[k].lateness.mean is not None]
             f = pts[0].flows[k]
-            spread_line(ax, [p.margin * 100 for p in ok], [p.flows[k].lateness for p in ok],
-                         f"C{k}", f"flow {f.flow} ({f.mechanism})")
+            spread_line(
+                ax,
+                [p.margin * 100 for p in ok],
+                [p.flows[k].lateness for p in ok],
+                f"C{k}",
+                f"flow {f.flow} ({f.mechanism})",
+            )
         lateness_axes(ax, combo)
         ax.legend(fontsize=7)
     return save_figure(fig, path)
@@ -90,13 +102,33 @@ def pair_figure(res: PairResults, path: Path) -> Path | None:
 
 def build(out: Path, index: SweepIndex[PairCell], args: PairArgs, res: PairResults) -> Path:
     """<out>/report/report.html: the margins needed, each flow's lateness, the figures."""
-    return study_report(__package__, out, index=index, args=args, res=res, figs=figures(out, [
-        (lambda p: pair_figure(res, p), "lateness.png",
-         f"Each flow's lateness against the margin: mean with its 95 % interval ({SINGLE}); dotted 1 s, "
-         "dashed 0.5 s"),
-        (lambda p: pair_over_time(out, index, res, p), "over-time.png",
-         "Asked against achieved, one repetition: the pair's wire rate at the bottleneck (10 ms bins of "
-         "the emulator's 1 ms log) against (1 − m)·C, and each flow's goodput at its receiver "
-         "against the input it was asked (both payload)"),
-        (lambda p: overshoot_figure(res.points, p, lambda x: x.combo), "overshoot.png",
-         "The pair's largest 1 ms wire rate at the bottleneck over its mean")]))
+    return study_report(
+        __package__,
+        out,
+        index=index,
+        args=args,
+        res=res,
+        figs=figures(
+            out,
+            [
+                (
+                    lambda p: pair_figure(res, p),
+                    "lateness.png",
+                    f"Each flow's lateness against the margin: mean with its 95 % interval ({SINGLE}); dotted 1 s, "
+                    "dashed 0.5 s",
+                ),
+                (
+                    lambda p: pair_over_time(out, index, res, p),
+                    "over-time.png",
+                    "Asked against achieved, one repetition: the pair's wire rate at the bottleneck (10 ms bins of "
+                    "the emulator's 1 ms log) against (1 − m)·C, and each flow's goodput at its receiver "
+                    "against the input it was asked (both payload)",
+                ),
+                (
+                    lambda p: overshoot_figure(res.points, p, lambda x: x.combo),
+                    "overshoot.png",
+                    "The pair's largest 1 ms wire rate at the bottleneck over its mean",
+                ),
+            ],
+        ),
+    )

@@ -36,14 +36,27 @@ def analyse(sweep: Sweep[Stage0Cell], a: Stage0Args) -> Stage0Results:
             for tid, x in cell.inputs.items():
                 rows = list(tr[tr["transfer"] == tid].itertuples()) if tr is not None else []
                 done = [r for r in rows if r.ok]
+
                 def pct(col: str, done=done) -> list[float]:
-                    return [100 * getattr(r, col) / r.completion_s for r in done
-                            if math.isfinite(getattr(r, col, math.nan))]
-                cpu.append(CpuPoint(mechanism=cell.mechanism, rtt_ms=cell.rtt_ms, input_bps=x,
-                                    send_cpu_pct=spread(pct("send_cpu_s")),
-                                    recv_cpu_pct=spread(pct("recv_cpu_s")),
-                                    goodput_bps=spread([r.bytes * 8 / r.completion_s for r in done],
-                                                       failed=len(rows) - len(done))))
+                    return [
+                        100 * getattr(r, col) / r.completion_s
+                        for r in done
+                        if math.isfinite(getattr(r, col, math.nan))
+                    ]
+
+                cpu.append(
+                    CpuPoint(
+                        mechanism=cell.mechanism,
+                        rtt_ms=cell.rtt_ms,
+                        input_bps=x,
+                        send_cpu_pct=spread(pct("send_cpu_s")),
+                        recv_cpu_pct=spread(pct("recv_cpu_s")),
+                        goodput_bps=spread(
+                            [r.bytes * 8 / r.completion_s for r in done],
+                            failed=len(rows) - len(done),
+                        ),
+                    )
+                )
             continue
         if cell.label == "itb-udt":
             tr = cell_table(sweep.out, cell, "transfers")
@@ -51,13 +64,22 @@ def analyse(sweep: Sweep[Stage0Cell], a: Stage0Args) -> Stage0Results:
             good = [r.bytes * 8 / r.completion_s for r in rows if r.ok]
             g = spread(good, failed=len(rows) - len(good))
         else:
-            times = [_command_seconds(run, r) for r in range(1, a.repeat + 1)
-                     if rundir.rep_dir(run, r).exists()]
+            times = [
+                _command_seconds(run, r)
+                for r in range(1, a.repeat + 1)
+                if rundir.rep_dir(run, r).exists()
+            ]
             g = spread([a.volume * 8 / t for t in times if t], failed=sum(t is None for t in times))
-        point = RatePoint(part=cell.part, label=cell.label, mechanism=cell.mechanism,
-                          streams=cell.streams, goodput_bps=g)
+        point = RatePoint(
+            part=cell.part,
+            label=cell.label,
+            mechanism=cell.mechanism,
+            streams=cell.streams,
+            goodput_bps=g,
+        )
         (files if cell.part == "files" else streams).append(point)
-    res = Stage0Results(capacity_bps=a.capacity_bps, volume=a.volume, cpu=cpu, files=files,
-                        streams=streams)
+    res = Stage0Results(
+        capacity_bps=a.capacity_bps, volume=a.volume, cpu=cpu, files=files, streams=streams
+    )
     res.save(sweep.out / "results.json")
     return res

@@ -21,10 +21,14 @@ def cpu_figure(res: Stage0Results, path: Path) -> Path | None:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     for k, (mech, rtt) in enumerate(groups):
-        pts = sorted((p for p in res.cpu if (p.mechanism, p.rtt_ms) == (mech, rtt)),
-                     key=lambda p: p.input_bps)
+        pts = sorted(
+            (p for p in res.cpu if (p.mechanism, p.rtt_ms) == (mech, rtt)),
+            key=lambda p: p.input_bps,
+        )
         x = [p.input_bps / 1e6 for p in pts]
-        spread_line(ax, x, [p.send_cpu_pct for p in pts], f"C{k}", f"{mech}, RTT {rtt:g} ms: sender")
+        spread_line(
+            ax, x, [p.send_cpu_pct for p in pts], f"C{k}", f"{mech}, RTT {rtt:g} ms: sender"
+        )
         spread_line(ax, x, [p.recv_cpu_pct for p in pts], f"C{k}", "receiver", fmt="s--")
     ax.set_xlabel("input rate (Mbit/s)")
     ax.set_ylabel("CPU (% of one core)")
@@ -35,7 +39,21 @@ def cpu_figure(res: Stage0Results, path: Path) -> Path | None:
 
 def build(out: Path, index: SweepIndex[Stage0Cell], args: Stage0Args, res: Stage0Results) -> Path:
     """<out>/report/report.html: the CPU, files and streams tables and the CPU figure."""
-    return study_report(__package__, out, index=index, args=args, res=res, figs=figures(out, [
-        (lambda p: cpu_figure(res, p), "cpu.png",
-         "CPU time of the sending (solid) and receiving (dashed) process over the transfer's time, "
-         f"against the input rate: mean with its 95 % interval ({SINGLE})")]))
+    return study_report(
+        __package__,
+        out,
+        index=index,
+        args=args,
+        res=res,
+        figs=figures(
+            out,
+            [
+                (
+                    lambda p: cpu_figure(res, p),
+                    "cpu.png",
+                    "CPU time of the sending (solid) and receiving (dashed) process over the transfer's time, "
+                    f"against the input rate: mean with its 95 % interval ({SINGLE})",
+                )
+            ],
+        ),
+    )

@@ -14,21 +14,30 @@ from itb.study.pursuit import STUDY_DIR, AtCapacity, Buffer, Capacity, Named, Op
 
 class TransitionArgs(AtCapacity):
     mechanisms: Annotated[tuple[Named, ...], Option("--mechanisms", pursuit.mechanisms)] = Field(
-        "nocc-pacing,reno-application,udt", validate_default=True,
-        description="Mechanisms, comma-separated.")
+        "nocc-pacing,reno-application,udt",
+        validate_default=True,
+        description="Mechanisms, comma-separated.",
+    )
     rtts_ms: Annotated[tuple[float, ...], Option("--rtt", options.distinct_ms)] = Field(
-        "10ms,100ms", validate_default=True, description="RTTs, comma-separated.")
+        "10ms,100ms", validate_default=True, description="RTTs, comma-separated."
+    )
     low_bps: Annotated[int, Option("--low", options.rate)] = Field(
-        "10Mbit", validate_default=True, description="The low rate every step starts from.")
+        "10Mbit", validate_default=True, description="The low rate every step starts from."
+    )
     heights_bps: Annotated[tuple[int, ...], Option("--heights", options.each_rate)] = Field(
-        "100Mbit,200Mbit,400Mbit,600Mbit,800Mbit", validate_default=True,
-        description="The high rates, comma-separated.")
+        "100Mbit,200Mbit,400Mbit,600Mbit,800Mbit",
+        validate_default=True,
+        description="The high rates, comma-separated.",
+    )
     hold_s: Annotated[float, Option("--hold")] = Field(
-        4.0, ge=0.5, le=600.0, description="Seconds at each high rate.")
+        4.0, ge=0.5, le=600.0, description="Seconds at each high rate."
+    )
     low_hold_s: Annotated[float, Option("--low-hold")] = Field(
-        3.0, ge=0.5, le=600.0, description="Seconds at the low rate before each step.")
+        3.0, ge=0.5, le=600.0, description="Seconds at the low rate before each step."
+    )
     repeat: Annotated[int, Option("--repeat")] = Field(
-        3, ge=1, le=100, description="Repetitions per cell.")
+        3, ge=1, le=100, description="Repetitions per cell."
+    )
     capacity: Capacity = None
     buffer: Buffer = None  # the bottleneck's queue; None: one BDP
     open_window: OpenWindow = True

@@ -26,13 +26,18 @@ import pandas as pd
 from itb.analysis.steps import window_rate
 
 
-def _series(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _series(
+    rows: pd.DataFrame, lo_ns: float, hi_ns: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Interval start (ns), length (s) and bits of the log rows that start in [lo, hi)."""
     t = rows["t_ns"].to_numpy(dtype=float)
     sel = (t >= lo_ns) & (t < hi_ns)
     order = np.argsort(t[sel])
-    return (t[sel][order], rows["interval_s"].to_numpy(dtype=float)[sel][order],
-            rows["bytes"].to_numpy(dtype=float)[sel][order] * 8)
+    return (
+        t[sel][order],
+        rows["interval_s"].to_numpy(dtype=float)[sel][order],
+        rows["bytes"].to_numpy(dtype=float)[sel][order] * 8,
+    )
 
 
 def level(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> float | None:
@@ -64,8 +69,9 @@ def cost(rows: pd.DataFrame, t0_ns: float, level_bps: float, span_s: float) -> f
     return None if curve is None else float(max(0.0, curve[1].max()))
 
 
-def settled(rows: pd.DataFrame, t0_ns: float, level_bps: float, span_s: float,
-            share: float = 0.9) -> float | None:
+def settled(
+    rows: pd.DataFrame, t0_ns: float, level_bps: float, span_s: float, share: float = 0.9
+) -> float | None:
     """When the deficit first reaches `share` of its largest value (s after t0): about
     when the sender carries its level on average, however bursty it is. Not the peak
     itself: once a sender is at its level, D only wanders by the log's packet-sized

@@ -22,7 +22,7 @@ from itb.study.response_function.results import Event, Results
 from itb.study.response_function.results import Point as PointResult
 from itb.suite.sweep import Sweep
 
-LINK_SHARE_LIMIT = 0.9     # above this share of C the link, not the loss, may set the rate
+LINK_SHARE_LIMIT = 0.9  # above this share of C the link, not the loss, may set the rate
 
 # ---- analysis of one flow's tcp_info log -------------------------------------------
 
@@ -44,11 +44,22 @@ def decrease_events(df: pd.DataFrame, cc: str, after_s: float) -> list[dict]:
             if j < len(df) and t[i] >= after_s and "Loss" not in set(st[i:j]) and cw[i - 1] > 0:
                 before, after = float(cw[i - 1]), float(cw[j])
                 window_rtts = rtt[since:i]
-                nominal = nominal_beta(cc, before, float(window_rtts.min()) if len(window_rtts) else None,
-                                       float(window_rtts.max()) if len(window_rtts) else None)
-                out.append({"t_s": float(t[i]), "cwnd_before": before, "cwnd_after": after,
-                            "beta": 1 - after / before, "nominal": nominal,
-                            "nominal_switch": switch_beta(cc)})
+                nominal = nominal_beta(
+                    cc,
+                    before,
+                    float(window_rtts.min()) if len(window_rtts) else None,
+                    float(window_rtts.max()) if len(window_rtts) else None,
+                )
+                out.append(
+                    {
+                        "t_s": float(t[i]),
+                        "cwnd_before": before,
+                        "cwnd_after": after,
+                        "beta": 1 - after / before,
+                        "nominal": nominal,
+                        "nominal_switch": switch_beta(cc),
+                    }
+                )
             since, i = j, j
         i += 1
     return out
@@ -66,17 +77,27 @@ def link_loss(link: pd.DataFrame | None, t0_ns: int, t1_ns: int) -> tuple[float 
     return (lost / offered if offered else None), lost, queue
 
 
-def measure_point(df: pd.DataFrame, cc: str, warmup_s: float,
-                  link: pd.DataFrame | None = None) -> dict:
+def measure_point(
+    df: pd.DataFrame, cc: str, warmup_s: float, link: pd.DataFrame | None = None
+) -> dict:
     """Steady-state goodput (after the warm-up, while established) as a window, and the
     loss the link applied over the same span."""
     df = df[df["stream"] == 0].reset_index(drop=True)
     t = (df["t_ns"] - df["t_ns"].iloc[0]) / 1e9
     steady = df[(t >= warmup_s) & (df["state"] == "ESTABLISHED")]
     events = decrease_events(df, cc, warmup_s)
-    out = {"measured_s": 0.0, "goodput_bps": None, "rtt_ms": None, "window": None,
-           "mean_cwnd": None, "loss_seen": None, "p_link": None, "lost": 0,
-           "queue_drops": 0, "events": events}
+    out = {
+        "measured_s": 0.0,
+        "goodput_bps": None,
+        "rtt_ms": None,
+        "window": None,
+        "mean_cwnd": None,
+        "loss_seen": None,
+        "p_link": None,
+        "lost": 0,
+        "queue_drops": 0,
+        "events": events,
+    }
     if len(steady) < 20:
         return out
     first, last = steady.iloc[0], steady.iloc[-1]
@@ -85,11 +106,17 @@ def measure_point(df: pd.DataFrame, cc: str, warmup_s: float,
     mss = float(steady["snd_mss"].median())
     goodput = (last["bytes_acked"] - first["bytes_acked"]) * 8 / dt
     sent = (last["bytes_sent"] - first["bytes_sent"]) / mss
-    out["p_link"], out["lost"], out["queue_drops"] = link_loss(link, int(first["t_ns"]),
-                                                               int(last["t_ns"]))
-    out.update(measured_s=dt, goodput_bps=goodput, rtt_ms=rtt_s * 1e3,
-               window=goodput * rtt_s / (8 * mss), mean_cwnd=float(steady["cwnd"].mean()),
-               loss_seen=(last["total_retrans"] - first["total_retrans"]) / sent if sent else None)
+    out["p_link"], out["lost"], out["queue_drops"] = link_loss(
+        link, int(first["t_ns"]), int(last["t_ns"])
+    )
+    out.update(
+        measured_s=dt,
+        goodput_bps=goodput,
+        rtt_ms=rtt_s * 1e3,
+        window=goodput * rtt_s / (8 * mss),
+        mean_cwnd=float(steady["cwnd"].mean()),
+        loss_seen=(last["total_retrans"] - first["total_retrans"]) / sent if sent else None,
+    )
     return out
 
 
@@ -100,8 +127,9 @@ def _sender_log(sweep: Sweep[ResponseCell], cell: ResponseCell, r: int) -> Path:
 def _link_log(sweep: Sweep[ResponseCell], cell: ResponseCell, r: int) -> pd.DataFrame | None:
     """The bottleneck emulator's log of the data direction (the dumbbell has one link
     emulator; its forward direction carries l1 → r1)."""
-    forward = [f for f in bottleneck_frames(sweep.out / cell.run, r)
-               if (f["direction"] == "forward").all()]
+    forward = [
+        f for f in bottleneck_frames(sweep.out / cell.run, r) if (f["direction"] == "forward").all()
+    ]
     return forward[0] if forward else None
 
 
@@ -121,21 +149,28 @@ def analyse(sweep: Sweep[ResponseCell], a: ResponseArgs) -> Results:
     events: list[Event] = []
     for c in sweep.index.cells:
         for r in range(1, a.repeat + 1):
-            row: dict = {"name": c.name, "cc": c.cc, "p": c.p, "plan_window": c.plan_window,
-                         "warmup_s": c.warmup_s, "rtt_ms": c.rtt_ms, "rate_bps": c.rate_bps,
-                         "repetition": r}
+            row: dict = {
+                "name": c.name,
+                "cc": c.cc,
+                "p": c.p,
+                "plan_window": c.plan_window,
+                "warmup_s": c.warmup_s,
+                "rtt_ms": c.rtt_ms,
+                "rate_bps": c.rate_bps,
+                "repetition": r,
+            }
             path = _sender_log(sweep, c, r)
             res = rundir.rep_result(sweep.out / c.run, r) or {}
             if not res or not path.exists():
-                points.append(PointResult(**row, status=res.get("status", "not run"),
-                                          window=None))
+                points.append(PointResult(**row, status=res.get("status", "not run"), window=None))
                 continue
             # A flow slower than planned is stopped at the end of the timeline: its log
             # up to there is still a steady state to measure.
             m = measure_point(pd.read_csv(path), c.cc, c.warmup_s, _link_log(sweep, c, r))
             ev = m.pop("events")
             link_limited = m["queue_drops"] > 0 or (
-                m["goodput_bps"] is not None and m["goodput_bps"] > LINK_SHARE_LIMIT * c.rate_bps)
+                m["goodput_bps"] is not None and m["goodput_bps"] > LINK_SHARE_LIMIT * c.rate_bps
+            )
             status = "ok" if m["window"] else "too short"
             if status == "ok" and m["p_link"] is not None and not m["lost"]:
                 status = "no loss"  # nothing to fit the window against
@@ -145,15 +180,21 @@ def analyse(sweep: Sweep[ResponseCell], a: ResponseArgs) -> Results:
             if corrupt:
                 status, ev = "corrupt window", []  # excluded (engine.window)
                 row["note"] = corrupt
-            row.update(m, status=status, events=len(ev),
-                       beta=float(np.median([e["beta"] for e in ev])) if ev else None,
-                       link_limited=link_limited)
+            row.update(
+                m,
+                status=status,
+                events=len(ev),
+                beta=float(np.median([e["beta"] for e in ev])) if ev else None,
+                link_limited=link_limited,
+            )
             pt = PointResult(**row)
-            points.append(pt.model_copy(
-                update={"published_window": PUBLISHED[pt.cc].window(pt.p_fit)}))
+            points.append(
+                pt.model_copy(update={"published_window": PUBLISHED[pt.cc].window(pt.p_fit)})
+            )
             events += [Event(cc=c.cc, p=c.p, **e) for e in ev]
-    results = Results(points=points, fits=[fit_algorithm(cc, points, events) for cc in a.ccs],
-                      events=events)
+    results = Results(
+        points=points, fits=[fit_algorithm(cc, points, events) for cc in a.ccs], events=events
+    )
     for name, rows, model in (("points", points, PointResult), ("events", events, Event)):
         table = pd.DataFrame([x.model_dump() for x in rows], columns=list(model.model_fields))
         table.to_csv(sweep.out / f"{name}.csv", index=False)

@@ -51,8 +51,9 @@ def window_range(text: str, flag: str) -> tuple[float, float]:
     except ValueError:
         span = ()
     if len(span) != 2 or not 4 <= span[0] < span[1]:
-        raise ScenarioError(None, flag, f"{text!r}: give two increasing window sizes in "
-                                        "segments, e.g. 120,1000")
+        raise ScenarioError(
+            None, flag, f"{text!r}: give two increasing window sizes in segments, e.g. 120,1000"
+        )
     return span[0], span[1]
 
 
@@ -61,29 +62,48 @@ class ResponseArgs(StudyArgs):
     range, its measured span, and a bottleneck LINK_HEADROOM times its top planned rate."""
 
     ccs: Annotated[tuple[str, ...], Option("--cc", options.ccs)] = Field(
-        "reno,highspeed,scalable,bic,htcp,cubic", validate_default=True,
-        description="Algorithms, comma-separated (loss-based ones; vegas too).")
+        "reno,highspeed,scalable,bic,htcp,cubic",
+        validate_default=True,
+        description="Algorithms, comma-separated (loss-based ones; vegas too).",
+    )
     points: Annotated[int, Option("--points")] = Field(
-        5, ge=3, le=20, description="Loss rates per algorithm.")
+        5, ge=3, le=20, description="Loss rates per algorithm."
+    )
     rtt_ms: Annotated[float | None, Option("--rtt", rtt_ms)] = Field(
-        None, description="RTT of the path, for every algorithm. [default: each algorithm's "
-        "own: 20 ms; HighSpeed 100 ms, BIC 200 ms]")
+        None,
+        description="RTT of the path, for every algorithm. [default: each algorithm's "
+        "own: 20 ms; HighSpeed 100 ms, BIC 200 ms]",
+    )
     rate_bps: Annotated[int | None, Option("--rate", finite_rate)] = Field(  # the bottleneck
-        None, description="Bottleneck C: far above the flows, so the loss sets the rate. "
-        "[default: 1.25x the algorithm's top planned rate, at least 1Gbit]")
+        None,
+        description="Bottleneck C: far above the flows, so the loss sets the rate. "
+        "[default: 1.25x the algorithm's top planned rate, at least 1Gbit]",
+    )
     max_rate_bps: Annotated[int | None, Option("--max-rate", finite_rate)] = Field(
-        None, description="Highest rate the plan aims at (caps the window range). [default: "
-        "250Mbit; HighSpeed 500Mbit, BIC 1Gbit]")  # (the CPU of one emulated path)
+        None,
+        description="Highest rate the plan aims at (caps the window range). [default: "
+        "250Mbit; HighSpeed 500Mbit, BIC 1Gbit]",
+    )  # (the CPU of one emulated path)
     max_measure_s: Annotated[float | None, Option("--max-measure", measure_s)] = Field(
-        None, description="Longest measured span of a point (it aims at 40 mean loss "
-        "intervals). [default: 60s; HighSpeed 180s, BIC 300s]")
+        None,
+        description="Longest measured span of a point (it aims at 40 mean loss "
+        "intervals). [default: 60s; HighSpeed 180s, BIC 300s]",
+    )
     windows: Annotated[tuple[float, float] | None, Option("--windows", window_range)] = Field(
-        None, description="Window range LO,HI in segments the loss rates aim at, for every "
-        "algorithm. [default: each algorithm's own]")
+        None,
+        description="Window range LO,HI in segments the loss rates aim at, for every "
+        "algorithm. [default: each algorithm's own]",
+    )
     repeat: Annotated[int, Option("--repeat")] = Field(
-        1, ge=1, le=20, description="Repetitions per point.")
-    out_dir: OutDir = Field(None, description="Study directory (default: "
-                            "runs/response-function-<hash of the arguments>).")
-    seed: Seed = Field(1, description="Seed of the run order and of the loss draws (the i-th "
-                       "point of each algorithm: seed + i).")
+        1, ge=1, le=20, description="Repetitions per point."
+    )
+    out_dir: OutDir = Field(
+        None,
+        description="Study directory (default: runs/response-function-<hash of the arguments>).",
+    )
+    seed: Seed = Field(
+        1,
+        description="Seed of the run order and of the loss draws (the i-th "
+        "point of each algorithm: seed + i).",
+    )
     interval_ms: float = 5.0  # tcp_info sampling: several samples per RTT (no option)

@@ -13,8 +13,11 @@ from itb.study.response_function.results import BETA_TOLERANCE, D_TOLERANCE, Eve
 
 def fit_algorithm(cc: str, points: list[Point], events: list[Event]) -> Fit:
     pub = PUBLISHED[cc]
-    fitted = [(p, w) for p in points if p.cc == cc and (w := p.window) and p.status == "ok"
-              and not p.link_limited]
+    fitted = [
+        (p, w)
+        for p in points
+        if p.cc == cc and (w := p.window) and p.status == "ok" and not p.link_limited
+    ]
     sel = [p for p, _ in fitted]
     windows = [w for _, w in fitted]
     out: dict = {"c": None, "d": None, "d_ci95": None, "r2": None, "d_ok": None}
@@ -22,8 +25,9 @@ def fit_algorithm(cc: str, points: list[Point], events: list[Event]) -> Fit:
         x = np.log10([p.p_fit for p in sel])
         lr = sps.linregress(x, np.log10(windows))
         half = float(sps.t.ppf(0.975, len(sel) - 2) * lr.stderr)
-        out.update(c=float(10 ** lr.intercept), d=float(-lr.slope), d_ci95=half,
-                   r2=float(lr.rvalue ** 2))
+        out.update(
+            c=float(10**lr.intercept), d=float(-lr.slope), d_ci95=half, r2=float(lr.rvalue**2)
+        )
         # judged only where Linux's implementation follows the published slope: the
         # points' median window at or above d_from (itb.cc.published)
         if pub.d is not None and float(np.median(windows)) >= pub.d_from:
@@ -34,13 +38,27 @@ def fit_algorithm(cc: str, points: list[Point], events: list[Event]) -> Fit:
         # H-TCP's with the nearer of its two rules (RTT ratio, or 1/2 from its switch)
         nominals = [e.nearer_nominal for e in ev]
         error = float(np.median([e.beta - n for e, n in zip(ev, nominals)]))
-        out.update(beta=float(np.median([e.beta for e in ev])),
-                   beta_nominal=float(np.median(nominals)), beta_error=error,
-                   beta_ok=abs(error) <= BETA_TOLERANCE)
+        out.update(
+            beta=float(np.median([e.beta for e in ev])),
+            beta_nominal=float(np.median(nominals)),
+            beta_error=error,
+            beta_ok=abs(error) <= BETA_TOLERANCE,
+        )
         if any(e.nominal_switch is not None for e in ev):
-            out["switch_share"] = float(np.mean([n == e.nominal_switch != e.nominal
-                                                 for e, n in zip(ev, nominals)]))
-    return Fit(cc=cc, n=len(sel), c_published=pub.c, d_published=pub.d,
-               beta_published=pub.beta_text, source=pub.source, d_from=pub.d_from,
-               w_min=min(windows, default=None), w_max=max(windows, default=None),
-               rtt_ms=sel[0].rtt_ms if sel else None, events=len(ev), **out)
+            out["switch_share"] = float(
+                np.mean([n == e.nominal_switch != e.nominal for e, n in zip(ev, nominals)])
+            )
+    return Fit(
+        cc=cc,
+        n=len(sel),
+        c_published=pub.c,
+        d_published=pub.d,
+        beta_published=pub.beta_text,
+        source=pub.source,
+        d_from=pub.d_from,
+        w_min=min(windows, default=None),
+        w_max=max(windows, default=None),
+        rtt_ms=sel[0].rtt_ms if sel else None,
+        events=len(ev),
+        **out,
+    )

@@ -18,9 +18,9 @@ from itb.study.response_function.cells import ResponseCell
 from itb.suite.sweep import Sweep, SweepCell
 from itb.suite.sweep_index import SweepIndex
 
-MSS = 1448                 # bytes: 1500-byte MTU with timestamps
+MSS = 1448  # bytes: 1500-byte MTU with timestamps
 MAX_LOSS = 0.05
-MEASURED_EVENTS = 40       # mean loss intervals a point measures (within 20–60 s)
+MEASURED_EVENTS = 40  # mean loss intervals a point measures (within 20–60 s)
 # A point lasts its warm-up and measured span (plus SETUP_S for the connection): the flow
 # does not hold the repetition (`wait = false`), a small awaited UDP stream on the
 # reverse direction (no loss there; the fit reads the data direction only) does, and the
@@ -42,13 +42,13 @@ TRANSFER = "rf"
 class Point:
     cc: str
     p: float
-    plan_window: float   # segments the published (or planning) response function gives
+    plan_window: float  # segments the published (or planning) response function gives
     warmup_s: float
     measure_s: float
     volume: int
-    seed: int            # the emulator's loss draws: independent from point to point
+    seed: int  # the emulator's loss draws: independent from point to point
     rtt_ms: float
-    rate_bps: int        # the bottleneck
+    rate_bps: int  # the bottleneck
 
     @property
     def name(self) -> str:
@@ -58,8 +58,12 @@ class Point:
 def check_ccs(ccs: tuple[str, ...]) -> None:
     for cc in ccs:
         if cc not in PUBLISHED:
-            raise ScenarioError(None, "--cc", f"{cc!r} has no loss response function to check "
-                                              f"(choose from {', '.join(PUBLISHED)})")
+            raise ScenarioError(
+                None,
+                "--cc",
+                f"{cc!r} has no loss response function to check "
+                f"(choose from {', '.join(PUBLISHED)})",
+            )
 
 
 def points_of(a: ResponseArgs) -> list[Point]:
@@ -78,22 +82,38 @@ def points_of(a: ResponseArgs) -> list[Point]:
         top = hi
         hi = min(hi, w_cap)
         if hi <= lo:
-            raise ScenarioError(None, "--max-rate", f"{cc}: windows of {lo:g}–{top:g} "
-                                f"segments need more than {max_rate / 1e6:g} Mbit/s at "
-                                f"{rtt_ms:g} ms")
+            raise ScenarioError(
+                None,
+                "--max-rate",
+                f"{cc}: windows of {lo:g}–{top:g} "
+                f"segments need more than {max_rate / 1e6:g} Mbit/s at "
+                f"{rtt_ms:g} ms",
+            )
         link = a.rate_bps or int(max(1e9, LINK_HEADROOM * hi * MSS * 8 / rtt))
         for i, w in enumerate(np.geomspace(hi, lo, a.points)):
             p = min(pub.loss_for(w), MAX_LOSS)
             epoch_s = rtt / (p * w)  # mean time between congestion events
             warmup = float(np.clip(3 * epoch_s, 5, 15))
-            measure = float(np.clip(MEASURED_EVENTS * epoch_s, 20,
-                                    a.max_measure_s or pub.max_measure_s))
+            measure = float(
+                np.clip(MEASURED_EVENTS * epoch_s, 20, a.max_measure_s or pub.max_measure_s)
+            )
             rate = w * MSS * 8 / rtt
             volume = int(max(rate / 8 * (warmup + measure) * VOLUME_MARGIN, 10e6))
             # The i-th point of every algorithm shares a seed: the same loss draws at
             # the same p compare algorithms on a common footing.
-            out.append(Point(cc, float(f"{p:.3g}"), float(w), warmup, measure, volume,
-                             a.seed + i, rtt_ms, link))
+            out.append(
+                Point(
+                    cc,
+                    float(f"{p:.3g}"),
+                    float(w),
+                    warmup,
+                    measure,
+                    volume,
+                    a.seed + i,
+                    rtt_ms,
+                    link,
+                )
+            )
     return out
 
 
@@ -105,23 +125,63 @@ def _doc(a: ResponseArgs, pt: Point) -> dict:
         # makes Linux's BIC grow several times faster and HighSpeed slower)
         "testbed": {"name": f"rf-{pt.name}"[:64], "ack_every_segment": True},
         "dumbbell": {"pairs": 1},
-        "bottleneck": {"rate": f"{pt.rate_bps}bit", "rtt": f"{pt.rtt_ms:g}ms",
-                       "loss": pt.p, "loss_reverse": 0},
-        "experiment": {"name": f"response-{pt.name}", "repetitions": a.repeat, "seed": pt.seed,
-                       "interval": f"{a.interval_ms:g}ms",
-                       "duration": f"{int(run_s + SETUP_S) + 30}s"},
-        "transfer": [{"id": TRANSFER, "src": "l1", "dst": "r1", "at": "0s", "cc": pt.cc,
-                      "volume": f"{pt.volume}B", "wait": False}],
+        "bottleneck": {
+            "rate": f"{pt.rate_bps}bit",
+            "rtt": f"{pt.rtt_ms:g}ms",
+            "loss": pt.p,
+            "loss_reverse": 0,
+        },
+        "experiment": {
+            "name": f"response-{pt.name}",
+            "repetitions": a.repeat,
+            "seed": pt.seed,
+            "interval": f"{a.interval_ms:g}ms",
+            "duration": f"{int(run_s + SETUP_S) + 30}s",
+        },
+        "transfer": [
+            {
+                "id": TRANSFER,
+                "src": "l1",
+                "dst": "r1",
+                "at": "0s",
+                "cc": pt.cc,
+                "volume": f"{pt.volume}B",
+                "wait": False,
+            }
+        ],
         # the point's clock: the flow is stopped when this ends
-        "udp": [{"id": CLOCK, "src": "r1", "dst": "l1", "at": "0s", "rate": "16kbit",
-                 "duration": f"{int(run_s + SETUP_S)}s", "size": 100}],
+        "udp": [
+            {
+                "id": CLOCK,
+                "src": "r1",
+                "dst": "l1",
+                "at": "0s",
+                "rate": "16kbit",
+                "duration": f"{int(run_s + SETUP_S)}s",
+                "size": 100,
+            }
+        ],
     }
 
 
 def sweep_of(a: ResponseArgs, out: Path) -> Sweep[ResponseCell]:
-    cells = [SweepCell(ResponseCell(
-        name=pt.name, cc=pt.cc, p=pt.p, plan_window=pt.plan_window, warmup_s=pt.warmup_s,
-        measure_s=pt.measure_s, volume=pt.volume, rtt_ms=pt.rtt_ms, rate_bps=pt.rate_bps),
-        _doc(a, pt)) for pt in points_of(a)]
-    return Sweep(out, "response-function", SweepIndex[ResponseCell], a.key(), cells, a.repeat,
-                 a.seed)
+    cells = [
+        SweepCell(
+            ResponseCell(
+                name=pt.name,
+                cc=pt.cc,
+                p=pt.p,
+                plan_window=pt.plan_window,
+                warmup_s=pt.warmup_s,
+                measure_s=pt.measure_s,
+                volume=pt.volume,
+                rtt_ms=pt.rtt_ms,
+                rate_bps=pt.rate_bps,
+            ),
+            _doc(a, pt),
+        )
+        for pt in points_of(a)
+    ]
+    return Sweep(
+        out, "response-function", SweepIndex[ResponseCell], a.key(), cells, a.repeat, a.seed
+    )

@@ -32,11 +32,23 @@ def loglog(points: list[Point], fits: list[Fit], path: Path) -> Path | None:
         xs = np.geomspace(ps.min() / 1.5, ps.max() * 1.5, 30)
         colour = dots.get_color()
         if f.c is not None and f.d is not None:
-            ax.loglog(xs, f.c / xs ** f.d, "-", color=colour, lw=1,
-                      label=f"fit {f.cc}: {f.c:.3g}/p^{f.d:.3f}")
+            ax.loglog(
+                xs,
+                f.c / xs**f.d,
+                "-",
+                color=colour,
+                lw=1,
+                label=f"fit {f.cc}: {f.c:.3g}/p^{f.d:.3f}",
+            )
         if f.c_published is not None and f.d_published is not None:
-            ax.loglog(xs, f.c_published / xs ** f.d_published, "--", color=colour, lw=1,
-                      label=f"published {f.cc}: {f.c_published:g}/p^{f.d_published:g}")
+            ax.loglog(
+                xs,
+                f.c_published / xs**f.d_published,
+                "--",
+                color=colour,
+                lw=1,
+                label=f"published {f.cc}: {f.c_published:g}/p^{f.d_published:g}",
+            )
     ax.set_xlabel("packet loss rate p (applied by the link over the measured span)")
     ax.set_ylabel("rate in MSS per RTT (average window, segments)")
     ax.set_title("response functions: measured (dots, solid fits) and published (dashed)")
@@ -71,10 +83,21 @@ def decreases(events: list[Event], ccs: list[str], path: Path) -> Path | None:
 
 def build(out: Path, index: SweepIndex[ResponseCell], args: ResponseArgs, res: Results) -> Path:
     """<out>/report/report.html: the fits, the points and the figures."""
-    figs = figures(out, [
-        (lambda p: loglog(res.points, res.fits, p), "response-loglog.png",
-         "Response functions: rate in MSS/RTT against loss, log-log"),
-        (lambda p: decreases(res.events, list(args.ccs), p), "decrease.png",
-         "Multiplicative decrease β of every congestion event after the warm-up")])
-    return study_report(__package__, out, index=index, args=args, points=res.points,
-                        fits=res.fits, figs=figs)
+    figs = figures(
+        out,
+        [
+            (
+                lambda p: loglog(res.points, res.fits, p),
+                "response-loglog.png",
+                "Response functions: rate in MSS/RTT against loss, log-log",
+            ),
+            (
+                lambda p: decreases(res.events, list(args.ccs), p),
+                "decrease.png",
+                "Multiplicative decrease β of every congestion event after the warm-up",
+            ),
+        ],
+    )
+    return study_report(
+        __package__, out, index=index, args=args, points=res.points, fits=res.fits, figs=figs
+    )

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict
 from itb.analysis.results import VersionedResults
 
 FORMAT_VERSION = 1
-D_TOLERANCE = 0.08         # the acceptance band of the fitted exponent d
-BETA_TOLERANCE = 0.03      # ... and of the measured decrease β
+D_TOLERANCE = 0.08  # the acceptance band of the fitted exponent d
+BETA_TOLERANCE = 0.03  # ... and of the measured decrease β
 
 
 class Point(BaseModel):
