@@ -5,7 +5,7 @@ short of CPU for it, with figures."""
 from __future__ import annotations
 
 from itb.backends import local
-from itb.calibration import udpmtu
+from itb.calibration import udpmtu, udpmtu_verdict
 from itb.scenario import load_testbed
 from itb.scenario.testbed.pathspec import path_spec
 
@@ -46,7 +46,7 @@ def test_mtu_udp_reaches_the_receiver_at_the_rate(isolated, monkeypatch):
     )
     assert f.emulator_cpu_pct > 5 and f.sender_cpu_pct > 5  # the right threads were sampled
     assert f.offered_bps is not None and f.departed_bps is not None
-    check, warning = udpmtu.judge(f, "q")
+    check, warning = udpmtu_verdict.judge(f, "q")
     if check.ok:
         assert abs(f.arrived_bps / 1e9 - 1) <= 0.01
         # the emulator's own account and its interface agree with the receiver

@@ -163,6 +163,7 @@ def test_a_calibration_over_a_log_with_a_hole_does_not_pass(isolated):
     """The disk fills during the TCP test, whose peak-rate check reads the emulator's log:
     that check and the calibration fail, naming the lost rows."""
     from itb.calibration import run as calibration
+    from itb.calibration.emulator import LOG_CHECK
     from itb.scenario import load_testbed
 
     topo = load_testbed(None, {"pairs": 1, "rate": "100Mbit", "rtt": "20ms"})
@@ -197,7 +198,7 @@ def test_a_calibration_over_a_log_with_a_hole_does_not_pass(isolated):
         assert peak.verdict.startswith("log with a hole"), peak.verdict
         assert "the emulator's log (ab, forward) lost the rows from" in peak.detail
         assert "No space left on device" in peak.detail, peak.detail
-        whole = checks[calibration.LOG_CHECK]
+        whole = checks[LOG_CHECK]
         assert whole.ok is False and whole.measured > 100, whole
         assert not cal.ok
         # the emulator's own account, at exit, says the same

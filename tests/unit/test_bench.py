@@ -9,6 +9,7 @@ import tomli_w
 from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
 from itb.suite import apps, stats
+from itb.suite.apps import parts, throughput, web
 from itb.suite.classes import CLASSES, parse_classes
 from itb.suite.scaling import MANY_SOURCES_MAX_BPS, make_scale
 from itb.suite.sweep import order
@@ -88,10 +89,10 @@ def test_scale_errors(tmp_path):
 
 
 def test_bundles_keep_every_source():
-    assert apps.bundles(8) == [1] * 8
+    assert parts.bundles(8) == [1] * 8
     for m in (33, 800, 1000, 1500, 2000, 2001):
-        b = apps.bundles(m)
-        assert sum(b) == m and max(b) <= apps.MAX_STREAMS and max(b) - min(b) <= 1
+        b = parts.bundles(m)
+        assert sum(b) == m and max(b) <= parts.MAX_STREAMS and max(b) - min(b) <= 1
 
 
 def _generated(tmp_path, app, cls, variant=None, capacity=10**9, tt=10):
@@ -119,7 +120,7 @@ def test_bu_realises_every_source_paced_at_c_a(tmp_path, cls):
     assert sc.experiment.repetitions == 2 and all(e.cc == "reno" for e in fwd)
     link = sc.topology.links[[lk.emulated for lk in sc.topology.links].index(True)]
     assert link.forward.rate_bps == g.realisation["scale"]["capacity_bps"]
-    assert "virtual sources" in g.realisation["forward"] or c.forward_sources <= apps.MAX_SINGLE
+    assert "virtual sources" in g.realisation["forward"] or c.forward_sources <= parts.MAX_SINGLE
 
 
 def test_bu_start_span_capped_to_a_quarter_of_a_transfer(tmp_path):
@@ -155,7 +156,7 @@ def test_tu_default_variant_restores_linux_buffers(tmp_path):
     _, sc = _generated(tmp_path, "TU", "D", variant="default")
     cmds = [e for e in sc.experiment.events if e.kind == "command"]
     assert {c.host for c in cmds} == {"l1", "r1"}
-    assert all(f"net.ipv4.tcp_rmem={apps.UNTUNED_RMEM}" in c.argv for c in cmds)
+    assert all(f"net.ipv4.tcp_rmem={throughput.UNTUNED_RMEM}" in c.argv for c in cmds)
     _, tuned = _generated(tmp_path, "TU", "D", variant="tuned")
     assert not [e for e in tuned.experiment.events if e.kind == "command"]
 
@@ -166,7 +167,7 @@ def test_web_apps_on_data_centre_classes(tmp_path, app):
     fwd = [e for e in sc.experiment.events if e.direction == "forward"]
     rev = [e for e in sc.experiment.events if e.direction == "reverse" and e.wait]
     ratio = sum(e.volume for e in fwd) / sum(e.volume for e in rev)
-    target = apps.WM_RATIO if app == "WM" else apps.PP_RATIO
+    target = web.WM_RATIO if app == "WM" else web.PP_RATIO
     assert 0.4 * target < ratio < 2.5 * target  # random draws around the target
     assert sc.topology.pair_delays  # per-pair RTTs drawn around the class RTT
 

@@ -8,6 +8,7 @@ import tomli_w
 from itb.errors import ScenarioError
 from itb.scenario.scenario import load_scenario
 from itb.suite import apps, benchmark, windows
+from itb.suite.apps import pingpong
 from itb.suite.classes import CLASSES
 from itb.suite.realisation import BenchRealisation
 from itb.suite.scaling import MAX_RTT_MS, MIN_ROUND_TRIPS, make_scale
@@ -151,8 +152,10 @@ def test_pa_aggregation_by_hand():
     # --scale 100 on a K = 1000 class: C = 10 Gbit/s, C_a = 10 Mbit/s; sources of at least
     # 20 Mbit/s: K' = 500
     s = _scale(factor=100)
-    assert apps.pa_aggregation(CLASSES["A"], s.of(CLASSES["A"])) == 500
-    assert apps.pa_aggregation(CLASSES["B"], _scale(capacity=100_000_000).of(CLASSES["B"])) == 10
+    assert pingpong.pa_aggregation(CLASSES["A"], s.of(CLASSES["A"])) == 500
+    assert (
+        pingpong.pa_aggregation(CLASSES["B"], _scale(capacity=100_000_000).of(CLASSES["B"])) == 10
+    )
 
 
 def test_pa_refused_where_window_scaling_makes_it_last_hours():
@@ -162,7 +165,7 @@ def test_pa_refused_where_window_scaling_makes_it_last_hours():
     g = apps.generate(
         apps.Cell("PA", CLASSES["B"], "cubic"), _scale("window").of(CLASSES["B"]), 1, 1.0
     )
-    assert g.realisation["estimated_s"] < apps.PA_MAX_ESTIMATE_S
+    assert g.realisation["estimated_s"] < pingpong.PA_MAX_ESTIMATE_S
 
 
 def test_warnings_name_the_applications_once_per_class():

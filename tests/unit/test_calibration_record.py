@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from itb.calibration.record import read_calibration
-from itb.calibration.run import Calibration
+from itb.calibration.record import Calibration, read_calibration
 from itb.calibration.verdict import Check
 from itb.engine.checks import cpu_headroom_warnings
 from itb.rundir.records import RunDirError

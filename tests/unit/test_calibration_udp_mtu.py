@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import threading
 
-from itb.calibration import counters, udpmtu
+from itb.calibration import counters, udpmtu, udpmtu_verdict
 from itb.calibration.udpmtu import Series
 from itb.calibration.verdict import Check
 from itb.emulation.monitor import Interval
@@ -109,7 +109,7 @@ def test_figures_of_an_exact_link():
     assert abs(f.departed_bps - C) / C < 1e-3 and f.empty_ms == 0
     assert abs(f.host_busy_pct - 50.0) < 1.0
     assert abs(f.emulator_cpu_pct - 60.0) < 0.1 and abs(f.sender_wait_pct - 1.0) < 0.1
-    check, warning = udpmtu.judge(f, "q")
+    check, warning = udpmtu_verdict.judge(f, "q")
     assert check.ok and check.verdict == "ok" and warning is None
     assert "82,563" in check.detail and "1514 B frames" in check.detail
 
@@ -120,46 +120,46 @@ def test_a_starved_sender_is_short_of_cpu():
     log = log_rows(C * 0.9, empty_every=10)
     f = figures(recv(C, pauses=pauses, sender=(0.6, 0.2)), log)
     assert abs(f.arrived_bps / C - 0.9) < 0.011
-    check, warning = udpmtu.judge(f, "q")
+    check, warning = udpmtu_verdict.judge(f, "q")
     assert not check.ok and check.cause == "short of CPU"
     assert check.verdict.startswith("short of CPU (-")
     assert "sender waited for a CPU 20.0 %" in warning and "idle 10.0 %" in warning
     assert "queue empty in 500 of" in warning and "paused longer than the queue lasts" in warning
     f.offered_bps, f.offered_pps = 0.9 * C, 0.9 * C / (FRAME * 8)
-    assert "offered only 74,306 packets/s, fewer than the 82,563" in udpmtu.judge(f, "q")[1]
+    assert "offered only 74,306 packets/s, fewer than the 82,563" in udpmtu_verdict.judge(f, "q")[1]
     f.offered_bps, f.offered_pps = 1.1 * C, 1.1 * C / (FRAME * 8)
-    assert "on average, 1.2 × the rate is 99,075" in udpmtu.judge(f, "q")[1]
+    assert "on average, 1.2 × the rate is 99,075" in udpmtu_verdict.judge(f, "q")[1]
     # The link idled 10 % of the window: a sender that waited for a CPU as long can
     # account for it (short of CPU); one that waited 5 % cannot: off, with no CPU to blame.
     f.sender_wait_pct = 10.0
-    check, warning = udpmtu.judge(f, "q")
+    check, warning = udpmtu_verdict.judge(f, "q")
     assert check.cause == "short of CPU" and "sender waited for a CPU 10.0 %" in warning
     f.sender_wait_pct = 5.0
-    check, warning = udpmtu.judge(f, "q")
+    check, warning = udpmtu_verdict.judge(f, "q")
     assert warning is None and check.cause is None and check.verdict.startswith("off by -")
     assert "idle 10.0 %" in check.detail
     f.host_busy_pct = 99.0  # a saturated host is reason enough
-    check, warning = udpmtu.judge(f, "q")
+    check, warning = udpmtu_verdict.judge(f, "q")
     assert check.cause == "short of CPU" and "busy 99 %" in warning
     f.arrived_bps = 1.02 * C  # but not for too much arriving
-    check, warning = udpmtu.judge(f, "q")
+    check, warning = udpmtu_verdict.judge(f, "q")
     assert warning is None and check.verdict == "off by +2.00 %"
 
 
 def test_a_saturated_emulator_thread_is_named_with_its_packet_rate():
     f = figures(recv(0.9 * C, emulator=(0.97, 0.0)), log_rows(C))
-    check, warning = udpmtu.judge(f, "q")
+    check, warning = udpmtu_verdict.judge(f, "q")
     assert check.cause == "short of CPU"
     assert "thread ran 97 % of a core" in warning and "of the 82,563 packets/s" in warning
     assert "between the emulator's departures and the receiver's interface" in warning
     f = figures(recv(0.9 * C, emulator=(0.5, 0.08)), log_rows(C))  # runnable, no CPU
-    assert "waited for one 8.0 %" in udpmtu.judge(f, "q")[1]
+    assert "waited for one 8.0 %" in udpmtu_verdict.judge(f, "q")[1]
 
 
 def test_a_log_without_rows_is_said():
     f = figures(recv(C), [])
     assert f.intervals == 0 and f.departed_bps is None
-    assert "log holds no rows" in udpmtu.judge(f, "q")[0].detail
+    assert "log holds no rows" in udpmtu_verdict.judge(f, "q")[0].detail
     assert figures(recv(C)).intervals is None  # no emulator: nothing to say
 
 

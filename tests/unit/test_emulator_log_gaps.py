@@ -11,11 +11,12 @@ import pytest
 
 from itb import rundir
 from itb.analysis import logs as collect
-from itb.calibration import run as calibration
+from itb.calibration.emulator import judge_log, whole
+from itb.calibration.record import Calibration
 from itb.calibration.verdict import at_most
 from itb.emulation import monitor
 from itb.engine import records
-from itb.engine.execute import Outcome
+from itb.engine.outcome import Outcome
 
 MS = 1_000_000
 HEADER = ",".join(monitor.FIELDS) + "\n"
@@ -192,10 +193,10 @@ def test_a_partial_last_line_is_left_out(tmp_path):
 def test_a_calibration_check_over_a_hole_does_not_pass(tmp_path):
     em = SimpleNamespace(log_dir=str(emulator_dir(tmp_path / "em", grid(0, 100))))
     window = monitor.between(monitor.direction_log(em.log_dir, "ab", 0, 99 * MS), 0, 99 * MS)
-    check = calibration._whole(at_most("peak", 100, 90, "Mbit/s"), em, "ab", window, 0, 99 * MS)
+    check = whole(at_most("peak", 100, 90, "Mbit/s"), em, "ab", window, 0, 99 * MS)
     assert check.ok is True
     holed = [r for r in window if not 40 * MS <= r.t_ns < 60 * MS]
-    check = calibration._whole(at_most("peak", 100, 90, "Mbit/s"), em, "ab", holed, 0, 99 * MS)
+    check = whole(at_most("peak", 100, 90, "Mbit/s"), em, "ab", holed, 0, 99 * MS)
     assert check.ok is False and check.verdict.startswith("log with a hole")
     assert (
         "lost the rows from 0.040 s to 0.060 s after the window started (20 rows)" in check.detail
@@ -203,8 +204,8 @@ def test_a_calibration_check_over_a_hole_does_not_pass(tmp_path):
 
 
 def test_rows_the_emulator_reported_lost_fail_the_calibration():
-    cal = calibration.Calibration(testbed={}, path={})
-    calibration._judge_log(cal, {"ab": {"log_rows_lost": 0}, "ba": {"log_rows_lost": 0}})
+    cal = Calibration(testbed={}, path={})
+    judge_log(cal, {"ab": {"log_rows_lost": 0}, "ba": {"log_rows_lost": 0}})
     assert cal.ok
-    calibration._judge_log(cal, {"ab": {"log_rows_lost": 12}, "ba": {}})
+    judge_log(cal, {"ab": {"log_rows_lost": 12}, "ba": {}})
     assert not cal.ok and cal.checks[-1].measured == 12

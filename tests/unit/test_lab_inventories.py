@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import tomllib
 
-from itb.backends.ssh import enos, inventory, lab
+from itb.backends.ssh import enos, inventory, labhosts
 
 
 def _both(tmp_path, emulator=True):
-    hosts = lab.hosts_for(4, "198.19.3", emulator)
-    (tmp_path / "inventory.toml").write_text(lab._inventory(tmp_path, hosts))
-    (tmp_path / "enoslib-static.toml").write_text(lab._static_provider(tmp_path, hosts))
+    hosts = labhosts.hosts_for(4, "198.19.3", emulator)
+    (tmp_path / "inventory.toml").write_text(labhosts.inventory(tmp_path, hosts))
+    (tmp_path / "enoslib-static.toml").write_text(labhosts.static_provider(tmp_path, hosts))
     return (
         hosts,
         inventory.load(tmp_path / "inventory.toml"),

@@ -10,8 +10,8 @@ from itb.engine import processes
 from itb.engine.execute import Repetition
 from itb.engine.processes import ProcSpec, RepetitionPlan
 from itb.errors import ScenarioError
+from itb.scenario.experiment.background import events_for_repetition
 from itb.scenario.experiment.sections import DEFAULT_OUTPUT_LIMIT
-from itb.scenario.experiment.timeline import events_for_repetition
 from itb.scenario.scenario import load_scenario
 
 SCENARIO = """
@@ -117,7 +117,7 @@ def repetition(tmp_path, limit=1_048_576) -> Repetition:
 def test_the_engine_records_a_cut_output_with_what_each_stream_dropped(tmp_path):
     rep = repetition(tmp_path)
     ready, awaited = set(), {"flood.command"}
-    rep._handle(
+    rep.recorder.handle(
         "l1",
         {
             "ev": "dispatched",
@@ -131,7 +131,7 @@ def test_the_engine_records_a_cut_output_with_what_each_stream_dropped(tmp_path)
         awaited,
     )
     for stream in ("stdout", "stderr"):
-        rep._handle(
+        rep.recorder.handle(
             "l1",
             {
                 "ev": "truncated",
@@ -143,7 +143,7 @@ def test_the_engine_records_a_cut_output_with_what_each_stream_dropped(tmp_path)
             ready,
             awaited,
         )
-    rep._handle(
+    rep.recorder.handle(
         "l1",
         {
             "ev": "exited",
@@ -183,7 +183,7 @@ def test_the_engine_records_a_cut_output_with_what_each_stream_dropped(tmp_path)
 
 def test_a_drop_known_only_from_the_exit_is_recorded_with_the_planned_limit(tmp_path):
     rep = repetition(tmp_path, limit=4096)
-    rep._handle(
+    rep.recorder.handle(
         "l1",
         {
             "ev": "exited",

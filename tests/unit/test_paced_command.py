@@ -15,7 +15,7 @@ import pytest
 from itb.analysis.steps import step_rates, worst_ratio_error
 from itb.engine import processes
 from itb.errors import ScenarioError
-from itb.scenario.experiment.timeline import events_for_repetition
+from itb.scenario.experiment.background import events_for_repetition
 from itb.scenario.scenario import load_scenario
 
 TESTBED = """

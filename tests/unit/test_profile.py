@@ -12,7 +12,7 @@ from itb.analysis.logs import profile_columns
 from itb.engine import processes
 from itb.errors import ScenarioError
 from itb.scenario.experiment import profile as profiles
-from itb.scenario.experiment.timeline import events_for_repetition
+from itb.scenario.experiment.background import events_for_repetition
 from itb.scenario.scenario import load_scenario
 from itb.scenario.testbed.paths import path_rate_bps
 from itb.scenario.units import UnitError

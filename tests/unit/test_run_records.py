@@ -11,7 +11,7 @@ from itb import rundir
 from itb.analysis import logs as collect
 from itb.cc.manage import Resolved
 from itb.engine import checks, records
-from itb.engine.execute import Outcome
+from itb.engine.outcome import Outcome
 from itb.engine.runner import Stages
 from itb.report.build import write_html
 from itb.rundir.flow_summary import FlowSummary

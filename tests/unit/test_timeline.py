@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from itb.errors import ScenarioError
-from itb.scenario.experiment.timeline import events_for_repetition
+from itb.scenario.experiment.background import events_for_repetition
 from itb.scenario.scenario import load_scenario
 
 TESTBED = """
@@ -246,8 +246,8 @@ def test_background_flows_are_seeded_per_repetition(tmp_path):
 
 @pytest.mark.parametrize("dist,shape", [("pareto", 1.5), ("weibull", 0.7), ("exponential", None)])
 def test_size_distributions_have_the_configured_mean(dist, shape):
+    from itb.scenario.experiment.background import draw_size
     from itb.scenario.experiment.events import TcpBackground
-    from itb.scenario.experiment.timeline import draw_size
 
     e = TcpBackground(
         id="b",

@@ -1,18 +1,50 @@
-"""calibration.json as a typed, versioned record (what `itb calibrate --json` and a run's
-quick calibration write), and its one reader for whoever uses a calibration: the
-benchmark's scale (the calibrated rate), a run's preflight (the emulator's CPU).
+"""calibration.json: the calibration as `itb calibrate` builds and writes it
+(`Calibration`: its checks, figures and warnings), and as a typed, versioned record (what
+`itb calibrate --json` and a run's quick calibration write) with its one reader for
+whoever uses a calibration: the benchmark's scale (the calibrated rate), a run's
+preflight (the emulator's CPU).
 
 `format` is 1; a calibration written before the field has the same fields and reads as 1.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
+from itb.calibration.verdict import Check
 from itb.rundir.records import Record, read_record
 
 CALIBRATION_FORMAT = 1
+
+
+@dataclass
+class Calibration:
+    testbed: dict
+    path: dict
+    checks: list[Check] = field(default_factory=list)
+    inventory: dict = field(default_factory=dict)
+    emulator: dict = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    udp_mtu: dict = field(default_factory=dict)  # the figures of the MTU-size UDP test
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok is not False for c in self.checks)
+
+    def to_json(self) -> dict:
+        return {
+            "format": CALIBRATION_FORMAT,
+            "testbed": self.testbed,
+            "path": self.path,
+            "ok": self.ok,
+            "checks": [c.to_json() for c in self.checks],
+            "inventory": self.inventory,
+            "emulator": self.emulator,
+            "warnings": self.warnings,
+            "udp_mtu": self.udp_mtu,
+        }
 
 
 class CalibratedPath(Record):

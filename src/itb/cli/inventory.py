@@ -34,12 +34,12 @@ def trust(
     inventory's known_hosts. ITB never adds a key on its own: a host whose key is not
     there is refused. A key that differs from the one already recorded is never
     replaced here (edit known_hosts yourself if the host was reinstalled)."""
-    from itb.backends.ssh import conn
+    from itb.backends.ssh import hostkeys
 
     inv = load_inventory(file)
-    known = conn.KnownHosts(inv)
+    known = hostkeys.KnownHosts(inv)
     for h in inv.host:
-        key = conn.fetch_host_key(inv, h)
+        key = hostkeys.fetch_host_key(inv, h)
         fp = key.get_fingerprint("sha256")
         status = known.status(h, key)
         if status == "known":

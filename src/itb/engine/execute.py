@@ -9,7 +9,8 @@ so are the rate steps of commands held to a profile (`itb.engine.pacing`).
 The repetition ends when every awaited process has exited, fails at the first process
 that exits non-zero (or at the end of the timeline), and is torn down either way.
 A process whose output reached its limit (`output_limit_bytes`: the worker drops the
-rest) is recorded in `truncated`, with a warning; the repetition goes on.
+rest) is recorded in `truncated`, with a warning; the repetition goes on. What the
+repetition records, and how each worker event is read into it, is itb.engine.outcome's.
 
 Its rules (the ready barrier, late dispatch, the first failure wins) read time only
 through a `Clock` and events only through a `WorkerPool`, so they are unit-tested with
@@ -21,13 +22,13 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from typing import Protocol
 
 from itb.backends.clock import ClockEstimate
 from itb.backends.hostside.worker import sleep_until
 from itb.backends.testbed import Emulator
 from itb.engine.nodes import NodeEvent
+from itb.engine.outcome import Outcome, Recorder
 from itb.engine.pacing import Pacing
 from itb.engine.processes import ProcSpec, RepetitionPlan
 from itb.engine.progress import TransferProgress
@@ -38,8 +39,6 @@ READY_MARGIN_S = 0.2  # the last receiver must be ready this long before zero
 SEND_AHEAD_S = 0.3  # timed spawns go to the workers at least this long before zero
 DRAIN_S = 5.0  # after a stop, how long to wait for the exits to be reported
 TICK_S = 1.0
-LATE_WARN_NS = 10_000_000  # a dispatch this late is a warning of the run and the report
-LATE_FAIL_NS = 1_000_000_000  # this late, the repetition is not the planned experiment
 
 
 class Clock(Protocol):
@@ -81,50 +80,6 @@ class WorkerPool(Protocol):
     def stop_all(self) -> None: ...
 
 
-@dataclass
-class Outcome:
-    status: str = "ok"  # ok | failed | interrupted
-    reason: str | None = None
-    environment: bool = False  # failed because the testbed broke, not the experiment
-    failed_ns: int | None = None  # when the failure was noticed
-    warnings: list[str] = field(default_factory=list)
-    start_ns: int = 0  # the prelude (receivers) started
-    zero_ns: int = 0  # the timeline's zero (CLOCK_MONOTONIC)
-    end_ns: int = 0
-    dispatch: list[dict] = field(default_factory=list)  # one per dispatched event
-    procs: dict[str, dict] = field(default_factory=dict)  # id → what happened to it
-    clock: dict[str, dict] = field(default_factory=dict)  # node → its measured clock offset
-    # {"process", "node", "stream", "limit_bytes", "dropped_bytes"} per stream whose output
-    # was cut ("reason" instead of "limit_bytes" when its file could not be written)
-    truncated: list[dict] = field(default_factory=list)
-    now_ns: Callable[[], int] = field(default=time.monotonic_ns, repr=False, compare=False)
-
-    def fail(self, reason: str, status: str = "failed", environment: bool = False) -> None:
-        if self.status == "ok":  # the first cause is the one worth reporting
-            self.status, self.reason, self.environment = status, reason, environment
-            self.failed_ns = self.now_ns()
-
-    def to_json(self) -> dict:
-        return {
-            "status": self.status,
-            "reason": self.reason,
-            "environment": self.environment,
-            "failed_ns": self.failed_ns,
-            "warnings": self.warnings,
-            "start_ns": self.start_ns,
-            "zero_ns": self.zero_ns,
-            "end_ns": self.end_ns,
-            "dispatch": self.dispatch,
-            "procs": self.procs,
-            "clock": self.clock,
-            "truncated": self.truncated,
-        }
-
-
-class Interrupted(Exception):
-    pass
-
-
 def _spawn_cmd(p: ProcSpec, at_ns: int, prefix: str) -> dict:
     return {
         "op": "spawn",
@@ -137,17 +92,6 @@ def _spawn_cmd(p: ProcSpec, at_ns: int, prefix: str) -> dict:
         "ready": p.ready,
         "output_limit_bytes": p.output_limit_bytes,
     }
-
-
-def _exit_text(rc: int) -> str:
-    if rc < 0:
-        import signal
-
-        try:
-            return f"was killed by {signal.Signals(-rc).name}"
-        except ValueError:
-            return f"was killed by signal {-rc}"
-    return f"exited with code {rc}"
 
 
 class Repetition:
@@ -170,10 +114,8 @@ class Repetition:
         self.stop = stop or threading.Event()
         self.clock = clock
         self.out = Outcome(now_ns=clock.now_ns)
-        self.by_id = {p.id: p for p in plan.procs}
-        # Ids on the wire carry the repetition: a late event of an earlier repetition
-        # (an exit after a stop) must not be taken for one of this repetition.
-        self.prefix = f"r{tag}/"
+        self.prefix = f"r{tag}/"  # on the wire, the ids carry the repetition (Recorder)
+        self.recorder = Recorder(self.out, plan.procs, self.prefix, self.stop, self._where)
         self.progress = TransferProgress(plan.procs)
         self.pacing = Pacing(plan.procs)
 
@@ -229,7 +171,7 @@ class Repetition:
                 self.workers[p.node].send(**_spawn_cmd(p, zero + p.at_us * 1000, self.prefix))
         setter = threading.Thread(target=self._dispatch_sets, args=(zero,), daemon=True)
         setter.start()
-        self.pacing.start(zero, self._record, lambda why: out.fail(why, environment=True))
+        self.pacing.start(zero, self.recorder.record, lambda why: out.fail(why, environment=True))
         end = zero + self.duration_us * 1000
         self._collect(until_ns=end, ready=set(), awaited=awaited)
         if awaited and out.status == "ok":
@@ -257,11 +199,15 @@ class Repetition:
                 return
             ne = self.workers.next_event(min(left, 0.2))
             if ne is not None:
-                self._handle(ne.node, ne.event, ready, awaited)
+                self.recorder.handle(ne.node, ne.event, ready, awaited)
             self._watch_emulators()
             if self.clock.now_ns() >= next_tick:
                 next_tick += int(TICK_S * 1e9)
                 self.tick(self.progress.line(self.out.zero_ns))
+
+    def _where(self, node: str) -> str:
+        """On which machine the node's worker runs, for messages ("" for a namespace)."""
+        return self.workers[node].where if node in self.workers.by_node else ""
 
     def _watch_emulators(self) -> None:
         """An emulator that died fails the repetition at once, named (checked at least
@@ -271,115 +217,6 @@ class Repetition:
             if how is not None:
                 self.out.fail(f"link emulator {link} died ({how})", environment=True)
                 return
-
-    def _late(self, ident: str, error_ns: int) -> None:
-        if error_ns > LATE_FAIL_NS:
-            self.out.fail(
-                f"{ident} was dispatched {error_ns / 1e9:.2f} s late (more than "
-                f"{LATE_FAIL_NS / 1e9:g} s): the engine could not keep the timeline",
-                environment=True,
-            )
-        elif error_ns > LATE_WARN_NS:
-            self.out.warnings.append(f"{ident} dispatched {error_ns / 1e6:.1f} ms late")
-
-    def _own(self, ev: dict) -> str | None:
-        """The event's process id in this repetition; None for another repetition's."""
-        ident = ev.get("id")
-        if ident is None or not ident.startswith(self.prefix):
-            return None
-        return ident[len(self.prefix) :]
-
-    def _handle(self, node: str, ev: dict, ready: set[str], awaited: set[str]) -> None:
-        kind, ident = ev.get("ev"), self._own(ev)
-        if kind == "worker_gone":
-            self.out.procs.setdefault(ident or f"worker:{node}", {"node": node})
-            self._worker_gone(node)
-            return
-        if ident is None:  # another repetition's
-            return
-        rec = self.out.procs.setdefault(ident, {"node": node})
-        if kind == "dispatched":
-            rec.update(dispatched_ns=ev["t_ns"], spawned_ns=ev["spawned_ns"], pid=ev["pid"])
-            p = self.by_id.get(ident)
-            if p is not None and p.at_us is not None:
-                clock = self.out.clock.get(node) or {}
-                self.out.dispatch.append(
-                    {
-                        "id": ident,
-                        "node": node,
-                        "kind": p.role,
-                        "at_ns": ev["at_ns"],
-                        "t_ns": ev["t_ns"],
-                        "error_ns": ev["t_ns"] - ev["at_ns"],
-                        "spawn_ns": ev["spawned_ns"] - ev["t_ns"],
-                        "clock_uncertainty_ns": clock.get("uncertainty_ns", 0),
-                    }
-                )
-                self._late(ident, ev["t_ns"] - ev["at_ns"])
-        elif kind == "ready":
-            rec["ready_ns"] = ev["t_ns"]
-            ready.discard(ident)
-        elif kind == "spawn_failed":
-            rec["error"] = ev.get("reason")
-            self.out.fail(f"{ident} on {node} could not start: {ev.get('reason')}")
-        elif kind == "truncated":
-            self._truncated(ident, node, ev)
-        elif kind == "exited":
-            rc = ev["rc"]
-            rec.update(exited_ns=ev["t_ns"], rc=rc)
-            self._truncated(ident, node, ev)
-            awaited.discard(ident)
-            ready.discard(ident)
-            p = self.by_id.get(ident)
-            if rc != 0 and p is not None and p.check and not self.stop.is_set():
-                tail = ev.get("stderr_tail") or ""
-                self.out.fail(
-                    f"{ident} ({p.role} on {node}) {_exit_text(rc)}"
-                    + (f": {tail.splitlines()[-1]}" if tail else "")
-                )
-        elif kind == "cancelled":
-            rec["cancelled_ns"] = ev["t_ns"]
-            awaited.discard(ident)
-
-    def _worker_gone(self, node: str) -> None:
-        where = self.workers[node].where if node in self.workers.by_node else ""
-        doing = sorted(
-            i
-            for i, r in self.out.procs.items()
-            if r.get("node") == node and "dispatched_ns" in r and "exited_ns" not in r
-        )
-        what = f"; it was running {', '.join(doing)}" if doing else "; nothing of it was running"
-        self.out.fail(f"the worker of node {node} died{where}{what}", environment=True)
-
-    def _truncated(self, ident: str, node: str, ev: dict) -> None:
-        """A stream of the process was cut ("truncated": recorded, said as a warning) and,
-        at its exit, how many bytes each stream dropped in all."""
-        cut = {t["stream"]: t for t in self.out.truncated if t["process"] == ident}
-        dropped = {s: n for s, n in (ev.get("dropped_bytes") or {}).items() if n}
-        for stream in [ev["stream"]] if ev.get("ev") == "truncated" else list(dropped):
-            if stream in cut:
-                continue
-            p, reason = self.by_id.get(ident), ev.get("reason")
-            limit = ev.get("limit_bytes") or (p.output_limit_bytes if p else None)
-            cut[stream] = {
-                "process": ident,
-                "node": node,
-                "stream": stream,
-                **({"reason": reason} if reason else {"limit_bytes": limit}),
-                "dropped_bytes": None,
-            }
-            self.out.truncated.append(cut[stream])
-            self.out.warnings.append(
-                f"{ident} on {node}: its {stream} "
-                + (
-                    f"could not be written ({reason}): the rest was dropped"
-                    if reason
-                    else f"reached its output limit ({limit} bytes, stdout and stderr together): "
-                    "the rest was dropped"
-                )
-            )
-        for stream, n in dropped.items():
-            cut[stream]["dropped_bytes"] = n
 
     def _dispatch_sets(self, zero: int) -> None:
         for s in sorted(self.plan.sets, key=lambda s: s.at_us):
@@ -400,7 +237,7 @@ class Repetition:
                 else ("ba",)
             ):
                 em.send(set_command(s, d))
-            self._record(
+            self.recorder.record(
                 {
                     "id": s.id,
                     "node": f"emulator:{s.link}",
@@ -411,11 +248,6 @@ class Repetition:
                     "spawn_ns": self.clock.now_ns() - t,
                 }
             )
-
-    def _record(self, dispatch: dict) -> None:
-        """An event the engine dispatched itself (a link change, a pacing rate)."""
-        self.out.dispatch.append(dispatch)
-        self._late(dispatch["id"], dispatch["error_ns"])
 
     def _shutdown(self, awaited: set[str]) -> None:
         """Stop what still runs and wait (bounded) for the exits to be recorded."""
@@ -430,9 +262,9 @@ class Repetition:
             ne = self.workers.next_event(0.1)
             if ne is None:
                 continue
-            ev, ident = ne.event, self._own(ne.event)
+            ev, ident = ne.event, self.recorder.own(ne.event)
             if ev.get("ev") in ("exited", "truncated") and ident is not None:
-                self._truncated(ident, ne.node, ev)
+                self.recorder.truncated(ident, ne.node, ev)
             if ev.get("ev") == "exited" and ident is not None:
                 self.out.procs.setdefault(ident, {"node": ne.node}).update(
                     exited_ns=ev["t_ns"], rc=ev["rc"], stopped=True

@@ -16,7 +16,7 @@ import pandas as pd
 from itb import native, rundir
 from itb.backends import facts as inv
 from itb.emulation import monitor
-from itb.engine.execute import Outcome
+from itb.engine.outcome import Outcome
 from itb.errors import PreflightError
 from itb.scenario.scenario import Scenario
 

@@ -7,34 +7,32 @@ scratch and the next repetition goes on. An interruption (Ctrl-C) stops the runn
 repetition, tears everything down and leaves the run directory marked incomplete;
 `--resume` finishes it without redoing the repetitions that ended.
 
-The checks around the testbed are `itb.engine.checks`; what the run records besides
-the repetitions' results (meta.json's provenance, emulator logs, dispatch summary,
-manifest) is `itb.engine.records`.
+The execution stages (the testbed built, each repetition executed, gathered and
+committed, a rebuild after a failure) are `itb.engine.repetitions`; the checks around
+the testbed are `itb.engine.checks`; what the run records besides the repetitions'
+results (meta.json's provenance, emulator logs, dispatch summary, manifest) is
+`itb.engine.records`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from itb import cc, rundir
 from itb.backends import open_testbed, owner
-from itb.backends.testbed import Testbed
-from itb.engine import checks, processes, records
-from itb.engine.execute import Outcome, Repetition
-from itb.engine.nodes import Workers
-from itb.errors import BackendError, OutputError, PreflightError, os_reason
+from itb.engine import checks, records
+from itb.engine.repetitions import execute_all
+from itb.errors import OutputError, os_reason
 from itb.say import Say
-from itb.scenario.experiment.timeline import events_for_repetition
 from itb.scenario.scenario import Scenario
 
 
@@ -181,7 +179,7 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
             for w in meta["warnings"]:
                 say(f"warning: {w}")
         _create(run_dir, sc, exp, meta, opts.resume)
-        _execute_all(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick)
+        execute_all(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick)
     except BaseException as e:
         failure = e
         raise
@@ -266,174 +264,3 @@ def _finish(
     except OutputError:
         if failure is None:
             raise
-
-
-ENGINE_RT_PRIORITY = 5  # below the workers' (10): they date the spawns
-
-
-@contextlib.contextmanager
-def _real_time():
-    """The engine and the threads it starts (one reader per worker) run real-time while
-    repetitions execute: with thousands of busy transfer threads the normal scheduler
-    gave it so little CPU that exits were handled 100 s late. It mostly sleeps."""
-    try:
-        before = os.sched_getscheduler(0), os.sched_getparam(0)
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(ENGINE_RT_PRIORITY))
-    except (OSError, AttributeError):
-        yield
-        return
-    try:
-        yield
-    finally:
-        os.sched_setscheduler(0, before[0], before[1])
-
-
-def _execute_all(sc, tb: Testbed, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
-    with _real_time():
-        _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick)
-
-
-def _build(sc: Scenario, tb: Testbed, run_dir: Path, meta: dict, stage) -> Workers:
-    with stage("reservation"):
-        tb.up(run_dir)
-    with stage("deployment"):
-        meta["sysctls"] = checks.deployment_check(sc, tb.host)
-        facts = tb.facts()  # SSH hosts: CPU, kernel, NIC of each (the calibration table)
-        if facts:
-            meta["hosts"] = facts
-    with stage("configuration"):
-        workers = Workers(tb.hosts())
-    if "calibration" not in meta:
-        try:
-            with stage("calibration"):
-                cal = checks.quick_calibration(sc, tb)
-                rundir.write_json(run_dir / "calibration.json", cal)
-                meta["calibration"] = "calibration.json"
-        except BaseException:
-            workers.close()
-            raise
-    return workers
-
-
-def _empty_rep_dir(run_dir: Path, r: int) -> Path:
-    """The repetition's directory, empty: an attempt that did not commit starts again."""
-    rd = rundir.rep_dir(run_dir, r)
-    try:
-        if rd.exists():
-            shutil.rmtree(rd)
-        rd.mkdir(parents=True)
-    except OSError as e:
-        raise OutputError(rd, f"cannot be written: {os_reason(e)}") from None
-    return rd
-
-
-def _failed_build(run_dir, r, reps, e, tb, meta, stage, say) -> None:
-    rd = _empty_rep_dir(run_dir, r)
-    reason = f"the testbed could not be rebuilt: {e}"
-    rundir.commit(
-        rd,
-        {
-            "repetition": r,
-            "status": "failed",
-            "reason": reason,
-            "environment": True,
-            "dispatch": [],
-            "procs": {},
-            "clock": {},
-        },
-    )
-    say(f"repetition {r}/{reps}: failed — {reason}")
-    _teardown(tb, meta, stage, say)
-
-
-def _teardown(tb, meta, stage, say) -> None:
-    """Between repetitions: what cannot be restored now (a host that does not answer)
-    is a warning; the next build restores it first, `itb clean` retries it."""
-    with stage("cleaning"):
-        try:
-            tb.down()
-        except BackendError as e:
-            meta.setdefault("warnings", []).append(str(e))
-            say(f"warning: {e}")
-
-
-def _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
-    workers = None
-    rebuilt = False
-    try:
-        for r in range(1, reps + 1):
-            if r in done:
-                say(f"repetition {r}/{reps}: already done, skipped")
-                continue
-            if stop.is_set():
-                break
-            if workers is None:
-                try:
-                    workers = _build(sc, tb, run_dir, meta, stage)
-                except (PreflightError, BackendError) as e:
-                    # The first build's errors stop the run (nothing was measured yet); a
-                    # rebuild after a failed repetition (a host that stopped answering)
-                    # fails this repetition only, and the sweep goes on.
-                    if not rebuilt:
-                        raise
-                    _failed_build(run_dir, r, reps, e, tb, meta, stage, say)
-                    continue
-            with stage(f"execution {r}/{reps}"):
-                outcome = run_repetition(sc, run_dir, r, workers, tb, stop, tick)
-            with stage(f"gathering {r}/{reps}"):
-                for host in tb.gather(rundir.rep_dir(run_dir, r), outcome.end_ns):
-                    outcome.fail(
-                        f"host {host} stopped answering: its logs of this repetition "
-                        "could not be gathered",
-                        environment=True,
-                    )
-                try:
-                    records.gather_emulator_logs(run_dir, r, tb.emulators, outcome)
-                except OSError as e:
-                    raise OutputError(
-                        rundir.rep_dir(run_dir, r) / "emulator",
-                        f"cannot be written: {os_reason(e)}",
-                    ) from None
-                rundir.check_space(run_dir)  # a full disk may have cut the programs' logs
-                rundir.commit(rundir.rep_dir(run_dir, r), {"repetition": r, **outcome.to_json()})
-            say(
-                f"repetition {r}/{reps}: {outcome.status}"
-                + (f" — {outcome.reason}" if outcome.reason else "")
-            )
-            for w in outcome.warnings[:3]:
-                say(f"warning: {w}")
-            if outcome.status != "ok":
-                workers.close()
-                workers = None
-                rebuilt = True
-                _teardown(tb, meta, stage, say)  # the next repetition starts on a fresh testbed
-    finally:
-        if workers is not None:
-            workers.close()
-
-
-def run_repetition(
-    sc: Scenario,
-    run_dir: Path,
-    r: int,
-    workers: Workers,
-    tb: Testbed,
-    stop: threading.Event,
-    tick: Say,
-) -> Outcome:
-    exp = sc.experiment
-    rd = _empty_rep_dir(run_dir, r)
-    events = events_for_repetition(exp, r)
-    rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
-    # on the testbed's topology: the hosts' real addresses; the names its hosts select
-    # the congestion controls by (ITB's eBPF ones are itb_<name>)
-    plan = processes.build(events, tb.topology, rd, exp.interval_us, tb.cc_names())
-    rundir.write_json(rd / "plan.json", [asdict(p) for p in plan.procs])
-    try:
-        tb.prepare(rd)
-    except BackendError as e:  # a host that stopped answering between repetitions
-        out = Outcome()
-        out.fail(f"preparing the repetition: {e}", environment=True)
-        return out
-    # The commit marker (result.json) is written by the caller, after the gathering.
-    return Repetition(plan, workers, tb.emulators, exp.duration_us, tick, stop, tag=r).run()

@@ -191,7 +191,7 @@ class RunMeta(Record):
 
 
 class ProcRecord(Record):
-    """What happened to one process of the repetition (engine.execute)."""
+    """What happened to one process of the repetition (engine.outcome)."""
 
     node: str | None = None
     dispatched_ns: int | None = None
@@ -248,7 +248,7 @@ class ResultView(Record):
 
 
 class RepResult(ResultView):
-    """rep-NNN/result.json, the repetition's commit marker (runner, engine.execute.Outcome,
+    """rep-NNN/result.json, the repetition's commit marker (runner, engine.outcome.Outcome,
     rundir.commit): its status, why it failed, its dispatch records, its files."""
 
     repetition: int | None = None

@@ -36,7 +36,7 @@ class ScaleRecord(Described):
 
 
 class ClassRecord(Described):
-    """A class of the documents (`apps._class_json`)."""
+    """A class of the documents (`apps.generate`: `registry._class_json`)."""
 
     name: str
     k: int

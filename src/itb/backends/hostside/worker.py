@@ -54,6 +54,11 @@ import time
 SPIN_NS = 200_000
 STOP_GRACE_S = 2.0
 RT_PRIORITY = 10
+APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND  # a child's output file, created 0o644
+NORMAL = (os.SCHED_OTHER, os.sched_param(0))  # the scheduler of children and copying threads
+# A child leads its own session (a signal to it reaches its children), runs under the
+# normal scheduler and with SIGPIPE's default action (Python ignores it; a child must not).
+CHILD: dict = {"setsid": True, "scheduler": NORMAL, "setsigdef": (signal.SIGPIPE,)}
 
 
 class Worker:
@@ -79,11 +84,9 @@ class Worker:
             ).start()
         elif op == "write":
             fd = self.stdins.get(cmd["id"])
-            if fd is not None:
-                try:
+            if fd is not None:  # (if the child is gone, its exit is reported on its own)
+                with contextlib.suppress(OSError):
                     os.write(fd, cmd["data"].encode())
-                except OSError:
-                    pass  # the child is gone; its exit is reported on its own
         elif op == "signal":
             pid = self.children.get(cmd["id"])
             if pid:
@@ -135,35 +138,24 @@ class Worker:
             os.close(fd)
         self.children.pop(cmd["id"], None)
         extra = {} if output.limit is None else {"dropped_bytes": output.dropped_counts()}
-        tail = output.tail.decode(errors="replace").strip() if "stderr" in pipes else None
-        self.emit(
-            ev="exited",
-            id=cmd["id"],
-            t_ns=done,
-            rc=os.waitstatus_to_exitcode(status),
-            stderr_tail=_tail(cmd["stderr"]) if tail is None else tail,
-            **extra,
-        )
+        piped, rc = "stderr" in pipes, os.waitstatus_to_exitcode(status)
+        tail = output.tail.decode(errors="replace").strip() if piped else _tail(cmd["stderr"])
+        self.emit(ev="exited", id=cmd["id"], t_ns=done, rc=rc, stderr_tail=tail, **extra)
 
     def _copy(self, cmd: dict, stream: str, fd: int, output: Output, ready) -> None:
         with contextlib.suppress(OSError):  # not the real-time scheduling it inherited
-            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            os.sched_setscheduler(0, *NORMAL)
         now, ident = time.monotonic_ns, cmd["id"]
-        copy_stream(
-            fd,
-            cmd[stream],
-            stream,
-            output,
-            ready if stream == "stdout" else None,
-            lambda: self.emit(ev="ready", id=ident, t_ns=now()),
-            lambda why: self.emit(
-                ev="truncated",
-                id=ident,
-                t_ns=now(),
-                stream=stream,
-                **({"reason": why} if why else {"limit_bytes": output.limit}),
-            ),
-        )
+
+        def on_ready() -> None:
+            self.emit(ev="ready", id=ident, t_ns=now())
+
+        def on_drop(why: str | None) -> None:
+            cause = {"reason": why} if why else {"limit_bytes": output.limit}
+            self.emit(ev="truncated", id=ident, t_ns=now(), stream=stream, **cause)
+
+        ready = ready if stream == "stdout" else None
+        copy_stream(fd, cmd[stream], stream, output, ready, on_ready, on_drop)
 
     def stop_all(self, grace_s: float = STOP_GRACE_S) -> None:
         pids = list(self.children.values())
@@ -200,25 +192,9 @@ def _spawn(cmd: dict) -> tuple[int, int | None, dict[str, int]]:
             pipes[stream], w = os.pipe()
             actions.append((os.POSIX_SPAWN_DUP2, w, fd))
         else:
-            actions.append(
-                (
-                    os.POSIX_SPAWN_OPEN,
-                    fd,
-                    cmd[stream],
-                    os.O_WRONLY | os.O_CREAT | os.O_APPEND,
-                    0o644,
-                )
-            )
+            actions.append((os.POSIX_SPAWN_OPEN, fd, cmd[stream], APPEND, 0o644))
     try:
-        pid = os.posix_spawn(
-            path,
-            argv,
-            _CHILD_ENV,
-            file_actions=actions,
-            setsid=True,
-            scheduler=(os.SCHED_OTHER, os.sched_param(0)),
-            setsigdef=(signal.SIGPIPE,),
-        )  # Python ignores it; a child must not
+        pid = os.posix_spawn(path, argv, _CHILD_ENV, file_actions=actions, **CHILD)
     except OSError:
         for r in [*pipes.values(), *([stdin_w] if stdin_w is not None else [])]:
             os.close(r)
@@ -249,13 +225,8 @@ class Output:
         drops some."""
         n = len(chunk)
         with self.lock:
-            keep = (
-                0
-                if not writable
-                else n
-                if self.limit is None
-                else max(0, min(n, self.limit - self.used))
-            )
+            room = n if self.limit is None else max(0, min(n, self.limit - self.used))
+            keep = room if writable else 0
             self.used += keep
             first = keep < n and self.dropped[stream] == 0
             self.dropped[stream] += n - keep
@@ -307,7 +278,7 @@ def copy_stream(
     written (the rest is dropped too); `on_ready()` once the ready line is written."""
     out, failed = None, None
     try:
-        out = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        out = os.open(path, APPEND, 0o644)
     except OSError as e:
         failed = f"{path}: {e.strerror}"
     with os.fdopen(fd, "rb", buffering=0) as pipe:
@@ -343,13 +314,11 @@ def _die_with_parent() -> None:
     want = os.environ.get("ITB_DIE_WITH_PARENT")
     if not want:
         return
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
     if str(os.getppid()) != want:
         sys.exit(1)
 
@@ -360,10 +329,8 @@ def _kill(pid: int, sig: int) -> None:
     except ProcessLookupError:
         pass
     except PermissionError:
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
 
 
 def _tail(path: str | None, limit: int = 400) -> str:
@@ -385,13 +352,11 @@ def _record(pid: int) -> None:
     """Append "PID START" to the record file (remote hosts: for `itb clean --inventory`)."""
     if _RECORD is None:
         return
-    try:
+    with contextlib.suppress(OSError, IndexError):
         with open(f"/proc/{pid}/stat") as f:
             start = f.read().rsplit(") ", 1)[1].split()[19]
         with open(_RECORD, "a") as f:
             f.write(f"{pid} {start}\n")
-    except (OSError, IndexError):
-        pass
 
 
 def kill_recorded(path: str) -> int:
@@ -414,11 +379,9 @@ def kill_recorded(path: str) -> int:
             continue
         hit = False
         for kill in (os.killpg, os.kill):
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 kill(pid, signal.SIGKILL)
                 hit = True
-            except (ProcessLookupError, PermissionError):
-                pass
         killed += hit
     print(killed)
     return 0
@@ -433,10 +396,8 @@ def main() -> int:
         _record(os.getpid())
     _die_with_parent()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    try:
+    with contextlib.suppress(OSError):  # best effort: dates are still met on an idle machine
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(RT_PRIORITY))
-    except (PermissionError, OSError):
-        pass  # best effort: dates are still met on an idle machine
     w = Worker()
     w.emit(ev="hello", pid=os.getpid(), t_ns=time.monotonic_ns())
     quit_asked = False

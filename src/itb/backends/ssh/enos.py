@@ -178,11 +178,11 @@ def reserve(inv: I.Inventory, say: Say = lambda s: None) -> I.Inventory:
 def accept_keys(inv: I.Inventory, say: Say) -> None:
     """The keys of freshly reserved hosts, accepted because the inventory says so
     (`provider.accept_new_host_keys`); a key that differs from a recorded one is not."""
-    from itb.backends.ssh import conn
+    from itb.backends.ssh import hostkeys
 
-    known = conn.KnownHosts(inv)
+    known = hostkeys.KnownHosts(inv)
     for h in inv.host:
-        key = conn.fetch_host_key(inv, h)
+        key = hostkeys.fetch_host_key(inv, h)
         status = known.status(h, key)
         if status == "changed":
             raise PreflightError(

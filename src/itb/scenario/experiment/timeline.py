@@ -1,17 +1,15 @@
 """A scenario's timeline: the validated sections resolved against the testbed into an
-`Experiment`, and the concrete events of one repetition.
+`Experiment` (the concrete events of one repetition are `background`'s).
 
 `resolve` gives every event an id and an absolute date and fails, naming the field,
 on anything that would fail at run time for a reason visible in the file (unknown host,
 date beyond the end, a group of mismatched sizes, a size distribution without a finite
-mean), before anything runs. `events_for_repetition` draws the background flows of one
-repetition from their seeded distributions.
+mean), before anything runs.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from itb.errors import ScenarioError
 from itb.scenario.experiment import files
@@ -29,9 +27,6 @@ from itb.scenario.experiment.sections import ScenarioSections
 from itb.scenario.testbed.model import Topology
 from itb.scenario.testbed.paths import path_rate_bps
 from itb.scenario.units import UnitError, format_rate
-
-if TYPE_CHECKING:
-    import numpy as np
 
 MAX_BACKGROUND_FLOWS = 10_000
 MAX_EVENTS = 1_000  # timeline events after groups are expanded: the engine dates each one
@@ -401,58 +396,3 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
         interval_us=exp.interval,
         events=tuple(events),
     )
-
-
-def events_for_repetition(exp: Experiment, repetition: int) -> list:
-    """The concrete events of one repetition: background flows drawn from their
-    distributions with a seed of (experiment seed, repetition, event index), so each
-    repetition differs but a rerun of the same repetition is identical."""
-    import numpy as np
-
-    out: list = []
-    for index, e in enumerate(exp.events):
-        if not isinstance(e, TcpBackground):
-            out.append(e)
-            continue
-        rng = np.random.default_rng([exp.seed, repetition, index])
-        t, k = e.at_us, 0
-        while True:
-            t += int(rng.exponential(e.mean_gap_us))
-            if t >= e.at_us + e.duration_us:
-                break
-            src, dst = e.src[k % len(e.src)], e.dst[k % len(e.dst)]
-            k += 1
-            if src == dst:
-                continue
-            out.append(
-                Transfer(
-                    id=f"{e.id}.{k}",
-                    at_us=t,
-                    src=src,
-                    dst=dst,
-                    volume=max(1, int(draw_size(rng, e))),
-                    cc=e.cc,
-                    streams=1,
-                    rate_bps=None,
-                    direction="background",
-                )
-            )
-    out.sort(key=lambda ev: (ev.at_us, ev.id))
-    return out
-
-
-def draw_size(rng: np.random.Generator, e: TcpBackground) -> float:
-    """One flow size in bytes with mean e.mean_bytes."""
-    import math
-
-    if e.distribution == "fixed":
-        return e.mean_bytes
-    if e.distribution == "exponential":
-        return rng.exponential(e.mean_bytes)
-    shape = e.shape
-    assert shape is not None  # resolve() requires one for pareto and weibull
-    if e.distribution == "pareto":  # Lomax + 1 is Pareto with x_m = 1; scale to the mean
-        xm = e.mean_bytes * (shape - 1) / shape
-        return xm * (1 + rng.pareto(shape))
-    scale = e.mean_bytes / math.gamma(1 + 1 / shape)  # weibull
-    return scale * rng.weibull(shape)

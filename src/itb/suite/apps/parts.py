@@ -1,0 +1,168 @@
+"""What every application's scenario is made of: the cell (application × class ×
+protocol), what a generator returns (`Generated`), the bundling of sources into
+transfers, the testbed and experiment tables, the sources' transfers and their
+description, and the fluid model's times a run's duration is drawn from."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from itb.scenario.units import format_duration, format_rate
+from itb.suite import windows
+from itb.suite.classes import ItbClass
+from itb.suite.scaling import ClassScale
+
+MAX_SINGLE = 32  # sources per direction that get a transfer each
+MAX_STREAMS = 64  # streams in one bundle (the timeline's limit)
+MAX_PAIRS = 8  # host pairs of the generated dumbbell
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of a benchmark: application (and variant) × class × protocol."""
+
+    app: str
+    cls: ItbClass
+    cc: str
+    variant: str | None = None  # TU: "default" or "tuned" host buffers
+
+    @property
+    def name(self) -> str:
+        v = f"-{self.variant}" if self.variant else ""
+        return f"{self.app}{v}-{self.cls.name}-{self.cc}"
+
+
+@dataclass
+class Generated:
+    doc: dict  # the scenario file's tables
+    realisation: dict = field(default_factory=dict)
+    window: windows.FlowWindow | None = None  # a source's window (None: one of C_a at C_g)
+
+
+def bundles(n_sources: int) -> list[int]:
+    """Streams per transfer: one each up to MAX_SINGLE sources, else as even bundles of
+    at most MAX_STREAMS."""
+    if n_sources <= MAX_SINGLE:
+        return [1] * n_sources
+    n = max(MAX_SINGLE // 2, math.ceil(n_sources / MAX_STREAMS))
+    base, extra = divmod(n_sources, n)
+    return [base + (i < extra) for i in range(n)]
+
+
+def rate(bps: float) -> str:
+    """A rate as a scenario file writes it (at least 1 bit/s)."""
+    return format_rate(max(1, int(round(bps))))
+
+
+def secs(s: float) -> str:
+    """Seconds as a scenario file writes a duration (to the microsecond)."""
+    return format_duration(int(round(s * 1e6)))
+
+
+def testbed(
+    cell: Cell,
+    cs: ClassScale,
+    pairs: int,
+    *,
+    rtt_ms: float | None = None,
+    buffer: str = "1bdp",
+    extra: dict | None = None,
+) -> dict:
+    """The testbed's tables: a dumbbell of `pairs` host pairs whose bottleneck is the
+    class's scaled C (`extra`: further tables, e.g. the pairs' RTTs)."""
+    doc = {
+        "testbed": {
+            "name": f"itb-{cell.name}".replace("_", "-")[:64],
+            "topology": "dumbbell",
+            "description": f"ITB {cell.app} class {cell.cls.name} ({cell.cls.meaning}), "
+            f"scaled by {cs.factor:g} ({cs.mode} scaling)",
+        },
+        "dumbbell": {"pairs": pairs},
+        "bottleneck": {
+            "rate": rate(cs.capacity_bps),
+            "rtt": secs((cs.rtt_ms if rtt_ms is None else rtt_ms) / 1000),
+            "buffer": buffer,
+        },
+    }
+    doc.update(extra or {})
+    return doc
+
+
+def experiment(cell: Cell, duration_s: float) -> dict:
+    """The `[experiment]` table: named after the cell, sampled every 100 ms."""
+    return {
+        "name": f"itb-{cell.name}",
+        "duration": secs(math.ceil(duration_s)),
+        "interval": "100ms",
+    }
+
+
+def sources(
+    ident: str,
+    sizes: list[int],
+    pairs: int,
+    reverse: bool,
+    cs: ClassScale,
+    per_source_bytes: int,
+    cc: str,
+    at_s: float,
+    spacing_s: float,
+    *,
+    wait: bool = True,
+    direction: str | None = None,
+    first_pair: int = 1,
+) -> list[dict]:
+    """One [[transfer]] per bundle, round-robin over `pairs` host pairs from `first_pair`,
+    `spacing_s` apart."""
+    out = []
+    for k, streams in enumerate(sizes):
+        p = k % pairs + first_pair
+        src, dst = (f"r{p}", f"l{p}") if reverse else (f"l{p}", f"r{p}")
+        t = {
+            "id": f"{ident}.{k + 1}",
+            "src": src,
+            "dst": dst,
+            "at": secs(at_s + k * spacing_s),
+            "volume": f"{per_source_bytes * streams}B",
+            "cc": cc,
+            "streams": streams,
+            "rate": rate(cs.access_bps * streams),
+        }
+        if not wait:
+            t["wait"] = False
+        if direction:
+            t["direction"] = direction
+        out.append(t)
+    return out
+
+
+def describe(what: str, n: int, sizes: list[int], cs: ClassScale, pairs: int) -> str:
+    """How `n` sources of one direction were realised, in words (for the realisation)."""
+    if not n:
+        return f"no {what} sources"
+    lo, hi = min(sizes), max(sizes)
+    how = (
+        f"{len(sizes)} transfers of one stream"
+        if hi == 1
+        else f"{len(sizes)} transfers (virtual sources) of {lo if lo == hi else f'{lo}–{hi}'} streams"
+    )
+    return (
+        f"{n} {what} sources as {how}, each stream paced at C_a = "
+        f"{rate(cs.access_bps)}/s, over {min(pairs, len(sizes))} host pairs"
+    )
+
+
+def for_whole_run(cs: ClassScale, duration_s: float) -> int:
+    """Bytes of an adverse source: more than it can send at C_a before the run ends."""
+    return int(cs.access_bps / 8 * duration_s)
+
+
+def fair_time_s(volume: int, cs: ClassScale, c_g: float) -> float:
+    """A source's completion time in the fluid model: its share is min(C_a, C/M)."""
+    return volume * 8 / (cs.access_bps / max(1.0, c_g))
+
+
+def duration(measured_s: float, start_span_s: float, rtt_ms: float) -> float:
+    """Generous: three times the fluid estimate, so only a hung run reaches the end."""
+    return max(60.0, 3 * (start_span_s + measured_s) + 40 * rtt_ms / 1000 + 30)

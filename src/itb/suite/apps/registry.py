@@ -1,0 +1,72 @@
+"""The applications by name: which exist, their variants, and `generate`, which builds
+a cell's scenario with its family's generator and records how the class was realised."""
+
+from __future__ import annotations
+
+from itb.errors import ScenarioError
+from itb.suite import windows
+from itb.suite.apps.bulk import bu
+from itb.suite.apps.parts import Cell, Generated
+from itb.suite.apps.pingpong import PA_MESSAGES, pa
+from itb.suite.apps.throughput import tu
+from itb.suite.apps.web import pp, wm
+from itb.suite.classes import ItbClass
+from itb.suite.scaling import ClassScale
+
+APPS = ("TU", "WM", "PP", "BU", "PA")
+
+
+def variants(app: str) -> list[str | None]:
+    return ["default", "tuned"] if app == "TU" else [None]
+
+
+def check_app(app: str) -> str:
+    if app not in APPS:
+        raise ScenarioError(
+            None, "--app", f"unknown application {app!r}; applications are {', '.join(APPS)}"
+        )
+    return app
+
+
+def generate(
+    cell: Cell,
+    cs: ClassScale,
+    seed: int,
+    spacing_s: float,
+    repetitions: int = 1,
+    pa_messages: int = PA_MESSAGES,
+) -> Generated:
+    if check_app(cell.app) == "PA":
+        g = pa(cell, cs, seed, spacing_s, pa_messages)
+    else:
+        g = {"TU": tu, "WM": wm, "PP": pp, "BU": bu}[cell.app](cell, cs, seed, spacing_s)
+    g.doc["experiment"].update(repetitions=repetitions, seed=seed)
+    window = g.window or windows.of_source(cell.cls, cs)
+    g.realisation.update(
+        scale=cs.to_json(),
+        cls=_class_json(cell.cls),
+        app=cell.app,
+        variant=cell.variant,
+        cc=cell.cc,
+        window=window.to_json(),
+    )
+    if cs.mode == "window":
+        g.realisation.setdefault("notes", []).append(
+            f"window scaling: the class RTT {cell.cls.rtt_ms:g} ms × {cs.factor:g} = "
+            f"{cs.rtt_ms:g} ms on every path, so a source's window C_a · RTT is the documents' "
+            "while every time counted in round trips lasts the factor longer"
+        )
+    return g
+
+
+def _class_json(c: ItbClass) -> dict:
+    return {
+        "name": c.name,
+        "k": c.k,
+        "rtt_ms": c.rtt_ms,
+        "c_g": c.c_g,
+        "r": c.r,
+        "meaning": c.meaning,
+        "forward_sources": c.forward_sources,
+        "reverse_sources": c.reverse_sources,
+    }
