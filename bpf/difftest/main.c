@@ -215,6 +215,32 @@ int main(int argc, char **argv)
 			sc = &custom;
 		}
 
+		/* NAME:to=N: a growth script (one that stops at a window) ending at N segments
+		 * instead, and expected to reach it */
+		const char *to_at = strstr(argv[i], ":to=");
+		static struct script shorter;
+		if (!sc && to_at) {
+			char base[64];
+			size_t n = (size_t)(to_at - argv[i]);
+			unsigned to = (unsigned)atoi(to_at + 4);
+
+			if (n < sizeof(base)) {
+				memcpy(base, argv[i], n);
+				base[n] = '\0';
+				sc = find_script(base);
+			}
+			if (!sc || !sc->stop_cwnd || to < 2 || to > sc->stop_cwnd) {
+				fprintf(stderr, "ccdiff: %s: :to= needs a growth script and 2..its window\n",
+					argv[i]);
+				return 2;
+			}
+			shorter = *sc;
+			shorter.name = argv[i];
+			shorter.stop_cwnd = to;
+			shorter.expect.min_cwnd = to;
+			sc = &shorter;
+		}
+
 		if (!sc) {
 			fprintf(stderr, "ccdiff: no script named %s\n", argv[i]);
 			return 2;

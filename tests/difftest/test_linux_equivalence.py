@@ -35,6 +35,16 @@ SCRIPT_NAMES = (
     "idle-restart",
     "app-limited",
 )
+# Vegas grows by one segment per RTT on the growth scripts' queue-free path, the same rule
+# at every window: 2 → 10 000 is 300 M events (a minute of CPU, most of this file's time),
+# so here its growth ends at 2 500 (6 M events; jiffies and sequence numbers still wrap
+# in the 20 and 200 ms scripts). `itb cc verify vegas` runs them to 10 000.
+SHORTER = {"vegas": 2500}
+
+
+def scripts_of(name: str) -> list[str]:
+    to = SHORTER.get(name)
+    return [f"{s}:to={to}" if to and s.startswith("growth-") else s for s in SCRIPT_NAMES]
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +63,7 @@ def results(the_oracle) -> dict[tuple[str, int], Future]:
     pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2)
 
     def one(name: str, hz: int):
-        return difftest.run(difftest.build(name, hz, the_oracle))
+        return difftest.run(difftest.build(name, hz, the_oracle), scripts_of(name))
 
     futures = {key: pool.submit(one, *key) for key in RUNS}
     yield futures
@@ -63,7 +73,7 @@ def results(the_oracle) -> dict[tuple[str, int], Future]:
 @pytest.mark.parametrize("name,hz", RUNS, ids=[f"{n}-hz{h}" for n, h in RUNS])
 def test_identical_to_linux_on_every_script(results, name, hz):
     got = results[(name, hz)].result()
-    assert [r.script for r in got] == list(SCRIPT_NAMES)
+    assert [r.script for r in got] == scripts_of(name)
     bad = [r.summary for r in got if not r.ok]
     assert not bad, "\n".join(bad)
     for r in got:  # each script reached what it is there for, on both sides

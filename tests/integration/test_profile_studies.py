@@ -249,7 +249,17 @@ def test_stage0_measures_cpu_disk_and_streams(engine_env, isolated):
         assert 0 < p.send_cpu_pct.mean < 200 and 0 < p.recv_cpu_pct.mean < 200, p
     assert [p.label for p in r.files] == ["m2m", "d2m", "d2d"]
     for p in r.files + r.streams:
-        assert p.goodput_bps.n == 1 and 50e6 < p.goodput_bps.mean < 1e9, p
+        assert p.goodput_bps.n == 1 and 50e6 < p.goodput_bps.mean < 1e9, (p, _reasons(out))
     sink = out / "files" / "sink.bin"
     assert sink.stat().st_size == 20_000_000  # disk to disk wrote the whole file
     assert json.loads((out / "profile-stage0.json").read_text())["status"] == "complete"
+
+
+def _reasons(out: Path) -> dict[str, str]:
+    """Why each repetition of a sweep that did not end ok failed (its result.json)."""
+    found = {}
+    for f in sorted(out.glob("cells/*/rep-*/result.json")):
+        rec = json.loads(f.read_text())
+        if rec.get("status") != "ok":
+            found[str(f.relative_to(out))] = f"{rec.get('status')}: {rec.get('reason')}"
+    return found

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
-from scipy import stats as st
+from scipy.special import stdtrit  # Student's t quantile (scipy.stats: a second to import)
 
 MARGIN_LEVELS = (68, 95)
 
@@ -116,5 +116,5 @@ def mean_ci(values) -> tuple[float | None, float | None]:
         return None, None
     if v.size == 1:
         return float(v[0]), None
-    half = st.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / math.sqrt(v.size)
+    half = stdtrit(v.size - 1, 0.975) * v.std(ddof=1) / math.sqrt(v.size)
     return float(v.mean()), float(half)
