@@ -23,8 +23,7 @@ from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
-from scipy.special import stdtr, stdtrit  # Student's t CDF and quantile (not scipy.stats:
-# a second of imports for every `itb` command that reads a table)
+from scipy.special import stdtr, stdtrit  # Student's t (scipy.stats: a second to import)
 
 ALPHA = 0.05
 MARGIN = 0.02  # practical margin: differences under 2 % are not called faster
