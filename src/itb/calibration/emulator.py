@@ -16,7 +16,7 @@ from itb.scenario.testbed.pathspec import PathSpec
 
 LATE_SHARE_WARN = 0.001
 LOG_CHECK = "link emulator's 1 ms log: no rows lost"
-LOG_SETTLE_NS = 500_000_000
+LOG_SETTLE_NS = monitor.ROWS_WRITTEN_NS
 
 
 def fresh(em: Emulator | None, until_ns: int) -> None:

@@ -29,6 +29,11 @@ EVENTS_FILE = "stdout.log"  # the emulator's stdout: its JSON events, one a line
 STATS_FILE = "linkem-stats.json"  # written at exit
 CONFIG_FILE = "linkem.json"
 DEFAULT_INTERVAL_NS = 1_000_000
+# linkem writes an interval's row ~100 ms after the interval and flushes every 100 ms: a
+# log read sooner than this after an instant lacks its last rows (a "hole" that is not one)
+ROWS_WRITTEN_NS = 500_000_000
+# a repetition's rows are kept this long past its end: the last frames' intervals
+KEPT_PAST_END_NS = 300_000_000
 
 DIRECTIONS = {"ab": "ab, forward", "ba": "ba, reverse"}
 FIELDS = (

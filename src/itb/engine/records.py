@@ -20,7 +20,7 @@ from itb.engine.outcome import Outcome
 from itb.errors import PreflightError
 from itb.scenario.scenario import Scenario
 
-EMULATOR_LOG_MARGIN_NS = 300_000_000  # after the end: the last frames' intervals
+EMULATOR_LOG_MARGIN_NS = monitor.KEPT_PAST_END_NS  # after the end: the last frames' intervals
 EMULATOR_LOG_WAIT_S = 3.0  # linkem writes a row ~100 ms after its interval, flushes every 100 ms
 
 

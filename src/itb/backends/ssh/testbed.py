@@ -30,6 +30,7 @@ from itb.backends.ssh.hosts import NEEDED, connect, missing_tools, parallel, pro
 from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.remote import Remote, RemoteEmulator, SshNode, measure_clock
 from itb.backends.testbed import CcSupport, Say, quiet
+from itb.emulation import monitor
 from itb.errors import BackendError, CommandFailed, ItbError, PreflightError
 from itb.scenario.testbed.model import Topology
 
@@ -45,9 +46,9 @@ __all__ = [
     "PreflightError",
 ]
 
-# linkem writes a row ~100 ms after its interval and flushes every 100 ms; the rows kept
-# run 300 ms past the end (itb.engine.records.EMULATOR_LOG_MARGIN_NS)
-EMULATOR_ROWS_WRITTEN_NS = 800_000_000
+# the rows a repetition keeps, up to KEPT_PAST_END_NS after its end, are written
+# ROWS_WRITTEN_NS after their interval
+EMULATOR_ROWS_WRITTEN_NS = monitor.KEPT_PAST_END_NS + monitor.ROWS_WRITTEN_NS
 
 
 class SshTestbed:
