@@ -142,3 +142,37 @@ def lab_up(d: Path, prefix: str, hosts: int, control_net: str):
         assert res.returncode == 0, res.stderr
         left = subprocess.run(["ip", "netns"], capture_output=True, text=True).stdout
         assert f"{prefix}lab-" not in left
+
+
+ENGINE_SCENARIO = """
+[testbed]
+name = "engine-test"
+[dumbbell]
+pairs = 2
+access_rate = "50Mbit"
+[bottleneck]
+rate = "100Mbit"
+rtt = "20ms"
+
+[experiment]
+repetitions = {reps}
+duration = "{duration}"
+
+[[transfer]]
+id = "bulk"
+src = ["l1", "l2"]
+dst = ["r1", "r2"]
+spacing = "{spacing}"
+volume = "{volume}"
+"""
+
+
+def engine_scenario(
+    path: Path, reps: int, volume: str, spacing: str, duration: str = "30s", extra: str = ""
+) -> Path:
+    """The engine tests' scenario: two pairs through a 100 Mbit/s dumbbell, `reps`
+    repetitions of one bulk transfer of `volume` per pair, `spacing` apart (+ `extra`)."""
+    path.write_text(
+        ENGINE_SCENARIO.format(reps=reps, volume=volume, spacing=spacing, duration=duration) + extra
+    )
+    return path

@@ -17,35 +17,11 @@ import pandas as pd
 from itb.analysis.run_results import RunMetrics
 from itb.backends import procs
 
-from .conftest import itb
-
-SCENARIO = """
-[testbed]
-name = "engine-test"
-[dumbbell]
-pairs = 2
-access_rate = "50Mbit"
-[bottleneck]
-rate = "100Mbit"
-rtt = "20ms"
-
-[experiment]
-repetitions = {reps}
-duration = "{duration}"
-
-[[transfer]]
-id = "bulk"
-src = ["l1", "l2"]
-dst = ["r1", "r2"]
-spacing = "500ms"
-volume = "{volume}"
-"""
+from .conftest import engine_scenario, itb
 
 
 def write(tmp: Path, reps=1, volume="5MB", duration="30s") -> Path:
-    path = tmp / "scenario.toml"
-    path.write_text(SCENARIO.format(reps=reps, volume=volume, duration=duration))
-    return path
+    return engine_scenario(tmp / "scenario.toml", reps, volume, "500ms", duration)
 
 
 def no_namespaces_left():
@@ -170,11 +146,8 @@ def test_ctrl_c_keeps_partial_results_and_resume_finishes(engine_env, isolated):
 
 def test_bad_timeline_is_refused_before_anything_runs(engine_env, isolated):
     path = isolated / "bad.toml"
-    path.write_text(
-        SCENARIO.format(reps=1, volume="5MB", duration="30s").replace(
-            'dst = ["r1", "r2"]', 'dst = ["r1", "zz"]'
-        )
-    )
+    engine_scenario(path, 1, "5MB", "500ms")
+    path.write_text(path.read_text().replace('dst = ["r1", "r2"]', 'dst = ["r1", "zz"]'))
     run = isolated / "run"
     res = itb("run", str(path), "--out", str(run), env=engine_env)
     assert res.returncode == 2

@@ -22,31 +22,10 @@ import pytest
 
 from itb.backends import procs
 
-from .conftest import FLOW, itb
+from .conftest import FLOW, engine_scenario, itb
 from .test_engine import no_namespaces_left
 
 # test_engine's scenario, with its two transfers 100 ms apart (there: 500 ms)
-SCENARIO = """
-[testbed]
-name = "engine-test"
-[dumbbell]
-pairs = 2
-access_rate = "50Mbit"
-[bottleneck]
-rate = "100Mbit"
-rtt = "20ms"
-
-[experiment]
-repetitions = {reps}
-duration = "{duration}"
-
-[[transfer]]
-id = "bulk"
-src = ["l1", "l2"]
-dst = ["r1", "r2"]
-spacing = "100ms"
-volume = "{volume}"
-"""
 
 BIC = """
 [[transfer]]
@@ -60,9 +39,7 @@ cc = "bic"
 
 
 def scenario(tmp: Path, reps=2, volume="1MB", extra="", name="scenario.toml") -> Path:
-    path = tmp / name
-    path.write_text(SCENARIO.format(reps=reps, volume=volume, duration="30s") + extra)
-    return path
+    return engine_scenario(tmp / name, reps, volume, "100ms", extra=extra)
 
 
 class Engine:
