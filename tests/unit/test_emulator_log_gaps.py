@@ -132,7 +132,9 @@ def test_a_whole_log_is_kept_and_the_repetition_stays_ok(run, tmp_path):
     assert out.status == "ok", out.reason
     frames = collect.bottleneck_frames(run, 1)
     fwd = next(f for f in frames if (f["direction"] == "forward").all())
-    assert fwd["t_ns"].iloc[0] == 100 * MS and fwd["t_ns"].iloc[-1] == 2800 * MS
+    # the rows kept start at 100 ms and run to 2800 ms (300 ms past the end); the table
+    # stamps each 1 ms interval with its end
+    assert fwd["t_ns"].iloc[0] == 101 * MS and fwd["t_ns"].iloc[-1] == 2801 * MS
 
 
 def test_a_hole_in_the_window_fails_the_repetition_and_stays_out_of_the_tables(run, tmp_path):

@@ -792,3 +792,24 @@ def test_a_transfer_that_never_started_is_a_failure_with_nothing_measured():
     assert (c.bytes, c.start_s, c.completion_s, c.ok) == (None, None, None, False)
     assert m.repetitions[1].completion.n_failed == 2  # b (timeout) and c
     json.dumps(m.model_dump(mode="json"), allow_nan=False)
+
+
+def test_a_link_full_from_0_1_to_10_1_s_is_used_whole(tmp_path):
+    """linkem stamps a row with its interval's start, the bottleneck table with its end:
+    read as ends, start-stamped rows put the first full millisecond in the bin before the
+    link was busy, and a link full for exactly 100 bins of 0.1 s read 100/101 = 0.990."""
+    from itb.analysis.logs import bottleneck_frames
+
+    link = tmp_path / "rep-001" / "emulator" / "rl-rr"
+    link.mkdir(parents=True)
+    c = 100e6  # 100 Mbit/s: 12 500 bytes per 1 ms interval
+    starts = range(100, 10_100)  # ms: intervals [0.1 s, 10.1 s)
+    (link / "linkem-ab.csv").write_text(
+        "t_ns,bytes,packets,drops_queue,drops_loss,queue_bytes,queue_max_bytes,late_packets,"
+        "max_lag_us\n" + "".join(f"{ms * 1_000_000},12500,9,0,0,0,0,0,0\n" for ms in starts)
+    )
+    [table] = bottleneck_frames(tmp_path, 1)
+    assert table["t_ns"].iloc[0] == 101_000_000 and table["t_ns"].iloc[-1] == 10_100_000_000
+    X = bottleneck_throughput(table, bin_s=0.1, rep_start={1: 0})
+    assert X["t_s"].iloc[0] == pytest.approx(0.2) and len(X) == 100
+    assert link_utilisation(X, c) == pytest.approx(1.0)

@@ -105,14 +105,15 @@ def test_bad_paced_commands_are_refused_with_field_and_reason(tmp_path, extra, f
 
 
 def log(rates_bps: list[tuple[float, float]], start_ns: int, until_s: float) -> pd.DataFrame:
-    """A 1 ms bottleneck log whose rate is rates_bps[k][1] from rates_bps[k][0] on."""
+    """A 1 ms bottleneck table whose rate is rates_bps[k][1] from rates_bps[k][0] on
+    (each row stamped with its interval's end)."""
     t = np.arange(0, int(until_s * 1000)) / 1000  # interval starts, s
     rate = np.zeros_like(t)
     for at, r in rates_bps:
         rate[t >= at - 1e-9] = r
     return pd.DataFrame(
         {
-            "t_ns": start_ns + (t * 1e9).astype(np.int64),
+            "t_ns": start_ns + np.round((t + 0.001) * 1e9).astype(np.int64),
             "interval_s": 0.001,
             "bytes": rate * 0.001 / 8,
         }

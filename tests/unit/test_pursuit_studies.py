@@ -29,14 +29,15 @@ from itb.study.pursuit import Mechanism, file_digest, parse_mechanism
 
 
 def log(levels: list[tuple[float, float]], t0_ns: int, until_s: float) -> pd.DataFrame:
-    """A 1 ms log: wire rate levels[k][1] from levels[k][0] s on (interval starts)."""
+    """A 1 ms bottleneck table: wire rate levels[k][1] from levels[k][0] s on (intervals
+    starting at t, each row stamped with its interval's end, t + 1 ms)."""
     t = np.arange(0, int(until_s * 1000)) / 1000
     rate = np.zeros_like(t)
     for at, r in levels:
         rate[t >= at - 1e-9] = r
     return pd.DataFrame(
         {
-            "t_ns": t0_ns + np.round(t * 1e9).astype(np.int64),
+            "t_ns": t0_ns + np.round((t + 0.001) * 1e9).astype(np.int64),
             "interval_s": 0.001,
             "bytes": rate * 0.001 / 8,
             "drops_queue": 0,
@@ -59,7 +60,11 @@ def test_a_lag_costs_its_length_and_a_ramp_half_of_it():
     t = np.arange(0, 6000) / 1000
     rate = np.where(t < 2, 0.0, np.minimum(1.0, (t - 2) / 0.4)) * 400e6
     ramp = pd.DataFrame(
-        {"t_ns": np.round(t * 1e9).astype(np.int64), "interval_s": 0.001, "bytes": rate * 0.001 / 8}
+        {
+            "t_ns": np.round((t + 0.001) * 1e9).astype(np.int64),
+            "interval_s": 0.001,
+            "bytes": rate * 0.001 / 8,
+        }
     )
     assert transition.cost(ramp, 2e9, 400e6, 3.0) == pytest.approx(0.2, abs=0.002)
     assert transition.settled(ramp, 2e9, 400e6, 3.0) == pytest.approx(
@@ -74,7 +79,7 @@ def test_a_lag_costs_its_length_and_a_ramp_half_of_it():
     burst[t >= 2.5] = 400e6
     bursty = pd.DataFrame(
         {
-            "t_ns": np.round(t * 1e9).astype(np.int64),
+            "t_ns": np.round((t + 0.001) * 1e9).astype(np.int64),
             "interval_s": 0.001,
             "bytes": burst * 0.001 / 8,
         }

@@ -359,6 +359,9 @@ def bottleneck_frames(run: Path, repetition: int) -> list[pd.DataFrame]:
                     f"{path}: not the numeric columns linkem writes "
                     f"({', '.join(f'{c}: {t}' for c, t in df.dtypes.items())})"
                 )
+            # linkem stamps an interval's row with its start (docs/linkem.md); the table,
+            # like the samples, stamps it with its end (docs/metrics.md)
+            df["t_ns"] = df["t_ns"] + round(interval_s * 1e9)
             df.insert(0, "direction", name)
             df.insert(0, "link", link_dir.name)
             df.insert(0, "repetition", repetition)

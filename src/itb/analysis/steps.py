@@ -36,10 +36,16 @@ class StepRate(BaseModel):
     ratio: float | None  # measured / wire_bps
 
 
+def interval_starts(rows: pd.DataFrame):
+    """The start (ns) of each row's interval: the bottleneck table stamps a row with its
+    interval's end (`t_ns`) and holds its length (`interval_s`)."""
+    return rows["t_ns"].to_numpy(dtype=float) - rows["interval_s"].to_numpy(dtype=float) * 1e9
+
+
 def window_rate(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> float | None:
-    """Mean wire rate (bit/s) of the log rows whose interval starts in [lo, hi) (t_ns is
-    an interval's start, as linkem writes it); None if none."""
-    t = rows["t_ns"].to_numpy(dtype=float)
+    """Mean wire rate (bit/s) of the log rows whose interval starts in [lo, hi) (the
+    table's t_ns is an interval's end); None if none."""
+    t = interval_starts(rows)
     sel = (t >= lo_ns) & (t < hi_ns)
     span = float(rows["interval_s"].to_numpy(dtype=float)[sel].sum())
     if span <= 0:
