@@ -604,6 +604,8 @@ def test_run_metrics_per_repetition():
     assert c.t_mean == 0.375 and c.sigma_t == pytest.approx(0.125)
     # ḡ: a = 10 Mbit / 0.25 s = 40 Mbit/s, b = 10 / 0.5 = 20 → J = 60² / (2·(40² + 20²)) = 0.9
     assert r1.jain == pytest.approx(0.9)
+    # pooled over cubic's a and bbr's b; intra-protocol, each cc has one flow: no J
+    assert r1.jain_by_cc == {"bbr": None, "cubic": None}
     # the forward flows a and b (r is reverse): 2.5 MB delivered for 1.32 + 1.33 MB sent
     assert r1.bin_s == 0.1
     assert r1.efficiency == pytest.approx(2500 / 2650)
@@ -813,3 +815,16 @@ def test_a_link_full_from_0_1_to_10_1_s_is_used_whole(tmp_path):
     X = bottleneck_throughput(table, bin_s=0.1, rep_start={1: 0})
     assert X["t_s"].iloc[0] == pytest.approx(0.2) and len(X) == 100
     assert link_utilisation(X, c) == pytest.approx(1.0)
+
+
+def test_jain_pooled_and_among_the_transfers_of_each_cc():
+    tr, sm, bn = _run_tables()
+    # a third forward cubic transfer c next to a: a 40, c 20 Mbit/s (cubic), b 20 (bbr)
+    c_tr = tr[(tr["transfer"] == "b") & (tr["repetition"] == 1)].assign(transfer="c", cc="cubic")
+    c_sm = sm[(sm["transfer"] == "b") & (sm["repetition"] == 1)].assign(transfer="c")
+    m = run_metrics(pd.concat([tr, c_tr]), pd.concat([sm, c_sm]), bn, CONTEXT)
+    r1 = m.repetitions[0]
+    # pooled: 80² / (3 · (40² + 20² + 20²)) = 6400 / 7200; cubic: 60² / (2 · 2000) = 0.9
+    assert r1.jain == pytest.approx(6400 / 7200)
+    assert r1.jain_by_cc == {"bbr": None, "cubic": pytest.approx(0.9)}
+    assert m.overall.jain_by_cc_mean == {"bbr": None, "cubic": pytest.approx(0.9)}

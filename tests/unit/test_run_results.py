@@ -63,6 +63,7 @@ def test_round_trip_keeps_the_documented_layout(tmp_path):
         "n_corrupt",
         "margins",
         "jain",
+        "jain_by_cc",
         "bin_s",
         "efficiency",
         "utilisation",

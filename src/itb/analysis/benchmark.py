@@ -39,8 +39,10 @@ class BenchRow(BaseModel):
     sigma_t_ci95: float | None = None
     cov: float | None = None
     cov_ci95: float | None = None
-    jain: float | None = None
+    jain: float | None = None  # pooled over the cell's forward transfers
     jain_ci95: float | None = None
+    jain_intra: float | None = None  # among the transfers of the cell's protocol
+    jain_intra_ci95: float | None = None
     efficiency: float | None = None
     efficiency_ci95: float | None = None
     utilisation: float | None = None

@@ -200,6 +200,12 @@ def _transfer_rows(
     return rows
 
 
+def _jain(goodputs: pd.Series) -> float | None:
+    """J over these mean goodputs; None with fewer than two (one flow has no share to
+    compare) or none above 0."""
+    return jain_index(goodputs) if len(goodputs) > 1 and (goodputs > 0).any() else None
+
+
 def _repetition(
     rep: int,
     tr: pd.DataFrame,
@@ -216,9 +222,16 @@ def _repetition(
     times = completed_times(fwd)
     fwd_ids = set(fwd["transfer"])
 
-    g_fwd = gput[gput["transfer"].isin(fwd_ids)]["mean_goodput_bps"].dropna()
-    # fairness needs at least two flows: one flow has no share to compare
-    jain = jain_index(g_fwd) if len(g_fwd) > 1 and (g_fwd > 0).any() else None
+    g = gput[gput["transfer"].isin(fwd_ids)].dropna(subset=["mean_goodput_bps"])
+    # fairness, pooled over every forward transfer and among the transfers of each
+    # congestion control (intra-protocol)
+    jain = _jain(g["mean_goodput_bps"])
+    cc_of = dict(zip(fwd["transfer"], fwd["cc"]))
+    ccs = g["transfer"].map(cc_of)
+    jain_by_cc = {
+        str(cc): _jain(g.loc[ccs == cc, "mean_goodput_bps"])
+        for cc in sorted(set(fwd["cc"].dropna()))
+    }
 
     fwd_samples = samples[(samples["series"] == "goodput") & samples["transfer"].isin(fwd_ids)]
     try:
@@ -244,6 +257,7 @@ def _repetition(
         "n_corrupt": int(corrupt.sum()),  # among n_failed: impossible window (analysis.window)
         "margins": margins(times) if np.isfinite(times).any() else None,
         "jain": jain,
+        "jain_by_cc": jain_by_cc,
         "bin_s": bin_s,
         # over the measured (forward) flows, from what their senders put on the wire
         "efficiency": _maybe(efficiency, fwd),
@@ -377,6 +391,10 @@ def run_metrics(
         "t_mean_cov": rep_means["cov"],
         "margins": margins(times) if np.isfinite(times).any() else None,
         "jain_mean": _mean(r["jain"] for r in reps),
+        "jain_by_cc_mean": {
+            cc: _mean(r["jain_by_cc"].get(cc) for r in reps)
+            for cc in sorted({cc for r in reps for cc in r["jain_by_cc"]})
+        },
         "efficiency_mean": _mean(r["efficiency"] for r in reps),
         "utilisation_mean": _mean(r["utilisation"] for r in reps),
         "link_utilisation_mean": _mean(r["link_utilisation"] for r in reps),

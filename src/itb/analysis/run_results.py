@@ -100,7 +100,8 @@ class Repetition(BaseModel):
     completion: Completion
     n_corrupt: int = 0  # among completion.n_failed
     margins: Margins | None = None
-    jain: float | None = None
+    jain: float | None = None  # pooled: every forward transfer
+    jain_by_cc: dict[str, float | None] = {}  # intra-protocol: among one cc's transfers
     bin_s: float
     efficiency: float | None = None  # of the measured (forward) flows
     utilisation: float | None = None  # of the measured flows
@@ -121,6 +122,7 @@ class Overall(BaseModel):
     t_mean_cov: float | None = None
     margins: Margins | None = None
     jain_mean: float | None = None
+    jain_by_cc_mean: dict[str, float | None] = {}
     efficiency_mean: float | None = None
     utilisation_mean: float | None = None
     link_utilisation_mean: float | None = None

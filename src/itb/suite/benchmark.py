@@ -144,7 +144,7 @@ def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
         cells.append(
             (
                 stats.CellKey(c.app, c.variant, c.cls, c.cc),
-                stats.per_repetition(m) if m is not None else [],
+                stats.per_repetition(m, c.cc) if m is not None else [],
             )
         )
     rows = []

@@ -13,12 +13,24 @@ from itb.analysis.compare import MARGIN, compare_all
 from itb.analysis.run_results import RunMetrics
 from itb.analysis.statistics import mean_ci
 
-METRICS = ("t_mean", "t_min", "t_max", "sigma_t", "cov", "jain", "efficiency", "utilisation")
+METRICS = (
+    "t_mean",
+    "t_min",
+    "t_max",
+    "sigma_t",
+    "cov",
+    "jain",
+    "jain_intra",
+    "efficiency",
+    "utilisation",
+)
 
 
-def per_repetition(metrics: RunMetrics) -> list[dict]:
+def per_repetition(metrics: RunMetrics, cc: str | None = None) -> list[dict]:
     """One row per repetition that ran forward transfers, from a run's metrics; one whose
-    transfers all failed (or were corrupt) keeps its counts, with no statistics."""
+    transfers all failed (or were corrupt) keeps its counts, with no statistics. Jain's
+    index pooled over the forward transfers (`jain`) and among those of `cc`, the cell's
+    protocol (`jain_intra`)."""
     rows = []
     for r in metrics.repetitions:
         c = r.completion
@@ -36,6 +48,7 @@ def per_repetition(metrics: RunMetrics) -> list[dict]:
                 "sigma_t": c.sigma_t,
                 "cov": c.cov,
                 "jain": r.jain,
+                "jain_intra": r.jain_by_cc.get(cc) if cc else None,
                 "efficiency": r.efficiency,
                 "utilisation": r.utilisation,
             }
