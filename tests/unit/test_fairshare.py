@@ -25,6 +25,21 @@ def test_max_min_rates_water_filling():
     assert max_min_rates([10.0, 20.0], math.inf) == [10.0, 20.0]
 
 
+def test_a_transfer_of_n_streams_gets_n_shares():
+    # C = 100: a 3-stream transfer and a 1-stream one → 75 and 25
+    assert max_min_rates([math.inf, math.inf], 100.0, [3, 1]) == [75.0, 25.0]
+    # capped at 60, the 3-stream one leaves 40 to the other (its own share, 25, is less)
+    assert max_min_rates([60.0, math.inf], 100.0, [3, 1]) == [60.0, 40.0]
+    # 400 Mbit each: the 3-stream one at 75 finishes at 16/3 s, having left the other
+    # 25 × 16/3 = 133.3 Mbit; the other's remaining 266.7 Mbit then at 100: 2.67 s more
+    got = ideal_completion_times(
+        [0.0, 0.0], [50 * MB, 50 * MB], [None, None], 100 * MBIT, streams=[3, 1]
+    )
+    assert got == pytest.approx([16 / 3, 8.0], abs=1e-9)
+    with pytest.raises(ValueError, match="streams"):
+        ideal_completion_times([0.0], [MB], [None], 100 * MBIT, streams=[0])
+
+
 def test_one_capped_flow():
     # 50 MB = 400 Mbit at its cap of 50 Mbit/s (link 100 Mbit/s): 400 / 50 = 8 s
     assert ideal_completion_times([0.0], [50 * MB], [50 * MBIT], 100 * MBIT) == [8.0]

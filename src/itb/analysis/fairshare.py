@@ -26,19 +26,25 @@ def _check_rate(value: float | None, what: str) -> float:
     return v
 
 
-def max_min_rates(caps: Sequence[float], capacity: float) -> list[float]:
-    """Water-filling: max-min fair rates of flows with rate caps sharing `capacity`.
+def max_min_rates(
+    caps: Sequence[float], capacity: float, weights: Sequence[float] | None = None
+) -> list[float]:
+    """Water-filling: weighted max-min fair rates of flows with rate caps sharing
+    `capacity` (a flow of weight w gets w shares: a transfer of w parallel TCP streams
+    is w connections to the link).
 
-    Flows whose cap is below the equal share get their cap; what they leave is shared
-    equally by the others. inf means no cap / unlimited capacity.
+    Flows whose cap is below their share get their cap; what they leave is shared by the
+    others in proportion to their weights. inf means no cap / unlimited capacity.
     """
+    w = [1.0] * len(caps) if weights is None else [float(x) for x in weights]
+    if len(w) != len(caps) or any(not math.isfinite(x) or x <= 0 for x in w):
+        raise ValueError(f"weights must be positive and one per flow, got {weights!r}")
     rates = [0.0] * len(caps)
-    left = capacity
-    order = sorted(range(len(caps)), key=lambda i: caps[i])
-    for pos, i in enumerate(order):
-        share = left / (len(order) - pos)
-        rates[i] = min(caps[i], share)
+    left, weight_left = capacity, sum(w)
+    for i in sorted(range(len(caps)), key=lambda i: caps[i] / w[i]):
+        rates[i] = min(caps[i], w[i] * left / weight_left)
         left -= rates[i]
+        weight_left -= w[i]
     return rates
 
 
@@ -48,11 +54,14 @@ def ideal_completion_times(
     caps_bps: Sequence[float | None],
     capacity_bps: float | None,
     payload_share: float = 1.0,
+    streams: Sequence[int] | None = None,
 ) -> list[float]:
     """Completion duration (finish - start, s) of each transfer under max-min fair sharing.
 
     Transfer i starts at starts_s[i], moves volumes_bytes[i]*8 bits, never exceeds
-    caps_bps[i] (None = no cap), and all share one link of capacity_bps (None = unlimited).
+    caps_bps[i] (None = no cap), and all share one link of capacity_bps (None = unlimited)
+    per stream: a transfer of streams[i] parallel connections gets that many shares
+    (None: one each).
     Rates are recomputed exactly at each start and finish (no time stepping).
     `payload_share` scales the link capacity and every cap, turning wire rates into
     payload rates (e.g. 1448/1514 for TCP with timestamps over MTU 1500).
@@ -60,6 +69,9 @@ def ideal_completion_times(
     n = len(starts_s)
     if len(volumes_bytes) != n or len(caps_bps) != n:
         raise ValueError("starts_s, volumes_bytes and caps_bps must have the same length")
+    weights = [1.0] * n if streams is None else [float(k) for k in streams]
+    if len(weights) != n or any(not math.isfinite(k) or k < 1 for k in weights):
+        raise ValueError(f"streams must be one count >= 1 per transfer, got {streams!r}")
     if not 0 < payload_share <= 1:  # also rejects NaN
         raise ValueError(f"payload_share must be in (0, 1], got {payload_share!r}")
     starts = [float(s) for s in starts_s]
@@ -88,7 +100,7 @@ def ideal_completion_times(
             if pending:
                 t = starts[pending[0]]
             continue
-        rates = max_min_rates([caps[i] for i in active], capacity)
+        rates = max_min_rates([caps[i] for i in active], capacity, [weights[i] for i in active])
         to_finish = [remaining[i] / r for i, r in zip(active, rates)]
         dt = min(to_finish)
         if pending:
@@ -113,13 +125,16 @@ def fair_share_summary(
     capacity_bps: float | None,
     measured_s: Sequence[float | None] | None = None,
     payload_share: float = 1.0,
+    streams: Sequence[int] | None = None,
 ) -> dict:
     """Ideal durations and their mean/max; with `measured_s`, how far the measured mean is.
 
     difference_pct = (mean measured / mean ideal - 1) * 100 over the transfers that
     completed (NaN/None in measured_s = failed, left out of both means so they stay paired).
     """
-    ideal = ideal_completion_times(starts_s, volumes_bytes, caps_bps, capacity_bps, payload_share)
+    ideal = ideal_completion_times(
+        starts_s, volumes_bytes, caps_bps, capacity_bps, payload_share, streams
+    )
     out: dict = {
         "ideal_s": ideal,
         "ideal_mean_s": sum(ideal) / len(ideal) if ideal else None,

@@ -133,6 +133,8 @@ def _fair_share(
         capacity,
         measured_s=times.tolist(),
         payload_share=payload_share,
+        # one share per TCP connection: a transfer of N parallel streams gets N
+        streams=fwd["streams"].fillna(1).clip(lower=1).astype(int).tolist(),
     )
     return out | {"ignores": _ignored(tr)}
 
