@@ -204,27 +204,58 @@ def _reps(ts):
     ]
 
 
-def test_compare_holds_every_protocol_against_the_fastest_over_the_table():
-    k = lambda cc: stats.CellKey("BU", None, "F", cc)  # noqa: E731
+def test_compare_holds_every_protocol_against_the_reference_over_the_table():
+    k = lambda cc, cls="F": stats.CellKey("BU", None, cls, cc)  # noqa: E731
     cells = [
         (k("cubic"), _reps([10.0, 10.2, 9.9])),
         (k("reno"), _reps([14.0, 14.3, 13.8])),
         (k("bbr"), _reps([10.1, 9.7, 10.4])),
     ]
-    verdicts = {(c.tested, c.reference): c for c in stats.compare(cells)}
+    verdicts = {(c.tested, c.reference): c for c in stats.compare(cells, "cubic")}
+    assert set(verdicts) == {("reno", "cubic"), ("bbr", "cubic")}
     reno = verdicts[("reno", "cubic")]
-    assert reno.verdict == "slower" and reno.p_holm == pytest.approx(2 * reno.p)
+    # two comparisons: each at 1 − 0.05/2 = 97.5 %, Welch's p times 2
+    assert reno.verdict == "slower" and reno.p_adjusted == pytest.approx(2 * reno.p)
+    assert (reno.family, reno.level_text) == (2, "97.5 %")
     assert reno.sentence().startswith("reno (14 s) slower than cubic (10 s): +39.9 %")
     assert (reno.app, reno.cls) == ("BU", "F")
     assert verdicts[("bbr", "cubic")].verdict == "inconclusive"
-    one = stats.compare([(k("cubic"), _reps([10.0])), (k("reno"), _reps([12.0]))])
+    # the reference is the one given, even when another is faster: reno's table
+    by_reno = {c.tested: c for c in stats.compare(cells, "reno")}
+    assert by_reno["cubic"].verdict == by_reno["bbr"].verdict == "faster"
+    one = stats.compare([(k("cubic"), _reps([10.0])), (k("reno"), _reps([12.0]))], "cubic")
     assert one[0].verdict == "inconclusive" and one[0].p is None
-    # a faster cell whose transfers failed does not set the bar: its T leaves them out
+    # failed transfers are said on either side; a reference with no repetition still lists
+    # its comparisons (and they count in the table's m)
     bad = _reps([9.0, 9.1, 8.9])
     bad[0]["n_failed"] = 2
-    [c] = stats.compare([(k("bbr"), bad), (k("cubic"), _reps([10.0, 10.1, 9.9]))])
-    assert (c.reference, c.tested, c.verdict) == ("cubic", "bbr", "faster")
-    assert c.failed_tested == 2 and "2 failed transfer(s) of bbr not in its T" in c.sentence()
+    cs = stats.compare(
+        [(k("bbr"), bad), (k("cubic"), _reps([10.0, 10.1, 9.9])), (k("bbr", "B"), _reps([5.0]))]
+        + [(k("cubic", "B"), [])],
+        "cubic",
+    )
+    assert [(c.cls, c.tested, c.reference, c.family) for c in cs] == [
+        ("F", "bbr", "cubic", 2),
+        ("B", "bbr", "cubic", 2),
+    ]
+    assert cs[0].verdict == "faster" and cs[0].failed_tested == 2
+    assert "2 failed transfer(s) of bbr not in its T" in cs[0].sentence()
+    assert cs[1].verdict == "inconclusive" and cs[1].reason == "no completed repetition of cubic"
+
+
+def test_the_reference_joins_the_benchmarks_key_only_when_not_the_first_protocol():
+    from itb.suite.benchmark import BenchArgs, reference_of
+
+    scale = make_scale(factor=10.0, capacity_bps=None, transfer_time_s=10)
+    base = ("BU",), (CLASSES["F"],), ("cubic", "reno"), 3, 1, 1.0, scale
+    default = BenchArgs(*base)
+    assert "reference" not in default.key() and default.reference_cc == "cubic"
+    assert BenchArgs(*base, reference="cubic").key() == default.key()  # the same directory
+    other = BenchArgs(*base, reference="reno").key()
+    assert other == default.key() | {"reference": "reno"}
+    assert reference_of(other) == "reno" and reference_of(default.key()) == "cubic"
+    with pytest.raises(ScenarioError, match="--reference"):
+        BenchArgs(*base, reference="bbr")
 
 
 def test_order_runs_every_cell_once_per_round_seeded():

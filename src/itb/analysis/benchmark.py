@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from itb.analysis.compare import Comparison
 from itb.analysis.results import VersionedResults
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: comparisons against a fixed reference, Fieller, Bonferroni
 
 
 class BenchRow(BaseModel):
@@ -62,7 +62,7 @@ class BenchRow(BaseModel):
 
 
 class BenchComparison(Comparison):
-    """A protocol against the fastest of its application × class."""
+    """A protocol against the reference protocol of its application × class."""
 
     model_config = ConfigDict(populate_by_name=True)
     app: str

@@ -1,18 +1,27 @@
-"""Comparing two protocols' completion times: the effect, its interval, a p-value adjusted
-for the other comparisons of the same table, and a verdict a reviewer accepts.
+"""Comparing protocols' completion times against a reference fixed before the data: the
+ratio of means with a simultaneous interval, and a verdict whose error rate holds over a
+whole table (docs/benchmark.md, "The table and the comparisons").
 
-The samples are one value per repetition (a repetition's T_mean). The effect is the
-difference of means relative to the reference, in %, with a 95 % Welch interval (the
-interval of the difference of means, Welch–Satterthwaite degrees of freedom, divided by
-the reference's mean). Verdicts, for `tested` against `reference`:
+The samples are one value per repetition (a repetition's T_mean). For `tested` against
+`reference`, ρ = μ_tested / μ_reference and the difference is ρ̂ − 1 (x̄_tested / x̄_reference
+− 1: negative when `tested` is faster). A table of m comparisons (its *family*) gives every
+one the same confidence level 1 − α/m (Bonferroni; α = 0.05): if every interval holds its
+true ratio, which happens with probability ≥ 1 − α, no verdict of the table is wrong.
 
-- **faster** / **slower**: the Holm-adjusted p (Welch's t-test, over every comparison of
-  the table) is below α = 0.05 *and* the difference is at least the practical margin
+- **interval**: Fieller's (1954) for the ratio of two independent means: the ratios ρ that
+  Welch's test of μ_tested − ρ·μ_reference = 0 does not reject at α/m, the statistic
+  (x̄_t − ρ·x̄_r) / sqrt(s_t²/n_t + ρ²·s_r²/n_r) with Welch–Satterthwaite degrees of freedom
+  at that ρ. The reference's own spread is in it (unlike dividing the interval of the
+  difference by x̄_r); it is unbounded when the reference's mean is not clear of 0 at the
+  same level (t = x̄_r / (s_r/√n_r) with n_r − 1 degrees of freedom): then no verdict;
+- **faster** / **slower**: the interval excludes 1 (ρ = 1 is Welch's test of equal means:
+  Bonferroni-adjusted p = min(1, m·p) < α) and |ρ̂ − 1| is at least the practical margin
   (default 2 %);
-- **equivalent**: the 95 % interval of the difference lies inside ± the margin;
+- **equivalent**: the interval lies inside 1 ± the margin (both ρ = 1 ± margin rejected);
 - **inconclusive**: neither, or fewer than 2 repetitions on a side, or no variance on
-  either side (a t-test is undefined then: no p-value is given). The comparison then
-  estimates how many repetitions per protocol would settle it at the observed spread.
+  either side. It then says how many repetitions per protocol, m each, would give a
+  verdict by this same rule (same level, same interval, m − 1 degrees of freedom a side)
+  if the means and standard deviations stayed as observed.
 """
 
 from __future__ import annotations
@@ -30,11 +39,12 @@ MARGIN = 0.02  # practical margin: differences under 2 % are not called faster
 MAX_REPETITIONS = 1000  # "more than this" when the observed effect sits on the margin
 
 Verdict = Literal["faster", "slower", "equivalent", "inconclusive"]
+VERDICTS: tuple[Verdict, ...] = ("inconclusive", "faster", "slower", "equivalent")  # codes
 
 
 class Comparison(BaseModel):
-    """`tested` against `reference`; difference = (mean tested − mean reference) / mean
-    reference, negative when `tested` is faster (shorter completion time)."""
+    """`tested` against `reference`; difference = mean tested / mean reference − 1,
+    negative when `tested` is faster (shorter completion time)."""
 
     tested: str
     reference: str
@@ -42,11 +52,14 @@ class Comparison(BaseModel):
     n_reference: int
     mean_tested: float | None
     mean_reference: float | None
+    sd_tested: float | None = None  # sample standard deviations (n − 1)
+    sd_reference: float | None = None
+    family: int = 1  # comparisons of the table, m
+    confidence: float = 1 - ALPHA  # 1 − α/m, the level of every interval of the table
     difference: float | None = None  # relative, e.g. -0.05 = 5 % shorter
-    difference_ci95: tuple[float, float] | None = None
-    difference_se: float | None = None  # standard error of `difference`
+    difference_ci: tuple[float, float] | None = None  # Fieller's, at `confidence`
     p: float | None = None  # Welch, unadjusted
-    p_holm: float | None = None  # adjusted over the table's comparisons
+    p_adjusted: float | None = None  # Bonferroni: min(1, m·p)
     margin: float = MARGIN
     verdict: Verdict = "inconclusive"
     reason: str = ""
@@ -68,120 +81,216 @@ class Comparison(BaseModel):
         parts = []
         if self.difference is not None:
             parts.append(f"{100 * self.difference:+.1f} %")
-            if self.difference_ci95:
-                lo, hi = self.difference_ci95
-                parts[-1] += f" [{100 * lo:+.1f}, {100 * hi:+.1f}]"
-        if self.p_holm is not None:
-            parts.append(f"Holm p = {self.p_holm:.3g}")
+            if self.difference_ci:
+                lo, hi = self.difference_ci
+                parts[-1] += f" [{100 * lo:+.1f}, {100 * hi:+.1f}] ({self.level_text} interval)"
+        if self.p_adjusted is not None:  # Bonferroni: Welch's p times the table's m
+            m = f" × {self.family}" if self.family > 1 else ""
+            parts.append(f"Welch p{m} = {self.p_adjusted:.3g}")
         if self.reason:
             parts.append(self.reason)
         return f"{what}: {'; '.join(parts)}" if parts else what
+
+    @property
+    def level_text(self) -> str:
+        """The interval's level, e.g. "98.3 %"."""
+        return f"{100 * self.confidence:.3g} %"
+
+
+# --- the rule, vectorised (the table's comparisons, or a simulation's tables, at once) ----
+
+
+def _welch_p(mt, vt, nt, mr, vr, nr, rho):
+    """Two-sided p of Welch's test of μ_t − ρ·μ_r = 0 (sample variances vt, vr)."""
+    a, b = vt / nt, rho**2 * vr / nr
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = (a + b) ** 2 / (a**2 / (nt - 1) + b**2 / (nr - 1))
+        t = np.abs(mt - rho * mr) / np.sqrt(a + b)
+    return 2 * stdtr(df, -t)
+
+
+def _bounded(mr, vr, nr, family):
+    """Fieller's set is an interval (bounded): the reference's mean is clear of 0 at the
+    table's level (as ρ grows the statistic tends to x̄_r / (s_r/√n_r), n_r − 1 df)."""
+    with np.errstate(divide="ignore"):
+        t = np.abs(mr) / np.sqrt(vr / nr)
+    return family * 2 * stdtr(nr - 1, -t) < ALPHA
+
+
+def verdict_codes(mt, vt, nt, mr, vr, nr, family, margin=MARGIN) -> np.ndarray:
+    """The verdict of each comparison (an index into VERDICTS) from the means, sample
+    variances and repetitions of both sides (n ≥ 2, variances not both 0), broadcast."""
+    mt, vt, nt, mr, vr, nr = np.broadcast_arrays(
+        *(np.asarray(x, float) for x in (mt, vt, nt, mr, vr, nr))
+    )
+
+    def rejects(rho):
+        return family * _welch_p(mt, vt, nt, mr, vr, nr, rho) < ALPHA
+
+    ok = _bounded(mr, vr, nr, family)
+    d = mt / mr - 1
+    differs = ok & rejects(1.0) & (np.abs(d) >= margin)
+    inside = ok & (np.abs(d) < margin) & rejects(1 - margin) & rejects(1 + margin)
+    codes = np.zeros(mt.shape, dtype=int)
+    codes[differs & (d < 0)] = 1
+    codes[differs & (d > 0)] = 2
+    codes[inside] = 3
+    return codes
+
+
+def fieller(mt, vt, nt, mr, vr, nr, family) -> tuple[np.ndarray, np.ndarray]:
+    """Fieller's interval of ρ = μ_t / μ_r at level 1 − α/m (Welch–Satterthwaite degrees
+    of freedom at each ρ), NaN where unbounded: from ρ̂ outwards, the first ratio each way
+    that the test rejects, by doubling steps then bisection."""
+    mt, vt, nt, mr, vr, nr = np.broadcast_arrays(
+        *(np.asarray(x, float) for x in (mt, vt, nt, mr, vr, nr))
+    )
+    a, c, upper = vt / nt, vr / nr, 1 - ALPHA / (2 * family)
+    rho = mt / mr
+    step = np.sqrt(a + rho**2 * c) / np.abs(mr)  # the delta method's se of ρ̂
+
+    def out(r):  # Welch's test of ρ = r rejects: r is outside the interval
+        b = r * r * c
+        df = (a + b) ** 2 / (a * a / (nt - 1) + b * b / (nr - 1))
+        return np.abs(mt - r * mr) > stdtrit(df, upper) * np.sqrt(a + b)
+
+    ok = _bounded(mr, vr, nr, family) & (step > 0)
+    ends = []
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for sign in (-1.0, 1.0):
+            inner, outer = rho.copy(), rho + sign * step
+            for _ in range(64):  # the interval is bounded: some step clears it
+                more = ok & ~out(outer)
+                if not more.any():
+                    break
+                inner = np.where(more, outer, inner)
+                outer = np.where(more, rho + 2 * (outer - rho), outer)
+            for _ in range(45):  # to ~1e-13 of the step
+                mid = (inner + outer) / 2
+                o = out(mid)
+                inner, outer = np.where(o, inner, mid), np.where(o, mid, outer)
+            ends.append(np.where(ok, (inner + outer) / 2, np.nan))
+    return ends[0], ends[1]
+
+
+def repetitions_needed(mt, vt, mr, vr, family, margin=MARGIN) -> np.ndarray:
+    """Per comparison, the smallest m (2 … MAX_REPETITIONS; MAX_REPETITIONS + 1 beyond)
+    for which m repetitions of each protocol, at the observed means and sample variances
+    (not both 0), would give a verdict by `verdict_codes`."""
+    cols = [np.asarray(x, float).reshape(-1, 1) for x in (mt, vt, mr, vr)]
+    out = np.full(cols[0].shape[0], MAX_REPETITIONS + 1)
+    todo = np.ones(out.size, dtype=bool)
+    for first, last in ((2, 100), (101, MAX_REPETITIONS)):  # most settle under 100
+        m = np.arange(first, last + 1, dtype=float)
+        t, r = cols[0][todo], cols[2][todo]
+        settled = verdict_codes(t, cols[1][todo], m, r, cols[3][todo], m, family, margin) > 0
+        found = settled.any(axis=1)
+        out[np.flatnonzero(todo)[found]] = settled[found].argmax(axis=1) + first
+        todo[np.flatnonzero(todo)[found]] = False
+        if not todo.any():
+            break
+    return out
+
+
+# --- one table ---------------------------------------------------------------------------
 
 
 def _clean(values: Sequence[float | None]) -> np.ndarray:
     return np.array([v for v in values if v is not None and math.isfinite(v)], dtype=float)
 
 
-def effect(
+def _describe(
     tested: Sequence[float | None],
     reference: Sequence[float | None],
     tested_name: str,
     reference_name: str,
-    margin: float = MARGIN,
-) -> Comparison:
-    """The effect and unadjusted p of one comparison; `decide` gives the verdict once the
-    table's p-values are adjusted together."""
+    margin: float,
+    family: int,
+) -> tuple[Comparison, tuple[float, float, int, float, float, int] | None]:
+    """A comparison's samples described, and what the rule needs (means, sample variances,
+    repetitions) when it can be tested; otherwise the reason why not."""
     a, b = _clean(tested), _clean(reference)
-    mean_tested = float(a.mean()) if a.size else None
-    mean_reference = float(b.mean()) if b.size else None
     c = Comparison(
         tested=tested_name,
         reference=reference_name,
         n_tested=a.size,
         n_reference=b.size,
-        mean_tested=mean_tested,
-        mean_reference=mean_reference,
+        mean_tested=float(a.mean()) if a.size else None,
+        mean_reference=float(b.mean()) if b.size else None,
+        sd_tested=float(a.std(ddof=1)) if a.size > 1 else None,
+        sd_reference=float(b.std(ddof=1)) if b.size > 1 else None,
+        family=family,
+        confidence=1 - ALPHA / family,
         margin=margin,
     )
-    if mean_tested is None or not mean_reference:  # (no repetition on a side, or a zero mean)
-        c.reason = "no completed repetition on one side"
-        return c
-    c.difference = (mean_tested - mean_reference) / mean_reference
+    missing = [n for n, x in ((tested_name, a), (reference_name, b)) if not x.size]
+    if missing:
+        c.reason = f"no completed repetition of {' nor '.join(missing)}"
+        return c, None
+    if not c.mean_reference or c.mean_tested is None:
+        c.reason = "a mean of 0 s: no ratio"
+        return c, None
+    c.difference = c.mean_tested / c.mean_reference - 1
     if a.size < 2 or b.size < 2:
         c.reason = "fewer than 2 repetitions on a side: no spread, no test"
-        return c
-    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
-    if va + vb == 0:
+        return c, None
+    vt, vr = float(a.var(ddof=1)), float(b.var(ddof=1))
+    if vt + vr == 0:
         c.reason = "no variance on either side: a t-test is undefined"
-        return c
-    df = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1))
-    half = float(stdtrit(df, 0.975) * math.sqrt(va + vb))
-    diff = mean_tested - mean_reference
-    c.difference_ci95 = ((diff - half) / mean_reference, (diff + half) / mean_reference)
-    c.difference_se = math.sqrt(va + vb) / mean_reference
-    # Welch's t-test, two-sided: scipy.stats.ttest_ind(equal_var=False) computes the same
-    c.p = float(2 * stdtr(df, -abs(diff) / math.sqrt(va + vb)))
-    return c
+        return c, None
+    return c, (c.mean_tested, vt, a.size, c.mean_reference, vr, b.size)
 
 
-def holm(ps: Sequence[float | None]) -> list[float | None]:
-    """Holm's step-down adjustment over the p-values given (None: not tested, left out)."""
-    idx = [i for i, p in enumerate(ps) if p is not None]
-    out: list[float | None] = [None] * len(ps)
-    if idx:
-        from statsmodels.stats.multitest import multipletests
-
-        adj = multipletests([ps[i] for i in idx], alpha=ALPHA, method="holm")[1]
-        for i, p in zip(idx, adj):
-            out[i] = float(p)
-    return out
-
-
-def decide(c: Comparison) -> Comparison:
-    """The verdict of a comparison whose p_holm is set (or None: not testable)."""
-    if c.difference is None or c.difference_ci95 is None:
-        c.verdict = "inconclusive"
-        return c
-    lo, hi = c.difference_ci95
-    if -c.margin < lo and hi < c.margin:
-        c.verdict, c.reason = "equivalent", ""
-    elif c.p_holm is not None and c.p_holm < ALPHA and abs(c.difference) >= c.margin:
-        c.verdict, c.reason = ("faster" if c.difference < 0 else "slower"), ""
-    else:
-        c.verdict = "inconclusive"
-        c.repetitions_needed = _repetitions_needed(c)
-        c.reason = (
-            f"at least {c.repetitions_needed} repetitions per protocol needed to settle it"
-            if c.repetitions_needed and c.repetitions_needed <= MAX_REPETITIONS
-            else f"the difference sits on the ±{100 * c.margin:.0f} % margin: more than "
-            f"{MAX_REPETITIONS} repetitions would be needed"
+def _why(c: Comparison) -> str:
+    unbounded = (
+        f"the reference's mean is not clear of 0 at {c.level_text}: the ratio's interval is "
+        "unbounded; "
+        if c.difference_ci is None
+        else ""
+    )
+    n = c.repetitions_needed
+    if n is not None and n <= MAX_REPETITIONS:
+        return (
+            f"{unbounded}{n} repetitions per protocol would settle it at the observed "
+            "means and spreads"
         )
-    return c
-
-
-def _repetitions_needed(c: Comparison) -> int | None:
-    """Repetitions per protocol for the 95 % interval to clear the margin on the side the
-    difference lies on (inside it: equivalence; beyond it: a difference), at the spread
-    observed and with the degrees of freedom of that many repetitions."""
-    if c.difference is None or not c.difference_se:
-        return None
-    target = abs(abs(c.difference) - c.margin)
-    if target <= 0:
-        return None
-    n = (c.n_tested + c.n_reference) / 2
-    # the standard error shrinks as sqrt(n / m) with m repetitions on each side
-    for m in range(int(n) + 1, MAX_REPETITIONS + 1):
-        if stdtrit(2 * m - 2, 0.975) * c.difference_se * math.sqrt(n / m) < target:
-            return m
-    return MAX_REPETITIONS + 1
+    return (
+        f"{unbounded}the difference sits on the ±{100 * c.margin:.0f} % margin: more than "
+        f"{MAX_REPETITIONS} repetitions would be needed"
+    )
 
 
 def compare_all(
     pairs: Sequence[tuple[str, Sequence[float | None], str, Sequence[float | None]]],
     margin: float = MARGIN,
 ) -> list[Comparison]:
-    """Every comparison of one table: effects, Holm over all of them, verdicts."""
-    cs = [effect(a, b, an, bn, margin) for an, a, bn, b in pairs]
-    for c, p in zip(cs, holm([c.p for c in cs])):
-        c.p_holm = p
-    return [decide(c) for c in cs]
+    """Every comparison of one table, (tested name, its values, reference name, its
+    values), each at the level 1 − α/m, m = the number of pairs: listed before the data,
+    also those that end up with too few repetitions to test."""
+    m = max(len(pairs), 1)
+    described = [_describe(a, b, an, bn, margin, m) for an, a, bn, b in pairs]
+    tested = [(c, x) for c, x in described if x is not None]
+    if tested:
+        mt, vt, nt, mr, vr, nr = (
+            np.array(col, dtype=float) for col in zip(*(x for _, x in tested))
+        )
+        # Welch's t-test, two-sided: scipy.stats.ttest_ind(equal_var=False) computes the same
+        ps = _welch_p(mt, vt, nt, mr, vr, nr, 1.0)
+        lo, hi = fieller(mt, vt, nt, mr, vr, nr, m)
+        codes = verdict_codes(mt, vt, nt, mr, vr, nr, m, margin)
+        open_ = codes == 0
+        needed = np.zeros(len(tested), dtype=int)
+        if open_.any():
+            needed[open_] = repetitions_needed(
+                mt[open_], vt[open_], mr[open_], vr[open_], m, margin
+            )
+        for i, (c, _) in enumerate(tested):
+            c.p = float(ps[i])
+            c.p_adjusted = min(1.0, m * c.p)
+            if math.isfinite(lo[i]) and math.isfinite(hi[i]):
+                c.difference_ci = (float(lo[i]) - 1, float(hi[i]) - 1)
+            c.verdict = VERDICTS[int(codes[i])]
+            if c.verdict == "inconclusive":
+                c.repetitions_needed = int(needed[i])
+                c.reason = _why(c)
+    return [c for c, _ in described]

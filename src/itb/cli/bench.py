@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from itb.cli.common import INVENTORY, app, err, load_inventory, out, ticker
+from itb.errors import ScenarioError
 from itb.scenario.options import csv_option, parse_capacity, parse_ccs
 
 
@@ -41,6 +42,12 @@ def bench_cmd(
     ),
     ccs: str | None = typer.Option(
         None, "--cc", help="Congestion controls, comma-separated. [default: cubic,reno,bbr]"
+    ),
+    reference: str | None = typer.Option(
+        None,
+        "--reference",
+        help="The protocol every other one is compared with, fixed before the data. "
+        "[default: the first of --cc]",
     ),
     repeat: int | None = typer.Option(
         None, "--repeat", min=1, max=100, help="Repetitions of every cell. [default: 3]"
@@ -115,8 +122,10 @@ def bench_cmd(
     multiplied by the factor (--scaling window). Classes whose sources' windows fall under
     20 segments are warned about. Repetition r of every cell runs before repetition r+1
     of any, in a seeded random order. Ctrl-C stops cleanly; the same command resumes
-    without redoing finished runs. Exit code 0 when every run succeeded, 1 when some
-    failed, 130 when interrupted, 2 for bad arguments.
+    without redoing finished runs. Per application and class, every protocol is compared
+    with the reference (--reference) at a level that holds over the whole table. Exit
+    code 0 when every run succeeded, 1 when some failed, 130 when interrupted, 2 for bad
+    arguments.
     """
     from itb.report.bench import build_bench_report
     from itb.report.build import analyse_run
@@ -148,6 +157,7 @@ def bench_cmd(
         sc,
         pa_messages,
         load_inventory(inventory),
+        _one_cc(reference),
     )
     target = out_dir or default_dir("bench", args.key())
     err.print(f"benchmark directory: {target}")
@@ -169,6 +179,15 @@ def bench_cmd(
         raise typer.Exit(128 + (result.signal or 2))
     if any(r.failed or r.failed_repetitions for r in result.rows):
         raise typer.Exit(1)
+
+
+def _one_cc(text: str | None) -> str | None:
+    if text is None:
+        return None
+    ccs = parse_ccs(text)
+    if len(ccs) != 1:
+        raise ScenarioError(None, "--reference", f"one protocol, not {text!r}")
+    return ccs[0]
 
 
 def _print_bench(result) -> None:
@@ -221,6 +240,12 @@ def _print_bench(result) -> None:
                 f"repetition(s), {r.failed} failed transfer(s){corrupt}[/red] (see the "
                 "cell's run directory under cells/)"
             )
+    if result.comparisons:
+        c = result.comparisons[0]
+        out.print(
+            f"against {c.reference}, {c.family} comparison(s), each at {c.level_text} "
+            f"(Bonferroni over the table), practical margin ±{100 * c.margin:.0f} %:"
+        )
     for c in result.comparisons:
         out.print(f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}: {c.sentence()}")
     out.print(f"table: {result.out / 'table.csv'}")

@@ -12,6 +12,7 @@ import pandas as pd
 
 from itb import rundir
 from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable
+from itb.errors import ScenarioError
 from itb.say import Say
 from itb.suite import apps, stats, windows
 from itb.suite.apps import PA_MESSAGES
@@ -40,10 +41,26 @@ class BenchArgs:
     scale: Scale
     pa_messages: int = PA_MESSAGES
     inventory: Inventory | None = None  # an SSH testbed's inventory (None: the local testbed)
+    reference: str | None = None  # the protocol the others are compared with (None: ccs[0])
+
+    def __post_init__(self) -> None:
+        if self.reference is not None and self.reference not in self.ccs:
+            raise ScenarioError(
+                None,
+                "--reference",
+                f"{self.reference!r} is not one of the protocols compared ({', '.join(self.ccs)})",
+            )
+
+    @property
+    def reference_cc(self) -> str:
+        """The protocol every other one is compared with: --reference, or the first one."""
+        return self.reference or self.ccs[0]
 
     def key(self) -> dict:
         """What identifies a benchmark: the same key resumes the same directory (a
-        benchmark on an SSH testbed is another one than the local testbed's)."""
+        benchmark on an SSH testbed is another one than the local testbed's; one whose
+        reference is not the first protocol another one than the default's, whose key,
+        as before references were chosen, has none)."""
         key = {
             "apps": list(self.apps),
             "classes": [c.name for c in self.classes],
@@ -56,7 +73,14 @@ class BenchArgs:
         }
         if self.inventory is not None:
             key["inventory"] = self.inventory.source
+        if self.reference_cc != self.ccs[0]:
+            key["reference"] = self.reference_cc
         return key
+
+
+def reference_of(key: dict) -> str | None:
+    """A benchmark's reference protocol from its arguments' key (BenchArgs.key)."""
+    return key.get("reference") or next(iter(key.get("ccs") or []), None)
 
 
 @dataclass
@@ -137,7 +161,8 @@ def run_bench(
 
 
 def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
-    """The table and comparisons from the cells' metrics.json (also for a partial sweep)."""
+    """The table and comparisons from the cells' metrics.json (also for a partial sweep),
+    against the reference its index records."""
     cells = []
     for c in sweep.index.cells:
         m = sweep.metrics(c)
@@ -166,7 +191,9 @@ def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
             window_warning=w is not None and bool(w.warning),
         )
         rows.append(BenchRow(**row))
-    table = BenchTable(rows=rows, comparisons=stats.compare(cells))
+    reference = reference_of(sweep.index.args)
+    comparisons = stats.compare(cells, reference) if reference else []
+    table = BenchTable(rows=rows, comparisons=comparisons)
     pd.DataFrame([r.model_dump(by_alias=True) for r in rows]).to_csv(
         sweep.out / "table.csv", index=False
     )

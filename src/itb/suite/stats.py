@@ -1,12 +1,10 @@
 """The benchmark table: application × class × protocol → completion-time statistics and
 the other metrics, as means over repetitions with 95 % confidence intervals, and the
-protocol comparisons (effect, Holm-adjusted p, verdict: itb.analysis.compare)."""
+protocol comparisons against a reference protocol (itb.analysis.compare)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
 
 from itb.analysis.benchmark import BenchComparison
 from itb.analysis.compare import MARGIN, compare_all
@@ -88,28 +86,26 @@ def table_rows(cells: list[tuple[CellKey, list[dict]]]) -> list[dict]:
 
 
 def compare(
-    cells: list[tuple[CellKey, list[dict]]], margin: float = MARGIN
+    cells: list[tuple[CellKey, list[dict]]], reference: str, margin: float = MARGIN
 ) -> list[BenchComparison]:
-    """Per application × class: every other protocol against the fastest (lowest mean
-    T_mean among the cells where no transfer failed: a cell's T leaves its failures out,
-    so it cannot set the bar), on the per-repetition T_mean (itb.analysis.compare: the
-    relative difference with its 95 % interval, Welch's p Holm-adjusted over all
-    comparisons of the table, and faster / slower / equivalent / inconclusive)."""
-    groups: dict[tuple, list[tuple[str, list[float], int]]] = {}
+    """Per application × class, every other protocol against `reference`, fixed by the
+    arguments before any data (choosing the fastest after the fact would make a false
+    "slower" likelier than the level says), on the per-repetition T_mean; one table, every
+    comparison at the Bonferroni level 1 − α/m for its m comparisons (itb.analysis.compare:
+    the relative difference with Fieller's interval, faster / slower / equivalent /
+    inconclusive). A cell's T leaves its failed transfers out: the comparison says so."""
+    groups: dict[tuple, dict[str, tuple[list[float], int]]] = {}
     for key, reps in cells:
         t = [r["t_mean"] for r in reps if r["t_mean"] is not None]
-        groups.setdefault(key.group, []).append((key.cc, t, sum(r["n_failed"] for r in reps)))
+        groups.setdefault(key.group, {})[key.cc] = (t, sum(r["n_failed"] for r in reps))
     keys, pairs, failed = [], [], []
-    for group, entries in groups.items():
-        entries = [e for e in entries if e[1]]
-        if len(entries) < 2:
-            continue
-        entries.sort(key=lambda e: (e[2] > 0, float(np.mean(e[1]))))
-        best, tb, nf_best = entries[0]
-        for other, to, nf in entries[1:]:
-            keys.append(group)
-            pairs.append((other, to, best, tb))
-            failed.append((nf, nf_best))
+    for group, by_cc in groups.items():
+        t_ref, nf_ref = by_cc.get(reference, ([], 0))
+        for cc, (t, nf) in by_cc.items():
+            if cc != reference:
+                keys.append(group)
+                pairs.append((cc, t, reference, t_ref))
+                failed.append((nf, nf_ref))
     out = []
     for (app, variant, cls), c, (nf, nf_ref) in zip(keys, compare_all(pairs, margin), failed):
         notes = [

@@ -35,8 +35,8 @@ class Friendliness:
     Per tested protocol and C_g, a BU cell on a K = 10 dumbbell whose sources alternate
     between the tested protocol and the reference, plus one cell per C_g with every
     source on the reference. Reports each group's T, the ratio T_reference / T_tested
-    and whether the reference is slower next to the tested protocol than alone (Welch,
-    Holm, ±2 % margin). Resumable like `itb bench` (docs/friendliness.md).
+    and whether the reference is slower next to the tested protocol than alone (Fieller's
+    interval at a Bonferroni level over all points, ±2 % margin). Resumable like `itb bench` (docs/friendliness.md).
     """
 
     def plan(self, args: FriendlinessArgs, out: Path, say: Say) -> Sweep[FriendlinessCell]:

@@ -1,7 +1,8 @@
 """The analysis of `itb study friendliness`: per repetition and group (the sources of one
 congestion control), the forward transfers' mean completion time; per point the ratio
-T_reference / T_tested and what the tested protocol costs the reference (Welch, Holm over
-every point, against the reference alone)."""
+T_reference / T_tested and what the tested protocol costs the reference: its T next to the
+tested protocol against its T alone, the reference fixed by the plan (itb.analysis.compare:
+Fieller's interval at the Bonferroni level over every point of the study)."""
 
 from __future__ import annotations
 
@@ -86,7 +87,7 @@ def analyse(sweep: Sweep[FriendlinessCell]) -> Results:
         rs = ratios(runs, c.tested, ref)
         r, r_ci = mean_ci(rs)
         pending.append((c, runs, base_runs, r, r_ci, len(rs)))
-    # one table: Holm over every point's "reference next to the tested vs alone"
+    # one table: every point's "reference next to the tested vs alone", each at 1 − α/m
     cost = compare_all(
         [
             (
