@@ -79,7 +79,7 @@ def test_window_scaling_refuses_what_the_emulator_cannot_take():
         _scale("window").of(CLASSES["A"])  # 20 ms × 5000 = 100 s
     assert e.value.field == "--scaling"
     assert "class A" in e.value.reason and "100 s" in e.value.reason
-    assert f"{MAX_RTT_MS / 1000:g} s" in e.value.reason and "at most 500" in e.value.reason
+    assert f"{MAX_RTT_MS / 1000:g} s" in e.value.reason and "at most 100" in e.value.reason
     # 200 ms × 10 = 2 s: a 30 s transfer lasts 15 round trips, under MIN_ROUND_TRIPS
     with pytest.raises(ScenarioError, match=r"15 round trips.*--transfer-time 100 or more"):
         _scale("window", tt=30).of(CLASSES["D"])
@@ -95,6 +95,15 @@ def _generate(tmp_path, app, cls, s, variant=None):
     path = tmp_path / f"{cell.name}.toml"
     path.write_bytes(tomli_w.dumps(g.doc).encode())
     return g, load_scenario(path)
+
+
+@pytest.mark.parametrize("cls", ["D", "H", "L"])
+def test_a_class_stretched_to_a_2_s_rtt_loads_as_a_scenario(tmp_path, cls):
+    """D, H and L (200 ms × 10) were refused at load: 1 s one way was over the 500 ms an
+    emulated link took then."""
+    g, sc = _generate(tmp_path, "BU", cls, _scale("window", tt=100))
+    [link] = [lk for lk in sc.topology.links if lk.emulated]
+    assert (link.forward.delay_us, link.reverse.delay_us) == (1_000_000, 1_000_000)
 
 
 @pytest.mark.parametrize("app, variant", [("BU", None), ("TU", "tuned"), ("PA", None)])

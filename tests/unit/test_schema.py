@@ -69,11 +69,11 @@ CASES = [
     ({"testbed": {"families": ["ipv4", "ipx"]}}, "testbed.families", "'ipx'"),
     ({"testbed": {"families": ["ipv4", "ipv4"]}}, "testbed.families", "twice"),
     (
-        {"bottleneck": {"delay_forward": "600ms", "delay_reverse": "10ms"}},
+        {"bottleneck": {"delay_forward": "1001ms", "delay_reverse": "10ms"}},
         "bottleneck.delay_forward",
-        "500 ms",
+        "1 s",
     ),
-    ({"bottleneck": {"rtt": "2s"}}, "bottleneck.rtt", "500 ms"),
+    ({"bottleneck": {"rtt": "2002ms"}}, "bottleneck.rtt", "at most 1 s"),
     ({"bottleneck": {"loss": "101%"}}, "bottleneck.loss", "100%"),
     ({"bottleneck": {"loss": 1.5}}, "bottleneck.loss", "at most 1.0"),
     ({"bottleneck": {"rtt": "20ms", "delay_forward": "10ms"}}, "bottleneck.rtt", "not both"),
@@ -324,3 +324,10 @@ def test_dumbbell_override_on_chain_is_an_error(tmp_path, key):
         load_testbed(path, {key: "4" if key == "pairs" else "20ms" if key == "rtt" else "1Gbit"})
     assert exc.value.field == "--" + key
     assert "dumbbell only" in exc.value.reason
+
+
+def test_a_2_s_rtt_is_one_second_each_way():
+    """RR-6244's classes D, H and L stretch the RTT to 2 s when windows are preserved."""
+    topo = scenario.testbed_from_dict({"bottleneck": {"rtt": "2s"}})
+    [link] = [lk for lk in topo.links if lk.emulated]
+    assert (link.forward.delay_us, link.reverse.delay_us) == (1_000_000, 1_000_000)

@@ -13,6 +13,7 @@ from itb.backends.host import Host
 from itb.errors import BackendError
 
 _PING_TIME = re.compile(r"time=([0-9.]+) ms")
+IPERF_MAX_OMIT_S = 60  # iperf3 refuses a longer --omit ("bogus value")
 
 
 def parse_ping(text: str) -> list[float]:
@@ -65,7 +66,11 @@ class Iperf:
         expected_s: float | None = None,
     ) -> dict:
         """duration_s None: the test ends by a count in `extra` (-k / -n), taking about
-        expected_s seconds."""
+        expected_s seconds. iperf3 omits at most IPERF_MAX_OMIT_S: a longer ramp (30
+        RTTs of a 2 s path) runs that much longer, and the received figures
+        (`end.sum_received`) are taken from the server's reports after the ramp."""
+        late = max(0, omit_s - IPERF_MAX_OMIT_S) if duration_s is not None else 0
+        omit_s -= late
         server = self.dst.spawn(
             ["iperf3", "-s", "-1", "-J", "-p", str(self.port)],
             stdout=subprocess.PIPE,
@@ -73,7 +78,7 @@ class Iperf:
         )
         try:
             self._wait_listening()
-            length = [] if duration_s is None else ["-t", str(duration_s)]
+            length = [] if duration_s is None else ["-t", str(duration_s + late)]
             client = self.src.run(
                 [
                     "iperf3",
@@ -90,9 +95,17 @@ class Iperf:
                     *extra,
                 ],
                 check=False,
-                timeout=(duration_s or expected_s or 0) * 2 + omit_s + 60,
+                timeout=(duration_s or expected_s or 0) * 2 + omit_s + late + 60,
             )
-            out, err = server.communicate(timeout=30)
+            try:  # the server ends with its one test; after a failed client, at once
+                out, _ = server.communicate(timeout=30 if client.returncode == 0 else 1)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                out, _ = server.communicate()
+                if client.returncode == 0:
+                    raise BackendError(
+                        "iperf3's server did not end within 30 s of its client"
+                    ) from None
         finally:
             if server.poll() is None:
                 server.kill()
@@ -106,6 +119,8 @@ class Iperf:
             ) from e
         if "error" in result:
             raise BackendError(f"iperf3: {result['error']}")
+        if late:
+            result["end"]["sum_received"] = received_after(result["server_output_json"], late)
         return result
 
     def _wait_listening(self, timeout_s: float = 5.0) -> None:
@@ -120,3 +135,17 @@ class Iperf:
 
 def median(xs: list[float]) -> float:
     return statistics.median(xs)
+
+
+def received_after(server: dict, from_s: float) -> dict:
+    """bytes, seconds and bits_per_second the iperf3 server received in its reports
+    that start `from_s` or later after the omitted ones (its clock restarts there)."""
+    kept = [
+        i["sum"]
+        for i in server.get("intervals", [])
+        if not i["sum"].get("omitted") and i["sum"]["start"] >= from_s - 1e-6
+    ]
+    n, t = sum(x["bytes"] for x in kept), sum(x["seconds"] for x in kept)
+    if t <= 0:
+        raise BackendError(f"iperf3's server reported nothing after the first {from_s:g} s")
+    return {"bytes": n, "seconds": t, "bits_per_second": n * 8 / t}

@@ -24,7 +24,7 @@ from pathlib import Path
 from itb.calibration.record import read_calibration
 from itb.errors import ScenarioError
 from itb.rundir.records import RunDirError
-from itb.scenario.testbed.schema import MAX_RTT_US
+from itb.scenario.testbed.schema import MAX_ONE_WAY_US
 from itb.suite.classes import ItbClass
 
 NOMINAL_ACCESS_BPS = 1_000_000_000  # the documents' end hosts
@@ -38,7 +38,7 @@ DEFAULT_CALIBRATION = Path("runs/calibration.json")
 # saturates. Auto scaling caps their C here.
 MANY_SOURCES_MAX_BPS = 200_000_000
 SCALING_MODES = ("rate", "window")
-MAX_RTT_MS = MAX_RTT_US / 1000  # the longest round trip a scenario (and so linkem) takes
+MAX_RTT_MS = 2 * MAX_ONE_WAY_US / 1000  # the longest round trip of one emulated link
 # Window mode: one BU transfer alone at C_a must last at least this many (stretched)
 # round trips, or slow start (~log2(W / 10) round trips to a window of W segments) and
 # a few losses would be most of it; the documents' transfers lasted 1200–12000.

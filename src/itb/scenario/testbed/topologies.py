@@ -119,7 +119,7 @@ def resolve_link(
         if d_rev > MAX_ONE_WAY_US:
             raise err(
                 "rtt",
-                f"rtt {format_duration(rtt)} means {format_duration(d_rev)} one way; at most 500 ms",
+                f"rtt {format_duration(rtt)} means {format_duration(d_rev)} one way; at most 1 s",
             )
     rtt = d_fwd + d_rev  # the BDP of both directions uses the link's full base RTT
     # unset *_reverse fields follow the forward ones (rate_reverse = None means unlimited)
