@@ -240,3 +240,22 @@ def test_run_bench_says_the_warnings_before_running(tmp_path, monkeypatch):
     assert said[0].startswith("warning: BU: class C: 3.45 segments per flow") and said[1] == "run"
     assert result.warnings == [said[0].removeprefix("warning: ")]
     assert result.status == "incomplete" and result.report.exists()
+
+
+def test_the_bottleneck_queue_is_a_bdp_its_square_root_rule_or_a_size(tmp_path):
+    s = make_scale(factor=None, capacity_bps=GBIT, transfer_time_s=240.0)
+    assert s.of(CLASSES["B"]).buffer == "1bdp" and "buffer" not in s.to_json()  # old keys
+    # BDP/√K: K = 10 → 1/3.162 = 0.3162 of a BDP; K = 1000 → 0.03162
+    s = make_scale(factor=None, capacity_bps=GBIT, transfer_time_s=240.0, buffer="sqrtK")
+    assert s.of(CLASSES["B"]).buffer == "0.3162bdp" and s.of(CLASSES["A"]).buffer == "0.03162bdp"
+    assert s.to_json()["buffer"] == "sqrtk"
+    g, sc = _generate(tmp_path, "BU", "B", s)
+    [link] = [lk for lk in sc.topology.links if lk.emulated]
+    # 1 Gbit/s × 20 ms = 2.5 MB; × 0.3162 = 790 500 B
+    assert link.forward.queue_bytes == pytest.approx(790_500, abs=2)
+    s = make_scale(factor=None, capacity_bps=GBIT, transfer_time_s=240.0, buffer="100pkt")
+    assert s.of(CLASSES["F"]).buffer == "100pkt"
+    for bad, words in (("2bdp", "give bdp, sqrtk"), ("lots", "sqrtk")):
+        with pytest.raises(ScenarioError, match=words) as e:
+            make_scale(factor=None, capacity_bps=GBIT, transfer_time_s=240.0, buffer=bad)
+        assert e.value.field == "--buffer"

@@ -53,6 +53,7 @@ class BenchRow(BaseModel):
     access_bps: float | None = None  # C_a on this testbed
     scaling: str = "rate"  # rate or window
     testbed_rtt_ms: float | None = None
+    buffer: str = "1bdp"  # the bottleneck's queue, as the scenario wrote it
     window_segments: float | None = None  # smallest per-flow window on this testbed
     window_warning: bool = False  # under ~20 segments
 

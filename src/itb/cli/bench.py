@@ -108,6 +108,13 @@ def bench_cmd(
         min=0,
         help="Start spacing of bulk transfers in seconds (0 = synchronised).",
     ),
+    buffer: str = typer.Option(
+        "bdp",
+        "--buffer",
+        help="The bottleneck's queue: bdp (one bandwidth-delay product), sqrtk (BDP/√K, "
+        "the small buffer of links of high aggregation K: RR-6244 §4.4, Appenzeller et "
+        "al. 2004), or a size such as 2MB or 100pkt.",
+    ),
     pa_messages: int | None = typer.Option(
         None,
         "--pa-messages",
@@ -155,6 +162,7 @@ def bench_cmd(
         capacity_bps=cap,
         transfer_time_s=transfer_time or q.get("transfer_time") or 240.0,
         mode=scaling.lower(),
+        buffer=buffer,
     )
     args = BenchArgs(
         tuple(app_list),
@@ -181,6 +189,9 @@ def bench_cmd(
     )
     tick("")
     _print_bench(result)
+    queues = sorted({f"{r.cls}: {r.buffer}" for r in result.rows})
+    if args.scale.buffer != "bdp":
+        out.print(f"bottleneck queue {args.scale.buffer}: {', '.join(queues)}", highlight=False)
     if quick:
         out.print(QUICK_SHORTENS, highlight=False)
     for w in result.warnings:

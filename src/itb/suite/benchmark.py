@@ -187,6 +187,7 @@ def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
             access_bps=sc.access_bps,
             scaling=sc.mode,
             testbed_rtt_ms=sc.rtt_ms,
+            buffer=sc.buffer,
             window_segments=w.smallest_segments if w is not None else None,
             window_warning=w is not None and bool(w.warning),
         )

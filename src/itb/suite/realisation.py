@@ -32,6 +32,7 @@ class ScaleRecord(Described):
     source: str  # where the capacity or the factor came from
     mode: str = "rate"  # rate or window (a benchmark from before window scaling: rate)
     rtt_ms: float | None = None  # the RTT used (None: recorded before; the class RTT)
+    buffer: str = "1bdp"  # the bottleneck's queue (recorded before buffers were chosen: 1 BDP)
     bu_volume_bytes: int
 
 

@@ -25,6 +25,7 @@ from itb.calibration.record import read_calibration
 from itb.errors import ScenarioError
 from itb.rundir.records import RunDirError
 from itb.scenario.testbed.schema import MAX_ONE_WAY_US
+from itb.scenario.units import UnitError, parse_buffer
 from itb.suite.classes import ItbClass
 
 NOMINAL_ACCESS_BPS = 1_000_000_000  # the documents' end hosts
@@ -38,6 +39,11 @@ DEFAULT_CALIBRATION = Path("runs/calibration.json")
 # saturates. Auto scaling caps their C here.
 MANY_SOURCES_MAX_BPS = 200_000_000
 SCALING_MODES = ("rate", "window")
+# The bottleneck's queue: one bandwidth-delay product (what a link of few flows needs), or
+# BDP/√K, the small buffer RR-6244 (§4.4) cites for links of high aggregation K
+# (Appenzeller, Keslassy, McKeown, "Sizing router buffers", SIGCOMM 2004: BDP/√n for n
+# long-lived flows), or a size given as a scenario writes one ("2MB", "100pkt").
+BUFFER_POLICIES = ("bdp", "sqrtk")
 MAX_RTT_MS = 2 * MAX_ONE_WAY_US / 1000  # the longest round trip of one emulated link
 # Window mode: one BU transfer alone at C_a must last at least this many (stretched)
 # round trips, or slow start (~log2(W / 10) round trips to a window of W segments) and
@@ -54,6 +60,7 @@ class Scale:
     transfer_time_s: float  # one BU transfer at C_a, after the volume factor
     source: str  # where the capacity or the factor came from
     mode: str = "rate"  # rate: keep the RTT; window: RTT × factor (keep C_a · RTT)
+    buffer: str = "bdp"  # the bottleneck's queue: bdp, sqrtk or a size (BUFFER_POLICIES)
 
     def factor_for(self, cls: ItbClass) -> float:
         if self.factor is not None:
@@ -96,10 +103,26 @@ class Scale:
             self.source,
             self.mode,
             rtt,
+            buffer_of(self.buffer, cls),
         )
 
     def to_json(self) -> dict:
-        return asdict(self) | {"volume_factor": self.volume_factor}
+        """The scale as a benchmark's key holds it (the default buffer left out, as in the
+        keys written before buffers were chosen)."""
+        d = asdict(self) | {"volume_factor": self.volume_factor}
+        if self.buffer == "bdp":
+            del d["buffer"]
+        return d
+
+
+def buffer_of(policy: str, cls: ItbClass) -> str:
+    """The class's bottleneck queue as a scenario writes it: "1bdp", BDP/√K as a BDP
+    multiple (K = 10: "0.3162bdp"), or the size given."""
+    if policy == "bdp":
+        return "1bdp"
+    if policy == "sqrtk":
+        return f"{1 / math.sqrt(cls.k):.4g}bdp"
+    return policy
 
 
 @dataclass(frozen=True)
@@ -115,6 +138,7 @@ class ClassScale:
     source: str
     mode: str  # rate or window (Scale.mode)
     rtt_ms: float  # the RTT this testbed uses: the class RTT, × factor in window mode
+    buffer: str = "1bdp"  # the bottleneck's queue, as the scenario writes it
 
     @property
     def bu_volume(self) -> int:
@@ -187,6 +211,7 @@ def make_scale(
     transfer_time_s: float,
     calibration: Path = DEFAULT_CALIBRATION,
     mode: str = "rate",
+    buffer: str = "bdp",
 ) -> Scale:
     if not (math.isfinite(transfer_time_s) and transfer_time_s > 0):
         raise ScenarioError(None, "--transfer-time", "must be a positive number of seconds")
@@ -196,12 +221,30 @@ def make_scale(
         )
     if factor is not None and capacity_bps is not None:
         raise ScenarioError(None, "--scale", "give --scale or --capacity, not both")
+    buffer = check_buffer(buffer)
     if factor is not None:
         if not (math.isfinite(factor) and factor >= 1):
             raise ScenarioError(None, "--scale", "the scale factor must be at least 1")
-        return Scale(None, factor, transfer_time_s, "--scale", mode)
+        return Scale(None, factor, transfer_time_s, "--scale", mode, buffer)
     if capacity_bps is not None:
         if not MIN_LINK_BPS <= capacity_bps <= MAX_LINK_BPS:
             raise ScenarioError(None, "--capacity", "must lie in 10 Mbit/s – 10 Gbit/s")
-        return Scale(capacity_bps, None, transfer_time_s, "--capacity", mode)
-    return replace(from_calibration(calibration, transfer_time_s), mode=mode)
+        return Scale(capacity_bps, None, transfer_time_s, "--capacity", mode, buffer)
+    return replace(from_calibration(calibration, transfer_time_s), mode=mode, buffer=buffer)
+
+
+def check_buffer(text: str) -> str:
+    """--buffer: bdp, sqrtk, or a queue size as a scenario writes one; ScenarioError
+    naming the option otherwise."""
+    t = text.strip().lower()
+    if t in BUFFER_POLICIES:
+        return t
+    try:
+        spec = parse_buffer(text.strip())
+    except UnitError as e:
+        raise ScenarioError(None, "--buffer", f"{e}; or {' or '.join(BUFFER_POLICIES)}") from None
+    if spec.kind == "bdp":  # a multiple is not one of the two rules: say which
+        raise ScenarioError(
+            None, "--buffer", f"{text!r}: give bdp, sqrtk, or a size (bytes or packets)"
+        )
+    return text.strip()

@@ -66,11 +66,12 @@ def testbed(
     pairs: int,
     *,
     rtt_ms: float | None = None,
-    buffer: str = "1bdp",
+    buffer: str | None = None,
     extra: dict | None = None,
 ) -> dict:
     """The testbed's tables: a dumbbell of `pairs` host pairs whose bottleneck is the
-    class's scaled C (`extra`: further tables, e.g. the pairs' RTTs)."""
+    class's scaled C with its queue (`buffer`, default the scale's: `cs.buffer`;
+    `extra`: further tables, e.g. the pairs' RTTs)."""
     doc = {
         "testbed": {
             "name": f"itb-{cell.name}".replace("_", "-")[:64],
@@ -82,7 +83,7 @@ def testbed(
         "bottleneck": {
             "rate": rate(cs.capacity_bps),
             "rtt": secs((cs.rtt_ms if rtt_ms is None else rtt_ms) / 1000),
-            "buffer": buffer,
+            "buffer": cs.buffer if buffer is None else buffer,
         },
     }
     doc.update(extra or {})

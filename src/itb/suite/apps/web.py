@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from itb.errors import ScenarioError
+from itb.scenario.units import parse_buffer
 from itb.suite.apps.parts import (
     MAX_PAIRS,
     Cell,
@@ -94,10 +95,12 @@ def _web(
     # Per-pair RTTs drawn around the class RTT; the bottleneck itself adds 1 ms.
     base_ms = 1.0
     rtt = {"distribution": rtt_distribution, "mean": secs(cs.rtt_ms / 1000), "seed": seed}
-    bdp = int(cs.capacity_bps / 8 * cs.rtt_ms / 1000)
-    doc = testbed(
-        cell, cs, pairs, rtt_ms=base_ms, buffer=f"{max(bdp, 100_000)}B", extra={"pair_rtt": rtt}
-    )
+    # the queue a BDP multiple of the class RTT (the bottleneck's own is 1 ms), at least
+    # 100 kB; a size given with --buffer as it is
+    bdp = cs.capacity_bps / 8 * cs.rtt_ms / 1000
+    spec = parse_buffer(cs.buffer)
+    queue = f"{max(int(bdp * spec.amount), 100_000)}B" if spec.kind == "bdp" else cs.buffer
+    doc = testbed(cell, cs, pairs, rtt_ms=base_ms, buffer=queue, extra={"pair_rtt": rtt})
     doc |= {"experiment": experiment(cell, dur), "transfer": transfers}
     return Generated(
         doc,
