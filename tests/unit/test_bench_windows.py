@@ -259,3 +259,35 @@ def test_the_bottleneck_queue_is_a_bdp_its_square_root_rule_or_a_size(tmp_path):
         with pytest.raises(ScenarioError, match=words) as e:
             make_scale(factor=None, capacity_bps=GBIT, transfer_time_s=240.0, buffer=bad)
         assert e.value.field == "--buffer"
+
+
+def test_n_s_parallel_streams_share_each_bu_source(tmp_path):
+    """RR-6244 Table 5's N_s: a BU source of N_s streams keeps its volume and its C_a."""
+    s = _scale()
+    cs = s.of(CLASSES["B"])  # K = 10, C_g 0.8: 8 forward sources of C_a = 100 Mbit/s
+    g = apps.generate(apps.Cell("BU", CLASSES["B"], "cubic"), cs, 1, 1.0, 1, 200, 5)
+    fwd = [t for t in g.doc["transfer"] if t["id"].startswith("bu.")]
+    assert len(fwd) == 8 and {t["streams"] for t in fwd} == {5}
+    assert {t["rate"] for t in fwd} == {"100Mbit"}
+    assert {t["volume"] for t in fwd} == {f"{cs.bu_volume}B"}
+    assert (
+        g.realisation["streams_per_source"] == 5
+        and "5 parallel streams" in (g.realisation["forward"])
+    )
+    # K = 1000, C_g 0.8: 800 sources of 10 streams, at most 6 sources (60 streams) a bundle
+    cs = s.of(CLASSES["A"])
+    g = apps.generate(apps.Cell("BU", CLASSES["A"], "cubic"), cs, 1, 1.0, 1, 200, 10)
+    fwd = [t for t in g.doc["transfer"] if t["id"].startswith("bu.")]
+    assert sum(t["streams"] for t in fwd) == 8000 and max(t["streams"] for t in fwd) <= 60
+    assert all(t["streams"] % 10 == 0 for t in fwd)
+    # the other applications keep one stream a source
+    g = apps.generate(apps.Cell("PA", CLASSES["B"], "cubic"), s.of(CLASSES["B"]), 1, 1.0, 1, 5, 5)
+    assert "streams_per_source" not in g.realisation
+    # in the key only when not 1; out of Table 5's range refused
+    args = benchmark.BenchArgs(("BU",), (CLASSES["B"],), ("reno",), 1, 1, 1.0, s)
+    assert "streams" not in args.key()
+    args = benchmark.BenchArgs(("BU",), (CLASSES["B"],), ("reno",), 1, 1, 1.0, s, streams=5)
+    assert args.key()["streams"] == 5
+    with pytest.raises(ScenarioError) as e:
+        benchmark.BenchArgs(("BU",), (CLASSES["B"],), ("reno",), 1, 1, 1.0, s, streams=11)
+    assert e.value.field == "--streams"

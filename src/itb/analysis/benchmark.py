@@ -54,6 +54,7 @@ class BenchRow(BaseModel):
     scaling: str = "rate"  # rate or window
     testbed_rtt_ms: float | None = None
     buffer: str = "1bdp"  # the bottleneck's queue, as the scenario wrote it
+    streams_per_source: int = 1  # N_s: parallel streams of each forward source (BU)
     window_segments: float | None = None  # smallest per-flow window on this testbed
     window_warning: bool = False  # under ~20 segments
 

@@ -108,6 +108,14 @@ def bench_cmd(
         min=0,
         help="Start spacing of bulk transfers in seconds (0 = synchronised).",
     ),
+    streams: int = typer.Option(
+        1,
+        "--streams",
+        min=1,
+        max=10,
+        help="N_s: parallel streams per BU forward source, sharing its C_a (RR-6244 Table 5: "
+        "1, 5 or 10).",
+    ),
     buffer: str = typer.Option(
         "bdp",
         "--buffer",
@@ -175,6 +183,7 @@ def bench_cmd(
         pa_messages or q.get("pa_messages") or 200,
         load_inventory(inventory),
         _one_cc(reference),
+        streams,
     )
     target = out_dir or default_dir("bench", args.key())
     err.print(f"benchmark directory: {target}")

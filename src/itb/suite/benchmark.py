@@ -30,6 +30,9 @@ if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
 BenchReport = Callable[[Path, SweepIndex[BenchCell], list[BenchRow], list[BenchComparison]], Path]
 
 
+MAX_STREAMS_PER_SOURCE = 10  # RR-6244 Table 5: N_s of 1, 5 or 10
+
+
 @dataclass(frozen=True)
 class BenchArgs:
     apps: tuple[str, ...]
@@ -42,6 +45,7 @@ class BenchArgs:
     pa_messages: int = PA_MESSAGES
     inventory: Inventory | None = None  # an SSH testbed's inventory (None: the local testbed)
     reference: str | None = None  # the protocol the others are compared with (None: ccs[0])
+    streams: int = 1  # N_s: parallel streams per BU forward source
 
     def __post_init__(self) -> None:
         if self.reference is not None and self.reference not in self.ccs:
@@ -49,6 +53,10 @@ class BenchArgs:
                 None,
                 "--reference",
                 f"{self.reference!r} is not one of the protocols compared ({', '.join(self.ccs)})",
+            )
+        if not 1 <= self.streams <= MAX_STREAMS_PER_SOURCE:
+            raise ScenarioError(
+                None, "--streams", f"{self.streams}: give 1 to {MAX_STREAMS_PER_SOURCE}"
             )
 
     @property
@@ -75,6 +83,8 @@ class BenchArgs:
             key["inventory"] = self.inventory.source
         if self.reference_cc != self.ccs[0]:
             key["reference"] = self.reference_cc
+        if self.streams != 1:  # (keys written before N_s was an option have none)
+            key["streams"] = self.streams
         return key
 
 
@@ -109,7 +119,13 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep[BenchCell]:
     cells = []
     for cell in cells_of(args):
         g = apps.generate(
-            cell, args.scale.of(cell.cls), args.seed, args.spacing_s, args.repeat, args.pa_messages
+            cell,
+            args.scale.of(cell.cls),
+            args.seed,
+            args.spacing_s,
+            args.repeat,
+            args.pa_messages,
+            args.streams,
         )
         cells.append(
             SweepCell(
@@ -188,6 +204,7 @@ def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
             scaling=sc.mode,
             testbed_rtt_ms=sc.rtt_ms,
             buffer=sc.buffer,
+            streams_per_source=sweep.index.args.get("streams", 1) if c.app == "BU" else 1,
             window_segments=w.smallest_segments if w is not None else None,
             window_warning=w is not None and bool(w.warning),
         )

@@ -21,8 +21,12 @@ from itb.suite.scaling import ClassScale
 MAX_START_SPAN = 0.25  # of one transfer's time at C_a: starts stay inside it
 
 
-def bu(cell: Cell, cs: ClassScale, seed: int, spacing_s: float) -> Generated:
-    return bulk(cell, cs, spacing_s, max_start_span=MAX_START_SPAN)
+def bu(
+    cell: Cell, cs: ClassScale, seed: int, spacing_s: float, streams_per_source: int = 1
+) -> Generated:
+    return bulk(
+        cell, cs, spacing_s, max_start_span=MAX_START_SPAN, streams_per_source=streams_per_source
+    )
 
 
 def bulk(
@@ -32,16 +36,18 @@ def bulk(
     *,
     max_start_span: float | None,
     reverse_after: bool = False,
+    streams_per_source: int = 1,
 ) -> Generated:
     """BU: simultaneous large unidirectional transfers, forward at C_g, reverse at R.
 
     `max_start_span`: every forward source starts within this share of one transfer's
     time at C_a (the spacing shrinks to fit; None: exactly `spacing_s` apart).
     `reverse_after`: reverse sources start after the last forward one, with the same
-    spacing (RR-6256 §4.3), instead of alongside them."""
+    spacing (RR-6256 §4.3), instead of alongside them. `streams_per_source`: each forward
+    source is that many parallel streams sharing its C_a (RR-6244's N_s)."""
     c = cell.cls
     n_rev = c.reverse_sources
-    fwd, rev = bundles(c.forward_sources), bundles(n_rev)
+    fwd, rev = bundles(c.forward_sources, streams_per_source), bundles(n_rev)
     pairs = min(MAX_PAIRS, max(len(fwd), len(rev), 1))
     v = cs.bu_volume
     # Spaced starts must not dilute the congestion level: with many bundles or short
@@ -52,7 +58,9 @@ def bulk(
     span = spacing_s * (len(fwd) - 1)
     rev_at = span + spacing_s if reverse_after and fwd else 0.0
     dur = duration(fair_time_s(v, cs, c.c_g), span, cs.rtt_ms)
-    transfers = sources("bu", fwd, pairs, False, cs, v, cell.cc, 0, spacing_s)
+    transfers = sources(
+        "bu", fwd, pairs, False, cs, v, cell.cc, 0, spacing_s, streams_per_source=streams_per_source
+    )
     transfers += sources(
         "rev", rev, pairs, True, cs, for_whole_run(cs, dur), cell.cc, rev_at, spacing_s, wait=False
     )
@@ -65,7 +73,8 @@ def bulk(
     return Generated(
         doc,
         {
-            "forward": describe("forward", c.forward_sources, fwd, cs, pairs),
+            "forward": describe("forward", c.forward_sources, fwd, cs, pairs, streams_per_source),
+            "streams_per_source": streams_per_source,
             "reverse": describe("reverse", n_rev, rev, cs, pairs),
             "volume_bytes_per_source": v,
             "spacing_s": spacing_s,

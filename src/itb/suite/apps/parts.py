@@ -40,12 +40,13 @@ class Generated:
     window: windows.FlowWindow | None = None  # a source's window (None: one of C_a at C_g)
 
 
-def bundles(n_sources: int) -> list[int]:
-    """Streams per transfer: one each up to MAX_SINGLE sources, else as even bundles of
-    at most MAX_STREAMS."""
+def bundles(n_sources: int, streams_per_source: int = 1) -> list[int]:
+    """Sources per transfer: one each up to MAX_SINGLE sources, else as even bundles of
+    at most MAX_STREAMS streams (`streams_per_source` each)."""
     if n_sources <= MAX_SINGLE:
         return [1] * n_sources
-    n = max(MAX_SINGLE // 2, math.ceil(n_sources / MAX_STREAMS))
+    per = max(1, MAX_STREAMS // streams_per_source)
+    n = max(MAX_SINGLE // 2, math.ceil(n_sources / per))
     base, extra = divmod(n_sources, n)
     return [base + (i < extra) for i in range(n)]
 
@@ -113,11 +114,13 @@ def sources(
     wait: bool = True,
     direction: str | None = None,
     first_pair: int = 1,
+    streams_per_source: int = 1,
 ) -> list[dict]:
-    """One [[transfer]] per bundle, round-robin over `pairs` host pairs from `first_pair`,
-    `spacing_s` apart."""
+    """One [[transfer]] per bundle of `sizes[k]` sources, round-robin over `pairs` host
+    pairs from `first_pair`, `spacing_s` apart; a source is `streams_per_source` parallel
+    streams sharing its C_a (RR-6244's N_s)."""
     out = []
-    for k, streams in enumerate(sizes):
+    for k, n in enumerate(sizes):
         p = k % pairs + first_pair
         src, dst = (f"r{p}", f"l{p}") if reverse else (f"l{p}", f"r{p}")
         t = {
@@ -125,10 +128,10 @@ def sources(
             "src": src,
             "dst": dst,
             "at": secs(at_s + k * spacing_s),
-            "volume": f"{per_source_bytes * streams}B",
+            "volume": f"{per_source_bytes * n}B",
             "cc": cc,
-            "streams": streams,
-            "rate": rate(cs.access_bps * streams),
+            "streams": n * streams_per_source,
+            "rate": rate(cs.access_bps * n),
         }
         if not wait:
             t["wait"] = False
@@ -138,20 +141,24 @@ def sources(
     return out
 
 
-def describe(what: str, n: int, sizes: list[int], cs: ClassScale, pairs: int) -> str:
+def describe(
+    what: str, n: int, sizes: list[int], cs: ClassScale, pairs: int, streams_per_source: int = 1
+) -> str:
     """How `n` sources of one direction were realised, in words (for the realisation)."""
     if not n:
         return f"no {what} sources"
     lo, hi = min(sizes), max(sizes)
     how = (
-        f"{len(sizes)} transfers of one stream"
+        f"{len(sizes)} transfers of one source"
         if hi == 1
-        else f"{len(sizes)} transfers (virtual sources) of {lo if lo == hi else f'{lo}–{hi}'} streams"
+        else f"{len(sizes)} transfers (virtual sources) of {lo if lo == hi else f'{lo}–{hi}'} sources"
     )
-    return (
-        f"{n} {what} sources as {how}, each stream paced at C_a = "
-        f"{rate(cs.access_bps)}/s, over {min(pairs, len(sizes))} host pairs"
+    each = (
+        f"each a stream paced at C_a = {rate(cs.access_bps)}/s"
+        if streams_per_source == 1
+        else f"each {streams_per_source} parallel streams sharing C_a = {rate(cs.access_bps)}/s"
     )
+    return f"{n} {what} sources as {how}, {each}, over {min(pairs, len(sizes))} host pairs"
 
 
 def for_whole_run(cs: ClassScale, duration_s: float) -> int:

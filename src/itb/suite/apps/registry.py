@@ -35,11 +35,16 @@ def generate(
     spacing_s: float,
     repetitions: int = 1,
     pa_messages: int = PA_MESSAGES,
+    streams_per_source: int = 1,
 ) -> Generated:
+    """One cell's scenario and how it realised the class. `streams_per_source` (N_s)
+    applies to BU's forward sources; the other applications keep one stream a source."""
     if check_app(cell.app) == "PA":
         g = pa(cell, cs, seed, spacing_s, pa_messages)
+    elif cell.app == "BU":
+        g = bu(cell, cs, seed, spacing_s, streams_per_source)
     else:
-        g = {"TU": tu, "WM": wm, "PP": pp, "BU": bu}[cell.app](cell, cs, seed, spacing_s)
+        g = {"TU": tu, "WM": wm, "PP": pp}[cell.app](cell, cs, seed, spacing_s)
     g.doc["experiment"].update(repetitions=repetitions, seed=seed)
     window = g.window or windows.of_source(cell.cls, cs)
     g.realisation.update(
