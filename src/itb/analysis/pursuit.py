@@ -16,9 +16,8 @@ import pandas as pd
 from pydantic import BaseModel
 
 from itb.analysis.cells import Cell, bottleneck_link, cell_table
-from itb.analysis.series import select_link
+from itb.analysis.series import interval_starts, select_link
 from itb.analysis.statistics import mean_ci
-from itb.analysis.steps import interval_starts
 
 FORMAT_VERSION = 1  # of the profile studies' results
 LATENESS_LIMITS_S = (1.0, 0.5)  # the document's threshold, and a stricter one
@@ -75,7 +74,7 @@ class Burst(BaseModel):
 
 def burst_of(rows, lo_ns: float, hi_ns: float) -> Burst:
     """Burst over the log rows (one link, direction, repetition) starting in [lo, hi)."""
-    t = interval_starts(rows)
+    t = interval_starts(rows).to_numpy(dtype=float)
     sel = (t >= lo_ns) & (t < hi_ns)
     dt = rows["interval_s"].to_numpy(dtype=float)[sel]
     bits = rows["bytes"].to_numpy(dtype=float)[sel] * 8

@@ -192,6 +192,12 @@ def aggregate_goodput(
 # --- bottleneck --------------------------------------------------------------------------
 
 
+def interval_starts(rows: pd.DataFrame) -> pd.Series:
+    """The start (ns) of each bottleneck row's interval: the table stamps a row with its
+    interval's end (`t_ns`) and holds its length (`interval_s`; missing: 0)."""
+    return rows["t_ns"] - (rows["interval_s"].fillna(0) * 1e9).round().astype("int64")
+
+
 def bottleneck_throughput(
     bottleneck: pd.DataFrame,
     direction: str = "forward",
@@ -211,8 +217,7 @@ def bottleneck_throughput(
     if rows.empty:
         return pd.DataFrame({c: pd.Series(dtype="float64") for c in _THROUGHPUT_COLUMNS})
     if rep_start is None:
-        first = rows["t_ns"] - (rows["interval_s"].fillna(0) * 1e9).round().astype("int64")
-        origin = first.groupby(rows["repetition"]).min().to_dict()
+        origin = interval_starts(rows).groupby(rows["repetition"]).min().to_dict()
     else:
         origin = dict(rep_start)
     rows = rows.assign(

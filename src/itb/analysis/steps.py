@@ -19,7 +19,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from itb import rundir
-from itb.analysis.series import select_link
+from itb.analysis.series import interval_starts, select_link
 from itb.rundir.records import ProcRecord, ResultView, read_events, read_record
 
 SETTLE_S = 1.0
@@ -36,16 +36,10 @@ class StepRate(BaseModel):
     ratio: float | None  # measured / wire_bps
 
 
-def interval_starts(rows: pd.DataFrame):
-    """The start (ns) of each row's interval: the bottleneck table stamps a row with its
-    interval's end (`t_ns`) and holds its length (`interval_s`)."""
-    return rows["t_ns"].to_numpy(dtype=float) - rows["interval_s"].to_numpy(dtype=float) * 1e9
-
-
 def window_rate(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> float | None:
     """Mean wire rate (bit/s) of the log rows whose interval starts in [lo, hi) (the
     table's t_ns is an interval's end); None if none."""
-    t = interval_starts(rows)
+    t = interval_starts(rows).to_numpy(dtype=float)
     sel = (t >= lo_ns) & (t < hi_ns)
     span = float(rows["interval_s"].to_numpy(dtype=float)[sel].sum())
     if span <= 0:

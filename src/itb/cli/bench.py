@@ -198,8 +198,8 @@ def bench_cmd(
     )
     tick("")
     _print_bench(result)
-    queues = sorted({f"{r.cls}: {r.buffer}" for r in result.rows})
     if args.scale.buffer != "bdp":
+        queues = sorted({f"{r.cls}: {r.buffer}" for r in result.rows})
         out.print(f"bottleneck queue {args.scale.buffer}: {', '.join(queues)}", highlight=False)
     if quick:
         out.print(QUICK_SHORTENS, highlight=False)

@@ -204,7 +204,7 @@ def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
             scaling=sc.mode,
             testbed_rtt_ms=sc.rtt_ms,
             buffer=sc.buffer,
-            streams_per_source=sweep.index.args.get("streams", 1) if c.app == "BU" else 1,
+            streams_per_source=c.realisation.streams_per_source,
             window_segments=w.smallest_segments if w is not None else None,
             window_warning=w is not None and bool(w.warning),
         )

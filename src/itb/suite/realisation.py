@@ -91,6 +91,7 @@ class BenchRealisation(Realisation):
     variant: str | None
     cc: str
     window: WindowRecord | None = None  # None: a benchmark from before windows were recorded
+    streams_per_source: int = 1  # N_s of BU's forward sources (1: every other application)
 
 
 class BenchCell(IndexCell):

@@ -23,14 +23,15 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from itb.analysis.steps import interval_starts, window_rate
+from itb.analysis.series import interval_starts
+from itb.analysis.steps import window_rate
 
 
 def _series(
     rows: pd.DataFrame, lo_ns: float, hi_ns: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Interval start (ns), length (s) and bits of the log rows that start in [lo, hi)."""
-    t = interval_starts(rows)
+    t = interval_starts(rows).to_numpy(dtype=float)
     sel = (t >= lo_ns) & (t < hi_ns)
     order = np.argsort(t[sel])
     return (
@@ -92,6 +93,6 @@ def emulator_lag_us(rows: pd.DataFrame, lo_ns: float, hi_ns: float) -> int:
     [lo, hi); 0 when the log has no such column."""
     if "max_lag_us" not in rows:
         return 0
-    t = interval_starts(rows)
+    t = interval_starts(rows).to_numpy(dtype=float)
     lags = rows["max_lag_us"].to_numpy()[(t >= lo_ns) & (t < hi_ns)]
     return int(lags.max()) if lags.size else 0
