@@ -28,17 +28,20 @@ volume = "{volume}B"
 {how}
 profile = [[0, "100Mbit"], [3, "400Mbit"], [6, "200Mbit"]]
 """
-# 3 s at 100 Mbit/s, 3 s at 400 and 2 s at 200: 237.5 MB, 8 s at the profile's rates.
-VOLUME = 237_500_000
+# 3 s at 100 Mbit/s, 3 s at 400 and 3 s at 200: 262.5 MB, 9 s at the profile's rates.
+# The last step lasts 3 s so that a sender ahead of its profile (UDT, ~7 % fast: it ends
+# ~0.6 s early) still leaves more than 1 s of it to measure (2 s steps left UDT 0.2 s,
+# whose 1 ms rows then gave ratios 0.025 apart).
+VOLUME = 262_500_000
 STEPS = [(0.0, 100e6), (3.0, 400e6), (6.0, 200e6)]
 # a full segment's payload as an Ethernet frame: TCP with timestamps 1448 in 1514, UDT
 # 1456 in 1514 (IPv4 + UDP + UDT headers)
 FRAME = {"tcp": 1514 / 1448, "udt": 1514 / 1456}
 
 
-def step_rates(run, frame: float, end_s: float = 7.5) -> list[tuple[float, float]]:
+def step_rates(run, frame: float, end_s: float = 8.5) -> list[tuple[float, float]]:
     """(profile rate, wire rate at the bottleneck / the profile's wire rate) per step,
-    from 1 s after the step's date to the next one (the last to 7.5 s, or 0.2 s before
+    from 1 s after the step's date to the next one (the last to 8.5 s, or 0.2 s before
     the transfer's end)."""
     tr = pd.read_parquet(run / "transfers.parquet")
     assert tr["ok"].all(), tr["error"].tolist()
@@ -89,7 +92,7 @@ def test_a_transfer_follows_its_profile_at_the_bottleneck(engine_env, isolated, 
     # every step kept in the same proportion: the profile's shape is followed
     assert max(ratios) - min(ratios) <= 0.02, f"{mechanism}: steps at {ratios}"
     tr = pd.read_parquet(run / "transfers.parquet")
-    assert tr["profile_s"].iloc[0] == pytest.approx(8.0)
+    assert tr["profile_s"].iloc[0] == pytest.approx(9.0)
     # Completion measured from the first write to the last byte read: a sender that keeps
     # its profile is late only by what it cannot avoid (one-way delay, the step-ups).
     assert late_lo < tr["lateness_s"].iloc[0] < late_hi, tr[["completion_s", "lateness_s"]]
