@@ -55,6 +55,10 @@ class BenchRow(BaseModel):
     testbed_rtt_ms: float | None = None
     buffer: str = "1bdp"  # the bottleneck's queue, as the scenario wrote it
     streams_per_source: int = 1  # N_s: parallel streams of each forward source (BU)
+    k: int | None = None  # the class's aggregation level K as run (--k)
+    rtt: str | None = None  # the class's RTT in the documents' terms, or its mix ("1ms,20ms")
+    nominal_access_bps: float | None = None  # the documents' C_a it was scaled from (--access)
+    background: str = "none"  # B (--background)
     window_segments: float | None = None  # smallest per-flow window on this testbed
     window_warning: bool = False  # under ~20 segments
 

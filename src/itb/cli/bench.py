@@ -78,7 +78,7 @@ def bench_cmd(
         None,
         "--scale",
         help="One scale factor for "
-        "every class: C = K × 1 Gbit/s ÷ factor. "
+        "every class: C = K × C_a ÷ factor (C_a: --access, 1 Gbit/s). "
         "[default: from the calibration]",
     ),
     capacity: str | None = typer.Option(
@@ -123,6 +123,35 @@ def bench_cmd(
         "the small buffer of links of high aggregation K: RR-6244 §4.4, Appenzeller et "
         "al. 2004), or a size such as 2MB or 100pkt.",
     ),
+    k: int = typer.Option(
+        10,
+        "--k",
+        help="K of the data-centre classes (B, D, F, H, J, L): 1 or 10 (RR-6244 Table 3's "
+        '"1 or 10"). At K = 1 a class runs round(C_g·K) sources, each paced at C_g·K/M '
+        "of C_a (class B: one source at 0.8 C_a). The Internet classes keep K = 1000.",
+    ),
+    rtt: str | None = typer.Option(
+        None,
+        "--rtt",
+        help="Every class's RTT instead of its own (RR-6244 Table 5: 1ms, 20ms, 200ms), or "
+        "a mix of modes, one per group of host pairs (BU only): 20ms,200ms or mix (1, 20 "
+        "and 200 ms). [default: each class's]",
+    ),
+    access: str | None = typer.Option(
+        None,
+        "--access",
+        help="The documents' access rate C_a the classes are scaled from (RR-6244 Table 5: "
+        "100Mbit, 1Gbit, 10Gbit): C = K × C_a. On a testbed of fixed C it changes the scale "
+        "factor (so a window: see --scaling window and --scale). [default: 1Gbit]",
+    ),
+    background: str | None = typer.Option(
+        None,
+        "--background",
+        help="Background traffic B on a host pair of its own, a share of C: cbr:20% "
+        "(constant-rate UDP), poisson:20% (UDP, exponential gaps), exponential:20%, "
+        "pareto:20%[:1.5] or weibull:20%[:0.5] (cubic TCP flows, Poisson arrivals, "
+        "sizes of that law). [default: none]",
+    ),
     pa_messages: int | None = typer.Option(
         None,
         "--pa-messages",
@@ -154,6 +183,8 @@ def bench_cmd(
     from itb.report.bench import build_bench_report
     from itb.report.build import analyse_run
     from itb.suite.apps import check_app
+    from itb.suite.axes import parse_access, parse_rtt
+    from itb.suite.background import parse_background
     from itb.suite.benchmark import BenchArgs, run_bench
     from itb.suite.classes import parse_classes
     from itb.suite.scaling import make_scale
@@ -171,6 +202,7 @@ def bench_cmd(
         transfer_time_s=transfer_time or q.get("transfer_time") or 240.0,
         mode=scaling.lower(),
         buffer=buffer,
+        access_bps=parse_access(access),
     )
     args = BenchArgs(
         tuple(app_list),
@@ -184,6 +216,9 @@ def bench_cmd(
         load_inventory(inventory),
         _one_cc(reference),
         streams,
+        k,
+        parse_rtt(rtt),
+        parse_background(background),
     )
     target = out_dir or default_dir("bench", args.key())
     err.print(f"benchmark directory: {target}")
@@ -198,9 +233,8 @@ def bench_cmd(
     )
     tick("")
     _print_bench(result)
-    if args.scale.buffer != "bdp":
-        queues = sorted({f"{r.cls}: {r.buffer}" for r in result.rows})
-        out.print(f"bottleneck queue {args.scale.buffer}: {', '.join(queues)}", highlight=False)
+    for line in _axes_lines(args, result.rows):
+        out.print(line, highlight=False)
     if quick:
         out.print(QUICK_SHORTENS, highlight=False)
     for w in result.warnings:
@@ -210,6 +244,25 @@ def bench_cmd(
         raise typer.Exit(128 + (result.signal or 2))
     if any(r.failed or r.failed_repetitions for r in result.rows):
         raise typer.Exit(1)
+
+
+def _axes_lines(args, rows) -> list[str]:
+    """What the table ran that is not the documents' default, one line per axis."""
+    lines = []
+    if args.scale.buffer != "bdp":
+        queues = sorted({f"{r.cls}: {r.buffer}" for r in rows})
+        lines.append(f"bottleneck queue {args.scale.buffer}: {', '.join(queues)}")
+    if args.streams != 1:
+        lines.append(f"N_s = {args.streams} parallel streams per BU forward source")
+    if args.k != 10:
+        lines.append(f"K = {args.k} for the data-centre classes")
+    if args.rtt_modes_ms:
+        lines.append(f"RTT {', '.join(sorted({r.rtt or '' for r in rows}))} for every class")
+    if args.scale.access_bps != 1_000_000_000:
+        lines.append(f"C_a = {args.scale.access_bps / 1e6:g} Mbit/s in the documents' terms")
+    if args.background.kind != "none":
+        lines.append(f"background B = {args.background.text} of C on a host pair of its own")
+    return lines
 
 
 def _one_cc(text: str | None) -> str | None:

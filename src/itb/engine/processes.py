@@ -174,6 +174,7 @@ def build(
                     ],
                     fr,
                     ready=True,
+                    wait=e.wait,
                 )
             )
             send = [
@@ -192,7 +193,9 @@ def build(
             ]
             if e.arrivals == "poisson":
                 send += ["--poisson", "--seed", e.seed]
-            procs.append(spec(f"{e.id}.udp-send", e, "udp-send", e.src, e.at_us, send, fs))
+            procs.append(
+                spec(f"{e.id}.udp-send", e, "udp-send", e.src, e.at_us, send, fs, wait=e.wait)
+            )
             continue
         fr, fs = files(e.dst, f"{e.id}.recv"), files(e.src, f"{e.id}.send")
         accept_s = int(prelude + e.at_us / 1e6 + ACCEPT_SLACK_S)

@@ -16,7 +16,9 @@ from itb.errors import ScenarioError
 from itb.say import Say
 from itb.suite import apps, stats, windows
 from itb.suite.apps import PA_MESSAGES
-from itb.suite.classes import ItbClass
+from itb.suite.axes import check_k, rtt_text, with_axes
+from itb.suite.background import Background
+from itb.suite.classes import DATA_CENTRE_K, ItbClass
 from itb.suite.realisation import BenchCell, BenchRealisation
 from itb.suite.scaling import Scale
 from itb.suite.sweep import AnalyseRun, Sweep, SweepCell, drive
@@ -46,8 +48,12 @@ class BenchArgs:
     inventory: Inventory | None = None  # an SSH testbed's inventory (None: the local testbed)
     reference: str | None = None  # the protocol the others are compared with (None: ccs[0])
     streams: int = 1  # N_s: parallel streams per BU forward source
+    k: int = DATA_CENTRE_K  # the data-centre classes' K (RR-6244 Table 3: 1 or 10)
+    rtt_modes_ms: tuple[float, ...] = ()  # --rtt: every class's RTT, or a mix (none: the class's)
+    background: Background = field(default_factory=Background)  # B
 
     def __post_init__(self) -> None:
+        check_k(self.k)
         if self.reference is not None and self.reference not in self.ccs:
             raise ScenarioError(
                 None,
@@ -85,7 +91,17 @@ class BenchArgs:
             key["reference"] = self.reference_cc
         if self.streams != 1:  # (keys written before N_s was an option have none)
             key["streams"] = self.streams
+        if self.k != DATA_CENTRE_K:  # (nor before K, the RTT and B were)
+            key["k"] = self.k
+        if self.rtt_modes_ms:
+            key["rtt"] = rtt_text(self.rtt_modes_ms)
+        if self.background.kind != "none":
+            key["background"] = self.background.text
         return key
+
+    def realised_classes(self) -> tuple[ItbClass, ...]:
+        """The classes with --k and --rtt applied."""
+        return tuple(with_axes(c, self.k, self.rtt_modes_ms) for c in self.classes)
 
 
 def reference_of(key: dict) -> str | None:
@@ -109,7 +125,7 @@ def cells_of(args: BenchArgs) -> list[apps.Cell]:
         apps.Cell(a, c, cc, v)
         for a in args.apps
         for v in apps.variants(a)
-        for c in args.classes
+        for c in args.realised_classes()
         for cc in args.ccs
     ]
 
@@ -126,6 +142,7 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep[BenchCell]:
             args.repeat,
             args.pa_messages,
             args.streams,
+            args.background,
         )
         cells.append(
             SweepCell(
@@ -205,6 +222,10 @@ def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
             testbed_rtt_ms=sc.rtt_ms,
             buffer=sc.buffer,
             streams_per_source=c.realisation.streams_per_source,
+            k=c.realisation.cls.k,
+            rtt=rtt_text(tuple(c.realisation.cls.rtt_modes_ms or [c.realisation.cls.rtt_ms])),
+            nominal_access_bps=sc.nominal_access_bps,
+            background=c.realisation.background,
             window_segments=w.smallest_segments if w is not None else None,
             window_warning=w is not None and bool(w.warning),
         )

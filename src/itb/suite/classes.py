@@ -7,8 +7,10 @@ from dataclasses import dataclass
 
 from itb.errors import ScenarioError
 
-# The documents' data-centre classes say "K = 1 or 10". K = 1 cannot hold C_g = 0.8
-# (0.8 of a source), so ITB uses K = 10: 8, 20 or 10 forward sources.
+# The documents' data-centre classes say "K = 1 or 10". ITB's default is K = 10: 8, 20 or
+# 10 forward sources of C_a. At K = 1 (`itb bench --k 1`) C_g = 0.8 is 0.8 of a source:
+# the class then runs round(C_g · K) sources, each offering C_g · K / M of its C_a
+# (`forward_share`: one source at 0.8 C_a), so the offered load is still C_g · C.
 DATA_CENTRE_K = 10
 INTERNET_K = 1000
 
@@ -21,11 +23,26 @@ class ItbClass:
     c_g: float
     r: float
     meaning: str
+    # --rtt with several modes: the host pairs' RTTs (rtt_ms is then the longest)
+    rtt_modes_ms: tuple[float, ...] = ()
 
     @property
     def forward_sources(self) -> int:
         """M = C_g · K (C_g = M · C_a / C with C = K · C_a)."""
         return round(self.c_g * self.k)
+
+    @property
+    def forward_share(self) -> float:
+        """What a forward source offers, as a share of its C_a: C_g · K / M (1 at K = 10
+        and 1000; 0.8 for C_g = 0.8 at K = 1)."""
+        m = self.forward_sources
+        return self.c_g * self.k / m if m else 1.0
+
+    @property
+    def reverse_share(self) -> float:
+        """The same for the reverse sources: R · K / N_r (0.75 for R = 1.5 at K = 1)."""
+        n = self.reverse_sources
+        return self.r * self.k / n if n else 1.0
 
     @property
     def c_g_realised(self) -> float:

@@ -33,6 +33,8 @@ class ScaleRecord(Described):
     mode: str = "rate"  # rate or window (a benchmark from before window scaling: rate)
     rtt_ms: float | None = None  # the RTT used (None: recorded before; the class RTT)
     buffer: str = "1bdp"  # the bottleneck's queue (recorded before buffers were chosen: 1 BDP)
+    nominal_access_bps: float = 1e9  # the documents' C_a scaled from (before --access: 1 Gbit/s)
+    rtt_modes_ms: list[float] = []  # an RTT mix's modes on this testbed (none: one RTT)
     bu_volume_bytes: int
 
 
@@ -47,6 +49,9 @@ class ClassRecord(Described):
     meaning: str
     forward_sources: int
     reverse_sources: int
+    rtt_modes_ms: list[float] = []  # --rtt with several modes
+    forward_share: float = 1.0  # what a forward source offers, as a share of C_a
+    reverse_share: float = 1.0
 
 
 class WindowRecord(Described):
@@ -92,6 +97,7 @@ class BenchRealisation(Realisation):
     cc: str
     window: WindowRecord | None = None  # None: a benchmark from before windows were recorded
     streams_per_source: int = 1  # N_s of BU's forward sources (1: every other application)
+    background: str = "none"  # RR-6244's B: the background traffic (--background)
 
 
 class BenchCell(IndexCell):

@@ -1,6 +1,7 @@
 """Scaling the classes to a testbed (docs/benchmark.md): keep K, C_g, R and the number of
 sources; divide C, C_a and volumes by one factor. The documents' hosts had
-C_a = 1 Gbit/s, so a class's nominal bottleneck is C = K · 1 Gbit/s.
+C_a = 1 Gbit/s (RR-6244 Table 5 also has 100 Mbit/s and 10 Gbit/s: `--access`), so a
+class's nominal bottleneck is C = K · C_a.
 
 Two modes say what the scaling preserves:
 
@@ -61,11 +62,12 @@ class Scale:
     source: str  # where the capacity or the factor came from
     mode: str = "rate"  # rate: keep the RTT; window: RTT × factor (keep C_a · RTT)
     buffer: str = "bdp"  # the bottleneck's queue: bdp, sqrtk or a size (BUFFER_POLICIES)
+    access_bps: int = NOMINAL_ACCESS_BPS  # the documents' C_a the classes are scaled from
 
     def factor_for(self, cls: ItbClass) -> float:
         if self.factor is not None:
             return self.factor
-        return cls.k * NOMINAL_ACCESS_BPS / self.capacity_for(cls)
+        return cls.k * self.access_bps / self.capacity_for(cls)
 
     def capacity_for(self, cls: ItbClass) -> int:
         """The class's C: the testbed's, capped for classes of many sources (auto mode)."""
@@ -76,18 +78,20 @@ class Scale:
 
     @property
     def volume_factor(self) -> float:
-        return PAPER_BU_TIME_S / self.transfer_time_s
+        """30 GB at C_a lasts 240 s (C_a = 1 Gbit/s); the volume factor brings that time,
+        whatever C_a, to transfer_time_s."""
+        return PAPER_BU_VOLUME * 8 / self.access_bps / self.transfer_time_s
 
     def of(self, cls: ItbClass) -> ClassScale:
         f = self.factor_for(cls)
-        c = cls.k * NOMINAL_ACCESS_BPS / f
+        c = cls.k * self.access_bps / f
         if not MIN_LINK_BPS <= c <= MAX_LINK_BPS:
             raise ScenarioError(
                 None,
                 "--scale",
                 f"class {cls.name} at scale {f:g} needs C = {c / 1e6:g} Mbit/s; the "
                 f"emulator takes 10 Mbit/s to 10 Gbit/s (try --scale "
-                f"{cls.k * NOMINAL_ACCESS_BPS / MAX_LINK_BPS:g} or more, or "
+                f"{cls.k * self.access_bps / MAX_LINK_BPS:g} or more, or "
                 "leave --scale out to scale each class to the calibrated testbed)",
             )
         rtt = (
@@ -98,20 +102,24 @@ class Scale:
             f,
             self.volume_factor,
             int(round(c)),
-            NOMINAL_ACCESS_BPS / f,
+            self.access_bps / f,
             self.transfer_time_s,
             self.source,
             self.mode,
             rtt,
             buffer_of(self.buffer, cls),
+            self.access_bps,
+            tuple(m * rtt / cls.rtt_ms for m in cls.rtt_modes_ms),
         )
 
     def to_json(self) -> dict:
-        """The scale as a benchmark's key holds it (the default buffer left out, as in the
-        keys written before buffers were chosen)."""
+        """The scale as a benchmark's key holds it (the default buffer and C_a left out,
+        as in the keys written before they were chosen)."""
         d = asdict(self) | {"volume_factor": self.volume_factor}
         if self.buffer == "bdp":
             del d["buffer"]
+        if self.access_bps == NOMINAL_ACCESS_BPS:
+            del d["access_bps"]
         return d
 
 
@@ -139,6 +147,8 @@ class ClassScale:
     mode: str  # rate or window (Scale.mode)
     rtt_ms: float  # the RTT this testbed uses: the class RTT, × factor in window mode
     buffer: str = "1bdp"  # the bottleneck's queue, as the scenario writes it
+    nominal_access_bps: float = NOMINAL_ACCESS_BPS  # the documents' C_a (--access)
+    rtt_modes_ms: tuple[float, ...] = ()  # an RTT mix (--rtt), × factor in window mode
 
     @property
     def bu_volume(self) -> int:
@@ -146,7 +156,10 @@ class ClassScale:
         return max(1, int(PAPER_BU_VOLUME / self.factor / self.volume_factor))
 
     def to_json(self) -> dict:
-        return asdict(self) | {"bu_volume_bytes": self.bu_volume}
+        d = asdict(self) | {"bu_volume_bytes": self.bu_volume}
+        if not self.rtt_modes_ms:  # (recorded only for a mix)
+            del d["rtt_modes_ms"]
+        return d
 
 
 def stretched_rtt_ms(cls: ItbClass, factor: float, transfer_time_s: float) -> float:
@@ -212,7 +225,10 @@ def make_scale(
     calibration: Path = DEFAULT_CALIBRATION,
     mode: str = "rate",
     buffer: str = "bdp",
+    access_bps: int | None = None,
 ) -> Scale:
+    """The scale from --scale, --capacity or the calibration; `access_bps` the documents'
+    C_a the classes start from (None: 1 Gbit/s)."""
     if not (math.isfinite(transfer_time_s) and transfer_time_s > 0):
         raise ScenarioError(None, "--transfer-time", "must be a positive number of seconds")
     if mode not in SCALING_MODES:
@@ -222,15 +238,18 @@ def make_scale(
     if factor is not None and capacity_bps is not None:
         raise ScenarioError(None, "--scale", "give --scale or --capacity, not both")
     buffer = check_buffer(buffer)
+    access = NOMINAL_ACCESS_BPS if access_bps is None else access_bps
     if factor is not None:
         if not (math.isfinite(factor) and factor >= 1):
             raise ScenarioError(None, "--scale", "the scale factor must be at least 1")
-        return Scale(None, factor, transfer_time_s, "--scale", mode, buffer)
+        return Scale(None, factor, transfer_time_s, "--scale", mode, buffer, access)
     if capacity_bps is not None:
         if not MIN_LINK_BPS <= capacity_bps <= MAX_LINK_BPS:
             raise ScenarioError(None, "--capacity", "must lie in 10 Mbit/s – 10 Gbit/s")
-        return Scale(capacity_bps, None, transfer_time_s, "--capacity", mode, buffer)
-    return replace(from_calibration(calibration, transfer_time_s), mode=mode, buffer=buffer)
+        return Scale(capacity_bps, None, transfer_time_s, "--capacity", mode, buffer, access)
+    return replace(
+        from_calibration(calibration, transfer_time_s), mode=mode, buffer=buffer, access_bps=access
+    )
 
 
 def check_buffer(text: str) -> str:

@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass
 
 from itb.suite.classes import ItbClass
 from itb.suite.realisation import BenchRealisation
-from itb.suite.scaling import NOMINAL_ACCESS_BPS, ClassScale
+from itb.suite.scaling import ClassScale
 
 MSS_BYTES = 1448
 MIN_SEGMENTS = 20
@@ -126,16 +126,16 @@ def of_source(
     cs: ClassScale,
     *,
     testbed_rate_bps: float | None = None,
-    documents_rate_bps: float = NOMINAL_ACCESS_BPS,
+    documents_rate_bps: float | None = None,
     load: float | None = None,
 ) -> FlowWindow:
-    """A source of `cls` scaled by `cs`: by default one of capacity C_a (1 Gbit/s in the
-    documents, C_a ÷ factor here) competing at the class's realised C_g."""
+    """A source of `cls` scaled by `cs`: by default one of capacity C_a (the documents'
+    1 Gbit/s or --access, C_a ÷ factor here) competing at the class's realised C_g."""
     return FlowWindow(
         cls.name,
         cs.mode,
         cls.c_g_realised if load is None else load,
-        documents_rate_bps,
+        cs.nominal_access_bps if documents_rate_bps is None else documents_rate_bps,
         cls.rtt_ms,
         cs.access_bps if testbed_rate_bps is None else testbed_rate_bps,
         cs.rtt_ms,

@@ -44,6 +44,7 @@ def events_for_repetition(exp: Experiment, repetition: int) -> list:
                     streams=1,
                     rate_bps=None,
                     direction="background",
+                    wait=e.wait,
                 )
             )
     out.sort(key=lambda ev: (ev.at_us, ev.id))

@@ -70,6 +70,9 @@ class Udp(_Frozen):
     size: int
     arrivals: Literal["cbr", "poisson"]
     seed: int
+    # False: stopped once the awaited events are done; left out of the canonical form
+    # while True, so older scenarios keep their hash
+    wait: bool = Field(default=True, exclude_if=lambda v: v)
 
 
 class TcpBackground(_Frozen):
@@ -84,6 +87,7 @@ class TcpBackground(_Frozen):
     mean_bytes: int
     shape: float | None
     cc: str
+    wait: bool = Field(default=True, exclude_if=lambda v: v)  # (as Udp.wait)
 
 
 class SetLink(_Frozen):

@@ -213,6 +213,7 @@ class UdpSpec(_Section):
     duration: Span
     size: Annotated[int, BeforeValidator(lambda v: _datagram(v))] = 1472
     arrivals: Annotated[str, BeforeValidator(choice(("cbr", "poisson"), "arrival process"))] = "cbr"
+    wait: bool = True  # False: adverse traffic, stopped once the awaited events are done
 
 
 class SizeDistribution(_Section):
@@ -235,6 +236,7 @@ class TcpBackgroundSpec(_Section):
     mean_gap: Span
     sizes: SizeDistribution
     cc: CC = "cubic"
+    wait: bool = True  # False: its flows are stopped once the awaited events are done
 
 
 class SetSpec(_Section):

@@ -277,6 +277,7 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                 size=u.size,
                 arrivals=u.arrivals,
                 seed=exp.seed + i,
+                wait=u.wait,
             )
         )
     for i, b in enumerate(sections.tcp_background):
@@ -310,6 +311,7 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                 mean_bytes=sz.mean,
                 shape=sz.shape,
                 cc=b.cc,
+                wait=b.wait,
             )
         )
     for i, s in enumerate(sections.set):

@@ -3,6 +3,7 @@ bulk studies' cells: `bulk` with their start span and reverse timing)."""
 
 from __future__ import annotations
 
+from itb.errors import ScenarioError
 from itb.suite.apps.parts import (
     MAX_PAIRS,
     Cell,
@@ -13,6 +14,7 @@ from itb.suite.apps.parts import (
     experiment,
     fair_time_s,
     for_whole_run,
+    rtt_mix,
     sources,
     testbed,
 )
@@ -25,7 +27,12 @@ def bu(
     cell: Cell, cs: ClassScale, seed: int, spacing_s: float, streams_per_source: int = 1
 ) -> Generated:
     return bulk(
-        cell, cs, spacing_s, max_start_span=MAX_START_SPAN, streams_per_source=streams_per_source
+        cell,
+        cs,
+        spacing_s,
+        max_start_span=MAX_START_SPAN,
+        streams_per_source=streams_per_source,
+        seed=seed,
     )
 
 
@@ -37,6 +44,7 @@ def bulk(
     max_start_span: float | None,
     reverse_after: bool = False,
     streams_per_source: int = 1,
+    seed: int = 1,
 ) -> Generated:
     """BU: simultaneous large unidirectional transfers, forward at C_g, reverse at R.
 
@@ -44,11 +52,20 @@ def bulk(
     time at C_a (the spacing shrinks to fit; None: exactly `spacing_s` apart).
     `reverse_after`: reverse sources start after the last forward one, with the same
     spacing (RR-6256 §4.3), instead of alongside them. `streams_per_source`: each forward
-    source is that many parallel streams sharing its C_a (RR-6244's N_s)."""
+    source is that many parallel streams sharing its C_a (RR-6244's N_s). A class with an
+    RTT mix (--rtt) spreads its modes over the host pairs, drawn with `seed`."""
     c = cell.cls
     n_rev = c.reverse_sources
     fwd, rev = bundles(c.forward_sources, streams_per_source), bundles(n_rev)
     pairs = min(MAX_PAIRS, max(len(fwd), len(rev), 1))
+    modes = cs.rtt_modes_ms
+    if modes and len(fwd) < len(modes):
+        raise ScenarioError(
+            None,
+            "--rtt",
+            f"class {c.name}: {len(modes)} RTT modes need a forward source on each; the class "
+            f"has {len(fwd)} (K = {c.k})",
+        )
     v = cs.bu_volume
     # Spaced starts must not dilute the congestion level: with many bundles or short
     # transfers the spacing shrinks so that every source is started within a share of
@@ -57,14 +74,35 @@ def bulk(
         spacing_s = min(spacing_s, max_start_span * cs.transfer_time_s / (len(fwd) - 1))
     span = spacing_s * (len(fwd) - 1)
     rev_at = span + spacing_s if reverse_after and fwd else 0.0
-    dur = duration(fair_time_s(v, cs, c.c_g), span, cs.rtt_ms)
+    dur = duration(fair_time_s(v, cs, c.c_g, c.forward_share), span, cs.rtt_ms)
     transfers = sources(
-        "bu", fwd, pairs, False, cs, v, cell.cc, 0, spacing_s, streams_per_source=streams_per_source
+        "bu",
+        fwd,
+        pairs,
+        False,
+        cs,
+        v,
+        cell.cc,
+        0,
+        spacing_s,
+        streams_per_source=streams_per_source,
+        share=c.forward_share,
     )
     transfers += sources(
-        "rev", rev, pairs, True, cs, for_whole_run(cs, dur), cell.cc, rev_at, spacing_s, wait=False
+        "rev",
+        rev,
+        pairs,
+        True,
+        cs,
+        for_whole_run(cs, dur),
+        cell.cc,
+        rev_at,
+        spacing_s,
+        wait=False,
+        share=c.reverse_share,
     )
-    doc = testbed(cell, cs, pairs) | {"experiment": experiment(cell, dur), "transfer": transfers}
+    bed = testbed(cell, cs, pairs, **(rtt_mix(cs, pairs, seed) if modes else {}))
+    doc = bed | {"experiment": experiment(cell, dur), "transfer": transfers}
     when = (
         f"reverse transfers start after the forward ones ({rev_at:g} s), {spacing_s:g} s apart"
         if reverse_after
@@ -73,14 +111,24 @@ def bulk(
     return Generated(
         doc,
         {
-            "forward": describe("forward", c.forward_sources, fwd, cs, pairs, streams_per_source),
+            "forward": describe(
+                "forward", c.forward_sources, fwd, cs, pairs, streams_per_source, c.forward_share
+            ),
             "streams_per_source": streams_per_source,
-            "reverse": describe("reverse", n_rev, rev, cs, pairs),
+            "reverse": describe("reverse", n_rev, rev, cs, pairs, share=c.reverse_share),
             "volume_bytes_per_source": v,
             "spacing_s": spacing_s,
             "start_span_s": span,
             "notes": [
-                "every pair has one RTT (the modes of a multi-site BU collapse to it)",
+                (
+                    "host pairs' RTTs: modes "
+                    + ", ".join(f"{m:g} ms" for m in modes)
+                    + " in equal proportions, one per pair (drawn with the seed); the "
+                    "bottleneck's queue follows the modes' mean"
+                )
+                if modes
+                else "every pair has one RTT (the modes of a multi-site BU collapse to it: "
+                "--rtt gives several)",
                 when,
                 "reverse transfers are stopped once the forward ones are done",
             ],

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from itb.scenario.units import format_duration, format_rate
+from itb.scenario.units import format_duration, format_rate, parse_buffer
 from itb.suite import windows
 from itb.suite.classes import ItbClass
 from itb.suite.scaling import ClassScale
@@ -16,6 +16,7 @@ from itb.suite.scaling import ClassScale
 MAX_SINGLE = 32  # sources per direction that get a transfer each
 MAX_STREAMS = 64  # streams in one bundle (the timeline's limit)
 MAX_PAIRS = 8  # host pairs of the generated dumbbell
+MIN_QUEUE_BYTES = 64 * 1514  # a queue in bytes holds at least 64 full frames
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,34 @@ def testbed(
     return doc
 
 
+def queue_for(cs: ClassScale, rtt_ms: float, floor_bytes: int) -> str:
+    """The bottleneck's queue for paths whose RTTs the bottleneck's own (shorter) RTT does
+    not hold: the scale's buffer rule as bytes of C × `rtt_ms`, at least `floor_bytes`;
+    a size given with --buffer as it is."""
+    spec = parse_buffer(cs.buffer)
+    if spec.kind != "bdp":
+        return cs.buffer
+    return f"{max(int(cs.capacity_bps / 8 * rtt_ms / 1000 * spec.amount), floor_bytes)}B"
+
+
+def rtt_mix(cs: ClassScale, pairs: int, seed: int) -> dict:
+    """`testbed` arguments for an RTT mix (--rtt with several modes): the bottleneck has
+    the shortest mode, every host pair one mode in equal proportions (RR-6244 §4.5.3: one
+    mode per pair of sites), the queue the buffer rule at the modes' mean."""
+    modes = cs.rtt_modes_ms
+    return {
+        "rtt_ms": min(modes),
+        "buffer": queue_for(cs, sum(modes) / len(modes), MIN_QUEUE_BYTES),
+        "extra": {
+            "pair_rtt": {
+                "distribution": "multimodal",
+                "modes": [secs(m / 1000) for m in modes],
+                "seed": seed,
+            }
+        },
+    }
+
+
 def experiment(cell: Cell, duration_s: float) -> dict:
     """The `[experiment]` table: named after the cell, sampled every 100 ms."""
     return {
@@ -115,10 +144,12 @@ def sources(
     direction: str | None = None,
     first_pair: int = 1,
     streams_per_source: int = 1,
+    share: float = 1.0,
 ) -> list[dict]:
     """One [[transfer]] per bundle of `sizes[k]` sources, round-robin over `pairs` host
     pairs from `first_pair`, `spacing_s` apart; a source is `streams_per_source` parallel
-    streams sharing its C_a (RR-6244's N_s)."""
+    streams sharing its C_a (RR-6244's N_s), paced at `share` of C_a (below 1 only where
+    a class at K = 1 offers less than whole sources: ItbClass.forward_share)."""
     out = []
     for k, n in enumerate(sizes):
         p = k % pairs + first_pair
@@ -131,7 +162,7 @@ def sources(
             "volume": f"{per_source_bytes * n}B",
             "cc": cc,
             "streams": n * streams_per_source,
-            "rate": rate(cs.access_bps * n),
+            "rate": rate(cs.access_bps * share * n),
         }
         if not wait:
             t["wait"] = False
@@ -142,7 +173,13 @@ def sources(
 
 
 def describe(
-    what: str, n: int, sizes: list[int], cs: ClassScale, pairs: int, streams_per_source: int = 1
+    what: str,
+    n: int,
+    sizes: list[int],
+    cs: ClassScale,
+    pairs: int,
+    streams_per_source: int = 1,
+    share: float = 1.0,
 ) -> str:
     """How `n` sources of one direction were realised, in words (for the realisation)."""
     if not n:
@@ -153,10 +190,15 @@ def describe(
         if hi == 1
         else f"{len(sizes)} transfers (virtual sources) of {lo if lo == hi else f'{lo}–{hi}'} sources"
     )
+    at = (
+        f"C_a = {rate(cs.access_bps)}/s"
+        if share == 1.0
+        else f"{share:.3g} × C_a = {rate(cs.access_bps * share)}/s"
+    )
     each = (
-        f"each a stream paced at C_a = {rate(cs.access_bps)}/s"
+        f"each a stream paced at {at}"
         if streams_per_source == 1
-        else f"each {streams_per_source} parallel streams sharing C_a = {rate(cs.access_bps)}/s"
+        else f"each {streams_per_source} parallel streams sharing {at}"
     )
     return f"{n} {what} sources as {how}, {each}, over {min(pairs, len(sizes))} host pairs"
 
@@ -166,9 +208,10 @@ def for_whole_run(cs: ClassScale, duration_s: float) -> int:
     return int(cs.access_bps / 8 * duration_s)
 
 
-def fair_time_s(volume: int, cs: ClassScale, c_g: float) -> float:
-    """A source's completion time in the fluid model: its share is min(C_a, C/M)."""
-    return volume * 8 / (cs.access_bps / max(1.0, c_g))
+def fair_time_s(volume: int, cs: ClassScale, c_g: float, share: float = 1.0) -> float:
+    """A source's completion time in the fluid model: its rate is min(share · C_a, C/M),
+    i.e. share · C_a / max(1, C_g) with M = C_g · K / share sources and C = K · C_a."""
+    return volume * 8 / (cs.access_bps * share / max(1.0, c_g))
 
 
 def duration(measured_s: float, start_span_s: float, rtt_ms: float) -> float:

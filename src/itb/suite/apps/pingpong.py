@@ -105,10 +105,22 @@ def pa(
             wait=False,
             direction="background",
             first_pair=2,
+            share=c.forward_share,
         )
     if rev:
         transfers += sources(
-            "rev", rev, pairs - 1, True, cs, adverse, cell.cc, 0, ramp, wait=False, first_pair=2
+            "rev",
+            rev,
+            pairs - 1,
+            True,
+            cs,
+            adverse,
+            cell.cc,
+            0,
+            ramp,
+            wait=False,
+            first_pair=2,
+            share=c.reverse_share,
         )
     doc = testbed(cell, cs, pairs) | {"experiment": experiment(cell, dur)}
     doc["pingpong"] = [
@@ -145,8 +157,12 @@ def pa(
         {
             "forward": f"one ping-pong source ({messages} × {size} B, paced at C_a = "
             f"{rate(cs.access_bps)}/s) on pair 1; "
-            + describe("adverse forward", c.forward_sources - 1, load, cs, pairs - 1),
-            "reverse": describe("reverse", c.reverse_sources, rev, cs, pairs - 1),
+            + describe(
+                "adverse forward", c.forward_sources - 1, load, cs, pairs - 1, share=c.forward_share
+            ),
+            "reverse": describe(
+                "reverse", c.reverse_sources, rev, cs, pairs - 1, share=c.reverse_share
+            ),
             "message_bytes": size,
             "pingpong_start_s": start,
             "sources_k": k,

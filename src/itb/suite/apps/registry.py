@@ -10,10 +10,18 @@ from itb.suite.apps.parts import Cell, Generated
 from itb.suite.apps.pingpong import PA_MESSAGES, pa
 from itb.suite.apps.throughput import tu
 from itb.suite.apps.web import pp, wm
+from itb.suite.background import Background
 from itb.suite.classes import ItbClass
 from itb.suite.scaling import ClassScale
 
 APPS = ("TU", "WM", "PP", "BU", "PA")
+NO_BACKGROUND = Background()
+RTT_MIX_REFUSED = {
+    "TU": "measures one host pair",
+    "PA": "measures one ping-pong between two hosts",
+    "WM": "draws each pair's RTT from an exponential distribution around the class RTT",
+    "PP": "draws each pair's RTT from a Poisson distribution around the class RTT",
+}
 
 
 def variants(app: str) -> list[str | None]:
@@ -36,9 +44,19 @@ def generate(
     repetitions: int = 1,
     pa_messages: int = PA_MESSAGES,
     streams_per_source: int = 1,
+    background: Background = NO_BACKGROUND,
 ) -> Generated:
     """One cell's scenario and how it realised the class. `streams_per_source` (N_s)
-    applies to BU's forward sources; the other applications keep one stream a source."""
+    applies to BU's forward sources; the other applications keep one stream a source.
+    `background` (B) is added to every application's scenario on a host pair of its own."""
+    if cell.cls.rtt_modes_ms and check_app(cell.app) != "BU":
+        raise ScenarioError(
+            None,
+            "--rtt",
+            f"an RTT mix applies to BU (RR-6244 §4.5.3: one mode per pair of sites); {cell.app} "
+            + RTT_MIX_REFUSED.get(cell.app, "")
+            + ": give one RTT, or run the mix with --app BU",
+        )
     if check_app(cell.app) == "PA":
         g = pa(cell, cs, seed, spacing_s, pa_messages)
     elif cell.app == "BU":
@@ -46,6 +64,10 @@ def generate(
     else:
         g = {"TU": tu, "WM": wm, "PP": pp}[cell.app](cell, cs, seed, spacing_s)
     g.doc["experiment"].update(repetitions=repetitions, seed=seed)
+    said = background.add_to(g.doc, cs)
+    if said:
+        g.realisation["background"] = background.text
+        g.realisation.setdefault("notes", []).append(said)
     window = g.window or windows.of_source(cell.cls, cs)
     g.realisation.update(
         scale=cs.to_json(),
@@ -65,13 +87,21 @@ def generate(
 
 
 def _class_json(c: ItbClass) -> dict:
-    return {
-        "name": c.name,
-        "k": c.k,
-        "rtt_ms": c.rtt_ms,
-        "c_g": c.c_g,
-        "r": c.r,
-        "meaning": c.meaning,
-        "forward_sources": c.forward_sources,
-        "reverse_sources": c.reverse_sources,
-    }
+    return (
+        {
+            "name": c.name,
+            "k": c.k,
+            "rtt_ms": c.rtt_ms,
+            "c_g": c.c_g,
+            "r": c.r,
+            "meaning": c.meaning,
+            "forward_sources": c.forward_sources,
+            "reverse_sources": c.reverse_sources,
+        }
+        | ({"rtt_modes_ms": list(c.rtt_modes_ms)} if c.rtt_modes_ms else {})
+        | (
+            {"forward_share": c.forward_share, "reverse_share": c.reverse_share}
+            if (c.forward_share, c.reverse_share) != (1.0, 1.0)
+            else {}
+        )
+    )

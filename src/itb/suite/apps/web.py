@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from itb.errors import ScenarioError
-from itb.scenario.units import parse_buffer
 from itb.suite.apps.parts import (
     MAX_PAIRS,
     Cell,
@@ -16,6 +15,7 @@ from itb.suite.apps.parts import (
     duration,
     experiment,
     for_whole_run,
+    queue_for,
     rate,
     secs,
     sources,
@@ -37,7 +37,7 @@ def _web(
     reverse sources carry 1/ratio of the forward volume."""
     c = cell.cls
     window = cs.transfer_time_s
-    mean = cs.access_bps / 8 * window / WEB_FILES_PER_SOURCE
+    mean = cs.access_bps * c.forward_share / 8 * window / WEB_FILES_PER_SOURCE
     n_rev_useful = round(c.forward_sources / ratio)
     expected = WEB_FILES_PER_SOURCE * (c.forward_sources + n_rev_useful)
     if expected > MAX_WEB_TRANSFERS:
@@ -90,16 +90,24 @@ def _web(
     adverse = bundles(c.reverse_sources)
     dur = duration(window * max(1.0, c.c_g), 0, cs.rtt_ms)
     transfers += sources(
-        "rev", adverse, pairs, True, cs, for_whole_run(cs, dur), cell.cc, 0, 0.0, wait=False
+        "rev",
+        adverse,
+        pairs,
+        True,
+        cs,
+        for_whole_run(cs, dur),
+        cell.cc,
+        0,
+        0.0,
+        wait=False,
+        share=c.reverse_share,
     )
     # Per-pair RTTs drawn around the class RTT; the bottleneck itself adds 1 ms.
     base_ms = 1.0
     rtt = {"distribution": rtt_distribution, "mean": secs(cs.rtt_ms / 1000), "seed": seed}
     # the queue a BDP multiple of the class RTT (the bottleneck's own is 1 ms), at least
     # 100 kB; a size given with --buffer as it is
-    bdp = cs.capacity_bps / 8 * cs.rtt_ms / 1000
-    spec = parse_buffer(cs.buffer)
-    queue = f"{max(int(bdp * spec.amount), 100_000)}B" if spec.kind == "bdp" else cs.buffer
+    queue = queue_for(cs, cs.rtt_ms, 100_000)
     doc = testbed(cell, cs, pairs, rtt_ms=base_ms, buffer=queue, extra={"pair_rtt": rtt})
     doc |= {"experiment": experiment(cell, dur), "transfer": transfers}
     return Generated(
@@ -109,7 +117,9 @@ def _web(
             f"sizes (mean {int(mean)} B) over {window:g} s, offering C_a = "
             f"{rate(cs.access_bps)}/s on average; each transfer paced at C_a",
             "reverse": f"{n_rev_useful} useful reverse sources (forward/reverse volume {ratio}); "
-            + describe("adverse reverse", c.reverse_sources, adverse, cs, pairs),
+            + describe(
+                "adverse reverse", c.reverse_sources, adverse, cs, pairs, share=c.reverse_share
+            ),
             "rtt": f"per-pair RTT {rtt_distribution} with mean {cs.rtt_ms:g} ms (where the "
             "host pairs lie is drawn with the seed)",
             "notes": [
