@@ -12,7 +12,8 @@ from itb.study.incremental.args import IncrementalArgs
 from itb.study.incremental.plan import sweep_of as incremental_sweep
 from itb.study.longlived import jain_or_none, window_goodputs
 from itb.study.rtt_sweep.args import RttSweepArgs
-from itb.study.rtt_sweep.plan import sweep_of as rtt_sweep, window_of
+from itb.study.rtt_sweep.plan import sweep_of as rtt_sweep
+from itb.study.rtt_sweep.plan import window_of
 
 GBIT = 1_000_000_000
 ZERO = 10_000_000_000  # a repetition's zero on the engine's clock (ns)

@@ -170,7 +170,7 @@ def app_with_studies() -> tuple[typer.Typer, list]:
     return root, cli_studies.scan(groups)
 
 
-def test_the_registry_finds_the_eight_studies_by_their_commands():
+def test_the_registry_finds_the_eleven_studies_by_their_commands():
     found = {r.study.name: r.package for r in studies()}
     assert found == {
         ("study", "predictability"): "itb.study.predictability",
@@ -181,6 +181,9 @@ def test_the_registry_finds_the_eight_studies_by_their_commands():
         ("study", "profile", "pair"): "itb.study.profile_pair",
         ("study", "profile", "transition"): "itb.study.profile_transition",
         ("study", "profile", "stage0"): "itb.study.profile_stage0",
+        ("study", "rtt-sweep"): "itb.study.rtt_sweep",
+        ("study", "incremental"): "itb.study.incremental",
+        ("study", "pacing-vs-tbf"): "itb.study.pacing_tbf",
     }
     assert all(isinstance(r.study, Study) for r in studies())
 

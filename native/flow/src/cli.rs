@@ -88,6 +88,10 @@ pub struct RecvArgs {
     /// Pacing cap in bit/s per accepted socket (SO_MAX_PACING_RATE; the echo of a ping-pong).
     #[arg(long, value_name = "R")]
     pub rate_bps: Option<u64>,
+    /// A fixed receive buffer of B bytes (SO_RCVBUF, as iperf's -w: the kernel keeps
+    /// twice it and stops autotuning), set on the listening socket; default: autotuned.
+    #[arg(long, value_name = "B")]
+    pub socket_buffer: Option<usize>,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -107,6 +111,10 @@ pub struct SendArgs {
     /// Total rate cap in bit/s over all streams (SO_MAX_PACING_RATE, split evenly).
     #[arg(long, value_name = "R")]
     pub rate_bps: Option<u64>,
+    /// A fixed send buffer of B bytes per stream (SO_SNDBUF, as iperf's -w: the kernel
+    /// keeps twice it and stops autotuning); default: autotuned.
+    #[arg(long, value_name = "B")]
+    pub socket_buffer: Option<usize>,
     /// tcp_info log interval in microseconds (>= 1000).
     #[arg(long, value_name = "US", default_value_t = 100_000)]
     pub interval_us: u64,

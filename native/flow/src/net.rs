@@ -82,6 +82,38 @@ pub fn set_pacing(fd: RawFd, bytes_per_s: u64) -> io::Result<()> {
     setopt(fd, libc::SOL_SOCKET, libc::SO_MAX_PACING_RATE, &bytes_per_s)
 }
 
+/// The largest --socket-buffer: the kernel keeps twice the value in an int.
+pub const MAX_SOCKET_BUFFER: usize = 1 << 30;
+pub const MIN_SOCKET_BUFFER: usize = 4096;
+
+/// --socket-buffer: a whole number of bytes, MIN_SOCKET_BUFFER to MAX_SOCKET_BUFFER.
+pub fn check_socket_buffer(b: Option<usize>) -> Result<Option<usize>, Fail> {
+    match b {
+        Some(v) if !(MIN_SOCKET_BUFFER..=MAX_SOCKET_BUFFER).contains(&v) => Err(Fail::usage(format!(
+            "--socket-buffer must be between {MIN_SOCKET_BUFFER} and {MAX_SOCKET_BUFFER} bytes"
+        ))),
+        _ => Ok(b),
+    }
+}
+
+/// A fixed send (`send`) or receive buffer of `bytes`, as iperf's -w sets it: SO_SNDBUF /
+/// SO_RCVBUF (the kernel doubles the value for its bookkeeping and stops autotuning that
+/// buffer), forced past net.core.wmem_max / rmem_max with the *FORCE options where the
+/// process may (CAP_NET_ADMIN), else capped there by the kernel.
+pub fn set_buffer(s: &Socket, bytes: usize, send: bool) -> Result<(), Fail> {
+    let (force, plain, what) = if send {
+        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF, "SO_SNDBUF")
+    } else {
+        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF, "SO_RCVBUF")
+    };
+    let v = bytes as libc::c_int; // (at most MAX_SOCKET_BUFFER: fits)
+    let fd = s.as_raw_fd();
+    if setopt(fd, libc::SOL_SOCKET, force, &v).is_ok() {
+        return Ok(());
+    }
+    setopt(fd, libc::SOL_SOCKET, plain, &v).map_err(|e| Fail::other(format!("{what}: {e}")))
+}
+
 pub fn set_nodelay(s: &Socket) -> Result<(), Fail> {
     s.set_tcp_nodelay(true).map_err(|e| Fail::other(format!("TCP_NODELAY: {e}")))
 }
@@ -104,10 +136,15 @@ fn poll_one(fd: RawFd, events: i16, ms: u64) -> io::Result<bool> {
     Ok(r > 0)
 }
 
-pub fn listen(addr: SocketAddr) -> Result<Socket, Fail> {
+/// A listening socket; with `rcvbuf`, a fixed receive buffer set before listen(2), so that
+/// the window scale the SYN-ACK offers fits it and accepted sockets inherit it.
+pub fn listen(addr: SocketAddr, rcvbuf: Option<usize>) -> Result<Socket, Fail> {
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
         .map_err(|e| Fail::other(format!("socket: {e}")))?;
     s.set_reuse_address(true).map_err(|e| Fail::other(format!("SO_REUSEADDR: {e}")))?;
+    if let Some(b) = rcvbuf {
+        set_buffer(&s, b, false)?;
+    }
     s.bind(&addr.into()).map_err(|e| Fail::other(format!("bind {addr}: {e}")))?;
     s.listen(128).map_err(|e| Fail::other(format!("listen {addr}: {e}")))?;
     Ok(s)
@@ -140,10 +177,13 @@ pub fn accept_within(l: &Socket, timeout: Duration, what: &str) -> Result<Socket
 
 /// A TCP socket for `addr` with congestion control `cc` and, if given, a
 /// pacing cap, ready to connect.
-pub fn tcp_socket(addr: SocketAddr, cc: &str, pacing: Option<u64>) -> Result<Socket, Fail> {
+pub fn tcp_socket(addr: SocketAddr, cc: &str, pacing: Option<u64>, sndbuf: Option<usize>) -> Result<Socket, Fail> {
     let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))
         .map_err(|e| Fail::other(format!("socket: {e}")))?;
     set_cc(s.as_raw_fd(), cc)?;
+    if let Some(b) = sndbuf {
+        set_buffer(&s, b, true)?;
+    }
     if let Some(p) = pacing {
         set_pacing(s.as_raw_fd(), p).map_err(|e| Fail::other(format!("SO_MAX_PACING_RATE: {e}")))?;
     }
@@ -288,8 +328,21 @@ mod tests {
 
     #[test]
     fn the_kernel_reports_the_cc_in_use() {
-        let s = tcp_socket("127.0.0.1:9".parse().unwrap(), "reno", None).unwrap();
+        let s = tcp_socket("127.0.0.1:9".parse().unwrap(), "reno", None, None).unwrap();
         assert_eq!(get_cc(s.as_raw_fd()).unwrap(), "reno");
+    }
+
+    #[test]
+    fn a_fixed_buffer_is_what_the_kernel_keeps_twice() {
+        // 4 MB asked: SO_SNDBUF / SO_RCVBUF read back 8 MB (the kernel doubles it), past
+        // net.core.*mem_max when forced as root, as iperf's -w does
+        let s = tcp_socket("127.0.0.1:9".parse().unwrap(), "reno", None, Some(4_000_000)).unwrap();
+        assert_eq!(s.send_buffer_size().unwrap(), 8_000_000);
+        let l = listen("127.0.0.1:0".parse().unwrap(), Some(4_000_000)).unwrap();
+        assert_eq!(l.recv_buffer_size().unwrap(), 8_000_000);
+        assert!(check_socket_buffer(Some(100)).is_err());
+        assert!(check_socket_buffer(Some(MAX_SOCKET_BUFFER + 1)).is_err());
+        assert_eq!(check_socket_buffer(Some(16_000_000)).unwrap(), Some(16_000_000));
     }
 
     #[test]
@@ -303,12 +356,12 @@ mod tests {
 
     #[test]
     fn refused_and_accept_timeout() {
-        let l = listen("127.0.0.1:0".parse().unwrap()).unwrap();
+        let l = listen("127.0.0.1:0".parse().unwrap(), None).unwrap();
         let addr = l.local_addr().unwrap().as_socket().unwrap();
         let e = accept_within(&l, Duration::from_millis(50), "x").unwrap_err();
         assert_eq!(e.code, fail::TIMEOUT);
         drop(l);
-        let s = tcp_socket(addr, "cubic", None).unwrap();
+        let s = tcp_socket(addr, "cubic", None, None).unwrap();
         let e = connect_all(&[s], addr, Duration::from_secs(2)).unwrap_err();
         assert_eq!(e.code, fail::TIMEOUT);
         assert!(e.msg.contains("refused"), "{}", e.msg);

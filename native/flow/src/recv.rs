@@ -123,7 +123,7 @@ fn run_inner(a: &RecvArgs, sum: &mut Summary) -> Result<(), Fail> {
         None => None,
     };
     let csv = output::create_csv(&a.log, GOODPUT_HEADER)?;
-    let listener = net::listen(addr)?;
+    let listener = net::listen(addr, net::check_socket_buffer(a.socket_buffer)?)?;
     if let Some(cc) = &a.cc {
         net::set_cc(listener.as_raw_fd(), cc)?; // accepted sockets inherit it
     }

@@ -201,7 +201,7 @@ fn run_inner(a: &SendArgs, sum: &mut Summary, changes: &Arc<Mutex<Vec<[u64; 2]>>
     };
     let mut socks = Vec::with_capacity(o.streams);
     for _ in 0..o.streams {
-        let s = net::tcp_socket(addr, &a.cc, pacing)?;
+        let s = net::tcp_socket(addr, &a.cc, pacing, net::check_socket_buffer(a.socket_buffer)?)?;
         net::set_idle_timeout(&s, o.idle)?;
         socks.push(s);
     }

@@ -217,7 +217,9 @@ def transfer_rows(run: Path, repetition: int, topo: Topology, events: list[dict]
                 "access_rate_bps": _capped(link_bps, e.get("rate_bps")),
                 # the two limits apart: a link's rate is on the wire, a pacing cap on payload
                 "access_link_bps": link_bps if link_bps else np.nan,
-                "pacing_cap_bps": (e.get("rate_bps") or np.nan) if e["kind"] != "udp" else np.nan,
+                "pacing_cap_bps": (e.get("rate_bps") or np.nan)
+                if e["kind"] != "udp" and e.get("enforce") != "tbf"  # (tbf: the link's rate)
+                else np.nan,
                 "rtt_s": spec.rtt_us / 1e6,
                 "rep_start_ns": result.zero_ns,
                 "at_s": e["at_us"] / 1e6,

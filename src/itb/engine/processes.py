@@ -287,8 +287,11 @@ def build(
             wait = e.wait
             recv += ["--streams", e.streams, "--bytes", e.volume]
             send += ["--streams", e.streams, "--bytes", e.volume]
-            if e.rate_bps:
+            if e.rate_bps and e.enforce != "tbf":  # (tbf: the source host's egress keeps it)
                 send += ["--rate-bps", e.rate_bps]
+            if e.socket_buffer_bytes:
+                recv += ["--socket-buffer", e.socket_buffer_bytes]
+                send += ["--socket-buffer", e.socket_buffer_bytes]
             if e.profile:
                 send += ["--profile", profiles.Profile.of(e.profile).flow_arg()]
             if e.enforce == "application":

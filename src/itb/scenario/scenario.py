@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from itb.errors import ScenarioError
+from itb.scenario.buckets import with_token_buckets
 from itb.scenario.experiment.events import Experiment
 from itb.scenario.experiment.sections import SECTIONS, validate_sections
 from itb.scenario.experiment.timeline import resolve
@@ -52,4 +53,5 @@ def scenario_from_data(data: dict, source: str, overrides: dict | None = None) -
     testbed = {k: v for k, v in data.items() if k not in SECTIONS}
     topo = load_testbed_data(testbed, source, overrides)
     sections = validate_sections(timeline, source)
-    return Scenario(topo, resolve(sections, topo, source), source)
+    exp = resolve(sections, topo, source)
+    return Scenario(with_token_buckets(topo, exp, source), exp, source)

@@ -37,9 +37,13 @@ class Transfer(_Frozen):
     profile: tuple[tuple[int, int], ...] | None = Field(
         default=None, exclude_if=lambda v: v is None
     )
-    enforce: Literal["pacing", "application"] = Field(
+    # "tbf": `rate` kept by a token bucket on the source host's egress (the scenario's
+    # topology carries it: itb.scenario.buckets), not by the sender
+    enforce: Literal["pacing", "application", "tbf"] = Field(
         default="pacing", exclude_if=lambda v: v == "pacing"
     )
+    # a fixed SO_SNDBUF / SO_RCVBUF (bytes) on both ends; None: the kernel autotunes
+    socket_buffer_bytes: int | None = Field(default=None, exclude_if=lambda v: v is None)
     # "udt": ITB's UDT endpoint (itb-udt) instead of TCP; cc is then "udt"
     protocol: Literal["tcp", "udt"] = Field(default="tcp", exclude_if=lambda v: v == "tcp")
     # µs after its start by which it must have completed

@@ -76,6 +76,20 @@ def _message_size(v: object) -> int:
     return n
 
 
+MIN_SOCKET_BUFFER, MAX_SOCKET_BUFFER = 4096, 1 << 30  # flow's --socket-buffer range
+
+
+def _socket_buffer(v: object) -> int | None:
+    if v is None:
+        return None
+    n = parse_size(v) if isinstance(v, str) else v
+    if isinstance(n, bool) or not isinstance(n, int):
+        raise UnitError(f'a socket buffer is a size, e.g. "16MB" (got {v!r})')
+    if not MIN_SOCKET_BUFFER <= n <= MAX_SOCKET_BUFFER:
+        raise UnitError(f"a socket buffer must be 4 KiB to 1 GiB (got {v!r})")
+    return n
+
+
 def _volume(v: object) -> int:
     n = parse_size(v)
     if n <= 0:
@@ -140,7 +154,7 @@ Volume = Annotated[int, BeforeValidator(_volume)]
 TrafficRate = Annotated[int | None, BeforeValidator(_any_rate)]
 CC = Annotated[str, BeforeValidator(_cc)]
 ProfileField = Annotated[tuple[tuple[int, int], ...] | str | None, BeforeValidator(_profile)]
-Enforce = Annotated[str, BeforeValidator(choice(("pacing", "application"), "enforcement"))]
+Enforce = Annotated[str, BeforeValidator(choice(("pacing", "application", "tbf"), "enforcement"))]
 Protocol = Annotated[str, BeforeValidator(choice(("tcp", "udt"), "protocol"))]
 Hosts = Annotated[tuple[str, ...], BeforeValidator(_hosts)]
 Argv = Annotated[tuple[str, ...], BeforeValidator(_argv)]
@@ -181,7 +195,10 @@ class TransferSpec(_Section):
     profile: ProfileField = (
         None  # rate steps over time (itb.scenario.experiment.profile), or a file
     )
-    enforce: Enforce = "pacing"  # how the sender keeps rate/profile: pacing or its writes
+    # how the sender keeps rate/profile: pacing, its writes, or a token bucket on its host
+    enforce: Enforce = "pacing"
+    # a fixed SO_SNDBUF / SO_RCVBUF of this size on both ends (iperf's -w); None: autotuned
+    socket_buffer: Annotated[int | None, BeforeValidator(_socket_buffer)] = None
     deadline: Span | None = None  # it must complete this long after its start
     protocol: Protocol = "tcp"  # "udt": the UDT endpoint, its rate from `rate` or `profile`
     direction: Direction | None = None  # default from the hosts' sides

@@ -95,8 +95,10 @@ def udt_profile(t, steps, topo: Topology, where: str, fail) -> tuple[profiles.St
         fail(
             f"{where}.enforce",
             "UDT keeps its rate by its controller's packet period; "
-            'enforce = "application" is for TCP',
+            f'enforce = "{t.enforce}" is for TCP',
         )
+    if t.socket_buffer is not None:
+        fail(f"{where}.socket_buffer", "itb-udt sizes its own buffers: socket_buffer is for TCP")
     if t.streams != 1 or t.source_file or t.sink_file:
         fail(f"{where}.protocol", "a UDT transfer is one stream, memory to memory")
     if "ipv4" not in topo.families:
@@ -187,6 +189,12 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                 f"{where}.enforce",
                 'enforce = "application" caps a rate or a profile; this transfer has neither',
             )
+        if t.enforce == "tbf" and (t.rate is None or steps is not None):
+            fail(
+                f"{where}.enforce",
+                'enforce = "tbf" keeps one rate with a token bucket on the source host: '
+                "give rate, and no profile",
+            )
         if t.protocol == "udt":
             steps = udt_profile(t, steps, topo, where, fail)
         for k in range(n):
@@ -217,6 +225,7 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                     enforce=t.enforce,
                     protocol=t.protocol,
                     deadline_us=t.deadline,
+                    socket_buffer_bytes=t.socket_buffer,
                 )
             )
             if t.deadline is not None:
