@@ -159,3 +159,23 @@ def test_tcp_background_flows_average_one_second_of_the_load(tmp_path):
     (t,) = [e for e in events if isinstance(e, TcpBackground)]
     assert (t.mean_bytes, t.mean_gap_us, t.wait) == (25_000_000, 1_000_000, False)
     assert all(e.wait for e in events if isinstance(e, Transfer) and e.id.startswith("bu."))
+
+
+def test_pa_answers_each_message_with_twice_its_size(tmp_path, monkeypatch):
+    # RR-6244 §4.5.4: PA's forward/reverse ratio is 0.5, 1 MB there and 2 MB back
+    from itb.engine import processes
+    from itb.scenario.experiment.background import events_for_repetition
+
+    b = CLASSES["B"]
+    g = apps.generate(apps.Cell("PA", b, "cubic"), _scale().of(b), 1, 1.0, 1, 5)
+    (pp,) = g.doc["pingpong"]
+    assert (pp["size"], pp["reply_size"], pp["count"]) == ("1000000B", "2000000B", 5)
+    monkeypatch.setenv("ITB_FLOW", "/usr/local/bin/flow")
+    sc = _load(tmp_path, g)
+    plan = processes.build(
+        events_for_repetition(sc.experiment, 1), sc.topology, tmp_path, sc.experiment.interval_us
+    )
+    for role in ("send", "recv"):
+        argv = next(p.argv for p in plan.procs if p.id == f"pa.{role}")
+        assert argv[argv.index("--reply-size") + 1] == "2000000"
+        assert argv[argv.index("--msg-size") + 1] == "1000000"

@@ -78,6 +78,10 @@ pub struct RecvArgs {
     /// Pingpong message size in bytes.
     #[arg(long, value_name = "S", requires = "pingpong")]
     pub msg_size: Option<usize>,
+    /// Pingpong reply size in bytes: what the echo sends back for each message (RR-6244's
+    /// PA: twice the message, a forward/reverse ratio of 0.5); default: the message size.
+    #[arg(long, value_name = "R", requires = "pingpong")]
+    pub reply_size: Option<usize>,
     /// Pingpong message count.
     #[arg(long, value_name = "K", requires = "pingpong")]
     pub count: Option<u64>,
@@ -142,6 +146,10 @@ pub struct SendArgs {
     /// Pingpong message size in bytes.
     #[arg(long, value_name = "S", requires = "pingpong")]
     pub msg_size: Option<usize>,
+    /// Pingpong reply size in bytes: what the echo sends back for each message (RR-6244's
+    /// PA: twice the message, a forward/reverse ratio of 0.5); default: the message size.
+    #[arg(long, value_name = "R", requires = "pingpong")]
+    pub reply_size: Option<usize>,
     /// Pingpong message count.
     #[arg(long, value_name = "K", requires = "pingpong")]
     pub count: Option<u64>,

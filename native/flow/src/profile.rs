@@ -24,9 +24,8 @@ impl Profile {
     pub fn parse(spec: &str) -> Result<Profile, String> {
         let mut steps = Vec::new();
         for (k, part) in spec.split(',').enumerate() {
-            let (t, r) = part
-                .split_once(':')
-                .ok_or_else(|| format!("--profile step {k}: expected T_US:BPS, got {part:?}"))?;
+            let (t, r) =
+                part.split_once(':').ok_or_else(|| format!("--profile step {k}: expected T_US:BPS, got {part:?}"))?;
             let t: u64 = t.trim().parse().map_err(|_| format!("--profile step {k}: bad date {t:?}"))?;
             let r: u64 = r.trim().parse().map_err(|_| format!("--profile step {k}: bad rate {r:?}"))?;
             if r == 0 {
@@ -107,7 +106,9 @@ pub fn eval(a: &crate::cli::ProfileEvalArgs) -> Result<(), crate::fail::Fail> {
     let nums = |v: &[String], what: &str| -> Result<Vec<u64>, crate::fail::Fail> {
         v.iter()
             .filter(|s| !s.is_empty())
-            .map(|s| s.trim().parse::<u64>().map_err(|_| crate::fail::Fail::usage(format!("--{what}: bad number {s:?}"))))
+            .map(|s| {
+                s.trim().parse::<u64>().map_err(|_| crate::fail::Fail::usage(format!("--{what}: bad number {s:?}")))
+            })
             .collect()
     };
     let when: Vec<u64> = nums(&a.bytes, "bytes")?.into_iter().map(|b| p.when_allowed(b)).collect();

@@ -65,7 +65,7 @@ struct Opts {
     accept_timeout: Duration,
     idle_timeout: Duration,
     read_size: usize,
-    pingpong: Option<(usize, u64)>,
+    pingpong: Option<(usize, usize, u64)>, // (message, reply, count)
 }
 
 pub fn run(a: &RecvArgs) -> Result<(), Fail> {
@@ -101,7 +101,13 @@ fn validate(a: &RecvArgs) -> Result<Opts, Fail> {
         return Err(Fail::usage("--read-size must be between 1 and 1073741824"));
     }
     let pingpong = match (a.pingpong, a.msg_size, a.count) {
-        (true, Some(s), Some(k)) if s > 0 => Some((s, k)),
+        (true, Some(s), Some(k)) if s > 0 => {
+            let reply = a.reply_size.unwrap_or(s);
+            if reply == 0 || reply > 1 << 30 {
+                return Err(Fail::usage("--reply-size must be between 1 and 1073741824"));
+            }
+            Some((s, reply, k))
+        }
         (true, _, _) => return Err(Fail::usage("--pingpong needs --msg-size > 0 and --count")),
         _ => None,
     };
@@ -177,7 +183,7 @@ fn run_inner(a: &RecvArgs, sum: &mut Summary) -> Result<(), Fail> {
             let h = std::thread::Builder::new().name(format!("flow-rx{i}")).spawn_scoped(sc, move || {
                 let mut end = StreamEnd::default();
                 let res = match o.pingpong {
-                    Some((s, k)) => echo(i, &sock, slot, s, k, o.idle_timeout, &mut end),
+                    Some((s, r, k)) => echo(i, &sock, slot, (s, r), k, o.idle_timeout, &mut end),
                     None => read_stream(i, &sock, slot, f, o.read_size, o.idle_timeout, &mut end),
                 };
                 slot.end_ns.store(now_ns(), Ordering::Release);
@@ -287,13 +293,13 @@ fn read_stream(
     }
 }
 
-/// Pingpong: K times read exactly S bytes and write them back, then wait for
-/// the sender's EOF.
+/// Pingpong: K times read exactly S bytes and answer with R bytes (the message itself
+/// when R = S; else its first R bytes, repeated as needed), then wait for the sender's EOF.
 fn echo(
     i: usize,
     s: &Socket,
     slot: &Slot,
-    size: usize,
+    (size, reply): (usize, usize),
     count: u64,
     idle: Duration,
     end: &mut StreamEnd,
@@ -302,6 +308,7 @@ fn echo(
     net::set_nodelay(s)?;
     let err = |e: io::Error| Fail::net(&format!("stream {i}"), &e, idle.as_secs_f64());
     let mut buf = vec![0u8; size];
+    let mut answer = vec![0u8; if reply == size { 0 } else { reply }];
     for k in 0..count {
         if !net::recv_exact(s, &mut buf).map_err(err)? {
             return Err(Fail::new(fail::SHORT, format!("peer closed after {k} of {count} messages")));
@@ -311,7 +318,14 @@ fn echo(
         end.last_ns = Some(t);
         end.bytes += size as u64;
         slot.bytes.store(end.bytes, Ordering::Release);
-        net::send_all(s.as_raw_fd(), &buf).map_err(err)?;
+        if reply == size {
+            net::send_all(s.as_raw_fd(), &buf).map_err(err)?;
+        } else {
+            for (j, b) in answer.iter_mut().enumerate() {
+                *b = buf[j % size];
+            }
+            net::send_all(s.as_raw_fd(), &answer).map_err(err)?;
+        }
     }
     let extra = net::drain_to_eof(s, &mut buf).map_err(err)?;
     if extra > 0 {

@@ -8,9 +8,9 @@ use crate::fail::{self, Fail, FirstFail};
 use crate::net;
 use crate::output::{self, Csv, PINGPONG_HEADER};
 use crate::profile::{self, AppCap, Profile};
-use itb_rng::splitmix64;
 use crate::signals;
 use crate::tcpinfo::{self, TcpInfo};
+use itb_rng::splitmix64;
 use serde::Serialize;
 use socket2::Socket;
 use std::fs::File;
@@ -65,7 +65,7 @@ struct RttStats {
 
 enum Mode {
     Bulk { shares: Vec<u64>, file: Option<File> },
-    Pingpong { size: usize, count: u64 },
+    Pingpong { size: usize, reply: usize, count: u64 },
 }
 
 struct Opts {
@@ -155,9 +155,13 @@ fn validate(a: &SendArgs, sum: &mut Summary) -> Result<Opts, Fail> {
     let mode = if a.pingpong {
         match (a.msg_size, a.count) {
             (Some(s), Some(k)) if s > 0 => {
+                let reply = a.reply_size.unwrap_or(s);
+                if reply == 0 || reply > 1 << 30 {
+                    return Err(Fail::usage("--reply-size must be between 1 and 1073741824"));
+                }
                 sum.bytes = s as u64 * k;
                 sum.messages = Some(k);
-                Mode::Pingpong { size: s, count: k }
+                Mode::Pingpong { size: s, reply, count: k }
             }
             _ => return Err(Fail::usage("--pingpong needs --msg-size > 0 and --count")),
         }
@@ -231,7 +235,7 @@ fn transfer(
         spawn_control(o.streams, changes.clone())?;
     }
     let res = match &o.mode {
-        Mode::Pingpong { size, count } => pingpong(&socks[0], *size, *count, o.idle, csv, &a.log, sum),
+        Mode::Pingpong { size, reply, count } => pingpong(&socks[0], (*size, *reply), *count, o.idle, csv, &a.log, sum),
         Mode::Bulk { shares, file } => bulk(o, socks, shares, file.as_ref(), connect_ns, csv, &a.log, sum, changes),
     };
     sum.sent = sent_on_wire(socks, addr.is_ipv6());
@@ -468,7 +472,7 @@ fn sample(
 
 fn pingpong(
     s: &Socket,
-    size: usize,
+    (size, reply): (usize, usize),
     count: u64,
     idle: Duration,
     mut csv: Csv,
@@ -478,7 +482,7 @@ fn pingpong(
     net::set_nodelay(s)?;
     let err = |e: io::Error| Fail::net("stream 0", &e, idle.as_secs_f64());
     let msg = pattern(size, 1);
-    let mut back = vec![0u8; size];
+    let mut back = vec![0u8; reply];
     let mut times: Vec<(u64, u64)> = Vec::with_capacity(count as usize);
     let fd = s.as_raw_fd();
     let write_err = |e: io::Error| Fail::other(format!("writing {}: {e}", log.display()));

@@ -225,6 +225,52 @@ fn pingpong_twenty_messages() {
 }
 
 #[test]
+fn a_pingpong_reply_may_be_twice_the_message() {
+    // RR-6244's PA: forward/reverse 0.5, each 100 kB message answered with 200 kB; the
+    // sender reads exactly the reply each time, so a wrong size would stall or cut it
+    let d = tmpdir("ppreply");
+    let addr = format!("127.0.0.1:{}", free_port());
+    let (rsum, rlog, plog, psum) = (d.join("r.json"), d.join("r.csv"), d.join("p.csv"), d.join("p.json"));
+    let pp = ["--pingpong", "--msg-size", "100000", "--reply-size", "200000", "--count", "5"];
+    let mut a = vec!["recv", "--listen", &addr, "--streams", "1", "--log", s(&rlog), "--summary", s(&rsum)];
+    a.extend(pp);
+    let mut r = start_ready(&a);
+    let mut a = vec!["send", "--to", &addr, "--streams", "1", "--log", s(&plog), "--summary", s(&psum)];
+    a.extend(pp);
+    let (st, err) = run(&a, Duration::from_secs(30));
+    assert!(st.success(), "{err}");
+    assert!(wait_for(&mut r, Duration::from_secs(10)).success());
+    assert_eq!(csv(&plog).1.len(), 5);
+    let pj = json(&psum);
+    assert_eq!((pj["messages"].as_u64(), pj["bytes"].as_u64()), (Some(5), Some(500_000)));
+    let rj = json(&rsum);
+    assert_eq!((rj["bytes"].as_u64(), rj["ok"].as_bool()), (Some(500_000), Some(true)));
+    let (st, err) = run(
+        &[
+            "send",
+            "--to",
+            &addr,
+            "--streams",
+            "1",
+            "--log",
+            s(&plog),
+            "--summary",
+            s(&psum),
+            "--pingpong",
+            "--msg-size",
+            "10",
+            "--reply-size",
+            "0",
+            "--count",
+            "1",
+        ],
+        Duration::from_secs(10),
+    ); // fmt
+    assert_eq!(st.code(), Some(2), "{err}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn interrupted_pingpong_keeps_the_round_trips_it_finished() {
     let d = tmpdir("ppint");
     let addr = format!("127.0.0.1:{}", free_port());
@@ -239,7 +285,10 @@ fn interrupted_pingpong_keeps_the_round_trips_it_finished() {
     let mut a = vec!["send", "--to", &addr, "--log", s(&plog), "--summary", s(&psum)];
     a.extend(pp);
     let (st, err) = run(&a, Duration::from_secs(5));
-    assert_eq!((st.code(), err.trim()), (Some(2), "flow: the following required arguments were not provided: --streams <N>"));
+    assert_eq!(
+        (st.code(), err.trim()),
+        (Some(2), "flow: the following required arguments were not provided: --streams <N>")
+    );
     a.extend(["--streams", "1"]);
     let mut c = Command::new(FLOW).args(&a).stderr(Stdio::null()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(1500));
@@ -530,12 +579,36 @@ fn profile_run(app: bool) {
     let vs = V.to_string();
     let (rlog, rsum, slog, ssum) = (d.join("r.csv"), d.join("r.json"), d.join("s.csv"), d.join("s.json"));
     let mut r = start_ready(&[
-        "recv", "--listen", &addr, "--streams", "2", "--bytes", &vs, "--interval-us", "50000",
-        "--log", s(&rlog), "--summary", s(&rsum),
+        "recv",
+        "--listen",
+        &addr,
+        "--streams",
+        "2",
+        "--bytes",
+        &vs,
+        "--interval-us",
+        "50000",
+        "--log",
+        s(&rlog),
+        "--summary",
+        s(&rsum),
     ]);
     let mut args = vec![
-        "send", "--to", &addr, "--bytes", &vs, "--streams", "2", "--cc", "cubic",
-        "--profile", "0:80000000,500000:400000000", "--log", s(&slog), "--summary", s(&ssum),
+        "send",
+        "--to",
+        &addr,
+        "--bytes",
+        &vs,
+        "--streams",
+        "2",
+        "--cc",
+        "cubic",
+        "--profile",
+        "0:80000000,500000:400000000",
+        "--log",
+        s(&slog),
+        "--summary",
+        s(&ssum),
     ];
     if app {
         args.push("--app-cap");
@@ -595,8 +668,19 @@ fn bad_profiles_are_usage_errors() {
         (vec!["--profile", "0:1000000", "--rate-bps", "1000"], "cannot be used with"),
         (vec!["--app-cap"], "--app-cap needs --rate-bps or --profile"),
     ] {
-        let mut a = vec!["send", "--to", "127.0.0.1:9", "--bytes", "1", "--streams", "1", "--log", "/tmp/x.csv",
-                         "--summary", "/tmp/x.json"];
+        let mut a = vec![
+            "send",
+            "--to",
+            "127.0.0.1:9",
+            "--bytes",
+            "1",
+            "--streams",
+            "1",
+            "--log",
+            "/tmp/x.csv",
+            "--summary",
+            "/tmp/x.json",
+        ];
         a.extend(args);
         let (st, err) = run(&a, Duration::from_secs(5));
         assert_eq!(st.code(), Some(2), "{a:?}: {err}");

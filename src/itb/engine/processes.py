@@ -272,6 +272,8 @@ def build(
         wait = True
         if isinstance(e, Pingpong):
             pp = ["--pingpong", "--msg-size", e.size, "--count", e.count]
+            if e.reply_size:
+                pp += ["--reply-size", e.reply_size]
             recv += [
                 "--streams",
                 1,

@@ -61,6 +61,8 @@ class Pingpong(_Frozen):
     cc: str
     direction: Literal["forward", "reverse", "background"]
     rate_bps: int | None = None
+    # bytes of each answer when not the message's size (left out of the canonical form)
+    reply_size: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class Udp(_Frozen):

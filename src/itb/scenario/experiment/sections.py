@@ -76,6 +76,10 @@ def _message_size(v: object) -> int:
     return n
 
 
+def _optional_message_size(v: object) -> int | None:
+    return None if v is None else _message_size(v)
+
+
 MIN_SOCKET_BUFFER, MAX_SOCKET_BUFFER = 4096, 1 << 30  # flow's --socket-buffer range
 
 
@@ -216,6 +220,8 @@ class PingpongSpec(_Section):
     count: Annotated[int, strict_int(1, 1_000_000)] = 200
     # one message: flow holds it in memory on both ends, in buffers of at most 1 GiB
     size: Annotated[int, BeforeValidator(_message_size)] = 1_000_000
+    # what the destination answers each message with (default: the message itself)
+    reply_size: Annotated[int | None, BeforeValidator(_optional_message_size)] = None
     cc: CC = "cubic"
     rate: TrafficRate = None  # pacing cap of each direction (a source's access capacity)
     direction: Direction | None = None

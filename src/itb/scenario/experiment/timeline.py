@@ -262,6 +262,7 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                 dst=dst,
                 count=p.count,
                 size=p.size,
+                reply_size=p.reply_size if p.reply_size != p.size else None,
                 cc=p.cc,
                 rate_bps=p.rate,
                 direction=p.direction or direction(src, dst),

@@ -28,6 +28,9 @@ from itb.suite.classes import DATA_CENTRE_K, ItbClass
 from itb.suite.scaling import ClassScale
 
 PA_MESSAGES, PA_MESSAGE_BYTES = 200, 1_000_000  # the documents' MPI ping-pong
+# RR-6244 §4.5.4: PA's forward/reverse traffic ratio is 0.5, so each 1 MB message is
+# answered with 2 MB
+PA_REPLY_FACTOR = 2
 # PA: the slowest source that still carries the documents' 1 MB messages (0.4 s each);
 # below it the class is realised with fewer, faster sources (pa_aggregation).
 PA_MIN_SOURCE_BPS = 20_000_000
@@ -37,13 +40,19 @@ SETTLE_S = 2.0  # PA: adverse traffic runs this long before the ping-pong starts
 
 
 def _round_trip_s(size: int, cs: ClassScale, c: ItbClass) -> float:
-    """One PA message there and back, pessimistically: after each idle pause TCP
-    restarts from its initial window (slow-start rounds of one RTT each), and a
-    loaded direction's full queue adds up to one more RTT to every round."""
-    rounds = max(1, math.ceil(math.log2(1 + size / INITIAL_WINDOW_BYTES)))
-    return sum(
-        rounds * (2.0 if load >= 1.0 else 1.0) * cs.rtt_ms / 1000 + fair_time_s(size, cs, load)
-        for load in (c.c_g, c.r)
+    """One PA message there and its reply (PA_REPLY_FACTOR × as large) back,
+    pessimistically: after each idle pause TCP restarts from its initial window
+    (slow-start rounds of one RTT each), and a loaded direction's full queue adds up to
+    one more RTT to every round."""
+
+    def one_way(nbytes: int, load: float) -> float:
+        rounds = max(1, math.ceil(math.log2(1 + nbytes / INITIAL_WINDOW_BYTES)))
+        return rounds * (2.0 if load >= 1.0 else 1.0) * cs.rtt_ms / 1000 + fair_time_s(
+            nbytes, cs, load
+        )
+
+    return one_way(size, c.c_g) + one_way(
+        PA_REPLY_FACTOR * size, c.r
     )  # there at C_g, back against R
 
 
@@ -131,6 +140,7 @@ def pa(
             "at": secs(start),
             "count": messages,
             "size": f"{size}B",
+            "reply_size": f"{PA_REPLY_FACTOR * size}B",
             "cc": cell.cc,
             "rate": rate(cs.access_bps),
         }
@@ -140,7 +150,8 @@ def pa(
     notes = [
         "the ping-pong's completion time is the measured one; the adverse "
         "traffic is stopped once it is done",
-        "the echo of each message makes PA's own forward/reverse ratio 1, not the documents' 0.5",
+        f"each message answered with {PA_REPLY_FACTOR * size} B: the documents' forward/reverse "
+        "ratio of 0.5",
         f"messages of the documents' {size} B, not scaled",
     ]
     if k != c0.k:
@@ -155,7 +166,8 @@ def pa(
     return Generated(
         doc,
         {
-            "forward": f"one ping-pong source ({messages} × {size} B, paced at C_a = "
+            "forward": f"one ping-pong source ({messages} × {size} B there, "
+            f"{PA_REPLY_FACTOR * size} B back, paced at C_a = "
             f"{rate(cs.access_bps)}/s) on pair 1; "
             + describe(
                 "adverse forward", c.forward_sources - 1, load, cs, pairs - 1, share=c.forward_share
