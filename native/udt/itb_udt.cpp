@@ -5,11 +5,15 @@
 //                [--interval-us 100000] [--accept-timeout-s 30] [--idle-timeout-s 60]
 //   itb-udt send --to ADDR:PORT --bytes V --profile T_US:BPS,... --log FILE.csv
 //                --summary FILE.json [--interval-us 100000] [--connect-timeout-s 10]
+//   itb-udt send --to ADDR:PORT --bytes V --cc native [--max-rate-bps R] --log FILE.csv
+//                --summary FILE.json [--interval-us 100000]
 //
 // The sender's rate is set by ITB's own rate-based controller (a CCC subclass: a fixed
 // packet period from the rate, a window that never limits, no reaction to loss; UDT
 // still retransmits what is lost), changed at the profile's dates by a timer thread, as
-// RR-6874 did with UDT's blast controller. Rates are payload bit/s. The receiver answers
+// RR-6874 did with UDT's blast controller. With `--cc native` the sender keeps UDT4's own
+// congestion control (CUDTCC: its rate-based DAIMD, as UDT is benchmarked), capped at R
+// by UDT_MAXBW when given. Rates are payload bit/s. The receiver answers
 // the last byte with one byte, so the sender's end is the delivery of everything.
 // Exit codes: 0 ok, 2 usage, 3 wrong volume, 4 timeout or connection failure.
 
@@ -314,13 +318,26 @@ int send_main(const Args& a) {
     sockaddr_in sa = address(a.get("to"));
     const uint64_t want = uint64_t(a.num("bytes", nullptr));
     const uint64_t interval = uint64_t(a.num("interval-us", "100000")) * 1000;
-    auto steps = profile(a.get("profile"));
+    const std::string control = a.get("cc", "fixed");
+    if (control != "fixed" && control != "native") throw Fail{EXIT_USAGE, "--cc: fixed or native"};
+    const bool native = control == "native";
+    if (native && a.kv.count("profile")) throw Fail{EXIT_USAGE, "--profile is for --cc fixed; native takes --max-rate-bps"};
+    if (!native && a.kv.count("max-rate-bps")) throw Fail{EXIT_USAGE, "--max-rate-bps is for --cc native"};
+    auto steps = native ? std::vector<std::pair<uint64_t, uint64_t>>{} : profile(a.get("profile"));
+    const uint64_t max_bps = native ? uint64_t(a.num("max-rate-bps", "0")) : 0;
     if (interval < 1000000) throw Fail{EXIT_USAGE, "--interval-us must be at least 1000"};
-    initial_bps.store(steps[0].second);
+    if (!native) initial_bps.store(steps[0].second);
     UDTSOCKET s = UDT::socket(AF_INET, SOCK_STREAM, 0);
     int mss = PACKET;
     UDT::setsockopt(s, 0, UDT_MSS, &mss, sizeof mss);
-    UDT::setsockopt(s, 0, UDT_CC, new CCCFactory<FixedRate>, sizeof(CCCFactory<FixedRate>));
+    if (native) {
+        // UDT_MAXBW caps the packets (of PACKET bytes) per second: PACKET / PAYLOAD of the
+        // payload rate asked for, in bytes/s (-1: no cap)
+        int64_t maxbw = max_bps ? int64_t(double(max_bps) / 8.0 * PACKET / PAYLOAD) : -1;
+        UDT::setsockopt(s, 0, UDT_MAXBW, &maxbw, sizeof maxbw);
+    } else {
+        UDT::setsockopt(s, 0, UDT_CC, new CCCFactory<FixedRate>, sizeof(CCCFactory<FixedRate>));
+    }
     int buf = 64 << 20;
     UDT::setsockopt(s, 0, UDT_SNDBUF, &buf, sizeof buf);
     UDT::setsockopt(s, 0, UDP_SNDBUF, &buf, sizeof buf);
@@ -331,14 +348,16 @@ int send_main(const Args& a) {
     (void)t_connect0;
     FixedRate* cc = nullptr;
     int len = 0;
-    UDT::getsockopt(s, 0, UDT_CC, &cc, &len);
-    if (!cc) throw Fail{1, "the rate controller is not in place"};
+    if (!native) {
+        UDT::getsockopt(s, 0, UDT_CC, &cc, &len);
+        if (!cc) throw Fail{1, "the rate controller is not in place"};
+    }
     std::mutex changes_m;
     std::vector<std::pair<uint64_t, uint64_t>> changes;
     std::atomic<bool> done{false};
     Sampler log(a.get("log"), "t_ns,stream,rtt_us,total_retrans,pacing_rate_bps,delivery_rate_bps,pkt_sent,pkt_snd_loss,flight", interval);
     const uint64_t start = now_ns();
-    cc->rate(steps[0].second);
+    if (cc) cc->rate(steps[0].second);
     std::thread timer([&] {
         for (size_t k = 1; k < steps.size() && !done.load(); ++k) {
             uint64_t at = start + steps[k].first * 1000;
@@ -393,17 +412,18 @@ int send_main(const Args& a) {
     for (size_t i = 0; i < changes.size(); ++i)
         ch += (i ? ", [" : "[") + std::to_string(changes[i].first) + ", " + std::to_string(changes[i].second) + "]";
     ch += "]";
-    std::string prof = "[";
+    std::string prof = native ? "null" : "[";
     for (size_t i = 0; i < steps.size(); ++i)
         prof += (i ? ", [" : "[") + std::to_string(steps[i].first) + ", " + std::to_string(steps[i].second) + "]";
-    prof += "]";
+    if (!native) prof += "]";
     uint64_t segs = uint64_t(p.pktSentTotal);
     uint64_t payload_sent = sent + uint64_t(p.pktRetransTotal) * PAYLOAD;
-    std::string sum = "{\"format\": 1, \"role\": \"send\", \"protocol\": \"udt\", \"streams\": 1, \"cc\": \"udt\", \"cc_in_use\": \"udt\", " +
+    std::string sum = "{\"format\": 1, \"role\": \"send\", \"protocol\": \"udt\", \"streams\": 1, \"cc\": \"udt\", \"cc_in_use\": " +
+                      std::string(native ? "\"udt-native\", " : "\"udt\", ") +
                       jint("bytes", want) + jint("start_ns", start) + jint("end_ns", end, end) + jint("connect_ns", connect_ns);
     sum += end > start ? jnum("goodput_bps", double(want) * 8e9 / double(end - start)) : std::string("\"goodput_bps\": null, ");
-    sum += jint("total_retrans", uint64_t(p.pktRetransTotal)) + "\"rate_bps\": null, \"rate_changes\": " + ch +
-           ", \"profile\": " + prof + ", \"enforce\": \"pacing\", \"sent\": {" + jint("bytes", payload_sent) +
+    sum += jint("total_retrans", uint64_t(p.pktRetransTotal)) + jint("rate_bps", max_bps, max_bps > 0) + "\"rate_changes\": " + ch +
+           ", \"profile\": " + prof + ", \"enforce\": " + (native ? "null" : "\"pacing\"") + ", \"sent\": {" + jint("bytes", payload_sent) +
            jint("retrans_bytes", uint64_t(p.pktRetransTotal) * PAYLOAD) + jint("segments", segs) +
            jint("data_segments", segs) + "\"header_bytes\": " + std::to_string(segs * (PACKET - PAYLOAD)) + "}, ";
     sum += cpu_json() + std::string("\"ok\": ") + (code ? "false" : "true") + ", \"error\": " + (code ? jstr(error) : "null") + "}\n";
@@ -428,6 +448,8 @@ int main(int argc, char** argv) {
         std::printf("itb-udt recv --listen ADDR:PORT --bytes V --log FILE.csv --summary FILE.json\n"
                     "             [--interval-us 100000] [--accept-timeout-s 30] [--idle-timeout-s 60]\n"
                     "itb-udt send --to ADDR:PORT --bytes V --profile T_US:BPS,... --log FILE.csv\n"
+                    "             --summary FILE.json [--interval-us 100000] [--idle-timeout-s 60]\n"
+                    "itb-udt send --to ADDR:PORT --bytes V --cc native [--max-rate-bps R] --log FILE.csv\n"
                     "             --summary FILE.json [--interval-us 100000] [--idle-timeout-s 60]\n");
         return cmd.empty() ? EXIT_USAGE : 0;
     }
@@ -437,7 +459,7 @@ int main(int argc, char** argv) {
         if (cmd == "recv")
             rc = recv_main(parse(argc, argv, {"listen", "bytes", "log", "summary", "interval-us", "accept-timeout-s", "idle-timeout-s"}));
         else if (cmd == "send")
-            rc = send_main(parse(argc, argv, {"to", "bytes", "profile", "log", "summary", "interval-us", "idle-timeout-s"}));
+            rc = send_main(parse(argc, argv, {"to", "bytes", "profile", "cc", "max-rate-bps", "log", "summary", "interval-us", "idle-timeout-s"}));
         else
             throw Fail{EXIT_USAGE, "unknown command " + cmd + " (recv or send)"};
     } catch (const Fail& f) {

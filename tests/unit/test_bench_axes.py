@@ -179,3 +179,58 @@ def test_pa_answers_each_message_with_twice_its_size(tmp_path, monkeypatch):
         argv = next(p.argv for p in plan.procs if p.id == f"pa.{role}")
         assert argv[argv.index("--reply-size") + 1] == "2000000"
         assert argv[argv.index("--msg-size") + 1] == "1000000"
+
+
+def test_udt_runs_a_bu_cell_over_udt4s_own_congestion_control(tmp_path, monkeypatch):
+    from itb.engine import processes
+    from itb.scenario.experiment.background import events_for_repetition
+
+    b = CLASSES["B"]
+    g = apps.generate(apps.Cell("BU", b, "udt"), _scale().of(b), 1, 1.0, 1, 5)
+    fwd = [t for t in g.doc["transfer"] if t["id"].startswith("bu.")]
+    assert all(t["protocol"] == "udt" and t["cc"] == "udt" and "streams" not in t for t in fwd)
+    assert {t["rate"] for t in fwd} == {"100Mbit"}  # each source capped at its C_a
+    monkeypatch.setenv("ITB_FLOW", "/usr/local/bin/flow")
+    sc = _load(tmp_path, g)
+    events = events_for_repetition(sc.experiment, 1)
+    t = next(e for e in events if isinstance(e, Transfer) and e.id == "bu.1")
+    assert (t.protocol, t.udt_control, t.rate_bps, t.profile) == ("udt", "native", 10**8, None)
+    assert sc.experiment.ccs() == set()  # no TCP congestion control to load
+    plan = processes.build(events, sc.topology, tmp_path, sc.experiment.interval_us)
+    send = next(p.argv for p in plan.procs if p.id == "bu.1.send")
+    assert send[send.index("--cc") + 1] == "native" and "--profile" not in send
+    assert send[send.index("--max-rate-bps") + 1] == "100000000"
+    # where a cell cannot run UDT, the reason
+    for app, cls, words in (
+        ("PA", "B", "ping-pong"),
+        ("TU", "B", "socket buffers"),
+        ("BU", "A", "one stream"),
+    ):
+        c = CLASSES[cls]
+        with pytest.raises(ScenarioError, match=words) as e:
+            apps.generate(apps.Cell(app, c, "udt", "default" if app == "TU" else None),
+                          _scale().of(c), 1, 1.0, 1, 5)  # fmt: skip
+        assert e.value.field == "--cc"
+
+
+def test_cc_udt_belongs_to_udt_transfers(tmp_path):
+    from itb.scenario.scenario import scenario_from_data
+
+    def load(**t):
+        return scenario_from_data(
+            {
+                "testbed": {"name": "u"},
+                "experiment": {"duration": "30s"},
+                "transfer": [{"src": "l1", "dst": "r1", "volume": "1MB"} | t],
+            },
+            "test",
+        )
+
+    with pytest.raises(ScenarioError, match='add protocol = "udt"'):
+        load(cc="udt")
+    with pytest.raises(ScenarioError, match="a profile needs"):
+        load(protocol="udt", cc="udt", profile=[[0, "10Mbit"]])
+    with pytest.raises(ScenarioError, match='takes cc = "udt"'):
+        load(protocol="udt", cc="reno", rate="10Mbit")
+    (t,) = load(protocol="udt", cc="udt").experiment.events  # uncapped: UDT's own rate
+    assert (t.udt_control, t.rate_bps) == ("native", None)

@@ -48,7 +48,11 @@ def bench_cmd(
         None, "--class", help="Classes: letters and ranges, e.g. A-L, B,F, A-D,K. [default: A-L]"
     ),
     ccs: str | None = typer.Option(
-        None, "--cc", help="Congestion controls, comma-separated. [default: cubic,reno,bbr]"
+        None,
+        "--cc",
+        help="Congestion controls, comma-separated; udt runs the cell's traffic over UDT "
+        "(UDT4's own congestion control, each source capped at its C_a; BU, WM, PP; "
+        "classes of up to 32 sources a direction). [default: cubic,reno,bbr]",
     ),
     reference: str | None = typer.Option(
         None,
@@ -194,7 +198,7 @@ def bench_cmd(
     app_list = [
         check_app(a) for a in csv_option(apps or q.get("apps") or "BU,PA", "--app", upper=True)
     ]
-    cc_list = parse_ccs(ccs or q.get("ccs") or "cubic,reno,bbr")
+    cc_list = parse_ccs(ccs or q.get("ccs") or "cubic,reno,bbr", udt=True)
     cap = parse_capacity(capacity)
     sc = make_scale(
         factor=scale,
@@ -268,7 +272,7 @@ def _axes_lines(args, rows) -> list[str]:
 def _one_cc(text: str | None) -> str | None:
     if text is None:
         return None
-    ccs = parse_ccs(text)
+    ccs = parse_ccs(text, udt=True)
     if len(ccs) != 1:
         raise ScenarioError(None, "--reference", f"one protocol, not {text!r}")
     return ccs[0]

@@ -232,9 +232,12 @@ def build(
                 fs["summary"],
                 "--idle-timeout-s",
                 IDLE_TIMEOUT_S,
-                "--profile",
-                profiles.Profile.of(e.profile).flow_arg(),
             ]
+            if e.udt_control == "native":  # UDT4's congestion control, capped at the rate
+                send += ["--cc", "native"]
+                send += ["--max-rate-bps", e.rate_bps] if e.rate_bps else []
+            else:
+                send += ["--profile", profiles.Profile.of(e.profile).flow_arg()]
             procs.append(
                 spec(f"{e.id}.recv", e, "recv", e.dst, None, recv, fr, ready=True, wait=e.wait)
             )

@@ -19,14 +19,17 @@ def csv_option(text: str, option: str, upper: bool = False) -> list[str]:
     return items
 
 
-def parse_ccs(text: str) -> list[str]:
+def parse_ccs(text: str, udt: bool = False) -> list[str]:
+    """Known congestion controls, comma-separated; with `udt`, "udt" too (UDT4's own
+    congestion control, for what runs UDT: `itb bench`)."""
     items = csv_option(text, "--cc")
+    known = (*KNOWN_CCS, "udt") if udt else KNOWN_CCS
     for cc in items:
-        if cc not in KNOWN_CCS:
+        if cc not in known:
             raise ScenarioError(
                 None,
                 "--cc",
-                f"unknown congestion control {cc!r}; known: {', '.join(sorted(KNOWN_CCS))}",
+                f"unknown congestion control {cc!r}; known: {', '.join(sorted(known))}",
             )
     return items
 

@@ -46,6 +46,11 @@ class Transfer(_Frozen):
     socket_buffer_bytes: int | None = Field(default=None, exclude_if=lambda v: v is None)
     # "udt": ITB's UDT endpoint (itb-udt) instead of TCP; cc is then "udt"
     protocol: Literal["tcp", "udt"] = Field(default="tcp", exclude_if=lambda v: v == "tcp")
+    # a UDT transfer's rate control: ITB's fixed-rate controller along `profile`, or
+    # UDT4's own congestion control ("native", `rate_bps` its cap)
+    udt_control: Literal["fixed", "native"] = Field(
+        default="fixed", exclude_if=lambda v: v == "fixed"
+    )
     # µs after its start by which it must have completed
     deadline_us: int | None = Field(default=None, exclude_if=lambda v: v is None)
 

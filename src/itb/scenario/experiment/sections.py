@@ -121,6 +121,14 @@ def _cc(v: object) -> str:
     return v
 
 
+UDT_NATIVE = "udt"  # a UDT transfer's cc: UDT4's own congestion control
+
+
+def _transfer_cc(v: object) -> str:
+    """A TCP congestion control, or "udt" (UDT4's own, for a UDT transfer)."""
+    return v if v == UDT_NATIVE else _cc(v)
+
+
 def _hosts(v: object) -> tuple[str, ...]:
     """One host name or a list of them (a group)."""
     names = [v] if isinstance(v, str) else v
@@ -193,7 +201,7 @@ class TransferSpec(_Section):
     at: Date = 0
     spacing: Date | None = None  # between the starts of a group; default experiment.spacing
     volume: Volume
-    cc: CC = "cubic"
+    cc: Annotated[str, BeforeValidator(_transfer_cc)] = "cubic"
     streams: Annotated[int, strict_int(1, MAX_STREAMS)] = 1
     rate: TrafficRate = None
     profile: ProfileField = (

@@ -23,7 +23,7 @@ from itb.scenario.experiment.events import (
     Transfer,
     Udp,
 )
-from itb.scenario.experiment.sections import ScenarioSections
+from itb.scenario.experiment.sections import UDT_NATIVE, ScenarioSections
 from itb.scenario.testbed.model import Topology
 from itb.scenario.testbed.paths import path_rate_bps
 from itb.scenario.units import UnitError, format_rate
@@ -85,12 +85,18 @@ def within_deadline(t, steps, path_bps: int | None, field: str, fail) -> None:
         )
 
 
-def udt_profile(t, steps, topo: Topology, where: str, fail) -> tuple[profiles.Step, ...]:
-    """A UDT transfer (itb-udt) sends at a rate its own controller keeps: a `profile`, or
-    a `rate` as a one-step profile; one stream over IPv4, memory to memory."""
+def udt_profile(t, steps, topo: Topology, where: str, fail) -> tuple[profiles.Step, ...] | None:
+    """A UDT transfer (itb-udt) sends at a rate ITB's controller keeps: a `profile`, or
+    a `rate` as a one-step profile; with cc = "udt", UDT4's own congestion control with
+    `rate` as its cap (no profile: None). One stream over IPv4, memory to memory."""
     given = t.model_fields_set
-    if "cc" in given:
-        fail(f"{where}.cc", "a UDT transfer has its own rate controller: leave cc out")
+    native = "cc" in given and t.cc == UDT_NATIVE
+    if "cc" in given and not native:
+        fail(
+            f"{where}.cc",
+            'a UDT transfer takes cc = "udt" (UDT4\'s own congestion control, `rate` its cap) '
+            "or no cc (ITB's fixed-rate controller along its rate or profile)",
+        )
     if t.enforce != "pacing":
         fail(
             f"{where}.enforce",
@@ -103,6 +109,14 @@ def udt_profile(t, steps, topo: Topology, where: str, fail) -> tuple[profiles.St
         fail(f"{where}.protocol", "a UDT transfer is one stream, memory to memory")
     if "ipv4" not in topo.families:
         fail(f"{where}.protocol", "itb-udt speaks IPv4: the testbed has no IPv4 addresses")
+    if native:
+        if steps is not None:
+            fail(
+                f"{where}.profile",
+                'UDT\'s own congestion control (cc = "udt") sets its rate: a profile needs '
+                "ITB's fixed-rate controller (leave cc out)",
+            )
+        return None
     if steps is None:
         if t.rate is None:
             fail(
@@ -197,6 +211,8 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
             )
         if t.protocol == "udt":
             steps = udt_profile(t, steps, topo, where, fail)
+        elif t.cc == UDT_NATIVE:
+            fail(f"{where}.cc", 'cc = "udt" is UDT\'s own congestion control: add protocol = "udt"')
         for k in range(n):
             src = host(srcs[k % len(srcs)], f"{where}.src")
             dst = host(dsts[k % len(dsts)], f"{where}.dst")
@@ -216,7 +232,8 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                     volume=t.volume,
                     cc="udt" if t.protocol == "udt" else t.cc,
                     streams=t.streams,
-                    rate_bps=None if t.protocol == "udt" else t.rate,
+                    rate_bps=t.rate if t.protocol == "tcp" or steps is None else None,
+                    udt_control="native" if t.protocol == "udt" and steps is None else "fixed",
                     direction=t.direction or direction(src, dst),
                     source_file=src_file,
                     sink_file=sink_file,

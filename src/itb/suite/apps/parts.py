@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from itb.errors import ScenarioError
 from itb.scenario.units import format_duration, format_rate, parse_buffer
 from itb.suite import windows
 from itb.suite.classes import ItbClass
@@ -50,6 +51,27 @@ def bundles(n_sources: int, streams_per_source: int = 1) -> list[int]:
     n = max(MAX_SINGLE // 2, math.ceil(n_sources / per))
     base, extra = divmod(n_sources, n)
     return [base + (i < extra) for i in range(n)]
+
+
+UDT = "udt"  # a cell's protocol when it runs UDT (UDT4's congestion control) instead of TCP
+
+
+def on_protocol(t: dict, cc: str) -> dict:
+    """A generated transfer `t` on the cell's protocol: TCP with `cc`, or, for "udt", a
+    UDT transfer with UDT4's own congestion control, its `rate` the cap (one stream)."""
+    t["cc"] = cc
+    if cc == UDT:
+        if t.get("streams", 1) != 1:
+            raise ScenarioError(
+                None,
+                "--cc",
+                f"udt: transfer {t['id']} bundles {t['streams']} streams, and a UDT transfer "
+                f"is one stream (classes of more than {MAX_SINGLE} sources a direction, "
+                "or --streams above 1, cannot run UDT)",
+            )
+        t.pop("streams", None)
+        t["protocol"] = UDT
+    return t
 
 
 def rate(bps: float) -> str:
@@ -160,10 +182,10 @@ def sources(
             "dst": dst,
             "at": secs(at_s + k * spacing_s),
             "volume": f"{per_source_bytes * n}B",
-            "cc": cc,
             "streams": n * streams_per_source,
             "rate": rate(cs.access_bps * share * n),
         }
+        on_protocol(t, cc)
         if not wait:
             t["wait"] = False
         if direction:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from itb.errors import ScenarioError
 from itb.suite import windows
 from itb.suite.apps.bulk import bu
-from itb.suite.apps.parts import Cell, Generated
+from itb.suite.apps.parts import UDT, Cell, Generated
 from itb.suite.apps.pingpong import PA_MESSAGES, pa
 from itb.suite.apps.throughput import tu
 from itb.suite.apps.web import pp, wm
@@ -16,6 +16,10 @@ from itb.suite.scaling import ClassScale
 
 APPS = ("TU", "WM", "PP", "BU", "PA")
 NO_BACKGROUND = Background()
+UDT_REFUSED = {
+    "PA": "is a ping-pong, and itb-udt moves one volume one way",
+    "TU": "tunes TCP's socket buffers (UDT sizes its own)",
+}
 RTT_MIX_REFUSED = {
     "TU": "measures one host pair",
     "PA": "measures one ping-pong between two hosts",
@@ -57,6 +61,8 @@ def generate(
             + RTT_MIX_REFUSED.get(cell.app, "")
             + ": give one RTT, or run the mix with --app BU",
         )
+    if cell.cc == UDT and cell.app in UDT_REFUSED:
+        raise ScenarioError(None, "--cc", f"udt: {cell.app} {UDT_REFUSED[cell.app]}")
     if check_app(cell.app) == "PA":
         g = pa(cell, cs, seed, spacing_s, pa_messages)
     elif cell.app == "BU":

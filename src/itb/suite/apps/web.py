@@ -15,6 +15,7 @@ from itb.suite.apps.parts import (
     duration,
     experiment,
     for_whole_run,
+    on_protocol,
     queue_for,
     rate,
     secs,
@@ -78,9 +79,9 @@ def _web(
                     "dst": dst,
                     "at": secs(t),
                     "volume": f"{max(1, int(v))}B",
-                    "cc": cell.cc,
                     "rate": rate(cs.access_bps),
                 }
+                on_protocol(tr, cell.cc)
                 if direction:
                     tr["direction"] = direction
                 transfers.append(tr)
