@@ -1,5 +1,5 @@
 """`itb study rtt-sweep` and `itb study incremental` end to end on small sweeps (the
-documents' sweeps take an hour: docs/rtt-sweep.md, docs/incremental.md): paced flows
+documents' sweeps take an hour: docs/studies.md): paced flows
 below C each get their C_a, above it they fill the link and share it, and the reports
 render with their figures."""
 
@@ -51,3 +51,20 @@ def test_incremental_steps_follow_the_fair_ideal_below_c(engine_env, isolated):
     assert no_namespaces_left()
     page = check_page(out / "report" / "report.html")
     assert page.console == [] and page.figures == 2 and page.broken == 0
+
+
+def test_streams_nodes_of_parallel_streams_keep_their_c_a(engine_env, isolated):
+    out = isolated / "streams"
+    res = itb(
+        "study", "streams", "--cc", "reno", "--streams", "4", "--nodes", "3",
+        "--seconds", "5", "--warmup", "1", "--spacing", "0.5", "--repeat", "1",
+        "--capacity", "200Mbit", "--out", str(out), env=engine_env, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr + res.stdout
+    (p,) = json.loads((out / "results.json").read_text())["points"]
+    # 3 nodes of 4 streams, each node paced at 20 Mbit/s of payload: 60 Mbit/s in all
+    assert p["utilisation"] == pytest.approx(0.3, abs=0.005)
+    assert p["stream_mean_bps"] == pytest.approx(5e6, rel=0.02) and p["jain"] > 0.999
+    assert no_namespaces_left()
+    page = check_page(out / "report" / "report.html")
+    assert page.console == [] and page.figures == 1 and page.broken == 0

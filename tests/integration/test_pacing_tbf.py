@@ -1,5 +1,5 @@
 """`enforce = "tbf"` and `itb study pacing-vs-tbf` end to end on a small sweep (the
-paper's sweep takes half an hour: docs/pacing-vs-tbf.md): two flows from one host limited
+paper's sweep takes half an hour: docs/studies.md): two flows from one host limited
 to R in all, by a token bucket on its egress or by pacing, both near the fair ideal."""
 
 from __future__ import annotations

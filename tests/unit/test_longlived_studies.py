@@ -101,3 +101,21 @@ def test_incremental_plans_one_flow_a_period(tmp_path):
     assert [(f.src, f.dst) for f in flows] == [("l1", "r1"), ("l2", "r2"), ("l3", "r3")]
     (end,) = [e for e in sc.experiment.events if getattr(e, "kind", "") == "command"]
     assert end.argv == ("sleep", "12")
+
+
+def test_streams_plans_nodes_of_parallel_streams_sharing_their_c_a(tmp_path):
+    from itb.study.streams.args import StreamsArgs
+    from itb.study.streams.plan import sweep_of as streams_sweep
+
+    a = StreamsArgs(ccs="reno", streams="1,10", nodes=11, capacity=GBIT, repeat=1)
+    assert a.window_s == (10 + 5, 10 + 5 + 30)  # 11 nodes 1 s apart, 5 s warm-up, 30 s
+    cells = streams_sweep(a, tmp_path / "out").cells
+    assert [c.info.name for c in cells] == ["reno-s1", "reno-s10"]
+    sc = _load(tmp_path, cells[1].doc)
+    flows = [e for e in sc.experiment.events if getattr(e, "kind", "") == "transfer"]
+    assert len(flows) == 11 and all(f.streams == 10 for f in flows)
+    assert all(f.rate_bps == GBIT // 10 for f in flows)  # a node's streams share its C_a
+    assert [f.at_us for f in flows][-1] == 10_000_000
+    with pytest.raises(ScenarioError) as e:
+        StreamsArgs(streams="0", capacity=GBIT)
+    assert e.value.field == "--streams"

@@ -37,10 +37,11 @@ def flows_doc(
     end_s: float,
     repeat: int,
     seed: int,
+    streams: int = 1,
 ) -> dict:
     """A scenario of len(ccs) flows on as many host pairs (flow k from l<k> to r<k>, its
-    congestion control ccs[k], started at starts_s[k], paced at C_a = C / 10), stopped at
-    `end_s`; the bottleneck's queue one BDP."""
+    congestion control ccs[k], started at starts_s[k], paced at C_a = C / 10 over its
+    `streams` parallel connections), stopped at `end_s`; the bottleneck's queue one BDP."""
     access = capacity_bps / SOURCES_K
     doc = testbed_doc(name, description, len(ccs), capacity_bps, rtt_ms, False)
     doc["experiment"] = {
@@ -58,6 +59,7 @@ def flows_doc(
             "at": secs(at),
             "volume": f"{int(access / 8 * (end_s - at + SLACK_S))}B",
             "cc": cc,
+            "streams": streams,
             "rate": rate(access),
             "wait": False,
         }

@@ -1,4 +1,4 @@
-"""`itb study incremental` (docs/incremental.md): long-lived flows added one at a time,
+"""`itb study incremental` (docs/studies.md): long-lived flows added one at a time,
 a fixed period apart, until twelve share the bottleneck (INRIA RR-6244 §5.5.1, Figure
 7: a flow every 200 s, 11 and 100 ms RTT, the aggregate throughput after the 10 Gbit/s
 bottleneck stepping up as the congestion level grows).
@@ -36,7 +36,7 @@ class Incremental:
     utilisation of the link by the flows against the fair ideal min(k·C_a, C)/C, and
     Jain's index of the active flows' goodputs; the report draws the bottleneck's
     throughput over time, one panel per protocol and RTT (the document's Figure 7).
-    Resumable like `itb bench` (docs/incremental.md).
+    Resumable like `itb bench` (docs/studies.md).
     """
 
     def plan(self, args: IncrementalArgs, out: Path, say: Say) -> Sweep[IncrementalCell]:

@@ -1,4 +1,4 @@
-"""`itb study pacing-vs-tbf` (docs/pacing-vs-tbf.md): a source's rate kept by a token
+"""`itb study pacing-vs-tbf` (docs/studies.md): a source's rate kept by a token
 bucket on its host or by pacing, with BIC and Reno, one flow, two flows from one host and
 two flows from two hosts (Guillier, Primet et al., "eWAN", 2007, §V.B, Figures 8–10: on a
 700 Mbit/s bottleneck at 100 ms with sources limited to 490 Mbit/s, "the token bucket
@@ -37,7 +37,7 @@ class PacingTbf:
     (Linux tbf, unpaced senders) or by the senders' pacing. Reports each cell's mean
     completion time against the fair ideal, Jain's index of the flows' throughputs, and
     the token bucket against pacing (Fieller's interval, Bonferroni over the study).
-    Resumable like `itb bench` (docs/pacing-vs-tbf.md).
+    Resumable like `itb bench` (docs/studies.md).
     """
 
     def plan(self, args: PacingTbfArgs, out: Path, say: Say) -> Sweep[PacingTbfCell]:

@@ -1,4 +1,4 @@
-"""`itb study rtt-sweep` (docs/rtt-sweep.md): mean goodput and fairness of long-lived
+"""`itb study rtt-sweep` (docs/studies.md): mean goodput and fairness of long-lived
 flows against the RTT, without and with congestion (INRIA RR-6244 §5.5.1, Figures 5
 and 6: 5 or 12 flows of 1 Gbit/s hosts on a 10 Gbit/s bottleneck, every flow at the
 same RTT).
@@ -34,7 +34,7 @@ class RttSweep:
     cell of flows paced at C_a = C / 10, every flow at that RTT, measured over the same
     window once all have started: the flows' mean goodput (as a share of C_a) and Jain's
     index of their goodputs, each the mean over repetitions ± its 95 % interval.
-    Resumable like `itb bench` (docs/rtt-sweep.md).
+    Resumable like `itb bench` (docs/studies.md).
     """
 
     def plan(self, args: RttSweepArgs, out: Path, say: Say) -> Sweep[RttSweepCell]:
