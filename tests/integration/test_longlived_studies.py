@@ -68,3 +68,22 @@ def test_streams_nodes_of_parallel_streams_keep_their_c_a(engine_env, isolated):
     assert no_namespaces_left()
     page = check_page(out / "report" / "report.html")
     assert page.console == [] and page.figures == 1 and page.broken == 0
+
+
+def test_multiplexing_runs_each_k_on_the_same_link(engine_env, isolated):
+    out = isolated / "mux"
+    res = itb(
+        "study", "multiplexing", "--cc", "reno", "--k", "1,2", "--cg", "2", "--r", "0",
+        "--transfer-time", "2", "--repeat", "1", "--capacity", "100Mbit",
+        "--out", str(out), env=engine_env, timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr + res.stdout
+    one, two = json.loads((out / "results.json").read_text())["points"]
+    assert (one["forward_sources"], two["forward_sources"]) == (2, 4)
+    # C_g 2: every source gets half its C_a, so a transfer of 2 s alone takes ~4 s
+    for p in (one, two):
+        assert p["repetitions"] == 1 and p["failed"] == 0
+        assert 3.9 < p["t_mean"] <= p["t_max"] < 6.0, p
+        assert p["swing"] is not None and p["swing"] < 0.2
+    assert two["against_first"]["verdict"] == "inconclusive"  # one repetition: no interval
+    assert no_namespaces_left()

@@ -119,3 +119,25 @@ def test_streams_plans_nodes_of_parallel_streams_sharing_their_c_a(tmp_path):
     with pytest.raises(ScenarioError) as e:
         StreamsArgs(streams="0", capacity=GBIT)
     assert e.value.field == "--streams"
+
+
+def test_multiplexing_plans_more_slower_sources_for_a_larger_k(tmp_path):
+    from itb.study.multiplexing.args import MultiplexingArgs
+    from itb.study.multiplexing.plan import sweep_of as mux_sweep
+
+    a = MultiplexingArgs(ccs="cubic", ks="1,10", capacity=GBIT, repeat=1, transfer_time=5)
+    one, ten = mux_sweep(a, tmp_path / "out").cells
+    assert (one.info.k, one.info.forward_sources, one.info.reverse_sources) == (1, 2, 2)
+    assert (ten.info.k, ten.info.forward_sources, ten.info.reverse_sources) == (10, 20, 15)
+    # K = 1: two sources at C_a = C; R 1.5 as two reverse sources at 0.75 C_a
+    fwd = [t for t in one.doc["transfer"] if t["id"].startswith("bu.")]
+    rev = [t for t in one.doc["transfer"] if t["id"].startswith("rev.")]
+    assert [t["rate"] for t in fwd] == ["1Gbit", "1Gbit"]
+    assert [t["rate"] for t in rev] == ["750Mbit", "750Mbit"]
+    # K = 10: twenty at C / 10; both on the same 1 Gbit/s bottleneck
+    assert {t["rate"] for t in ten.doc["transfer"] if t["id"].startswith("bu.")} == {"100Mbit"}
+    assert one.doc["bottleneck"]["rate"] == ten.doc["bottleneck"]["rate"] == "1Gbit"
+    assert _load(tmp_path, one.doc).experiment.events
+    with pytest.raises(ScenarioError) as e:
+        MultiplexingArgs(ks="10,1", capacity=GBIT)
+    assert e.value.field == "--k"
