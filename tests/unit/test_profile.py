@@ -313,7 +313,7 @@ def test_a_udt_transfer_runs_itb_udt_along_its_rate(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "extra, field, words",
     [
-        ('cc = "reno"\nrate = "10Mbit"', "transfer[0].cc", "own rate controller"),
+        ('cc = "reno"\nrate = "10Mbit"', "transfer[0].cc", "UDT4's own congestion control"),
         ("", "transfer[0].rate", "needs a rate or a profile"),
         ('rate = "10Mbit"\nstreams = 2', "transfer[0].protocol", "one stream"),
         ('rate = "10Mbit"\nenforce = "application"', "transfer[0].enforce", "for TCP"),
