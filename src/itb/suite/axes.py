@@ -6,7 +6,6 @@ raises a ScenarioError naming its option."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 
 from itb.errors import ScenarioError
@@ -88,9 +87,3 @@ def with_axes(cls: ItbClass, k: int = DATA_CENTRE_K, rtt_modes: tuple[float, ...
     if rtt_modes:
         out = replace(out, rtt_ms=max(rtt_modes), rtt_modes_ms=rtt_modes)
     return out
-
-
-def mean_rtt_ms(cls: ItbClass) -> float:
-    """The mean of the class's RTT modes (its RTT without a mix)."""
-    modes = cls.rtt_modes_ms or (cls.rtt_ms,)
-    return math.fsum(modes) / len(modes)

@@ -3,7 +3,7 @@ shape (Poisson, Pareto, Weibull, …)"), as `itb bench --background KIND:SHARE[:
 adverse forward traffic of a mean rate SHARE × C on a host pair of its own, stopped
 once the cell's measured traffic is done.
 
-- `cbr`: UDP datagrams at a constant rate (constant bit rate);
+- `cbr`: UDP datagrams at a constant rate (constant bit rate), SHARE × C of payload;
 - `poisson`: UDP datagrams with exponential gaps at that mean rate (variable bit rate);
 - `exponential`, `pareto`, `weibull`: TCP flows (cubic, the hosts' default, whatever
   protocol the cell measures, so that every protocol meets the same background) with
@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 
 from itb.errors import ScenarioError
-from itb.scenario.units import format_rate, parse_duration
+from itb.scenario.units import format_rate
 from itb.suite.scaling import ClassScale
 
 KINDS = ("none", "cbr", "poisson", "exponential", "pareto", "weibull")
@@ -51,8 +51,7 @@ class Background:
         its whole timeline, and say what it is; None (and `doc` untouched) for none."""
         if self.kind == "none":
             return None
-        duration = doc["experiment"]["duration"]
-        parse_duration(duration)  # (generated: the experiment's own)
+        duration = doc["experiment"]["duration"]  # the whole timeline
         pair = doc["dumbbell"]["pairs"] + 1
         doc["dumbbell"]["pairs"] = pair
         src, dst = f"l{pair}", f"r{pair}"
