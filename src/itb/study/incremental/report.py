@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from itb.analysis.fairshare import tcp_payload_share
 from itb.analysis.statistics import floats
 from itb.draw.page import figures, study_report
 from itb.draw.plot import plt, save_figure
@@ -15,8 +16,9 @@ from itb.suite.sweep_index import SweepIndex
 
 
 def throughput_figure(res: Results, path: Path) -> Path | None:
-    """One panel per cell: each repetition's forward throughput (1 s bins) over time and
-    the fair ideal min(k·C_a, C) as k flows have started, both over C."""
+    """One panel per cell: each repetition's forward wire throughput (1 s bins) over time
+    and the fair ideal min(k·C_a, C) as k flows have started, as the frames that carry its
+    payload (C_a is a payload rate), both over C."""
     cells = [c for c in res.cells if c.series]
     if not cells:
         return None
@@ -35,10 +37,11 @@ def throughput_figure(res: Results, path: Path) -> Path | None:
                 label=f"repetition {s.repetition}",
             )
         xs, ys = [], []
-        for k, step in enumerate(c.steps):
+        for k, step in enumerate(c.steps):  # the ideal's payload as the frames carrying it
+            wire = min(1.0, step.ideal / tcp_payload_share())
             xs += [k * res.period_s, (k + 1) * res.period_s]
-            ys += [step.ideal, step.ideal]
-        ax.plot(xs, ys, "k--", lw=0.8, label="fair ideal (payload)")
+            ys += [wire, wire]
+        ax.plot(xs, ys, "k--", lw=0.8, label="fair ideal (wire)")
         ax.set_ylim(0, 1.05)
         ax.set_title(f"{c.cc}, RTT {c.rtt_ms:g} ms")
         ax.set_xlabel("time (s)")
@@ -83,7 +86,7 @@ def build(
                 lambda p: throughput_figure(res, p),
                 "throughput.png",
                 "The bottleneck's forward throughput (wire, 1 s bins) as flows join, over C, "
-                "with the fair ideal min(k·C_a, C)/C (RR-6244 Figure 7)",
+                "with the fair ideal min(k·C_a, C)/C in frames (RR-6244 Figure 7)",
             ),
             (
                 lambda p: jain_figure(res, p),
