@@ -80,10 +80,12 @@ def test_multiplexing_runs_each_k_on_the_same_link(engine_env, isolated):
     assert res.returncode == 0, res.stderr + res.stdout
     one, two = json.loads((out / "results.json").read_text())["points"]
     assert (one["forward_sources"], two["forward_sources"]) == (2, 4)
-    # C_g 2: every source gets half its C_a, so a transfer of 2 s alone takes ~4 s
+    # C_g 2: the sources' volumes (2 s each alone at C_a) need 4.18 s of the link's
+    # payload (0.957 of C), so the last ends no sooner; the mean can be lower (one ends
+    # early, the others then have more), not below half of it
     for p in (one, two):
         assert p["repetitions"] == 1 and p["failed"] == 0
-        assert 3.9 < p["t_mean"] <= p["t_max"] < 6.0, p
-        assert p["swing"] is not None and p["swing"] < 0.2
+        assert 3.1 < p["t_mean"] <= p["t_max"] < 6.0 and p["t_max"] > 4.1, p
+        assert p["swing"] is not None and 0 < p["swing"] < 0.5  # (3 bins of 1 s: noisy)
     assert two["against_first"]["verdict"] == "inconclusive"  # one repetition: no interval
     assert no_namespaces_left()
