@@ -20,8 +20,9 @@ from itb import rundir
 from itb.analysis.statistics import jain_index
 from itb.study.pursuit import testbed_doc
 from itb.suite.apps.parts import rate, secs
+from itb.suite.classes import DATA_CENTRE_K
 
-SOURCES_K = 10  # C_a = C / K
+SOURCES_K = DATA_CENTRE_K  # C_a = C / K (K = 10)
 INTERVAL = "100ms"  # the receivers' goodput series step
 SLACK_S = 60.0  # a flow's volume lasts this long past the end at C_a (never reached)
 

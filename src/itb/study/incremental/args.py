@@ -12,7 +12,7 @@ from itb.errors import ScenarioError
 from itb.study import options
 from itb.study.args import Option, OutDir, Seed, StudyArgs
 from itb.study.bulk import STUDY_DIR, Capacity
-from itb.study.longlived import SOURCES_K
+from itb.suite.classes import DATA_CENTRE_K as SOURCES_K  # (C_a = C / 10: itb.study.longlived)
 
 
 class IncrementalArgs(StudyArgs):

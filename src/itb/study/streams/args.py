@@ -13,7 +13,7 @@ from itb.scenario.experiment.sections import MAX_STREAMS
 from itb.study import options
 from itb.study.args import Option, OutDir, Seed, StudyArgs
 from itb.study.bulk import STUDY_DIR, Capacity, Rtt
-from itb.study.longlived import SOURCES_K
+from itb.suite.classes import DATA_CENTRE_K as SOURCES_K  # (C_a = C / 10: itb.study.longlived)
 
 
 def stream_counts(text: str, flag: str) -> tuple[int, ...]:
