@@ -19,8 +19,8 @@ def test_rtt_sweep_fills_a_congested_link_and_shares_it(engine_env, isolated):
     out = isolated / "rtt"
     res = itb(
         "study", "rtt-sweep", "--cc", "reno", "--rtt", "20ms", "--flows", "12",
-        "--seconds", "5", "--warmup", "1", "--repeat", "1", "--capacity", "200Mbit",
-        "--out", str(out), env=engine_env, timeout=300,
+        "--seconds", "5", "--warmup", "1", "--spacing", "0", "--repeat", "1",
+        "--capacity", "200Mbit", "--out", str(out), env=engine_env, timeout=300,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr + res.stdout
     (p,) = json.loads((out / "results.json").read_text())["points"]
@@ -57,7 +57,7 @@ def test_streams_nodes_of_parallel_streams_keep_their_c_a(engine_env, isolated):
     out = isolated / "streams"
     res = itb(
         "study", "streams", "--cc", "reno", "--streams", "4", "--nodes", "3",
-        "--seconds", "5", "--warmup", "1", "--spacing", "0.5", "--repeat", "1",
+        "--seconds", "5", "--warmup", "1", "--spacing", "0", "--repeat", "1",
         "--capacity", "200Mbit", "--out", str(out), env=engine_env, timeout=300,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr + res.stdout
@@ -66,8 +66,7 @@ def test_streams_nodes_of_parallel_streams_keep_their_c_a(engine_env, isolated):
     assert p["utilisation"] == pytest.approx(0.3, abs=0.005)
     assert p["stream_mean_bps"] == pytest.approx(5e6, rel=0.02) and p["jain"] > 0.999
     assert no_namespaces_left()
-    page = check_page(out / "report" / "report.html")
-    assert page.console == [] and page.figures == 1 and page.broken == 0
+    assert (out / "report" / "streams.png").stat().st_size > 0  # (pages: the other studies')
 
 
 def test_multiplexing_runs_each_k_on_the_same_link(engine_env, isolated):
