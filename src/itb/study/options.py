@@ -5,6 +5,7 @@ naming the flag otherwise (exit 2). They are the `parse` of the fields' `Option`
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from itb.errors import ScenarioError
 from itb.scenario.options import csv_option, parse_capacity, parse_ccs
@@ -99,6 +100,34 @@ def durations_ms(text: str, flag: str) -> tuple[float, ...]:
 def distinct_ms(text: str, flag: str) -> tuple[float, ...]:
     """Durations in ms, none given twice ("20ms,0.02s" is one twice)."""
     return once(durations_ms(text, flag), flag, lambda v: f"{v:g} ms")
+
+
+MAX_PATH_RTT_MS = 2000.0  # one emulated link: at most 1 s each way
+
+
+def path_rtts_ms(text: str, flag: str) -> tuple[float, ...]:
+    """RTTs in ms, none given twice, each above 0 and at most what one emulated link takes."""
+    values = distinct_ms(text, flag)
+    if any(not 0 < r <= MAX_PATH_RTT_MS for r in values):
+        raise ScenarioError(None, flag, "each RTT above 0 and at most 2 s")
+    return values
+
+
+def counts(hi: int, example: str) -> Callable[[str, str], tuple[int, ...]]:
+    """A parser of whole numbers, comma-separated, 1 to `hi` each, none twice."""
+
+    def parse(text: str, flag: str) -> tuple[int, ...]:
+        try:
+            values = tuple(int(p) for p in text.split(","))
+        except ValueError:
+            raise ScenarioError(
+                None, flag, f"{text!r}: give whole numbers, e.g. {example}"
+            ) from None
+        if not values or any(not 1 <= n <= hi for n in values):
+            raise ScenarioError(None, flag, f"{text!r}: each count 1 to {hi}")
+        return once(values, flag, str)
+
+    return parse
 
 
 def one_ms(text: str, flag: str) -> float:

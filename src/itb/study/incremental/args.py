@@ -3,23 +3,22 @@ how often, and the bottleneck C (C_a = C / 10)."""
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Annotated
 
-from pydantic import Field, computed_field, model_validator
+from pydantic import Field
 
-from itb.errors import ScenarioError
 from itb.study import options
-from itb.study.args import Option, OutDir, Seed, StudyArgs
+from itb.study.args import Option, OutDir, Seed
 from itb.study.bulk import STUDY_DIR, Capacity
+from itb.study.pursuit import AtCapacity
 from itb.suite.classes import DATA_CENTRE_K as SOURCES_K  # (C_a = C / 10: itb.study.longlived)
 
 
-class IncrementalArgs(StudyArgs):
+class IncrementalArgs(AtCapacity):
     ccs: Annotated[tuple[str, ...], Option("--cc", options.ccs)] = Field(
         "cubic,reno", validate_default=True, description="Congestion controls."
     )
-    rtts_ms: Annotated[tuple[float, ...], Option("--rtt", options.distinct_ms)] = Field(
+    rtts_ms: Annotated[tuple[float, ...], Option("--rtt", options.path_rtts_ms)] = Field(
         "11ms,100ms",
         validate_default=True,
         description="RTTs (every flow of a cell at the same RTT; the document's 11 and 100 ms).",
@@ -40,14 +39,3 @@ class IncrementalArgs(StudyArgs):
     capacity: Capacity = None
     out_dir: OutDir = Field(None, description=STUDY_DIR)
     seed: Seed = Field(1, description="Seed of the run order.")
-
-    @model_validator(mode="after")
-    def _rtts(self) -> IncrementalArgs:
-        if any(not 0 < r <= 2000 for r in self.rtts_ms):
-            raise ScenarioError(None, "--rtt", "each RTT above 0 and at most 2 s")
-        return self
-
-    @computed_field  # type: ignore[prop-decorator]
-    @cached_property
-    def capacity_bps(self) -> int:
-        return options.capacity_bps(self.capacity)

@@ -3,37 +3,25 @@ window measured, and the bottleneck C (C_a = C / 10)."""
 
 from __future__ import annotations
 
-from functools import cached_property
 from typing import Annotated
 
-from pydantic import Field, computed_field
+from pydantic import Field
 
-from itb.errors import ScenarioError
 from itb.scenario.experiment.sections import MAX_STREAMS
 from itb.study import options
-from itb.study.args import Option, OutDir, Seed, StudyArgs
+from itb.study.args import Option, OutDir, Seed
 from itb.study.bulk import STUDY_DIR, Capacity, Rtt
+from itb.study.pursuit import AtCapacity
 from itb.suite.classes import DATA_CENTRE_K as SOURCES_K  # (C_a = C / 10: itb.study.longlived)
 
 
-def stream_counts(text: str, flag: str) -> tuple[int, ...]:
-    """Streams per node, comma-separated, 1 to MAX_STREAMS each, none twice."""
-    try:
-        counts = tuple(int(p) for p in text.split(","))
-    except ValueError:
-        raise ScenarioError(None, flag, f"{text!r}: give whole numbers, e.g. 1,2,5,10") from None
-    if not counts or any(not 1 <= n <= MAX_STREAMS for n in counts):
-        raise ScenarioError(None, flag, f"{text!r}: each count 1 to {MAX_STREAMS}")
-    return options.once(counts, flag, str)
-
-
-class StreamsArgs(StudyArgs):
+class StreamsArgs(AtCapacity):
     ccs: Annotated[tuple[str, ...], Option("--cc", options.ccs)] = Field(
         "bic", validate_default=True, description="Congestion controls (the document's BIC)."
     )
-    streams: Annotated[tuple[int, ...], Option("--streams", stream_counts)] = Field(
-        "1,2,5,10", validate_default=True, description="Parallel streams per node."
-    )
+    streams: Annotated[
+        tuple[int, ...], Option("--streams", options.counts(MAX_STREAMS, "1,2,5,10"))
+    ] = Field("1,2,5,10", validate_default=True, description="Parallel streams per node.")
     nodes: Annotated[int, Option("--nodes")] = Field(
         11,
         ge=1,
@@ -56,11 +44,6 @@ class StreamsArgs(StudyArgs):
     capacity: Capacity = None
     out_dir: OutDir = Field(None, description=STUDY_DIR)
     seed: Seed = Field(1, description="Seed of the run order.")
-
-    @computed_field  # type: ignore[prop-decorator]
-    @cached_property
-    def capacity_bps(self) -> int:
-        return options.capacity_bps(self.capacity)
 
     @property
     def window_s(self) -> tuple[float, float]:
