@@ -78,11 +78,11 @@ def window_goodputs(
     (the receiver's intervals count from its own start, not from the window's), over the
     window's length. A flow with no interval there (not started) is left out."""
     g = samples[samples["series"] == "goodput"]
-    zero = transfers.groupby("repetition")["rep_start_ns"].first()
+    zero = rep_zeros(transfers)
     span = t1_s - t0_s
     out: dict[int, dict[str, float]] = {}
     for rep, rows in g.groupby("repetition"):
-        end = (rows["t_ns"] - int(zero[rep])) / 1e9
+        end = (rows["t_ns"] - zero[int(rep)]) / 1e9
         length = rows["interval_s"].astype(float)
         overlap = (end.clip(upper=t1_s) - (end - length).clip(lower=t0_s)).clip(lower=0.0)
         part = rows["bytes"].astype(float) * (overlap / length.where(length > 0))
@@ -106,3 +106,24 @@ def repetitions_of(run: Path) -> tuple[list[int], int]:
     ok = [k + 1 for k, s in enumerate(statuses) if s == "ok"]
     failed = sum(s not in ("ok", "not run", None) for s in statuses)
     return ok, failed
+
+
+def rep_zeros(transfers: pd.DataFrame) -> dict[int, int]:
+    """Each repetition's zero on the engine's clock (ns), from its transfers' rows."""
+    zero = transfers.groupby("repetition")["rep_start_ns"].first()
+    return {int(r): int(z) for r, z in zero.items()}
+
+
+def complete_repetitions(
+    transfers: pd.DataFrame, expected: int | None = None
+) -> tuple[list[tuple[int, pd.DataFrame]], int]:
+    """The repetitions whose forward transfers all completed (and, with `expected`, are
+    that many), each with its forward rows; and the failed forward transfers of all."""
+    fwd = transfers[transfers["direction"] == "forward"]
+    out, failed = [], 0
+    for rep, g in fwd.groupby("repetition", sort=True):
+        ok = g["ok"].astype(bool) & g["completion_s"].notna()
+        failed += int((~ok).sum())
+        if int(ok.sum()) == (len(g) if expected is None else expected):
+            out.append((int(rep), g))
+    return out, failed

@@ -12,7 +12,13 @@ from itb.analysis.statistics import mean_ci
 from itb.study.incremental.args import IncrementalArgs
 from itb.study.incremental.cells import IncrementalCell
 from itb.study.incremental.results import CellResult, Results, Series, Step
-from itb.study.longlived import SOURCES_K, jain_or_none, repetitions_of, window_goodputs
+from itb.study.longlived import (
+    SOURCES_K,
+    jain_or_none,
+    rep_zeros,
+    repetitions_of,
+    window_goodputs,
+)
 from itb.suite.sweep import Sweep
 
 
@@ -55,9 +61,8 @@ def series(sweep: Sweep[IncrementalCell], c: IncrementalCell, ok: list[int]) -> 
     tr, bn = cell_table(sweep.out, c, "transfers"), cell_table(sweep.out, c, "bottleneck")
     if tr is None or bn is None:
         return []
-    zero = {int(r): int(z) for r, z in tr.groupby("repetition")["rep_start_ns"].first().items()}
     x = bottleneck_throughput(
-        bn, "forward", 1.0, rep_start=zero, link=bottleneck_link(sweep.out, c)
+        bn, "forward", 1.0, rep_start=rep_zeros(tr), link=bottleneck_link(sweep.out, c)
     )
     end = c.flows * c.period_s
     out = []

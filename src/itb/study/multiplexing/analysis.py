@@ -11,6 +11,7 @@ from itb.analysis.cells import bottleneck_link, cell_table
 from itb.analysis.compare import compare_all
 from itb.analysis.series import bottleneck_throughput
 from itb.analysis.statistics import mean_ci
+from itb.study.longlived import complete_repetitions, rep_zeros
 from itb.study.multiplexing.args import MultiplexingArgs
 from itb.study.multiplexing.cells import MultiplexingCell
 from itb.study.multiplexing.results import Point, Results
@@ -22,19 +23,14 @@ def runs(sweep: Sweep[MultiplexingCell], c: MultiplexingCell) -> tuple[list[tupl
     tr, bn = cell_table(sweep.out, c, "transfers"), cell_table(sweep.out, c, "bottleneck")
     if tr is None:
         return [], 0
-    fwd = tr[tr["direction"] == "forward"]
     x = None
     if bn is not None:
-        zero = {int(r): int(z) for r, z in tr.groupby("repetition")["rep_start_ns"].first().items()}
         x = bottleneck_throughput(
-            bn, "forward", 1.0, rep_start=zero, link=bottleneck_link(sweep.out, c)
+            bn, "forward", 1.0, rep_start=rep_zeros(tr), link=bottleneck_link(sweep.out, c)
         )
-    out, failed = [], 0
-    for rep, g in fwd.groupby("repetition", sort=True):
-        ok = g["ok"].astype(bool) & g["completion_s"].notna()
-        failed += int((~ok).sum())
-        if not ok.all():
-            continue
+    complete, failed = complete_repetitions(tr)
+    out = []
+    for rep, g in complete:
         times = g["completion_s"].astype(float)
         end_s = float(((g["end_ns"] - g["rep_start_ns"]) / 1e9).max())
         swing = None

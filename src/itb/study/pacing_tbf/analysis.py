@@ -9,7 +9,7 @@ import pandas as pd
 from itb.analysis.cells import cell_transfers
 from itb.analysis.compare import compare_all
 from itb.analysis.statistics import mean_ci
-from itb.study.longlived import jain_or_none
+from itb.study.longlived import complete_repetitions, jain_or_none
 from itb.study.pacing_tbf.cells import PacingTbfCell
 from itb.study.pacing_tbf.results import Cell, Penalty, Results
 from itb.suite.sweep import Sweep
@@ -20,13 +20,9 @@ def runs(tr: pd.DataFrame | None, flows: int) -> tuple[list[float], list[float |
     index of the throughputs; and the failed transfers of every repetition."""
     if tr is None:
         return [], [], 0
-    fwd = tr[tr["direction"] == "forward"]
-    t_runs, jains, failed = [], [], 0
-    for _, g in fwd.groupby("repetition", sort=True):
-        ok = g["ok"].astype(bool) & g["completion_s"].notna()
-        failed += int((~ok).sum())
-        if int(ok.sum()) != flows:
-            continue
+    complete, failed = complete_repetitions(tr, flows)
+    t_runs, jains = [], []
+    for _, g in complete:
         times = g["completion_s"].astype(float)
         t_runs.append(float(times.mean()))
         jains.append(jain_or_none(list(g["bytes"].astype(float) / times)))
