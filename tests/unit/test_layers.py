@@ -30,6 +30,7 @@ LEVEL = {
     "analysis": 6,
     "draw": 6.5,
     "suite": 7,
+    "service": 7.5,
     "study": 8,
     "report": 9,
     "cli": 10,

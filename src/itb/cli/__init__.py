@@ -9,7 +9,7 @@ import sys
 import tempfile
 import traceback
 
-from itb.cli import bench, cc, inventory, lab, profile, run, studies, testbed
+from itb.cli import bench, cc, inventory, lab, profile, run, serve, studies, testbed
 from itb.cli.common import app, err
 from itb.emulation import naming
 from itb.errors import INTERNAL, SIGNAL_BASE, ItbError
@@ -21,6 +21,7 @@ COMMANDS = (
     lab,
     profile,
     run,
+    serve,
     studies,
     testbed,
 )  # imported for their registrations on `app`

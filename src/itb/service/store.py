@@ -1,0 +1,155 @@
+"""The service's store: requests and their plans in SQLite (WAL, synchronous=FULL).
+
+One row per request, whatever its state; a change is one transaction, committed whole or
+not at all (a process killed mid-write leaves the previous state: SQLite's journal). The
+links' capacities are stored too, so that a restart with another capacity re-plans.
+
+States: held (a quote with a plan, until `expires`), committed, refused (no plan, with the
+reason), cancelled, expired (a hold not committed in time), broken (a commitment a
+capacity change could not keep, with the reason).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from itb.service.model import Plan, Request
+
+STATES = ("held", "committed", "refused", "cancelled", "expired", "broken")
+ACTIVE = ("held", "committed")  # the states whose plans use the link
+FORMAT = 1
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS links (name TEXT PRIMARY KEY, rate_bps REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS requests (
+  id TEXT PRIMARY KEY,
+  link TEXT NOT NULL,
+  volume_bytes INTEGER NOT NULL,
+  release_s REAL NOT NULL,
+  deadline_s REAL NOT NULL,
+  max_rate_bps REAL NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ({", ".join(repr(s) for s in STATES)})),
+  reason TEXT,
+  profile TEXT,
+  expires_s REAL,
+  created_s REAL NOT NULL,
+  updated_s REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS requests_link_state ON requests (link, state);
+"""
+
+
+@dataclass(frozen=True)
+class Record:
+    request: Request
+    state: str
+    reason: str | None
+    plan: Plan | None
+    expires_s: float | None
+    created_s: float
+    updated_s: float
+
+
+class StoreError(Exception):
+    """The database is not a service store ITB can use."""
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.execute("PRAGMA busy_timeout=5000")
+        with self.transaction():
+            for stmt in SCHEMA.strip().split(";"):
+                if stmt.strip():
+                    self.db.execute(stmt)
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            if row is None:
+                self.db.execute("INSERT INTO meta VALUES ('format', ?)", (str(FORMAT),))
+            elif row[0] != str(FORMAT):
+                raise StoreError(f"{path}: a store of format {row[0]}, this ITB reads {FORMAT}")
+
+    def close(self) -> None:
+        self.db.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    # links
+
+    def links(self) -> dict[str, float]:
+        return dict(self.db.execute("SELECT name, rate_bps FROM links").fetchall())
+
+    def set_link(self, db: sqlite3.Connection, name: str, rate_bps: float) -> None:
+        db.execute(
+            "INSERT INTO links VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET rate_bps = ?",
+            (name, rate_bps, rate_bps),
+        )
+
+    # requests
+
+    def get(self, rid: str) -> Record | None:
+        row = self.db.execute("SELECT * FROM requests WHERE id = ?", (rid,)).fetchone()
+        return _record(row) if row else None
+
+    def active(self, link: str | None = None) -> list[Record]:
+        q = "SELECT * FROM requests WHERE state IN ('held', 'committed')"
+        rows = (
+            self.db.execute(q + " AND link = ? ORDER BY rowid", (link,))
+            if link
+            else self.db.execute(q + " ORDER BY rowid")
+        )
+        return [_record(r) for r in rows.fetchall()]
+
+    def all(self) -> list[Record]:
+        return [_record(r) for r in self.db.execute("SELECT * FROM requests ORDER BY rowid")]
+
+    def count(self) -> dict[str, int]:
+        return dict(self.db.execute("SELECT state, COUNT(*) FROM requests GROUP BY state"))
+
+    def insert(self, db: sqlite3.Connection, rec: Record) -> None:
+        r = rec.request
+        db.execute(
+            "INSERT INTO requests VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (r.id, r.link, r.volume_bytes, r.release_s, r.deadline_s, r.max_rate_bps,
+             rec.state, rec.reason, _profile(rec.plan), rec.expires_s, rec.created_s,
+             rec.updated_s),
+        )  # fmt: skip
+
+    def update(self, db: sqlite3.Connection, rid: str, state: str, now: float, **kw) -> None:
+        sets = {"state": state, "updated_s": now}
+        if "reason" in kw:
+            sets["reason"] = kw["reason"]
+        if "plan" in kw:
+            sets["profile"] = _profile(kw["plan"])
+        if "expires_s" in kw:
+            sets["expires_s"] = kw["expires_s"]
+        cols = ", ".join(f"{k} = ?" for k in sets)
+        db.execute(f"UPDATE requests SET {cols} WHERE id = ?", (*sets.values(), rid))
+
+
+def _profile(plan: Plan | None) -> str | None:
+    return None if plan is None else json.dumps(plan.profile())
+
+
+def _record(row: tuple) -> Record:
+    rid, link, vol, rt, dt, mr, state, reason, profile, expires, created, updated = row
+    plan = Plan.of_profile(rid, [tuple(p) for p in json.loads(profile)]) if profile else None
+    return Record(
+        Request(rid, vol, rt, dt, mr, link), state, reason, plan, expires, created, updated
+    )
