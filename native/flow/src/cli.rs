@@ -165,6 +165,11 @@ pub struct SendArgs {
     /// more than its share of what the rate has allowed so far) instead of pacing.
     #[arg(long, conflicts_with = "pingpong")]
     pub app_cap: bool,
+    /// With --profile kept by pacing: pace F above the profile's rate (rate × (1 + F))
+    /// and let the writes keep the profile, so that a stream behind it (its first RTT
+    /// sends only the receiver's first window) catches up, never getting ahead. 0 to 0.5.
+    #[arg(long, value_name = "F", default_value_t = 0.0, requires = "profile")]
+    pub pace_headroom: f64,
 }
 
 #[derive(Args, Debug, Clone)]

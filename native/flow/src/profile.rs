@@ -28,9 +28,6 @@ impl Profile {
                 part.split_once(':').ok_or_else(|| format!("--profile step {k}: expected T_US:BPS, got {part:?}"))?;
             let t: u64 = t.trim().parse().map_err(|_| format!("--profile step {k}: bad date {t:?}"))?;
             let r: u64 = r.trim().parse().map_err(|_| format!("--profile step {k}: bad rate {r:?}"))?;
-            if r == 0 {
-                return Err(format!("--profile step {k}: the rate must be above 0"));
-            }
             let t_ns = t.checked_mul(1000).ok_or_else(|| format!("--profile step {k}: date too large"))?;
             if let Some(&(prev, _)) = steps.last() {
                 if t_ns <= prev {
@@ -44,11 +41,28 @@ impl Profile {
         if steps.len() > MAX_STEPS {
             return Err(format!("--profile: at most {MAX_STEPS} steps"));
         }
+        // A rate of 0 is a pause: never the first step (the pacing set before connect
+        // would be none) nor the last (the transfer could not end)
+        if steps.first().is_some_and(|s| s.1 == 0) || steps.last().is_some_and(|s| s.1 == 0) {
+            return Err("--profile: the first and the last step's rates must be above 0 (0 is a pause)".into());
+        }
         Ok(Profile { steps })
     }
 
     pub fn constant(rate_bps: u64) -> Profile {
         Profile { steps: vec![(0, rate_bps)] }
+    }
+
+    /// Whether a step pauses (rate 0): the writes, not only the pacing, must then keep
+    /// the profile, since the kernel cannot pace at 0.
+    pub fn has_pause(&self) -> bool {
+        self.steps.iter().any(|&(_, r)| r == 0)
+    }
+
+    /// The same dates at rates × (1 + f), rounded up (a pause stays one).
+    pub fn scaled(&self, f: f64) -> Profile {
+        let steps = self.steps.iter().map(|&(t, r)| (t, (r as f64 * (1.0 + f)).ceil() as u64)).collect();
+        Profile { steps }
     }
 
     pub fn first_rate(&self) -> u64 {
@@ -133,11 +147,17 @@ pub fn sleep_until(t_ns: u64, stopped: impl Fn() -> bool) -> bool {
 }
 
 /// Apply the profile's later steps to every live socket at their dates (the first is
-/// set before connect), recording each as [t_ns, bit/s] in `changes`.
+/// set before connect), recording each as [t_ns, bit/s] in `changes`. A pause (rate 0)
+/// leaves the pacing as it was: the writes hold the stream (`AppCap`), and the kernel,
+/// which cannot pace at 0, is not given a rate whose first packet would wait for ages.
 pub fn pace(profile: &Profile, start_ns: u64, streams: usize, stop: &AtomicBool, changes: &Arc<Mutex<Vec<[u64; 2]>>>) {
     for &(at, rate) in profile.changes() {
         if !sleep_until(start_ns + at, || stop.load(Ordering::Acquire) || signals::interrupted()) {
             return;
+        }
+        if rate == 0 {
+            changes.lock().unwrap().push([now_ns(), 0]);
+            continue;
         }
         let per = pacing_per_socket(rate, streams);
         signals::for_each(|fd| {
@@ -204,6 +224,23 @@ mod tests {
             let t = p.when_allowed(b);
             assert!(p.bytes_by(t) >= b && p.bytes_by(t - 1) < b, "{b}");
         }
+    }
+
+    #[test]
+    fn a_pause_allows_nothing_and_is_neither_first_nor_last() {
+        // 8 Mbit/s for 1 s (1 MB), a 2 s pause, then 8 Mbit/s again
+        let p = Profile::parse("0:8000000,1000000:0,3000000:8000000").unwrap();
+        assert!(p.has_pause());
+        assert_eq!(p.bytes_by(2_000_000_000), 1_000_000);
+        assert_eq!(p.when_allowed(1_000_001), 3_000_000_000 + 1000);
+        assert!(Profile::parse("0:0,1000:8000000").is_err());
+        assert!(Profile::parse("0:8000000,1000:0").is_err());
+    }
+
+    #[test]
+    fn a_scaled_profile_keeps_its_dates_and_pauses() {
+        let p = Profile::parse("0:8000000,1000000:0,3000000:1000").unwrap().scaled(0.025);
+        assert_eq!(p.as_us(), vec![[0, 8_200_000], [1_000_000, 0], [3_000_000, 1025]]);
     }
 
     #[test]

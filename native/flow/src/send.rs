@@ -77,6 +77,9 @@ struct Opts {
     mode: Mode,
     /// A rate profile and whether the writes (true) or the pacing keep it.
     limit: Option<(Profile, bool)>,
+    /// What the pacing follows when it keeps the profile: the profile, or the profile
+    /// with --pace-headroom (the writes then keep the profile itself).
+    pace: Option<Profile>,
 }
 
 /// V split over N streams: V/N each, the remainder one byte each to the first.
@@ -179,6 +182,16 @@ fn validate(a: &SendArgs, sum: &mut Summary) -> Result<Opts, Fail> {
         sum.bytes = v;
         Mode::Bulk { shares: split_volume(v, a.streams), file: None }
     };
+    if !(0.0..=0.5).contains(&a.pace_headroom) {
+        return Err(Fail::usage("--pace-headroom must be between 0 and 0.5"));
+    }
+    let pace = match &limit {
+        Some((p, false)) => Some(p.scaled(a.pace_headroom)),
+        _ => None,
+    };
+    if a.pace_headroom > 0.0 && pace.is_none() {
+        return Err(Fail::usage("--pace-headroom is for a profile kept by pacing (not --app-cap)"));
+    }
     Ok(Opts {
         streams: a.streams,
         interval_ns: interval_ns(a.interval_us)?,
@@ -187,6 +200,7 @@ fn validate(a: &SendArgs, sum: &mut Summary) -> Result<Opts, Fail> {
         idle: net::secs(a.idle_timeout_s, "--idle-timeout-s")?,
         mode,
         limit,
+        pace,
     })
 }
 
@@ -200,7 +214,7 @@ fn run_inner(a: &SendArgs, sum: &mut Summary, changes: &Arc<Mutex<Vec<[u64; 2]>>
     let csv = output::create_csv(&a.log, header)?;
     let pacing = match &o.limit {
         Some((_, true)) => None,
-        Some((p, false)) => Some(pacing_per_socket(p.first_rate(), o.streams)),
+        Some((_, false)) => o.pace.as_ref().map(|p| pacing_per_socket(p.first_rate(), o.streams)),
         None => a.rate_bps.map(|r| pacing_per_socket(r, o.streams)),
     };
     let mut socks = Vec::with_capacity(o.streams);
@@ -320,8 +334,12 @@ fn bulk(
                     return None;
                 }
                 start.fetch_min(now_ns(), Ordering::AcqRel);
+                // the writes keep the profile under an application cap, and under pacing
+                // when it pauses (the kernel cannot pace at 0) or paces with headroom
                 let cap = match &o.limit {
-                    Some((p, true)) => Some(AppCap { profile: p, start_ns: t0.load(Ordering::Acquire), streams: n }),
+                    Some((p, app)) if *app || p.has_pause() || o.pace.as_ref() != Some(p) => {
+                        Some(AppCap { profile: p, start_ns: t0.load(Ordering::Acquire), streams: n })
+                    }
                     _ => None,
                 };
                 let r = stream(i, s, share, buf, file, o.idle, cap);
@@ -339,7 +357,7 @@ fn bulk(
         // All streams start together, or none does.
         t0.store(now_ns(), Ordering::Release);
         let mut go = hs.len() == n;
-        if let (Some((p, false)), true) = (&o.limit, go) {
+        if let (Some(p), true) = (&o.pace, go) {
             let (stop, t) = (&stop, t0.load(Ordering::Acquire));
             let pacer = std::thread::Builder::new()
                 .name("flow-profile".into())

@@ -77,7 +77,7 @@ def step_rates(
                 from_s=lo,
                 to_s=to,
                 measured_bps=got,
-                ratio=None if got is None else got / wire,
+                ratio=None if got is None or wire == 0 else got / wire,  # a pause: no ratio
             )
         )
     return out

@@ -299,6 +299,8 @@ def build(
                 send += ["--socket-buffer", e.socket_buffer_bytes]
             if e.profile:
                 send += ["--profile", profiles.Profile.of(e.profile).flow_arg()]
+                if e.pace_headroom:
+                    send += ["--pace-headroom", e.pace_headroom]
             if e.enforce == "application":
                 send += ["--app-cap"]
             if e.source_file:

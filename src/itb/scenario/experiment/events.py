@@ -44,6 +44,8 @@ class Transfer(_Frozen):
     )
     # a fixed SO_SNDBUF / SO_RCVBUF (bytes) on both ends; None: the kernel autotunes
     socket_buffer_bytes: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    # a profile kept by pacing: the pacing this share above it, the writes keeping it
+    pace_headroom: float = Field(default=0.0, exclude_if=lambda v: v == 0)
     # "udt": ITB's UDT endpoint (itb-udt) instead of TCP; cc is then "udt"
     protocol: Literal["tcp", "udt"] = Field(default="tcp", exclude_if=lambda v: v == "tcp")
     # a UDT transfer's rate control: ITB's fixed-rate controller along `profile`, or

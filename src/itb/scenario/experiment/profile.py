@@ -2,7 +2,8 @@
 
 A profile is a list of (date, rate) steps, dates relative to the transfer's start (the
 moment its connections are up and it begins to send), the first at 0, strictly
-increasing; each rate holds until the next date, the last one until the transfer ends
+increasing; each rate holds until the next date, the last one until the transfer ends; a
+rate of 0 is a pause (never the first or last step)
 (Guillier, Soudan, Primet, "UDT and TCP without congestion control for profile
 pursuit", INRIA RR-6874, 2009, §2). Rates are payload bit/s, what the sender's pacing
 or its application-level cap counts.
@@ -53,6 +54,11 @@ def _date_us(v: object) -> int:
 
 
 def _rate(v: object) -> int:
+    """A rate with its unit, or 0 (a pause: 0, "0" or "0bit")."""
+    if (isinstance(v, int) and not isinstance(v, bool) and v == 0) or (
+        isinstance(v, str) and v.strip() in ("0", "0bit")
+    ):
+        return 0
     r = parse_rate(v, lo=RATE_LO, hi=RATE_HI)
     if r is None:
         raise UnitError("a profile's rate must be finite")
@@ -84,6 +90,12 @@ def check(steps: tuple[Step, ...]) -> tuple[Step, ...]:
         raise UnitError(f"{len(steps)} steps: at most {MAX_STEPS}")
     if steps[0][0] != 0:
         raise UnitError(f"step 0: a profile starts at date 0 (got {steps[0][0] / 1e6:g} s)")
+    if steps[0][1] == 0 or steps[-1][1] == 0:
+        k = 0 if steps[0][1] == 0 else len(steps) - 1
+        raise UnitError(
+            f"step {k}: a rate of 0 is a pause, between steps that send: a profile's first "
+            "and last rates are above 0"
+        )
     late = next((k for k, (at, _) in enumerate(steps) if at > MAX_DATE_US), None)
     if late is not None:
         raise UnitError(
@@ -132,8 +144,10 @@ def read_file(path: Path) -> tuple[Step, ...]:
             if not t.is_finite() or t < 0 or not r.is_finite() or r != r.to_integral_value():
                 raise UnitError("t_s must be 0 or more seconds and rate_bps a whole number")
             rate = int(r)
-            if not RATE_LO <= rate <= RATE_HI:
-                raise UnitError(f"rate_bps must be {RATE_LO} to {RATE_HI} (got {rate})")
+            if rate != 0 and not RATE_LO <= rate <= RATE_HI:
+                raise UnitError(
+                    f"rate_bps must be 0 (a pause) or {RATE_LO} to {RATE_HI} (got {rate})"
+                )
             steps.append((round(t * 1_000_000), rate))
         except (InvalidOperation, UnitError) as e:
             raise UnitError(

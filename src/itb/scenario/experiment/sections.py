@@ -211,6 +211,8 @@ class TransferSpec(_Section):
     enforce: Enforce = "pacing"
     # a fixed SO_SNDBUF / SO_RCVBUF of this size on both ends (iperf's -w); None: autotuned
     socket_buffer: Annotated[int | None, BeforeValidator(_socket_buffer)] = None
+    # a profile kept by pacing: pace this share above it, the writes keeping the profile
+    pace_headroom: Annotated[float, Field(ge=0.0, le=0.5)] = 0.0
     deadline: Span | None = None  # it must complete this long after its start
     protocol: Protocol = "tcp"  # "udt": the UDT endpoint, its rate from `rate` or `profile`
     direction: Direction | None = None  # default from the hosts' sides

@@ -119,6 +119,11 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                 'enforce = "tbf" keeps one rate with a token bucket on the source host: '
                 "give rate, and no profile",
             )
+        if t.pace_headroom and (steps is None or t.enforce != "pacing" or t.protocol != "tcp"):
+            fail(
+                f"{where}.pace_headroom",
+                "pace_headroom is for a TCP transfer whose profile the pacing keeps",
+            )
         if t.protocol == "udt":
             steps = udt_profile(t, steps, topo, where, fail)
         elif t.cc == UDT_NATIVE:
@@ -153,6 +158,7 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                     protocol=t.protocol,
                     deadline_us=t.deadline,
                     socket_buffer_bytes=t.socket_buffer,
+                    pace_headroom=t.pace_headroom,
                 )
             )
             if t.deadline is not None:
@@ -280,6 +286,8 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
         where = f"command[{i}]"
         name = host(c.host, f"{where}.host")
         steps = event_profile(c, where, source)
+        if steps is not None and any(r == 0 for _, r in steps):
+            fail(f"{where}.profile", "a command's pacer cannot pause (a rate of 0): a transfer can")
         if steps is not None:
             # where the command sends is its own business: its profile must fit the
             # fastest path out of its host

@@ -98,6 +98,8 @@ def udt_profile(t, steps, topo: Topology, where: str, fail) -> tuple[profiles.St
                 "ITB's fixed-rate controller (leave cc out)",
             )
         return None
+    if steps is not None and any(r == 0 for _, r in steps):
+        fail(f"{where}.profile", "itb-udt's controller cannot pause (a rate of 0): TCP can")
     if steps is None:
         if t.rate is None:
             fail(
