@@ -30,9 +30,6 @@ fn main() {
         exit(126);
     }
     let err = Command::new(&program).args(args).exec();
-    eprintln!(
-        "itb-incgroup: cannot execute {}: {err}",
-        Path::new(&program).display()
-    );
+    eprintln!("itb-incgroup: cannot execute {}: {err}", Path::new(&program).display());
     exit(127);
 }

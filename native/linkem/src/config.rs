@@ -29,13 +29,7 @@ pub struct LossConfig {
 
 impl Default for LossConfig {
     fn default() -> Self {
-        LossConfig {
-            model: LossModel::None,
-            p: 0.0,
-            r: 1.0,
-            loss_good: 0.0,
-            loss_bad: 1.0,
-        }
+        LossConfig { model: LossModel::None, p: 0.0, r: 1.0, loss_good: 0.0, loss_bad: 1.0 }
     }
 }
 
@@ -158,9 +152,7 @@ impl Config {
     pub fn validate(&self) -> Result<(), String> {
         for (i, name) in self.interfaces.iter().enumerate() {
             if name.is_empty() || name.len() >= libc::IF_NAMESIZE {
-                return Err(format!(
-                    "interfaces[{i}] is not a valid interface name: {name:?}"
-                ));
+                return Err(format!("interfaces[{i}] is not a valid interface name: {name:?}"));
             }
         }
         if self.interfaces[0] == self.interfaces[1] {
@@ -173,22 +165,16 @@ impl Config {
             return Err("chunk_us must be > 0".into());
         }
         if self.log_segment_bytes != 0 && self.log_segment_bytes < MIN_SEGMENT_BYTES {
-            return Err(format!(
-                "log_segment_bytes must be 0 (one file) or at least {MIN_SEGMENT_BYTES}"
-            ));
+            return Err(format!("log_segment_bytes must be 0 (one file) or at least {MIN_SEGMENT_BYTES}"));
         }
         if self.log_keep_bytes != 0 && self.log_segment_bytes == 0 {
-            return Err(
-                "log_keep_bytes needs log_segment_bytes (only closed segments are deleted)".into(),
-            );
+            return Err("log_keep_bytes needs log_segment_bytes (only closed segments are deleted)".into());
         }
         validate_dir(&self.directions.ab, "directions.ab")?;
         validate_dir(&self.directions.ba, "directions.ba")?;
         for (i, p) in self.pair_delays.iter().enumerate() {
             if p.src.is_ipv4() != p.dst.is_ipv4() {
-                return Err(format!(
-                    "pair_delays[{i}]: src and dst must be the same IP family"
-                ));
+                return Err(format!("pair_delays[{i}]: src and dst must be the same IP family"));
             }
             if p.extra_us > MAX_DELAY_US {
                 return Err(format!("pair_delays[{i}].extra_us too large"));
@@ -198,11 +184,7 @@ impl Config {
     }
 
     pub fn max_extra_us(&self) -> u64 {
-        self.pair_delays
-            .iter()
-            .map(|p| p.extra_us)
-            .max()
-            .unwrap_or(0)
+        self.pair_delays.iter().map(|p| p.extra_us).max().unwrap_or(0)
     }
 }
 
@@ -221,10 +203,7 @@ pub struct Update {
 fn opt_u64(v: &Value, key: &str) -> Result<Option<u64>, String> {
     match v {
         Value::Null => Ok(None),
-        _ => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| format!("{key} must be a non-negative integer or null")),
+        _ => v.as_u64().map(Some).ok_or_else(|| format!("{key} must be a non-negative integer or null")),
     }
 }
 
@@ -246,16 +225,13 @@ impl Update {
                 }
                 "rate_bps" => u.rate_bps = Some(opt_u64(val, k)?),
                 "delay_us" => {
-                    u.delay_us = Some(
-                        val.as_u64()
-                            .ok_or("delay_us must be a non-negative integer")?,
-                    )
+                    u.delay_us = Some(val.as_u64().ok_or("delay_us must be a non-negative integer")?)
                 }
                 "queue_bytes" => u.queue_bytes = Some(opt_u64(val, k)?),
                 "queue_packets" => u.queue_packets = Some(opt_u64(val, k)?),
                 "loss" => {
-                    let l: LossConfig = serde_json::from_value(val.clone())
-                        .map_err(|e| format!("bad loss: {e}"))?;
+                    let l: LossConfig =
+                        serde_json::from_value(val.clone()).map_err(|e| format!("bad loss: {e}"))?;
                     u.loss = Some(l)
                 }
                 _ => return Err(format!("unknown field {k:?}")),
@@ -321,20 +297,10 @@ mod tests {
         assert!(Config::parse(&bad).unwrap_err().contains("loss.p"));
         let bad = EXAMPLE.replace("\"b0\"", "\"a0\"");
         assert!(Config::parse(&bad).is_err());
-        let tiny = EXAMPLE.replace(
-            "\"spin_us\": 0",
-            "\"spin_us\": 0, \"log_segment_bytes\": 1000",
-        );
-        assert!(Config::parse(&tiny)
-            .unwrap_err()
-            .contains("log_segment_bytes"));
-        let keep = EXAMPLE.replace(
-            "\"spin_us\": 0",
-            "\"spin_us\": 0, \"log_keep_bytes\": 9000000",
-        );
-        assert!(Config::parse(&keep)
-            .unwrap_err()
-            .contains("log_keep_bytes needs"));
+        let tiny = EXAMPLE.replace("\"spin_us\": 0", "\"spin_us\": 0, \"log_segment_bytes\": 1000");
+        assert!(Config::parse(&tiny).unwrap_err().contains("log_segment_bytes"));
+        let keep = EXAMPLE.replace("\"spin_us\": 0", "\"spin_us\": 0, \"log_keep_bytes\": 9000000");
+        assert!(Config::parse(&keep).unwrap_err().contains("log_keep_bytes needs"));
         let bad = EXAMPLE.replace("bernoulli", "weird");
         assert!(Config::parse(&bad).is_err());
         let bad = EXAMPLE.replace("\"seed\"", "\"sead\"");
@@ -346,8 +312,7 @@ mod tests {
         let u = Update::parse(r#"{"dir":"ab","rate_bps":500000000}"#).unwrap();
         assert_eq!(u.dir, 0);
         assert_eq!(u.rate_bps, Some(Some(500_000_000)));
-        let u = Update::parse(r#"{"dir":"ba","rate_bps":null,"delay_us":5,"queue_packets":10}"#)
-            .unwrap();
+        let u = Update::parse(r#"{"dir":"ba","rate_bps":null,"delay_us":5,"queue_packets":10}"#).unwrap();
         assert_eq!(u.dir, 1);
         assert_eq!(u.rate_bps, Some(None));
         assert_eq!(u.queue_packets, Some(Some(10)));

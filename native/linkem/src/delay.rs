@@ -13,9 +13,7 @@ pub struct DelayLine<T> {
 
 impl<T> DelayLine<T> {
     pub fn new(nclasses: usize, cap: usize) -> Self {
-        let classes = (0..nclasses.max(1))
-            .map(|_| VecDeque::with_capacity(cap))
-            .collect();
+        let classes = (0..nclasses.max(1)).map(|_| VecDeque::with_capacity(cap)).collect();
         DelayLine { classes, len: 0 }
     }
 
@@ -95,14 +93,7 @@ mod tests {
         }
         assert_eq!(
             out,
-            vec![
-                (50, "b0"),
-                (60, "b1"),
-                (100, "a0"),
-                (110, "c0"),
-                (105, "c1"),
-                (120, "a1")
-            ]
+            vec![(50, "b0"), (60, "b1"), (100, "a0"), (110, "c0"), (105, "c1"), (120, "a1")]
         );
         assert!(d.is_empty());
         assert_eq!(d.next_release(), None);

@@ -41,10 +41,7 @@ impl LogFiles {
         for entry in fs::read_dir(&self.dir)? {
             let name = entry?.file_name();
             let name = name.to_string_lossy();
-            if let Some(mid) = name
-                .strip_prefix(&prefix)
-                .and_then(|r| r.strip_suffix(".csv"))
-            {
+            if let Some(mid) = name.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".csv")) {
                 if !mid.is_empty() && mid.bytes().all(|b| b.is_ascii_digit()) {
                     remove_if_present(&self.dir.join(name.as_ref()))?;
                 }
@@ -99,12 +96,7 @@ fn write_some(f: &mut impl Write, b: &[u8]) -> (usize, Option<io::Error>) {
     let mut n = 0;
     while n < b.len() {
         match f.write(&b[n..]) {
-            Ok(0) => {
-                return (
-                    n,
-                    Some(io::Error::new(io::ErrorKind::WriteZero, "wrote nothing")),
-                )
-            }
+            Ok(0) => return (n, Some(io::Error::new(io::ErrorKind::WriteZero, "wrote nothing"))),
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return (n, Some(e)),
@@ -146,15 +138,7 @@ impl<F: Fs> Writer<F> {
     /// is a configuration error (exit 2), not a passing fault.
     pub fn open_on(files: LogFiles, fs: F) -> io::Result<Writer<F>> {
         files.remove_stale()?;
-        let mut w = Writer {
-            files,
-            fs,
-            file: None,
-            written: 0,
-            dirty: false,
-            seq: 0,
-            closed: VecDeque::new(),
-        };
+        let mut w = Writer { files, fs, file: None, written: 0, dirty: false, seq: 0, closed: VecDeque::new() };
         w.ready()?;
         Ok(w)
     }
@@ -179,10 +163,7 @@ impl<F: Fs> Writer<F> {
             self.written += n as u64;
             return Ok(());
         };
-        let kept = rows[..n]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
+        let kept = rows[..n].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
         self.written += kept as u64;
         if kept < n {
             self.dirty = true;
@@ -193,9 +174,7 @@ impl<F: Fs> Writer<F> {
 
     fn rotation_due(&self, more: usize) -> bool {
         let seg = self.files.segment_bytes;
-        seg != 0
-            && self.written > self.files.header.len() as u64
-            && self.written + more as u64 > seg
+        seg != 0 && self.written > self.files.header.len() as u64 && self.written + more as u64 > seg
     }
 
     /// A live file that exists, holds no cut row, and starts with the header.
@@ -220,8 +199,7 @@ impl<F: Fs> Writer<F> {
 
     fn clean(&mut self) -> io::Result<()> {
         if self.dirty {
-            self.fs
-                .truncate(self.file.as_mut().unwrap(), self.written)?;
+            self.fs.truncate(self.file.as_mut().unwrap(), self.written)?;
             self.dirty = false;
         }
         Ok(())
@@ -256,25 +234,18 @@ pub fn row_span(rows: &[u8]) -> (u64, Option<u64>, Option<u64>) {
         return (0, None, None);
     }
     let body = &rows[..rows.iter().rposition(|&b| b == b'\n').unwrap()];
-    let last = body
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(body, |i| &body[i + 1..]);
+    let last = body.iter().rposition(|&b| b == b'\n').map_or(body, |i| &body[i + 1..]);
     let t = |line: &[u8]| {
         let end = line.iter().position(|&b| b == b',').unwrap_or(line.len());
-        std::str::from_utf8(&line[..end])
-            .ok()?
-            .trim()
-            .parse::<u64>()
-            .ok()
+        std::str::from_utf8(&line[..end]).ok()?.trim().parse::<u64>().ok()
     };
     (n, t(rows), t(last))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::testfs::FaultFs;
+    use super::*;
 
     pub fn scratch(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("linkem-logfile-{tag}-{}", std::process::id()));
@@ -284,20 +255,11 @@ mod tests {
     }
 
     fn files(dir: &Path, segment_bytes: u64) -> LogFiles {
-        LogFiles {
-            dir: dir.into(),
-            stem: "linkem-ab".into(),
-            header: "t,x\n",
-            segment_bytes,
-            keep_bytes: 0,
-            interval_ns: 1,
-        }
+        LogFiles { dir: dir.into(), stem: "linkem-ab".into(), header: "t,x\n", segment_bytes, keep_bytes: 0, interval_ns: 1 }
     }
 
     fn rows(r: std::ops::Range<u64>) -> Vec<u8> {
-        r.map(|i| format!("{i},xxxxxxxx\n"))
-            .collect::<String>()
-            .into_bytes()
+        r.map(|i| format!("{i},xxxxxxxx\n")).collect::<String>().into_bytes()
     }
 
     #[test]
@@ -317,11 +279,7 @@ mod tests {
         fs.set(|f| f.room = None);
         w.write(&rows(30..40)).unwrap();
         let text = fs::read_to_string(d.join("linkem-ab.csv")).unwrap();
-        let got: Vec<u64> = text
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').next().unwrap().parse().unwrap())
-            .collect();
+        let got: Vec<u64> = text.lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
         assert_eq!(got, (0..12).chain(30..40).collect::<Vec<_>>());
         assert!(text.lines().skip(1).all(|l| l.ends_with(",xxxxxxxx")));
         fs::remove_dir_all(&d).unwrap();
@@ -338,10 +296,7 @@ mod tests {
         });
         assert_eq!(w.write(&rows(0..5)).unwrap_err().kept, 11);
         fs.set(|f| f.room = None);
-        assert_eq!(
-            w.write(&rows(5..6)).unwrap_err().error.raw_os_error(),
-            Some(libc::EIO)
-        );
+        assert_eq!(w.write(&rows(5..6)).unwrap_err().error.raw_os_error(), Some(libc::EIO));
         fs.set(|f| f.fail_truncate = false);
         w.write(&rows(6..8)).unwrap();
         let text = fs::read_to_string(d.join("linkem-ab.csv")).unwrap();

@@ -33,11 +33,7 @@ pub struct LogSink {
 
 impl LogSink {
     /// The direction's writer thread, `dir` naming it in events (see `logloss`).
-    pub fn spawn(
-        files: LogFiles,
-        dir: &str,
-        events: Events,
-    ) -> io::Result<(LogSink, JoinHandle<LogReport>)> {
+    pub fn spawn(files: LogFiles, dir: &str, events: Events) -> io::Result<(LogSink, JoinHandle<LogReport>)> {
         let w = Writer::open(files)?;
         LogSink::spawn_writer(w, dir, events)
     }
@@ -50,27 +46,25 @@ impl LogSink {
         let mut acct = Account::new(dir.to_string(), w.files().interval_ns, events);
         let (tx, rx) = sync_channel::<Shipment>(8);
         let (back_tx, back_rx): (Sender<Vec<u8>>, Receiver<Vec<u8>>) = channel();
-        let h = std::thread::Builder::new()
-            .name(format!("linkem-log-{dir}"))
-            .spawn(move || {
-                for mut s in rx {
-                    if let Some(d) = s.dropped {
-                        acct.lost(d, BEHIND);
-                    }
-                    match w.write(&s.rows) {
-                        Ok(()) => acct.written(row_span(&s.rows).0),
-                        Err(cut) => {
-                            acct.written(row_span(&s.rows[..cut.kept]).0);
-                            if let Some(lost) = Span::of(row_span(&s.rows[cut.kept..])) {
-                                acct.lost(lost, &cut.error.to_string());
-                            }
+        let h = std::thread::Builder::new().name(format!("linkem-log-{dir}")).spawn(move || {
+            for mut s in rx {
+                if let Some(d) = s.dropped {
+                    acct.lost(d, BEHIND);
+                }
+                match w.write(&s.rows) {
+                    Ok(()) => acct.written(row_span(&s.rows).0),
+                    Err(cut) => {
+                        acct.written(row_span(&s.rows[..cut.kept]).0);
+                        if let Some(lost) = Span::of(row_span(&s.rows[cut.kept..])) {
+                            acct.lost(lost, &cut.error.to_string());
                         }
                     }
-                    s.rows.clear();
-                    let _ = back_tx.send(s.rows);
                 }
-                acct.finish()
-            })?;
+                s.rows.clear();
+                let _ = back_tx.send(s.rows);
+            }
+            acct.finish()
+        })?;
         let sink = LogSink {
             buf: Vec::with_capacity(BUF),
             to_writer: Some(tx),
@@ -87,15 +81,9 @@ impl LogSink {
             return;
         }
         let Some(tx) = &self.to_writer else { return };
-        let spare = self
-            .spares
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(BUF));
+        let spare = self.spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(BUF));
         let rows = std::mem::replace(&mut self.buf, spare);
-        match tx.try_send(Shipment {
-            rows,
-            dropped: self.dropped.take(),
-        }) {
+        match tx.try_send(Shipment { rows, dropped: self.dropped.take() }) {
             Ok(()) => {}
             Err(TrySendError::Full(s)) | Err(TrySendError::Disconnected(s)) => {
                 // The writer is behind: keep the rows, in order, for the next try.
@@ -118,10 +106,7 @@ impl LogSink {
         if let Some(tx) = self.to_writer.take() {
             let rows = std::mem::take(&mut self.buf);
             if !rows.is_empty() || self.dropped.is_some() {
-                let _ = tx.send(Shipment {
-                    rows,
-                    dropped: self.dropped.take(),
-                });
+                let _ = tx.send(Shipment { rows, dropped: self.dropped.take() });
             }
         }
     }
@@ -156,14 +141,7 @@ mod tests {
     }
 
     fn files(dir: &Path, segment_bytes: u64, keep_bytes: u64) -> LogFiles {
-        LogFiles {
-            dir: dir.into(),
-            stem: "linkem-ab".into(),
-            header: "t,x\n",
-            segment_bytes,
-            keep_bytes,
-            interval_ns: 1,
-        }
+        LogFiles { dir: dir.into(), stem: "linkem-ab".into(), header: "t,x\n", segment_bytes, keep_bytes, interval_ns: 1 }
     }
 
     type Seen = Arc<Mutex<Vec<serde_json::Value>>>;
@@ -171,10 +149,7 @@ mod tests {
     fn recorder() -> (Events, Seen) {
         let seen: Seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
-        (
-            Box::new(move |l: &str| s.lock().unwrap().push(serde_json::from_str(l).unwrap())),
-            seen,
-        )
+        (Box::new(move |l: &str| s.lock().unwrap().push(serde_json::from_str(l).unwrap())), seen)
     }
 
     fn write_rows(f: LogFiles, n: usize) -> LogReport {
@@ -191,10 +166,8 @@ mod tests {
 
     /// The rows of the live file (and segments before it), as t values; every line whole.
     fn series(d: &Path) -> Vec<u64> {
-        let mut names: Vec<String> = fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into())
-            .collect();
+        let mut names: Vec<String> =
+            fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
         names.retain(|n| n.starts_with("linkem-ab.") && n != "linkem-ab.csv");
         names.sort();
         names.push("linkem-ab.csv".into());
@@ -216,10 +189,7 @@ mod tests {
         let d = scratch("one");
         let r = write_rows(files(&d, 0, 0), 10_000);
         assert_eq!(series(&d), (0..10_000).collect::<Vec<_>>());
-        assert_eq!(
-            (r.log_rows, r.log_rows_lost, r.log_gaps_total),
-            (10_000, 0, 0)
-        );
+        assert_eq!((r.log_rows, r.log_rows_lost, r.log_gaps_total), (10_000, 0, 0));
         assert_eq!(fs::read_dir(&d).unwrap().count(), 1);
         fs::remove_dir_all(&d).unwrap();
     }
@@ -263,28 +233,16 @@ mod tests {
             .filter(|e| e.file_name() != "linkem-ab.csv")
             .map(|e| e.metadata().unwrap().len())
             .collect();
-        assert!(
-            closed.len() >= 2
-                && closed.iter().all(|&b| b <= 20_000)
-                && closed.iter().sum::<u64>() <= 40_000,
-            "{closed:?}"
-        );
+        assert!(closed.len() >= 2 && closed.iter().all(|&b| b <= 20_000) && closed.iter().sum::<u64>() <= 40_000, "{closed:?}");
         let kept = series(&d);
         assert!(kept[0] > 0 && kept.last() == Some(&19_999));
-        assert_eq!(
-            kept,
-            (kept[0]..20_000).collect::<Vec<_>>(),
-            "the newest rows, none missing"
-        );
+        assert_eq!(kept, (kept[0]..20_000).collect::<Vec<_>>(), "the newest rows, none missing");
         fs::remove_dir_all(&d).unwrap();
     }
 
     /// A sink whose writer works on a file system the test can fill or stall, in a fresh
     /// scratch directory: (directory, file system, sink, writer thread, events seen).
-    fn on_fault_fs(
-        tag: &str,
-        dir: &str,
-    ) -> (PathBuf, FaultFs, LogSink, JoinHandle<LogReport>, Seen) {
+    fn on_fault_fs(tag: &str, dir: &str) -> (PathBuf, FaultFs, LogSink, JoinHandle<LogReport>, Seen) {
         let d = scratch(tag);
         let fs = FaultFs::default();
         let w = Writer::open_on(files(&d, 0, 0), fs.clone()).unwrap();
@@ -296,9 +254,7 @@ mod tests {
     /// Waits until the writer has handled the one shipment sent since the last call
     /// (it hands its buffer back after writing it and reporting what it lost).
     fn settle(s: &mut LogSink) {
-        s.spares
-            .recv_timeout(Duration::from_secs(5))
-            .expect("the writer took the rows");
+        s.spares.recv_timeout(Duration::from_secs(5)).expect("the writer took the rows");
     }
 
     #[test]
@@ -314,19 +270,11 @@ mod tests {
         ship(&mut s, 0..100);
         fs.set(|f| f.room = Some(1000)); // 166 rows of 6 B (100..=265), and 4 B of the next
         ship(&mut s, 100..300);
-        assert_eq!(
-            seen.lock().unwrap().len(),
-            1,
-            "reported while the disk is still full"
-        );
+        assert_eq!(seen.lock().unwrap().len(), 1, "reported while the disk is still full");
         ship(&mut s, 300..400);
         fs.set(|f| f.room = None);
         ship(&mut s, 400..500);
-        assert_eq!(
-            seen.lock().unwrap().len(),
-            2,
-            "the end of the gap reported once rows resume"
-        );
+        assert_eq!(seen.lock().unwrap().len(), 2, "the end of the gap reported once rows resume");
         s.close();
         let r = h.join().unwrap();
         let got = series(&d);
@@ -338,18 +286,12 @@ mod tests {
         assert_eq!(r.log_rows + r.log_rows_lost, 500);
         assert_eq!(r.log_gaps_total, 1);
         let g = &r.log_gaps[0];
-        assert_eq!(
-            (g.from_ns, g.to_ns, g.rows),
-            (kept_to + 1, 400, 399 - kept_to)
-        );
+        assert_eq!((g.from_ns, g.to_ns, g.rows), (kept_to + 1, 400, 399 - kept_to));
         assert!(g.error.contains("No space left"), "{}", g.error);
         let ev = seen.lock().unwrap();
         assert_eq!(ev[0]["event"], "log_error");
         assert_eq!(ev[0]["from_ns"], kept_to + 1);
-        assert_eq!(
-            (ev[1]["event"].as_str(), ev[1]["to_ns"].as_u64()),
-            (Some("log_gap"), Some(400))
-        );
+        assert_eq!((ev[1]["event"].as_str(), ev[1]["to_ns"].as_u64()), (Some("log_gap"), Some(400)));
         assert_eq!(ev[1]["resumed"], true);
         fs::remove_dir_all(&d).unwrap();
     }
@@ -369,10 +311,7 @@ mod tests {
             s.flush().unwrap();
             slowest = slowest.max(t0.elapsed());
         }
-        assert!(
-            slowest < Duration::from_millis(50),
-            "a shipment waited {slowest:?}"
-        );
+        assert!(slowest < Duration::from_millis(50), "a shipment waited {slowest:?}");
         assert!(t.elapsed() < Duration::from_secs(2));
         fs.set(|f| f.hold = false);
         for i in 10_000..10_100u64 {
@@ -386,16 +325,9 @@ mod tests {
         assert!(r.log_rows_lost > 5_000, "{r:?}");
         assert!(got.windows(2).all(|p| p[0] < p[1]) && got.last() == Some(&10_099));
         // every missing row lies in a reported gap
-        let missing: Vec<u64> = (0..10_100)
-            .filter(|t| got.binary_search(t).is_err())
-            .collect();
-        assert!(missing
-            .iter()
-            .all(|t| r.log_gaps.iter().any(|g| g.from_ns <= *t && *t < g.to_ns)));
-        assert_eq!(
-            r.log_gaps.iter().map(|g| g.rows).sum::<u64>(),
-            r.log_rows_lost
-        );
+        let missing: Vec<u64> = (0..10_100).filter(|t| got.binary_search(t).is_err()).collect();
+        assert!(missing.iter().all(|t| r.log_gaps.iter().any(|g| g.from_ns <= *t && *t < g.to_ns)));
+        assert_eq!(r.log_gaps.iter().map(|g| g.rows).sum::<u64>(), r.log_rows_lost);
         assert!(r.log_gaps.iter().all(|g| g.error == BEHIND));
         assert!(seen.lock().unwrap().iter().any(|e| e["event"] == "log_gap"));
         fs::remove_dir_all(&d).unwrap();
@@ -415,10 +347,7 @@ mod tests {
         assert_eq!((r.log_gaps[0].from_ns, r.log_gaps[0].to_ns), (2, 4));
         let ev = seen.lock().unwrap();
         assert_eq!(ev.len(), 2);
-        assert_eq!(
-            (ev[1]["dir"].as_str(), ev[1]["resumed"].as_bool()),
-            (Some("ba"), Some(false))
-        );
+        assert_eq!((ev[1]["dir"].as_str(), ev[1]["resumed"].as_bool()), (Some("ba"), Some(false)));
         assert_eq!(series(&d), vec![1]);
         fs::remove_dir_all(&d).unwrap();
     }

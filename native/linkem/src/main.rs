@@ -67,8 +67,7 @@ pub fn emit(line: &str) {
         let r = unsafe { libc::write(1, buf[n..].as_ptr() as *const libc::c_void, buf.len() - n) };
         if r > 0 {
             n += r as usize;
-        } else if r < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-        {
+        } else if r < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
             continue;
         } else {
             break;
@@ -106,11 +105,9 @@ fn peak_rss_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| {
-                l.split_whitespace()
-                    .nth(1)
-                    .and_then(|v| v.parse::<u64>().ok())
-            })
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<u64>().ok()))
         })
         .unwrap_or(0)
         * 1024
@@ -140,10 +137,7 @@ fn run(cfg: Config) -> Result<(), String> {
         PacketSocket::open(&ifs[i], rx, 64 << 20).map_err(|e| format!("socket on {}: {e}", ifs[i]))
     };
     // ab: interfaces[0] -> interfaces[1]; ba: the reverse.
-    let socks = [
-        (open(0, true)?, open(1, false)?),
-        (open(1, true)?, open(0, false)?),
-    ];
+    let socks = [(open(0, true)?, open(1, false)?), (open(1, true)?, open(0, false)?)];
     let dcfg = [cfg.directions.ab.clone(), cfg.directions.ba.clone()];
     let t0 = now_ns();
     let pairs = PairTable::new(&cfg.pair_delays);
@@ -201,10 +195,7 @@ fn run(cfg: Config) -> Result<(), String> {
             .map_err(|e| e.to_string())?;
         handles.push(h);
     }
-    emit(&format!(
-        "{{\"event\":\"ready\",\"pid\":{}}}",
-        std::process::id()
-    ));
+    emit(&format!("{{\"event\":\"ready\",\"pid\":{}}}", std::process::id()));
 
     let ctl_in = ctls.clone();
     std::thread::Builder::new()
@@ -223,10 +214,7 @@ fn run(cfg: Config) -> Result<(), String> {
                         c.flag.store(true, Ordering::Release);
                         eventfd_signal(c.evfd.as_raw_fd());
                     }
-                    Err(e) => emit(
-                        &serde_json::json!({"event": "error", "error": e, "line": line})
-                            .to_string(),
-                    ),
+                    Err(e) => emit(&serde_json::json!({"event": "error", "error": e, "line": line}).to_string()),
                 }
             }
         })
@@ -234,10 +222,7 @@ fn run(cfg: Config) -> Result<(), String> {
 
     // Wait for SIGINT/SIGTERM, or for a worker to die.
     loop {
-        let ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 200_000_000,
-        };
+        let ts = libc::timespec { tv_sec: 0, tv_nsec: 200_000_000 };
         // SAFETY: sigset built above; info may be null.
         let s = unsafe { libc::sigtimedwait(&sigset, std::ptr::null_mut(), &ts) };
         if s > 0 || handles.iter().any(|h| h.is_finished()) {
@@ -265,20 +250,11 @@ fn run(cfg: Config) -> Result<(), String> {
                 if let Some(g) = report.log_gaps.first() {
                     eprintln!(
                         "linkem: log {}: {} rows lost in {} gap(s), the first from {} to {} ns: {}",
-                        DIRS[i],
-                        report.log_rows_lost,
-                        report.log_gaps_total,
-                        g.from_ns,
-                        g.to_ns,
-                        g.error
+                        DIRS[i], report.log_rows_lost, report.log_gaps_total, g.from_ns, g.to_ns, g.error
                     );
                 }
-                let block = stats
-                    .entry(DIRS[i])
-                    .or_insert_with(|| serde_json::json!({}));
-                if let (Some(b), serde_json::Value::Object(r)) =
-                    (block.as_object_mut(), serde_json::to_value(report).unwrap())
-                {
+                let block = stats.entry(DIRS[i]).or_insert_with(|| serde_json::json!({}));
+                if let (Some(b), serde_json::Value::Object(r)) = (block.as_object_mut(), serde_json::to_value(report).unwrap()) {
                     b.extend(r);
                 }
             }
@@ -293,8 +269,7 @@ fn run(cfg: Config) -> Result<(), String> {
     stats.insert("pool_bytes".into(), total_pool.into());
     let path = cfg.log_dir.join("linkem-stats.json");
     let text = serde_json::to_string_pretty(&serde_json::Value::Object(stats)).unwrap();
-    std::fs::write(&path, text + "\n")
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     match err {
         Some(e) => Err(e),
         None => Ok(()),
@@ -304,22 +279,11 @@ fn run(cfg: Config) -> Result<(), String> {
 /// With `ITB_DIE_WITH_PARENT=<pid>` (set by ITB for what a run starts), the kernel
 /// sends SIGKILL when the parent dies; if the parent is already gone, exit at once.
 fn die_with_parent() {
-    let Some(ppid) = std::env::var("ITB_DIE_WITH_PARENT")
-        .ok()
-        .and_then(|v| v.parse::<i32>().ok())
-    else {
+    let Some(ppid) = std::env::var("ITB_DIE_WITH_PARENT").ok().and_then(|v| v.parse::<i32>().ok()) else {
         return;
     };
     // SAFETY: prctl with PR_SET_PDEATHSIG and a signal number; getppid has no arguments.
-    unsafe {
-        libc::prctl(
-            libc::PR_SET_PDEATHSIG,
-            libc::SIGKILL as libc::c_ulong,
-            0,
-            0,
-            0,
-        )
-    };
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) };
     if unsafe { libc::getppid() } != ppid {
         std::process::exit(1);
     }

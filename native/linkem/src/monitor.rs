@@ -39,23 +39,12 @@ pub struct Monitor {
 
 impl Monitor {
     pub fn new(t0: u64, interval_ns: u64) -> Self {
-        Monitor {
-            t0,
-            interval: interval_ns.max(1),
-            base: 0,
-            buckets: VecDeque::with_capacity(4096),
-            prev_backlog: 0,
-            busy: 0,
-        }
+        Monitor { t0, interval: interval_ns.max(1), base: 0, buckets: VecDeque::with_capacity(4096), prev_backlog: 0, busy: 0 }
     }
 
     #[inline]
     fn bucket(&mut self, t: u64) -> &mut Bucket {
-        let i = if t < self.t0 {
-            0
-        } else {
-            (t - self.t0) / self.interval
-        };
+        let i = if t < self.t0 { 0 } else { (t - self.t0) / self.interval };
         let k = i.saturating_sub(self.base) as usize;
         if k >= self.buckets.len() {
             self.buckets.resize(k + 1, Bucket::default());

@@ -106,15 +106,7 @@ impl Pipeline {
         if c.nseg != m.nseg {
             self.stats.chunks_split += 1;
         }
-        self.delay.push(
-            class,
-            release,
-            ChunkRef {
-                pkt,
-                first: c.first,
-                nseg: c.nseg,
-            },
-        );
+        self.delay.push(class, release, ChunkRef { pkt, first: c.first, nseg: c.nseg });
     }
 
     /// Process a frame arriving at t. Returns how many chunks of it were
@@ -180,16 +172,7 @@ impl Pipeline {
             last = self.shaper.admit(t, wire);
             self.mon.depart(last, wire);
         }
-        self.push_chunk(
-            Chunk {
-                first: 0,
-                nseg: m.nseg,
-                last_departure: last,
-            },
-            m,
-            pkt,
-            class,
-        );
+        self.push_chunk(Chunk { first: 0, nseg: m.nseg, last_departure: last }, m, pkt, class);
         let b = self.shaper.backlog_bytes(t);
         self.mon.arrived(t, b, self.shaper.busy_until());
         1
@@ -201,11 +184,7 @@ impl Pipeline {
         let st = &mut self.stats;
         st.tx_frames += 1;
         st.tx_segments += c.nseg as u64;
-        let (ps, pe) = if m.nseg > 1 {
-            m.payload_range(c.first, c.nseg)
-        } else {
-            (0, m.frame_len - m.hdr_len)
-        };
+        let (ps, pe) = if m.nseg > 1 { m.payload_range(c.first, c.nseg) } else { (0, m.frame_len - m.hdr_len) };
         st.tx_bytes += (pe - ps) as u64 + c.nseg as u64 * m.hdr_len as u64;
         let lag = now.saturating_sub(release);
         if lag > self.max_lag_ns {
@@ -232,11 +211,7 @@ mod tests {
             queue_bytes: qb,
             queue_packets: None,
             loss: LossConfig {
-                model: if p > 0.0 {
-                    LossModel::Bernoulli
-                } else {
-                    LossModel::None
-                },
+                model: if p > 0.0 { LossModel::Bernoulli } else { LossModel::None },
                 p,
                 ..Default::default()
             },
@@ -280,9 +255,7 @@ mod tests {
     }
 
     fn col(csv: &str, i: usize) -> Vec<u64> {
-        csv.lines()
-            .map(|l| l.split(',').nth(i).unwrap().parse().unwrap())
-            .collect()
+        csv.lines().map(|l| l.split(',').nth(i).unwrap().parse().unwrap()).collect()
     }
 
     #[test]
@@ -308,11 +281,7 @@ mod tests {
         assert!(out.iter().all(|(r, now, _)| now - r < 5_000));
         // departures per 1 ms interval never exceed the rate (+1 segment)
         let bytes = col(&csv, 1);
-        assert!(
-            bytes.iter().all(|&b| b <= 125_000 + 1514),
-            "{:?}",
-            bytes.iter().max()
-        );
+        assert!(bytes.iter().all(|&b| b <= 125_000 + 1514), "{:?}", bytes.iter().max());
         // steady state (20..180 ms) is at the rate within 1.3 %
         let mid: u64 = bytes[20..180].iter().sum();
         let rate = mid as f64 * 8.0 / 0.160;
@@ -329,12 +298,7 @@ mod tests {
     fn simulation_unlimited_rate_with_loss() {
         let (v, f) = build(true, 14480, 1448, 0x18);
         let m = classify(&v, &f, f.len() as u32);
-        let plain = PktMeta {
-            frame_len: 1514,
-            nseg: 1,
-            hdr_len: 1514,
-            ..Default::default()
-        };
+        let plain = PktMeta { frame_len: 1514, nseg: 1, hdr_len: 1514, ..Default::default() };
         let d = dir(None, 20_000, None, 0.01);
         let (p, out, csv) = simulate(&d, &[m, plain], 5_000_000_000, 100_000_000);
         let st = p.stats;
@@ -356,12 +320,7 @@ mod tests {
         // every 5 us but loses the CPU for 3 ms every 40 ms; frames keep their kernel
         // stamps, so the late loop must shift when chunks are handed over, never when
         // the link is computed to serialise them.
-        let plain = PktMeta {
-            frame_len: 1514,
-            nseg: 1,
-            hdr_len: 1514,
-            ..Default::default()
-        };
+        let plain = PktMeta { frame_len: 1514, nseg: 1, hdr_len: 1514, ..Default::default() };
         let d = dir(Some(1_000_000_000), 10_000, Some(2_500_000), 0.0);
         let t0: u64 = 1_000_000_000;
         let dur: u64 = 500_000_000;
@@ -388,35 +347,19 @@ mod tests {
         assert_eq!(st.rx_segments, st.tx_segments + st.drops_queue);
         // The link never idles: departures are back to back, 1514 * 8 bits at 1 bit/ns.
         assert_eq!(out[0].0, t0 + 12_112 + 10_000_000);
-        assert!(
-            out.windows(2).all(|w| w[1].0 - w[0].0 == 12_112),
-            "a departure followed the loop"
-        );
+        assert!(out.windows(2).all(|w| w[1].0 - w[0].0 == 12_112), "a departure followed the loop");
         // 400 ms of releases hold exactly 400 ms of the rate.
-        let n = out
-            .iter()
-            .filter(|(r, _)| *r > t0 + 10_000_000 && *r <= t0 + 410_000_000)
-            .count();
+        let n = out.iter().filter(|(r, _)| *r > t0 + 10_000_000 && *r <= t0 + 410_000_000).count();
         assert_eq!(n, 400_000_000 / 12_112);
         // The stalls were felt (late hand-overs) but bounded by the stall.
-        assert!(
-            st.late_packets > 0 && st.max_lag_us >= 2_900,
-            "{} {}",
-            st.late_packets,
-            st.max_lag_us
-        );
+        assert!(st.late_packets > 0 && st.max_lag_us >= 2_900, "{} {}", st.late_packets, st.max_lag_us);
         assert!(out.iter().all(|(r, s)| s - r <= 3_005_000));
     }
 
     #[test]
     fn simulation_packet_queue_limit_and_whole_packets() {
         // 100 Mbit/s, queue of 10 packets, plain 1514 B frames at 200 Mbit/s
-        let plain = PktMeta {
-            frame_len: 1514,
-            nseg: 1,
-            hdr_len: 1514,
-            ..Default::default()
-        };
+        let plain = PktMeta { frame_len: 1514, nseg: 1, hdr_len: 1514, ..Default::default() };
         let mut d = dir(Some(100_000_000), 1000, None, 0.0);
         d.queue_packets = Some(10);
         let (p, out, _csv) = simulate(&d, &[plain], 200_000_000, 100_000_000);

@@ -23,14 +23,8 @@ pub struct Shaper {
 }
 
 impl Shaper {
-    pub fn new(
-        rate_bps: Option<u64>,
-        queue_bytes: Option<u64>,
-        queue_packets: Option<u64>,
-    ) -> Self {
-        let cap = queue_packets
-            .map(|q| q.min(1 << 20) as usize + 1)
-            .unwrap_or(0);
+    pub fn new(rate_bps: Option<u64>, queue_bytes: Option<u64>, queue_packets: Option<u64>) -> Self {
+        let cap = queue_packets.map(|q| q.min(1 << 20) as usize + 1).unwrap_or(0);
         Shaper {
             rate_bps,
             queue_bytes,

@@ -7,8 +7,8 @@ commits. One lock serialises the changes: a quote sees every plan before it.
 A new request is admitted exactly against what is already promised: it gets a plan if
 its volume fits, at up to max-rate, in the capacity the link's held and committed plans
 leave between max(release, now) and its deadline, placed as early as it fits. Promised
-plans never move for a newcomer (a quote stays what it said). A capacity change
-re-plans: each promise, committed ones first in the order they were made, keeps its plan
+plans never move for a newcomer (a quote stays what it said). A capacity change (a new
+rate, or a restart with another rate or margin) re-plans: each promise, committed ones first in the order they were made, keeps its plan
 if it still fits, is placed again from now otherwise, and is broken (state `broken`, the
 reason given) if it no longer fits at all.
 """
@@ -61,8 +61,8 @@ class Ledger:
             for link in links:
                 if link.name not in stored:
                     with store.transaction() as db:
-                        store.set_link(db, link.name, link.rate_bps)
-                elif stored[link.name] != link.rate_bps:
+                        store.set_link(db, link.name, link.rate_bps, margin)
+                elif stored[link.name] != (link.rate_bps, margin):
                     self.broken_at_start[link.name] = self._replan(link.name, link.rate_bps, now)
 
     def capacity(self, link: str) -> float:
@@ -182,7 +182,7 @@ class Ledger:
             usage.add(future)  # what ran before now is done: only the future takes capacity
             new[r.request.id] = Plan(r.request.id, merged(list(past) + list(future)))
         with self.store.transaction() as db:
-            self.store.set_link(db, link, rate_bps)
+            self.store.set_link(db, link, rate_bps, self.margin)
             for r in recs:
                 rid = r.request.id
                 if rid in broken:

@@ -2,7 +2,8 @@
 
 One row per request, whatever its state; a change is one transaction, committed whole or
 not at all (a process killed mid-write leaves the previous state: SQLite's journal). The
-links' capacities are stored too, so that a restart with another capacity re-plans.
+links' rates and margins are stored too, so that a restart with another capacity
+re-plans.
 
 States: held (a quote with a plan, until `expires`), committed, refused (no plan, with the
 reason), cancelled, expired (a hold not committed in time), broken (a commitment a
@@ -26,7 +27,7 @@ FORMAT = 1
 
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS links (name TEXT PRIMARY KEY, rate_bps REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS links (name TEXT PRIMARY KEY, rate_bps REAL NOT NULL, margin REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS requests (
   id TEXT PRIMARY KEY,
   link TEXT NOT NULL,
@@ -92,13 +93,16 @@ class Store:
 
     # links
 
-    def links(self) -> dict[str, float]:
-        return dict(self.db.execute("SELECT name, rate_bps FROM links").fetchall())
+    def links(self) -> dict[str, tuple[float, float]]:
+        """Each link's (rate, margin) as the plans in the store were made for."""
+        rows = self.db.execute("SELECT name, rate_bps, margin FROM links").fetchall()
+        return {name: (rate, margin) for name, rate, margin in rows}
 
-    def set_link(self, db: sqlite3.Connection, name: str, rate_bps: float) -> None:
+    def set_link(self, db: sqlite3.Connection, name: str, rate_bps: float, margin: float) -> None:
         db.execute(
-            "INSERT INTO links VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET rate_bps = ?",
-            (name, rate_bps, rate_bps),
+            "INSERT INTO links VALUES (?, ?, ?) "
+            "ON CONFLICT (name) DO UPDATE SET rate_bps = ?, margin = ?",
+            (name, rate_bps, margin, rate_bps, margin),
         )
 
     # requests

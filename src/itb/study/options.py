@@ -32,6 +32,19 @@ def texts(text: str, flag: str) -> tuple[str, ...]:
     return tuple(csv_option(text, flag))
 
 
+def choices(allowed: tuple[str, ...], what: str) -> Callable[[str, str], tuple[str, ...]]:
+    """A comma list of distinct items, each one of `allowed` (errors name the first other)."""
+
+    def parse(text: str, flag: str) -> tuple[str, ...]:
+        chosen = texts(text, flag)
+        bad = [x for x in chosen if x not in allowed]
+        if bad:
+            raise ScenarioError(None, flag, f"unknown {what} {bad[0]!r}; give {', '.join(allowed)}")
+        return chosen
+
+    return parse
+
+
 def levels(text: str, flag: str, allow_sym: bool = False) -> tuple:
     """Levels of 0–10, comma-separated and distinct ("sym" among them if allowed)."""
     out: list = []

@@ -18,12 +18,7 @@ PATTERNS = ("1flow", "2flows-1host", "2flows-2hosts")
 MECHANISMS = ("tbf", "pacing")
 
 
-def parse_patterns(text: str, flag: str) -> tuple[str, ...]:
-    chosen = options.texts(text, flag)
-    bad = [p for p in chosen if p not in PATTERNS]
-    if bad:
-        raise ScenarioError(None, flag, f"unknown pattern {bad[0]!r}; give {', '.join(PATTERNS)}")
-    return chosen
+parse_patterns = options.choices(PATTERNS, "pattern")
 
 
 def parse_buffers(text: str, flag: str) -> tuple[int, ...]:

@@ -7,7 +7,6 @@ from typing import Annotated
 
 from pydantic import Field
 
-from itb.errors import ScenarioError
 from itb.study import options
 from itb.study.args import Option, OutDir, Seed, StudyArgs
 from itb.study.bulk import STUDY_DIR
@@ -16,25 +15,18 @@ WORKLOADS = ("paper", "random")
 POLICIES = ("ITB", "TS2", "EDF", "ALAP", "TS1")
 
 
-def choice(allowed: tuple[str, ...]):
-    def parse(text: str, flag: str) -> tuple[str, ...]:
-        chosen = options.texts(text, flag)
-        bad = [x for x in chosen if x not in allowed]
-        if bad:
-            raise ScenarioError(None, flag, f"unknown {bad[0]!r}; give {', '.join(allowed)}")
-        return chosen
-
-    return parse
-
-
 class ServiceArgs(StudyArgs):
-    workloads: Annotated[tuple[str, ...], Option("--workloads", choice(WORKLOADS))] = Field(
+    workloads: Annotated[
+        tuple[str, ...], Option("--workloads", options.choices(WORKLOADS, "workload"))
+    ] = Field(
         "paper,random",
         validate_default=True,
         description="paper: eWAN's §V example made feasible (--paper-volume × 2, window "
         "--window); random: --requests seeded requests at offered load --load over --horizon.",
     )
-    policies: Annotated[tuple[str, ...], Option("--policies", choice(POLICIES))] = Field(
+    policies: Annotated[
+        tuple[str, ...], Option("--policies", options.choices(POLICIES, "policy"))
+    ] = Field(
         "ITB,TS1",
         validate_default=True,
         description="Planned policies (ITB's exact planner, TS2, EDF, ALAP) run their plans "
