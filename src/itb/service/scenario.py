@@ -59,11 +59,13 @@ def planned_transfer(
     lead_s: float,
     rtt_s: float,
     headroom: float,
-    cc: str = "nocc",
+    mechanism: str = "nocc-pacing",
 ) -> dict:
     """Launched one RTT before t_s: its connection is up, and its profile starts, at t_s.
-    Paced `headroom` above its plan, its writes keeping the plan (the margin's use)."""
-    return {
+    nocc-pacing: paced `headroom` above its plan, its writes keeping the plan (the
+    margin's use); <cc>-application: that congestion control under the writes' cap."""
+    cc, enforce = mechanism.split("-")
+    t = {
         "id": r.id,
         "src": src,
         "dst": dst,
@@ -71,8 +73,12 @@ def planned_transfer(
         "volume": f"{r.volume_bytes}B",
         "cc": cc,
         "profile": profile_steps(plan),
-        **({"pace_headroom": round(headroom, 6)} if headroom else {}),
     }
+    if enforce == "application":
+        t["enforce"] = "application"
+    elif headroom:
+        t["pace_headroom"] = round(headroom, 6)
+    return t
 
 
 def shared_transfer(

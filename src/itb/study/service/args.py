@@ -8,11 +8,14 @@ from typing import Annotated
 from pydantic import Field
 
 from itb.study import options
-from itb.study.args import Option, OutDir, Seed, StudyArgs
+from itb.study.args import KEY_IF_SET, Option, OutDir, Seed, StudyArgs
 from itb.study.bulk import STUDY_DIR
 
 WORKLOADS = ("paper", "random")
 POLICIES = ("ITB", "TS2", "EDF", "ALAP", "TS1")
+# how a planned policy's transfers keep their plans (docs/profile.md's mechanisms that can
+# pause: UDT's controller and a command's pacer cannot)
+MECHANISMS = ("nocc-pacing", "reno-application", "cubic-application")
 
 
 class ServiceArgs(StudyArgs):
@@ -32,6 +35,15 @@ class ServiceArgs(StudyArgs):
         description="Planned policies (ITB's exact planner, TS2, EDF, ALAP) run their plans "
         "with TCP without congestion control, paced; TS1 starts every request at its release "
         "with each --cc.",
+    )
+    mechanism: Annotated[
+        str | None, Option("--mechanism", options.one_of(MECHANISMS, "mechanism")), KEY_IF_SET
+    ] = Field(
+        None,
+        description="How planned transfers keep their plans: nocc-pacing (TCP without "
+        "congestion control, paced m/(1-m) above the plan, the writes keeping it), "
+        "reno-application or cubic-application (the congestion control under the writes' "
+        "cap). [default: nocc-pacing]",
     )
     ccs: Annotated[tuple[str, ...], Option("--cc", options.ccs)] = Field(
         "cubic,reno", validate_default=True, description="TS1's congestion controls."

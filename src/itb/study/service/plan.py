@@ -53,7 +53,14 @@ def policy_cells(a: ServiceArgs, reqs: list[Request], b_in: float):
                            finish_s=out.plans[r.id].finish if r.id in out.plans else None)
             for r in reqs
         ]  # fmt: skip
-        yield policy, "nocc", rows, out.planning_s, best, out.plans
+        yield (
+            policy,
+            (a.mechanism or "nocc-pacing").split("-")[0],
+            rows,
+            out.planning_s,
+            best,
+            out.plans,
+        )
 
 
 def _req(r: Request) -> dict:
@@ -97,8 +104,15 @@ def cell_doc(a: ServiceArgs, name: str, reqs: list[Request], cc: str, policy: st
         elif r.id in plans:
             transfers.append(
                 planned_transfer(
-                    r, plans[r.id], src, dst, lead_s(a), a.rtt_ms / 1000, a.margin / (1 - a.margin)
-                )
+                    r,
+                    plans[r.id],
+                    src,
+                    dst,
+                    lead_s(a),
+                    a.rtt_ms / 1000,
+                    a.margin / (1 - a.margin),
+                    a.mechanism or "nocc-pacing",
+                )  # fmt: skip
             )
     doc["transfer"] = transfers
     return doc
