@@ -3,7 +3,9 @@
 and the service's speed.
 
 1. Workloads: `--workloads` seeded random workloads (N uniform in 20–200 requests,
-   offered load uniform in 0.5–1.5, B_in 1 Gbit/s, m = 2.5 %). Per workload every policy
+   offered load uniform in 0.5–1.5, B_in 1 Gbit/s, m = 2.5 %), then
+   `--shared-workloads` (20) whose requests take three access links of B_in in turn, all
+   through a shared bottleneck of 2 B_in. Per workload every policy
    plans; the checker re-verifies every plan (targets: zero rejected); ITB's planner
    against the MILP optimum (target ≥ 0.98; HiGHS proves it or gives a bound, which is
    used instead) and against each greedy policy (target: never fewer).
@@ -17,7 +19,7 @@ and the service's speed.
 
     python3 bench/service.py [--workloads 100] [--held 1000] [--quick] [--json OUT]
 
-`--quick`: 10 workloads of at most 60 requests, 200 held. Exit status 0 once the figures
+`--quick`: 10 (and 4 shared) workloads of at most 60 requests, 200 held. Exit status 0 once the figures
 are printed (targets reported, not asserted).
 """
 
@@ -37,26 +39,32 @@ import numpy as np
 from itb.service import check, exact, greedy, workload
 from itb.service.ledger import Ledger, LinkSpec
 from itb.service.model import Request
+from itb.service.network import Links
 from itb.service.store import Store
 
 B_IN, MARGIN = 1e9, 0.025
 CAP = B_IN * (1 - MARGIN)
 
 
-def workloads(count: int, n_max: int, seed: int) -> list[dict]:
+def workloads(count: int, n_max: int, seed: int, sites: int = 1) -> list[dict]:
+    """With sites > 1: requests on `sites` access links of B_in, all through a bottleneck
+    of (sites − 1) · B_in (the same margin)."""
     rng = random.Random(seed)
+    cap: float | Links = CAP
+    if sites > 1:
+        cap = Links({f"site-{k + 1}": CAP for k in range(sites)}, shared=(sites - 1) * CAP)
     rows = []
     for k in range(count):
         n, load = rng.randint(20, n_max), rng.uniform(0.5, 1.5)
-        reqs = workload.random(seed * 10_000 + k, n, load, B_IN, MARGIN)
+        reqs = workload.random(seed * 10_000 + k, n, load, B_IN, MARGIN, sites=sites)
         by_id = {r.id: r for r in reqs}
         counts, bad = {}, 0
         for name in ("TS2", "EDF", "ALAP"):
-            out = greedy.POLICIES[name](reqs, CAP)
-            bad += len(check.violations(by_id, out.plans, CAP))
+            out = greedy.POLICIES[name](reqs, cap)
+            bad += len(check.violations(by_id, out.plans, cap))
             counts[name] = len(out.plans)
-        out, optimum = exact.plan(reqs, CAP)
-        bad += len(check.violations(by_id, out.plans, CAP))
+        out, optimum = exact.plan(reqs, cap)
+        bad += len(check.violations(by_id, out.plans, cap))
         best = optimum.admitted if optimum.proven else optimum.bound
         rows.append(
             {"n": n, "load": round(load, 3), "itb": len(out.plans), "optimum": best,
@@ -139,6 +147,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--workloads", type=int, default=100)
     ap.add_argument("--held", type=int, default=1000)
+    ap.add_argument("--shared-workloads", type=int, default=20)
     ap.add_argument("--probes", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true")
@@ -148,20 +157,27 @@ def main() -> int:
     t0 = time.perf_counter()
     print(f"1. {count} seeded workloads (N 20-{n_max}, load 0.5-1.5)", flush=True)
     rows = workloads(count, n_max, a.seed)
-    ratios = [r["ratio"] for r in rows]
-    below = {p: sum(r["itb"] < r[p] for r in rows) for p in ("TS2", "EDF", "ALAP")}
+    shared_count = 4 if a.quick else a.shared_workloads
+    print(
+        f"   and {shared_count} on 3 access links through a shared bottleneck of 2 B_in", flush=True
+    )
+    shared = workloads(shared_count, n_max, a.seed + 1, sites=3)
+    rows_all = rows + shared
+    ratios = [r["ratio"] for r in rows_all]
+    below = {p: sum(r["itb"] < r[p] for r in rows_all) for p in ("TS2", "EDF", "ALAP")}
     print(f"2. admission against {held} held, {a.probes} quotes", flush=True)
     adm = admission(held, a.probes, a.seed)
     summary = {
         "workloads": count,
-        "violations": sum(r["violations"] for r in rows),
+        "shared_workloads": shared_count,
+        "violations": sum(r["violations"] for r in rows_all),
         "itb_over_optimum_min": min(ratios),
         "itb_over_optimum_mean": statistics.fmean(ratios),
-        "proven_optimal": sum(r["proven"] for r in rows),
+        "proven_optimal": sum(r["proven"] for r in rows_all),
         "itb_below_greedy": below,
-        "itb_over_edf_mean": statistics.fmean(r["itb"] / max(1, r["EDF"]) for r in rows),
-        "itb_over_ts2_mean": statistics.fmean(r["itb"] / max(1, r["TS2"]) for r in rows),
-        "planning_s_max": max(r["planning_s"] for r in rows),
+        "itb_over_edf_mean": statistics.fmean(r["itb"] / max(1, r["EDF"]) for r in rows_all),
+        "itb_over_ts2_mean": statistics.fmean(r["itb"] / max(1, r["TS2"]) for r in rows_all),
+        "planning_s_max": max(r["planning_s"] for r in rows_all),
         **adm,
         "took_s": time.perf_counter() - t0,
     }
@@ -170,7 +186,7 @@ def main() -> int:
         ("plans the checker rejects", f"{summary['violations']}", "0"),
         ("ITB / optimum, worst workload", f"{summary['itb_over_optimum_min']:.4f}", ">= 0.98"),
         ("ITB / optimum, mean", f"{summary['itb_over_optimum_mean']:.4f}", ""),
-        ("optimum proven (of workloads)", f"{summary['proven_optimal']}/{count}", ""),
+        ("optimum proven (of workloads)", f"{summary['proven_optimal']}/{len(rows_all)}", ""),
         (
             "workloads where ITB < TS2 / EDF / ALAP",
             "/".join(str(v) for v in below.values()),
@@ -201,7 +217,9 @@ def main() -> int:
         print(f"{name:40s} {value:>12s} {target}")
     print(f"({summary['took_s']:.0f} s)")
     if a.json:
-        a.json.write_text(json.dumps({"summary": summary, "workloads": rows}, indent=1))
+        a.json.write_text(
+            json.dumps({"summary": summary, "workloads": rows, "shared": shared}, indent=1)
+        )
     return 0
 
 

@@ -120,3 +120,43 @@ def test_a_profile_reads_back_as_the_plan_it_came_from():
     p = Plan("a", ((0.0, 2.0, 8.0), (3.0, 4.0, 4.0)))
     assert p.profile() == [(0.0, 8.0), (2.0, 0.0), (3.0, 4.0), (4.0, 0.0)]
     assert Plan.of_profile("a", p.profile()) == p
+
+
+def test_a_shared_bottleneck_limits_requests_on_different_access_links():
+    """a and b each fill their own 8 bit/s access link for 10 s; a 12 bit/s bottleneck
+    behind both carries one of them, a 16 bit/s one both."""
+    from itb.service.network import Links
+
+    reqs = [
+        Request("a", 10, 0.0, 10.0, BYTE_PER_S, "site-a"),
+        Request("b", 10, 0.0, 10.0, BYTE_PER_S, "site-b"),
+    ]
+    narrow = Links({"site-a": BYTE_PER_S, "site-b": BYTE_PER_S}, shared=12.0)
+    wide = Links({"site-a": BYTE_PER_S, "site-b": BYTE_PER_S}, shared=16.0)
+    assert not exact.feasible(reqs, narrow) and exact.feasible(reqs, wide)
+    out, optimum = exact.plan(reqs, narrow)
+    assert len(out.plans) == 1 and optimum.admitted == 1
+    by_id = {r.id: r for r in reqs}
+    assert check.violations(by_id, out.plans, narrow) == []
+    both = {r.id: Plan(r.id, ((0.0, 10.0, BYTE_PER_S),)) for r in reqs}
+    assert check.violations(by_id, both, narrow) == [
+        "capacity: 16 bit/s on (shared) at 0.000000 > 12"
+    ]
+    # EDF on the bottleneck: a (by 5 s) first at the full 8 bit/s, then b after it
+    edf_reqs = [
+        Request("a", 5, 0.0, 5.0, BYTE_PER_S, "site-a"),
+        Request("b", 5, 0.0, 10.0, BYTE_PER_S, "site-b"),
+    ]
+    plans = greedy.edf(edf_reqs, Links({"site-a": 8.0, "site-b": 8.0}, shared=8.0)).plans
+    assert plans["a"].segments == ((0.0, 5.0, 8.0),) and plans["b"].segments == ((5.0, 10.0, 8.0),)
+
+
+def test_max_min_shares_fill_the_access_link_first_then_the_bottleneck():
+    """Two flows on a (8 bit/s), one on b (8 bit/s), all through a 20 bit/s bottleneck:
+    all grow to 4, a is full; the b flow grows on to its max-rate 8 (the bottleneck then
+    carries 16). With a 12 bit/s bottleneck all three stop at 4."""
+    from itb.service.network import SHARED, Links, max_min
+
+    routes = [("a", SHARED), ("a", SHARED), ("b", SHARED)]
+    assert max_min(routes, [8.0] * 3, Links({"a": 8.0, "b": 8.0}, shared=20.0)) == [4.0, 4.0, 8.0]
+    assert max_min(routes, [8.0] * 3, Links({"a": 8.0, "b": 8.0}, shared=12.0)) == [4.0, 4.0, 4.0]

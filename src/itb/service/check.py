@@ -3,17 +3,20 @@ planner that made it.
 
 A set of plans on one link is valid when, for each plan, its segments lie inside the
 request's window [rt, dt], no rate exceeds max-rate, the rates sum to the request's
-volume; and, at every instant, the plans together stay within the capacity. Tolerance:
+volume; and, at every instant, the plans crossing each link (its own access link, and the
+shared bottleneck if any: itb.service.network) stay within its capacity. Tolerance:
 `model.TOLERANCE` of the quantity checked.
 """
 
 from __future__ import annotations
 
 from itb.service.model import TOLERANCE, Plan, Request
-from itb.service.usage import Usage
+from itb.service.network import Links, Load
 
 
-def violations(requests: dict[str, Request], plans: dict[str, Plan], cap: float) -> list[str]:
+def violations(
+    requests: dict[str, Request], plans: dict[str, Plan], cap: float | Links
+) -> list[str]:
     """What is wrong, one line each; [] when the plans keep every promise."""
     out = []
     for rid, p in plans.items():
@@ -36,11 +39,17 @@ def violations(requests: dict[str, Request], plans: dict[str, Plan], cap: float)
                 out.append(f"{rid}: {rate:.0f} bit/s from {a:.6f} above max-rate")
         if abs(p.bits - r.bits) > TOLERANCE * r.bits:
             out.append(f"{rid}: delivers {p.bits / 8:.0f} of {r.volume_bytes} bytes")
-    usage = Usage(plans.values())
-    over = [(a, r) for a, _, r in usage.pieces(usage.t[0], usage.t[-1])] if usage.t else []
-    out += [
-        f"capacity: {r:.0f} bit/s at {a:.6f} > {cap:.0f}"
-        for a, r in over
-        if r > cap * (1 + TOLERANCE)
-    ]
+    links = Links.of(cap)
+    load = Load(links)
+    for rid, p in plans.items():
+        if rid in requests:
+            load.add(requests[rid], p.segments)
+    for name, usage in sorted(load.usage.items()):
+        c = links.cap(name)
+        pieces = usage.pieces(usage.t[0], usage.t[-1]) if usage.t else ()
+        out += [
+            f"capacity: {r:.0f} bit/s on {name} at {a:.6f} > {c:.0f}"
+            for a, _, r in pieces
+            if r > c * (1 + TOLERANCE)
+        ]
     return out

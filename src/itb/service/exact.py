@@ -30,8 +30,9 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, linprog, milp
 from scipy.sparse import csr_array, hstack
 
-from itb.service.greedy import Outcome, alap, edf, ts2
+from itb.service.greedy import Capacity, Outcome, alap, edf, ts2
 from itb.service.model import Plan, Request, merged
+from itb.service.network import Links
 
 SCALE = 1e6  # the programmes count Mbit and Mbit/s: coefficients near 1
 
@@ -48,7 +49,7 @@ class Optimum:
 class _Grid:
     """The intervals and the (request, interval) pairs a request may use."""
 
-    def __init__(self, requests: list[Request]) -> None:
+    def __init__(self, requests: list[Request], links: Links) -> None:
         self.reqs = requests
         self.t = np.unique([x for r in requests for x in (r.release_s, r.deadline_s)])
         self.length = np.diff(self.t)
@@ -62,15 +63,24 @@ class _Grid:
         self.req = np.concatenate(rows) if rows else np.zeros(0, int)
         self.k = np.concatenate(cols) if cols else np.zeros(0, int)
         self.n = len(self.req)
-        rate = np.array([r.max_rate_bps for r in requests]) / SCALE
+        rate = np.array([min(r.max_rate_bps, links.route_cap(r)) for r in requests]) / SCALE
         self.upper = rate[self.req] * self.length[self.k]
         self.vol = np.array([r.bits for r in requests]) / SCALE
 
-    def capacity_rows(self, cap: float) -> tuple[csr_array, np.ndarray]:
-        m = csr_array(
-            (np.ones(self.n), (self.k, np.arange(self.n))), shape=(len(self.length), self.n)
-        )
-        return m, cap / SCALE * self.length
+    def capacity_rows(self, links: Links) -> tuple[csr_array, np.ndarray]:
+        """Σ x[r,k] over the requests crossing a link ≤ its capacity · ℓ_k, per link and k."""
+        routes = [links.route(r) for r in self.reqs]
+        names = sorted({x for route in routes for x in route})
+        index = {x: i for i, x in enumerate(names)}
+        nk = len(self.length)
+        rows, cols = [], []
+        for j in range(self.n):
+            for x in routes[self.req[j]]:
+                rows.append(index[x] * nk + self.k[j])
+                cols.append(j)
+        m = csr_array((np.ones(len(rows)), (rows, cols)), shape=(len(names) * nk, self.n))
+        b = np.concatenate([links.cap(x) / SCALE * self.length for x in names])
+        return m, b
 
     def volume_matrix(self) -> csr_array:
         return csr_array(
@@ -87,18 +97,18 @@ class _Grid:
         return {k: Plan(k, merged(v)) for k, v in segs.items() if v}
 
 
-def select(requests: list[Request], cap: float, time_limit_s: float = 20.0):
+def select(requests: list[Request], cap: Capacity, time_limit_s: float = 20.0):
     """The largest feasible subset (MILP): its ids and what HiGHS proved."""
     if not requests:
         return set(), Optimum(0, 0, True)
-    g = _Grid(requests)
-    cap_m, cap_b = g.capacity_rows(cap)
+    g = _Grid(requests, Links.of(cap))
+    cap_m, cap_b = g.capacity_rows(Links.of(cap))
     nreq = len(requests)
     vol_m = g.volume_matrix()
     # [x | y]: Σ_k x[r,k] − vol_r · y_r = 0
     y_part = csr_array((-g.vol, (np.arange(nreq), np.arange(nreq))), shape=(nreq, nreq))
     a_vol = hstack([vol_m, y_part]).tocsr()
-    a_cap = hstack([cap_m, csr_array((len(g.length), nreq))]).tocsr()
+    a_cap = hstack([cap_m, csr_array((cap_m.shape[0], nreq))]).tocsr()
     weight = 1.0 + 1e-3 * g.vol / g.vol.sum()
     c = np.concatenate([np.zeros(g.n), -weight])
     res = milp(
@@ -118,13 +128,13 @@ def select(requests: list[Request], cap: float, time_limit_s: float = 20.0):
     return chosen, Optimum(len(chosen), max(ub, len(chosen)), proven)
 
 
-def shape(requests: list[Request], cap: float) -> dict[str, Plan] | None:
+def shape(requests: list[Request], cap: Capacity) -> dict[str, Plan] | None:
     """Profiles for a feasible set, every bit as early as the others allow; None when the
     set is not feasible (the exact admission test)."""
     if not requests:
         return {}
-    g = _Grid(requests)
-    cap_m, cap_b = g.capacity_rows(cap)
+    g = _Grid(requests, Links.of(cap))
+    cap_m, cap_b = g.capacity_rows(Links.of(cap))
     cost = g.t[1:][g.k] - g.t[0]
     res = linprog(
         cost / max(cost.max(), 1.0),
@@ -138,11 +148,11 @@ def shape(requests: list[Request], cap: float) -> dict[str, Plan] | None:
     return g.plans(res.x) if res.status == 0 else None
 
 
-def feasible(requests: list[Request], cap: float) -> bool:
+def feasible(requests: list[Request], cap: Capacity) -> bool:
     return shape(requests, cap) is not None
 
 
-def plan(requests: list[Request], cap: float, time_limit_s: float = 20.0):
+def plan(requests: list[Request], cap: Capacity, time_limit_s: float = 20.0):
     """ITB's planner: the MILP's set (never smaller than a greedy policy's), shaped."""
     t0 = time.perf_counter()
     chosen, optimum = select(requests, cap, time_limit_s)

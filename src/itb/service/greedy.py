@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from itb.service.model import TOLERANCE, Plan, Request, Segment, merged
-from itb.service.usage import Usage
+from itb.service.network import Links, Load, max_min
 
 
 @dataclass
@@ -41,56 +41,52 @@ def deadline_order(requests: list[Request]) -> list[Request]:
     return sorted(requests, key=lambda r: (r.deadline_s, r.release_s, r.id))
 
 
-def _placed(name: str, requests: list[Request], place: Callable) -> Outcome:
+Capacity = float | Links  # one planning capacity for every link, or several and a bottleneck
+
+
+def _placed(name: str, requests: list[Request], cap: Capacity, place: Callable) -> Outcome:
     out = Outcome(name)
-    usage = Usage()
+    load = Load(Links.of(cap))
     for r in requests:
-        segs = place(usage, r)
+        segs = place(load, r)
         if segs is None:
             out.refused.append(r.id)
             continue
-        usage.add(segs)
+        load.add(r, segs)
         out.plans[r.id] = Plan(r.id, tuple(segs))
     return out
 
 
-def ts2(requests: list[Request], cap: float) -> Outcome:
-    def place(u: Usage, r: Request):
-        rate = min(r.max_rate_bps, cap)
-        return u.fit_constant(cap, r.release_s, r.deadline_s, rate, r.bits)
+def ts2(requests: list[Request], cap: Capacity) -> Outcome:
+    def place(load: Load, r: Request):
+        return load.fit_constant(r, min(r.max_rate_bps, load.links.route_cap(r)))
 
-    return _placed("TS2", submission_order(requests), place)
-
-
-def edf(requests: list[Request], cap: float) -> Outcome:
-    def place(u: Usage, r: Request):
-        return u.fill_early(cap, r.release_s, r.deadline_s, r.max_rate_bps, r.bits)
-
-    return _placed("EDF", deadline_order(requests), place)
+    return _placed("TS2", submission_order(requests), cap, place)
 
 
-def alap(requests: list[Request], cap: float) -> Outcome:
-    def place(u: Usage, r: Request):
-        return u.fill_late(cap, r.release_s, r.deadline_s, r.max_rate_bps, r.bits)
+def edf(requests: list[Request], cap: Capacity) -> Outcome:
+    def place(load: Load, r: Request):
+        return load.fill_early(r, r.release_s, r.deadline_s)
 
-    return _placed("ALAP", deadline_order(requests), place)
+    return _placed("EDF", deadline_order(requests), cap, place)
+
+
+def alap(requests: list[Request], cap: Capacity) -> Outcome:
+    def place(load: Load, r: Request):
+        return load.fill_late(r, r.release_s, r.deadline_s)
+
+    return _placed("ALAP", deadline_order(requests), cap, place)
 
 
 def fair_shares(caps: list[float], capacity: float) -> list[float]:
-    """Max-min fair rates (water-filling): each at most its cap, together at most the
-    capacity."""
-    order = sorted(range(len(caps)), key=lambda k: caps[k])
-    rates = [0.0] * len(caps)
-    left, n = capacity, len(caps)
-    for pos, k in enumerate(order):
-        share = left / (n - pos)
-        rates[k] = min(caps[k], share)
-        left -= rates[k]
-    return rates
+    """Max-min fair rates on one link (water-filling): each at most its cap, together at
+    most the capacity."""
+    return max_min([("link",)] * len(caps), caps, Links(default=capacity))
 
 
-def ts1(requests: list[Request], cap: float) -> Outcome:
+def ts1(requests: list[Request], cap: Capacity) -> Outcome:
     """The fluid model of everything started at once, shared max-min fairly."""
+    links = Links.of(cap)
     reqs = submission_order(requests)
     left = {r.id: r.bits for r in reqs}
     segs: dict[str, list[Segment]] = {r.id: [] for r in reqs}
@@ -103,7 +99,7 @@ def ts1(requests: list[Request], cap: float) -> Outcome:
         if not active:
             t = pending[0].release_s
             continue
-        rates = fair_shares([r.max_rate_bps for r in active], cap)
+        rates = max_min([links.route(r) for r in active], [r.max_rate_bps for r in active], links)
         nxt = min(t + left[r.id] / x for r, x in zip(active, rates))
         if pending:
             nxt = min(nxt, pending[0].release_s)
@@ -115,7 +111,7 @@ def ts1(requests: list[Request], cap: float) -> Outcome:
     return Outcome("TS1", {k: Plan(k, merged(v)) for k, v in segs.items()})
 
 
-POLICIES: dict[str, Callable[[list[Request], float], Outcome]] = {
+POLICIES: dict[str, Callable[[list[Request], Capacity], Outcome]] = {
     "TS1": ts1,
     "TS2": ts2,
     "EDF": edf,

@@ -65,7 +65,7 @@ def planned_transfer(
     nocc-pacing: paced `headroom` above its plan, its writes keeping the plan (the
     margin's use); <cc>-application: that congestion control under the writes' cap."""
     cc, enforce = mechanism.split("-")
-    t = {
+    t: dict[str, object] = {
         "id": r.id,
         "src": src,
         "dst": dst,

@@ -77,10 +77,17 @@ class Usage:
 
 
 def _fill(pieces, cap: float, max_rate: float, bits: float, forward: bool):
+    residual = ((a, b, cap - used) for a, b, used in pieces)
+    return fill_residual(residual, cap, max_rate, bits, forward)
+
+
+def fill_residual(pieces, cap: float, max_rate: float, bits: float, forward: bool):
+    """Place `bits` at up to max-rate in (from, to, capacity left) pieces, in their order
+    (forward: each piece from its start; backward: to its end); None if they do not fit."""
     out: list[Segment] = []
     need = bits
-    for a, b, used in pieces:
-        rate = min(max_rate, cap - used)
+    for a, b, left in pieces:
+        rate = min(max_rate, left)
         if rate <= TOLERANCE * cap:
             continue
         take = rate * (b - a)
