@@ -1,7 +1,8 @@
 """The results of `itb study service`, typed (results.json, `format_version` checked on
 reading). Per cell, over its repetitions and requests (docs/service.md defines each):
 
-- misses: transfers that ended after their request's deadline, or did not complete;
+- misses: transfers that ended after their request's deadline, or did not complete (TS1:
+  also counted among the requests the planned policy admitted, the same requests);
 - late_s: finish − deadline per transfer (negative: early), its p50 and p99;
 - plan_late_s: finish − the plan's t_f (planned policies; TS1: the fluid model's);
 - f1_s: the longest transfer (finish − start), makespan_s and f2 (bytes / (B_in · span)),
@@ -36,6 +37,7 @@ class Cell(BaseModel):
     transfers: int  # over every repetition
     failed: int
     misses: int  # late or failed
+    misses_of_planned: int | None  # TS1: of those, among the requests the planner admitted
     late_p50_s: float | None
     late_p99_s: float | None
     late_max_s: float | None
