@@ -11,6 +11,7 @@ never import itb.report: the CLI looks a report up (a study's is its subpackage'
 from __future__ import annotations
 
 import ast
+from functools import cache
 from pathlib import Path
 
 PKG = Path(__file__).resolve().parents[2] / "src" / "itb"
@@ -80,6 +81,7 @@ def _listed(pairs: list[tuple[str, str]]) -> str:
     return "".join(f"\n  {m} imports {i}" for m, i in pairs)
 
 
+@cache  # the source does not change during a test session
 def _graph() -> dict[str, set[str]]:
     return {_module(f): _imports(f) for f in PKG.rglob("*.py")}
 
