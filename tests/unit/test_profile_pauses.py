@@ -103,3 +103,18 @@ def test_a_plan_becomes_a_profile_from_its_start_with_its_gaps_as_pauses():
     steps = profiles.parse_steps(t["profile"])
     # 2 s at 8 Mbit/s + 1 s at 4 Mbit/s + 0.4 ms at 4 Mbit/s = 2.5002 MB, then 1 MB/s
     assert profiles.time_to_send_us(steps, 3_000_000) == pytest.approx(5_499_800, abs=1)
+
+
+def test_a_token_bucket_keeps_a_one_rate_plan_in_frames_and_refuses_a_profile():
+    from itb.service.scenario import PlanError
+
+    r = Request("r", 1_000_000, 0.0, 10.0, 1e9)
+    one = Plan("r", ((2.0, 3.0, 8e6),))
+    t = planned_transfer(r, one, "l1", "r1", 1.1, 0.1, 0.0, "bic-tbf", 1448 / 1514)
+    # 8 Mbit/s of payload: 8e6 × 1514 / 1448 = 8 364 640.88 → rounded up
+    assert t["rate"] == "8364641bit" and t["enforce"] == "tbf" and "profile" not in t
+    two = Plan("r", ((2.0, 3.0, 8e6), (4.0, 5.0, 8e6)))
+    with pytest.raises(PlanError, match="2 segments"):
+        planned_transfer(r, two, "l1", "r1", 1.1, 0.1, 0.0, "bic-tbf", 1448 / 1514)
+    paced = planned_transfer(r, two, "l1", "r1", 1.1, 0.1, 0.025, "reno-pacing")
+    assert paced["cc"] == "reno" and paced["pace_headroom"] == 0.025 and "enforce" not in paced

@@ -60,10 +60,14 @@ def planned_transfer(
     rtt_s: float,
     headroom: float,
     mechanism: str = "nocc-pacing",
+    payload_share: float = 1.0,
 ) -> dict:
     """Launched one RTT before t_s: its connection is up, and its profile starts, at t_s.
-    nocc-pacing: paced `headroom` above its plan, its writes keeping the plan (the
-    margin's use); <cc>-application: that congestion control under the writes' cap."""
+    <cc>-pacing: paced `headroom` above its plan, its writes keeping the plan (the
+    margin's use); <cc>-application: that congestion control under the writes' cap;
+    <cc>-tbf: a plan of one rate, kept by a token bucket on the source host (which counts
+    frames: the plan's payload rate / `payload_share`). PlanError if the plan has more
+    than one rate."""
     cc, enforce = mechanism.split("-")
     t: dict[str, object] = {
         "id": r.id,
@@ -72,13 +76,26 @@ def planned_transfer(
         "at": f"{lead_s + plan.start - rtt_s:.6f}s",
         "volume": f"{r.volume_bytes}B",
         "cc": cc,
-        "profile": profile_steps(plan),
     }
+    if enforce == "tbf":
+        if len(plan.segments) != 1:
+            raise PlanError(
+                f"{r.id}: a token bucket keeps one rate and its plan has "
+                f"{len(plan.segments)} segments (tbf is for one-rate plans: TS2's)"
+            )
+        t["rate"] = f"{math.ceil(plan.segments[0][2] / payload_share)}bit"
+        t["enforce"] = "tbf"
+        return t
+    t["profile"] = profile_steps(plan)
     if enforce == "application":
         t["enforce"] = "application"
     elif headroom:
         t["pace_headroom"] = round(headroom, 6)
     return t
+
+
+class PlanError(ValueError):
+    """A plan the mechanism asked for cannot keep."""
 
 
 def shared_transfer(

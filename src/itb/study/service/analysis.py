@@ -63,7 +63,7 @@ def cell_result(c: ServiceCell, tr: pd.DataFrame | None, planned: set[str] | Non
                 span.append(s)
                 f2.append(moved * 8 / (c.b_in_bps * s))
     return Cell(
-        name=c.name, workload=c.workload, policy=c.policy, cc=c.cc,
+        name=c.name, workload=c.workload, policy=c.policy, cc=c.cc, mechanism=c.mechanism,
         requests=len(c.requests), admitted=len(req), optimum=c.optimum,
         planning_s=c.planning_s, repetitions=reps, transfers=transfers, failed=failed,
         misses=int(misses),

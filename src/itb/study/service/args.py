@@ -13,9 +13,12 @@ from itb.study.bulk import STUDY_DIR
 
 WORKLOADS = ("paper", "random")
 POLICIES = ("ITB", "TS2", "EDF", "ALAP", "TS1")
-# how a planned policy's transfers keep their plans (docs/profile.md's mechanisms that can
-# pause: UDT's controller and a command's pacer cannot)
-MECHANISMS = ("nocc-pacing", "reno-application", "cubic-application")
+# how a planned policy's transfers keep their plans: a congestion control and an
+# enforcement (docs/profile.md's mechanisms that can pause: UDT's controller and a
+# command's pacer cannot); tbf keeps one rate, so only plans of one segment (TS2's)
+MECHANISMS = ("nocc-pacing",) + tuple(
+    f"{cc}-{how}" for cc in ("bic", "reno", "cubic") for how in ("pacing", "application", "tbf")
+)
 
 
 class ServiceArgs(StudyArgs):
@@ -36,14 +39,17 @@ class ServiceArgs(StudyArgs):
         "with TCP without congestion control, paced; TS1 starts every request at its release "
         "with each --cc.",
     )
-    mechanism: Annotated[
-        str | None, Option("--mechanism", options.one_of(MECHANISMS, "mechanism")), KEY_IF_SET
+    mechanisms: Annotated[
+        tuple[str, ...] | None,
+        Option("--mechanisms", options.choices(MECHANISMS, "mechanism")),
+        KEY_IF_SET,
     ] = Field(
         None,
-        description="How planned transfers keep their plans: nocc-pacing (TCP without "
-        "congestion control, paced m/(1-m) above the plan, the writes keeping it), "
-        "reno-application or cubic-application (the congestion control under the writes' "
-        "cap). [default: nocc-pacing]",
+        description="How planned transfers keep their plans, a cell each: nocc-pacing (TCP "
+        "without congestion control, paced m/(1-m) above the plan, the writes keeping it); "
+        "CC-pacing (bic, reno, cubic: the same pacing, the congestion control can hold it "
+        "back); CC-application (the writes' cap only); CC-tbf (a token bucket on the source "
+        "host at the plan's rate: one-rate plans, TS2's). [default: nocc-pacing]",
     )
     ccs: Annotated[tuple[str, ...], Option("--cc", options.ccs)] = Field(
         "cubic,reno", validate_default=True, description="TS1's congestion controls."

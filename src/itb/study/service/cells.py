@@ -23,6 +23,7 @@ class ServiceCell(IndexCell):
     workload: str
     policy: str
     cc: str
+    mechanism: str = "nocc-pacing"  # planned policies' (TS1: its congestion control alone)
     b_in_bps: float  # the access link's payload capacity
     lead_s: float  # workload date 0 in the repetition
     planning_s: float

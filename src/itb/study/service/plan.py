@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from itb.errors import ScenarioError
 from itb.service import exact, greedy, workload
 from itb.service.model import Request
-from itb.service.scenario import planned_transfer, planning_request, shared_transfer
+from itb.service.scenario import PlanError, planned_transfer, planning_request, shared_transfer
 from itb.study.pursuit import testbed_doc
 from itb.study.service.args import ServiceArgs
 from itb.study.service.cells import PlannedRequest, ServiceCell
@@ -40,7 +41,7 @@ def policy_cells(a: ServiceArgs, reqs: list[Request], b_in: float):
                 for r in reqs
             ]  # fmt: skip
             for cc in a.ccs:
-                yield policy, cc, rows, fluid.planning_s, None, {}
+                yield policy, cc, rows, fluid.planning_s, None, {}  # cc: TS1's "mechanism"
             continue
         if policy == "ITB":
             out, optimum = exact.plan(seen, cap)
@@ -53,14 +54,8 @@ def policy_cells(a: ServiceArgs, reqs: list[Request], b_in: float):
                            finish_s=out.plans[r.id].finish if r.id in out.plans else None)
             for r in reqs
         ]  # fmt: skip
-        yield (
-            policy,
-            (a.mechanism or "nocc-pacing").split("-")[0],
-            rows,
-            out.planning_s,
-            best,
-            out.plans,
-        )
+        for mech in a.mechanisms or ("nocc-pacing",):
+            yield policy, mech, rows, out.planning_s, best, out.plans
 
 
 def _req(r: Request) -> dict:
@@ -77,10 +72,10 @@ def lead_s(a: ServiceArgs) -> float:
     return LEAD_S + a.rtt_ms / 1000
 
 
-def cell_doc(a: ServiceArgs, name: str, reqs: list[Request], cc: str, policy: str, plans) -> dict:
+def cell_doc(a: ServiceArgs, name: str, reqs: list[Request], mech: str, policy: str, plans) -> dict:
     doc = testbed_doc(
         f"svc-{name}",
-        f"{policy} ({cc}) on {len(reqs)} requests, access link {a.capacity_bps / 1e6:g} Mbit/s, "
+        f"{policy} ({mech}) on {len(reqs)} requests, access link {a.capacity_bps / 1e6:g} Mbit/s, "
         f"RTT {a.rtt_ms:g} ms",
         a.hosts,
         a.capacity_bps,
@@ -99,11 +94,11 @@ def cell_doc(a: ServiceArgs, name: str, reqs: list[Request], cc: str, policy: st
         src, dst = f"l{k % a.hosts + 1}", f"r{k % a.hosts + 1}"
         if policy == "TS1":
             transfers.append(
-                shared_transfer(r, src, dst, lead_s(a), cc, a.capacity_bps * PAYLOAD_SHARE)
+                shared_transfer(r, src, dst, lead_s(a), mech, a.capacity_bps * PAYLOAD_SHARE)
             )
         elif r.id in plans:
             transfers.append(
-                planned_transfer(
+                _planned(
                     r,
                     plans[r.id],
                     src,
@@ -111,11 +106,19 @@ def cell_doc(a: ServiceArgs, name: str, reqs: list[Request], cc: str, policy: st
                     lead_s(a),
                     a.rtt_ms / 1000,
                     a.margin / (1 - a.margin),
-                    a.mechanism or "nocc-pacing",
+                    mech,
+                    PAYLOAD_SHARE,
                 )  # fmt: skip
             )
     doc["transfer"] = transfers
     return doc
+
+
+def _planned(*args) -> dict:
+    try:
+        return planned_transfer(*args)
+    except PlanError as e:
+        raise ScenarioError(None, "--mechanisms", str(e)) from None
 
 
 def sweep_of(a: ServiceArgs, out: Path) -> Sweep[ServiceCell]:
@@ -123,14 +126,17 @@ def sweep_of(a: ServiceArgs, out: Path) -> Sweep[ServiceCell]:
     cells = []
     for wl in a.workloads:
         reqs = requests_of(a, wl, b_in)
-        for policy, cc, rows, planning_s, best, plans in policy_cells(a, reqs, b_in):
-            name = f"{wl}-{policy}-{cc}"
+        for policy, mech, rows, planning_s, best, plans in policy_cells(a, reqs, b_in):
+            cc = mech.split("-")[0]
+            # nocc-pacing's cells keep the name they always had
+            name = f"{wl}-{policy}-{cc if mech in ('nocc-pacing', cc) else mech}"
             cell = ServiceCell(
-                name=name, workload=wl, policy=policy, cc=cc, b_in_bps=b_in, lead_s=lead_s(a),
+                name=name, workload=wl, policy=policy, cc=cc,
+                mechanism=mech if policy != "TS1" else cc, b_in_bps=b_in, lead_s=lead_s(a),
                 planning_s=planning_s, optimum=best, requests=rows,
             )  # fmt: skip
             if not any(r.admitted for r in rows):
                 continue  # nothing to run (reported by the planner's figures)
-            doc = cell_doc(a, name, reqs, cc, policy, plans)
+            doc = cell_doc(a, name, reqs, mech, policy, plans)
             cells.append(SweepCell(cell, doc))
     return Sweep(out, "service", SweepIndex[ServiceCell], a.key(), cells, a.repeat, a.seed)

@@ -26,7 +26,7 @@ def lateness_figure(res: Results, path: Path) -> Path | None:
     ):
         ax.bar(x + (k - 1) * 0.27, [getattr(c, attr) for c in cells], 0.27, label=label)
     ax.axhline(0.0, color="k", lw=0.8)
-    ax.set_xticks(x, [f"{c.workload}\n{c.policy} {c.cc}" for c in cells], fontsize=8)
+    ax.set_xticks(x, [f"{c.workload}\n{c.policy} {c.mechanism}" for c in cells], fontsize=8)
     ax.set_ylabel("finish − deadline (s)")
     ax.grid(alpha=0.3, axis="y")
     ax.legend(fontsize=7)

@@ -29,6 +29,7 @@ class Cell(BaseModel):
     workload: str
     policy: str
     cc: str
+    mechanism: str = "nocc-pacing"  # TS1: its congestion control
     requests: int
     admitted: int
     optimum: int | None

@@ -18,13 +18,13 @@ def tables(res: Outcome[Results], a: ServiceArgs) -> list[Shown]:
         f"RTT {a.rtt_ms:g} ms, m = {100 * a.margin:g} %; late = finish − deadline (s), over "
         "every transfer of every repetition; TS1's misses (among the requests the planner "
         "admitted)",
-        columns=["workload", "policy", "cc", "admitted", "optimum", "reps", "transfers",
+        columns=["workload", "policy", "mechanism", "admitted", "optimum", "reps", "transfers",
                  "misses", "failed", "late p50", "late p99", "vs plan p99", "f1 (s)", "f2",
                  "margin needed p68", "p95"],
     )  # fmt: skip
     for c in res.results.cells:
         t.rows.append(
-            [c.workload, c.policy, c.cc, f"{c.admitted}/{c.requests}",
+            [c.workload, c.policy, c.mechanism, f"{c.admitted}/{c.requests}",
              "–" if c.optimum is None else str(c.optimum), str(c.repetitions), str(c.transfers),
              str(c.misses) + ("" if c.misses_of_planned is None else f" ({c.misses_of_planned})"),
              str(c.failed), fixed(c.late_p50_s, 3), fixed(c.late_p99_s, 3),
