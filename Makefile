@@ -81,8 +81,17 @@ quick: setup
 
 # The whole suite: lint and types, the native tests, then every Python test (the
 # integration tests build namespaces: root). The 25 slowest tests are printed.
+# The tests that build no testbed (unit, the service's HTTP tests) run beside the ones that
+# do (difftest, integration: one at a time, under their own lock), at the lowest CPU
+# priority so that a testbed's timing is not disturbed; their output follows.
 test: root setup lint native-test
-	$(PY) -m pytest tests -q -ra --durations=25
+	@mkdir -p build; nice -n 19 $(PY) -m pytest tests/unit tests/service -q -ra --durations=10 \
+	  -p no:cacheprovider --basetemp=build/pytest-unit > build/unit-tests.log 2>&1 & \
+	  pid=$$!; \
+	  $(PY) -m pytest tests/difftest tests/integration -q -ra --durations=25; rc=$$?; \
+	  wait $$pid; urc=$$?; \
+	  echo "--- tests/unit, tests/service (run alongside):"; cat build/unit-tests.log; \
+	  exit $$(( rc || urc ))
 
 root:
 	@[ "$$(id -u)" = 0 ] || { echo "make test needs root: the integration tests build network namespaces (run it as root, or \`make unit\` for the tests that do not)"; exit 1; }
