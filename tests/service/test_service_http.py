@@ -62,6 +62,8 @@ class Server:
                     return
             except httpx.HTTPError:
                 time.sleep(0.1)
+        self.proc.kill()  # not left behind: the fixture only knows the servers that answered
+        self.proc.wait()
         raise AssertionError("itb serve did not answer within 20 s")
 
     def stop(self, sig: int = signal.SIGTERM) -> str:
