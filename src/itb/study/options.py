@@ -45,18 +45,6 @@ def choices(allowed: tuple[str, ...], what: str) -> Callable[[str, str], tuple[s
     return parse
 
 
-def one_of(allowed: tuple[str, ...], what: str) -> Callable[[str, str], str]:
-    """One item of `allowed`."""
-
-    def parse(text: str, flag: str) -> str:
-        chosen = choices(allowed, what)(text, flag)
-        if len(chosen) != 1:
-            raise ScenarioError(None, flag, f"give one {what}: {', '.join(allowed)}")
-        return chosen[0]
-
-    return parse
-
-
 def levels(text: str, flag: str, allow_sym: bool = False) -> tuple:
     """Levels of 0–10, comma-separated and distinct ("sym" among them if allowed)."""
     out: list = []
