@@ -10,6 +10,7 @@ import pytest
 
 from itb.service import check, exact, greedy, metrics, workload
 from itb.service.model import Plan, Request
+from itb.service.network import Links, Load
 from itb.service.usage import Usage
 
 BYTE_PER_S = 8.0
@@ -68,22 +69,31 @@ def test_the_exact_planner_beats_every_greedy_one_where_the_earliest_deadline_bl
     assert check.violations({r.id: r for r in reqs}, out.plans, BYTE_PER_S) == []
 
 
+def busy_link(segments) -> Load:
+    """One link of BYTE_PER_S that a plan already uses."""
+    load = Load(Links.of(BYTE_PER_S))
+    load.add(req("busy", 1, 0, 100), segments)
+    return load
+
+
 def test_alap_places_a_request_against_its_deadline():
-    u = Usage([Plan("busy", ((8.0, 10.0, 4.0),))])
+    load = busy_link(((8.0, 10.0, 4.0),))
     # 3 bytes by 10 s at most 8 bit/s: [8, 10] has 4 bit/s left (1 byte), then [6, 8] full
-    segs = u.fill_late(BYTE_PER_S, 0.0, 10.0, BYTE_PER_S, 24.0)
+    segs = load.fill_late(req("n", 3, 0, 10), 0.0, 10.0)
     assert segs == ((6.0, 8.0, 8.0), (8.0, 10.0, 4.0))
+    u = Usage([Plan("busy", ((8.0, 10.0, 4.0),))])  # the service's single-link fill
     early = u.fill_early(BYTE_PER_S, 0.0, 10.0, BYTE_PER_S, 24.0)
     assert early == ((0.0, 3.0, 8.0),)
+    assert load.fill_early(req("n", 3, 0, 10), 0.0, 10.0) == early
 
 
 def test_ts2_starts_where_its_constant_rate_fits_all_the_way():
-    u = Usage([Plan("busy", ((2.0, 4.0, 6.0),))])
+    load = busy_link(((2.0, 4.0, 6.0),))
     # 4 bit/s for 2 s: [0, 2] fits, [2, 4] has 2 bit/s left, so the first fit starts at 0
-    assert u.fit_constant(BYTE_PER_S, 0.0, 10.0, 4.0, 8.0) == ((0.0, 2.0, 4.0),)
-    # 4 bit/s for 3 s: starting at 0 runs into [2, 4]; the next start is 4
-    assert u.fit_constant(BYTE_PER_S, 0.0, 10.0, 4.0, 12.0) == ((4.0, 7.0, 4.0),)
-    assert u.fit_constant(BYTE_PER_S, 0.0, 6.0, 4.0, 12.0) is None
+    assert load.fit_constant(req("n", 1, 0.0, 10.0), 4.0) == ((0.0, 2.0, 4.0),)
+    # 4 bit/s for 4 s (2 bytes): starting at 0 runs into [2, 4]; the next start is 4
+    assert load.fit_constant(req("n", 2, 0.0, 10.0), 4.0) == ((4.0, 8.0, 4.0),)
+    assert load.fit_constant(req("n", 2, 0.0, 6.0), 4.0) is None
 
 
 def test_fair_shares_give_a_capped_flow_its_cap_and_split_the_rest():

@@ -186,10 +186,7 @@ def make_app(
     @app.get("/v1/links/{name}/schedule", dependencies=guarded)
     def schedule(name: str):
         link_of(name)
-        with ledger.lock:
-            ledger.expire(clock())
-            recs = ledger.store.active(name)
-            rate = ledger.rate[name]
+        recs, rate = ledger.promises(name, clock())
         return {
             "link": name, "rate": rate, "margin": ledger.margin,
             "capacity": rate * (1 - ledger.margin), "now": clock(),

@@ -50,7 +50,7 @@ class _Grid:
     """The intervals and the (request, interval) pairs a request may use."""
 
     def __init__(self, requests: list[Request], links: Links) -> None:
-        self.reqs = requests
+        self.reqs, self.links = requests, links
         self.t = np.unique([x for r in requests for x in (r.release_s, r.deadline_s)])
         self.length = np.diff(self.t)
         rows, cols = [], []
@@ -67,8 +67,9 @@ class _Grid:
         self.upper = rate[self.req] * self.length[self.k]
         self.vol = np.array([r.bits for r in requests]) / SCALE
 
-    def capacity_rows(self, links: Links) -> tuple[csr_array, np.ndarray]:
+    def capacity_rows(self) -> tuple[csr_array, np.ndarray]:
         """Σ x[r,k] over the requests crossing a link ≤ its capacity · ℓ_k, per link and k."""
+        links = self.links
         routes = [links.route(r) for r in self.reqs]
         names = sorted({x for route in routes for x in route})
         index = {x: i for i, x in enumerate(names)}
@@ -102,7 +103,7 @@ def select(requests: list[Request], cap: Capacity, time_limit_s: float = 20.0):
     if not requests:
         return set(), Optimum(0, 0, True)
     g = _Grid(requests, Links.of(cap))
-    cap_m, cap_b = g.capacity_rows(Links.of(cap))
+    cap_m, cap_b = g.capacity_rows()
     nreq = len(requests)
     vol_m = g.volume_matrix()
     # [x | y]: Σ_k x[r,k] − vol_r · y_r = 0
@@ -134,7 +135,7 @@ def shape(requests: list[Request], cap: Capacity) -> dict[str, Plan] | None:
     if not requests:
         return {}
     g = _Grid(requests, Links.of(cap))
-    cap_m, cap_b = g.capacity_rows(Links.of(cap))
+    cap_m, cap_b = g.capacity_rows()
     cost = g.t[1:][g.k] - g.t[0]
     res = linprog(
         cost / max(cost.max(), 1.0),

@@ -148,6 +148,12 @@ class Ledger:
             self.expire(now)
             return self._get(rid)
 
+    def promises(self, link: str, now: float) -> tuple[list[Record], float]:
+        """The link's held and committed requests, and its rate, as of now."""
+        with self.lock:
+            self.expire(now)
+            return self.store.active(link), self.rate[link]
+
     def set_capacity(self, link: str, rate_bps: float, now: float) -> list[str]:
         with self.lock:
             self.expire(now)

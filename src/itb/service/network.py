@@ -9,7 +9,6 @@ residual capacities at each instant.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
@@ -48,12 +47,6 @@ class Links:
         return min(self.cap(x) for x in self.route(r))
 
 
-def at(u: Usage, t: float) -> float:
-    """The rate allocated at date t."""
-    k = bisect_right(u.t, t) - 1
-    return u.v[k] if 0 <= k < len(u.v) else 0.0
-
-
 class Load:
     def __init__(self, links: Links) -> None:
         self.links = links
@@ -72,7 +65,7 @@ class Load:
         route = [(self.of(x), self.links.cap(x)) for x in self.links.route(r)]
         cuts = sorted({a, b, *(t for u, _ in route for t in u.t if a < t < b)})
         for t0, t1 in zip(cuts, cuts[1:]):
-            yield (t0, t1, min(cap - at(u, t0) for u, cap in route))
+            yield (t0, t1, min(cap - u.rate_at(t0) for u, cap in route))
 
     def fill_early(self, r: Request, a: float, b: float):
         cap = self.links.route_cap(r)

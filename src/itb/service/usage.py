@@ -1,8 +1,8 @@
 """A link's allocated rate over time: a step function, 0 outside its breakpoints.
 
 `t[k]` are increasing dates; `v[k]` is the rate allocated on [t[k], t[k+1]) and the last
-value is 0. The fills place a request's volume in what is left of a capacity: as early as
-possible (EDF, the service's admission), as late as possible, or at one constant rate (TS2).
+value is 0. `fill_residual` places a volume in what is left of a capacity (early or late);
+`network.Load` uses it on a request's route, `fill_early` on one link (the service).
 """
 
 from __future__ import annotations
@@ -55,30 +55,17 @@ class Usage:
         b = self.t[-1] if b is None else b
         return max((r for _, _, r in self.pieces(a, b)), default=0.0)
 
-    # The fills: each returns the request's segments, or None when the volume does not fit
-
     def fill_early(self, cap: float, a: float, b: float, max_rate: float, bits: float):
-        return _fill(self.pieces(a, b), cap, max_rate, bits, forward=True)
+        """`bits` at up to max-rate in what a capacity leaves, as early as they fit: the
+        request's segments, or None (the service's admission; the planner's policies place
+        requests through `network.Load`)."""
+        residual = ((x, y, cap - used) for x, y, used in self.pieces(a, b))
+        return fill_residual(residual, cap, max_rate, bits, True)
 
-    def fill_late(self, cap: float, a: float, b: float, max_rate: float, bits: float):
-        return _fill(reversed(list(self.pieces(a, b))), cap, max_rate, bits, forward=False)
-
-    def fit_constant(self, cap: float, a: float, b: float, rate: float, bits: float):
-        """The earliest start s ≥ a such that `rate` fits over [s, s + bits/rate] ≤ b."""
-        dur = bits / rate
-        room = cap - rate + TOLERANCE * cap
-        starts = [a] + [self.t[k] for k in range(len(self.t)) if a < self.t[k] <= b - dur]
-        for s in starts:
-            if s + dur > b * (1 + 1e-12) + TOLERANCE:
-                break
-            if all(r <= room for _, _, r in self.pieces(s, s + dur)):
-                return ((s, s + dur, rate),)
-        return None
-
-
-def _fill(pieces, cap: float, max_rate: float, bits: float, forward: bool):
-    residual = ((a, b, cap - used) for a, b, used in pieces)
-    return fill_residual(residual, cap, max_rate, bits, forward)
+    def rate_at(self, t: float) -> float:
+        """The rate allocated at date t."""
+        k = bisect_right(self.t, t) - 1
+        return self.v[k] if 0 <= k < len(self.v) else 0.0
 
 
 def fill_residual(pieces, cap: float, max_rate: float, bits: float, forward: bool):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from itb.analysis.fairshare import tcp_payload_share
 from itb.study.pacing_tbf.args import PacingTbfArgs
 from itb.study.pacing_tbf.cells import PacingTbfCell
 from itb.study.pursuit import testbed_doc
@@ -18,7 +19,8 @@ from itb.suite.apps.parts import rate, secs
 from itb.suite.sweep import Sweep, SweepCell
 from itb.suite.sweep_index import SweepIndex
 
-PAYLOAD_SHARE = 1448 / 1514  # TCP payload (timestamps) in a full Ethernet frame
+# TCP payload (timestamps) in a full Ethernet frame at MTU 1500: 1448/1514
+PAYLOAD_SHARE = tcp_payload_share()
 # (source, destination) of each flow of a pattern; flows of one source share its limit
 FLOWS = {
     "1flow": [("l1", "r1")],

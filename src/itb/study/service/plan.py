@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from itb.analysis.fairshare import tcp_payload_share
 from itb.errors import ScenarioError
 from itb.service import exact, greedy, workload
 from itb.service.model import Request
@@ -17,7 +18,8 @@ from itb.suite.apps.parts import secs
 from itb.suite.sweep import Sweep, SweepCell
 from itb.suite.sweep_index import SweepIndex
 
-PAYLOAD_SHARE = 1448 / 1514  # TCP payload (timestamps) in a full Ethernet frame
+# TCP payload (timestamps) in a full Ethernet frame at MTU 1500: 1448/1514
+PAYLOAD_SHARE = tcp_payload_share()
 LEAD_S = 1.0  # workload date 0 in the repetition, after a planned launch's RTT ahead
 
 
