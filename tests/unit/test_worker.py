@@ -63,6 +63,26 @@ def test_stop_kills_children_and_cancels_pending_spawns(tmp_path):
     assert not [e for e in events_of(buf) if e["ev"] == "dispatched" and e["id"] == "later"]
 
 
+def test_cancel_stops_one_child_and_one_pending_spawn_and_leaves_the_others(tmp_path):
+    buf = io.StringIO()
+    w = Worker(buf)
+    now = time.monotonic_ns()
+    common = {"stdout": str(tmp_path / "o"), "stderr": str(tmp_path / "e")}
+    for ident, at in (("run", now), ("other", now), ("later", now + 300_000_000)):
+        w.handle({"op": "spawn", "id": ident, "at_ns": at, "argv": ["sleep", "30"], **common})
+    wait_for(buf, lambda e: e["ev"] == "dispatched" and e["id"] == "other")
+    wait_for(buf, lambda e: e["ev"] == "dispatched" and e["id"] == "run")
+    w.handle({"op": "cancel", "id": "run"})
+    w.handle({"op": "cancel", "id": "later"})
+    assert wait_for(buf, lambda e: e["ev"] == "exited" and e["id"] == "run")["rc"] == -15
+    wait_for(buf, lambda e: e["ev"] == "cancelled" and e["id"] == "later", timeout=3)
+    assert [e["id"] for e in events_of(buf) if e["ev"] in ("exited", "cancelled")] == [
+        "run",
+        "later",
+    ]  # "other" still runs
+    w.stop_all(grace_s=0.0)
+
+
 def test_write_reaches_the_child_stdin(tmp_path):
     buf = io.StringIO()
     w = Worker(buf)

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import ipaddress
 import os
+import signal
 import time
 from pathlib import Path
 
 import typer
 
-from itb.cli.common import app, out
+from itb.cli.common import INVENTORY, app, load_inventory, load_testbed_file, out, progress
 from itb.errors import OutputError, ScenarioError
 
 TOKEN_ENV = "ITB_SERVICE_TOKEN"
@@ -74,6 +76,19 @@ def serve(
         envvar=TOKEN_ENV,
         help=f"Required as `Authorization: Bearer TOKEN` on /v1 (also from ${TOKEN_ENV}); the page takes it as #token=TOKEN.",
     ),
+    execute: str | None = typer.Option(
+        None,
+        "--execute",
+        metavar="TESTBED",
+        help="Run the committed plans on this testbed as their dates come: a testbed file "
+        "(scenarios/examples/service-wan.toml: 1 Gbit/s, 100 ms) or `default` (the default "
+        "dumbbell). Built when the service starts, torn down when it stops; each request's "
+        "outcome (done with its last byte's date, failed, missed) is in its `run`.",
+    ),
+    runs: Path | None = typer.Option(
+        None, "--runs", help="With --execute: where the transfers' records go (default FILE.runs/)."
+    ),
+    inventory: Path | None = INVENTORY,
 ) -> None:
     """Serve transfer requests over HTTP: each (volume, release, deadline, max-rate) is
     quoted a plan (a start, a rate profile, a finish) when it fits what the link's held and
@@ -104,12 +119,63 @@ def serve(
         store = Store(db)
     except StoreError as e:
         raise ScenarioError(str(db), "--db", str(e)) from None
-    ledger = Ledger(store, links, margin, hold, time.time())
+    plan_for = _testbed(execute, links) if execute else None
+    now = time.time()
+    interrupted = store.interrupt_runs(now)
+    if interrupted:
+        out.print(f"interrupted when the service stopped: {', '.join(interrupted)}")
+    ledger = Ledger(store, links, margin, hold, now, **(plan_for[2] if plan_for else {}))
     for name, broken in ledger.broken_at_start.items():
         out.print(
             f"link {name}: the new capacity broke {len(broken)} promise(s): {', '.join(broken) or '-'}"
         )
-    out.print(
-        f"serving {', '.join(f'{x.name}={x.rate_bps:.0f} bit/s' for x in links)} on http://{host}:{port}/ (store {db}, pid {os.getpid()})"
+    # uvicorn stops on SIGINT/SIGTERM, then raises the signal again with the handlers it
+    # found: these make it an exception, so the testbed is torn down on the way out
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop)
+    with contextlib.suppress(KeyboardInterrupt), contextlib.ExitStack() as stack:
+        if plan_for is not None:
+            topo, by_link, _ = plan_for
+            _execute(stack, ledger, topo, by_link, runs or Path(f"{db}.runs"), inventory)
+        out.print(
+            f"serving {', '.join(f'{x.name}={x.rate_bps:.0f} bit/s' for x in links)} on http://{host}:{port}/ (store {db}, pid {os.getpid()})"
+        )
+        uvicorn.run(make_app(ledger, token), host=host, port=port, log_level="warning")
+
+
+def _stop(signum, frame):
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def _testbed(execute: str, links):
+    """The testbed, each link's host pairs, and the ledger's timing on it."""
+    from itb.service import execute as ex
+
+    topo = load_testbed_file(None if execute == "default" else Path(execute), {})
+    by_link = ex.routes(topo, [x.name for x in links])
+    rtt_s = ex.check_capacity(topo, by_link, {x.name: x.rate_bps for x in links})
+    launch = ex.LAUNCH_AHEAD_S + rtt_s + ex.TICK_S
+    timing = {"lead_s": launch + 2.0, "guard_s": ex.GUARD_RTTS * rtt_s, "launch_s": launch}
+    return topo, by_link, timing
+
+
+def _execute(stack, ledger, topo, by_link, run_dir: Path, inventory: Path | None) -> None:
+    """The session built (the testbed up) and the executor started, both stopped by
+    `stack` (the testbed torn down)."""
+    from itb import cc
+    from itb.backends import open_testbed
+    from itb.engine.session import Session
+    from itb.service import execute as ex
+
+    tb = open_testbed(topo, cc.support(), inventory=load_inventory(inventory), say=progress)
+    holder: list = []
+    session = Session(
+        ex.template(topo, by_link), tb, run_dir, lambda r: holder[0].done(r), progress
     )
-    uvicorn.run(make_app(ledger, token), host=host, port=port, log_level="warning")
+    out.print(f"building the testbed {topo.name} for the committed plans (records in {run_dir})")
+    session.open()
+    stack.callback(session.close)
+    executor = ex.Executor(ledger, session, by_link, out.print)
+    holder.append(executor)
+    executor.start()
+    stack.callback(executor.close)

@@ -80,7 +80,7 @@ class WorkerPool(Protocol):
     def stop_all(self) -> None: ...
 
 
-def _spawn_cmd(p: ProcSpec, at_ns: int, prefix: str) -> dict:
+def spawn_cmd(p: ProcSpec, at_ns: int, prefix: str) -> dict:
     return {
         "op": "spawn",
         "id": prefix + p.id,
@@ -142,7 +142,7 @@ class Repetition:
         out.zero_ns = zero
         listeners = self.plan.listeners()
         for p in listeners:
-            self.workers[p.node].send(**_spawn_cmd(p, 0, self.prefix))
+            self.workers[p.node].send(**spawn_cmd(p, 0, self.prefix))
         waiting = {p.id for p in listeners}
         awaited = {p.id for p in self.plan.procs if p.wait}
         if waiting:  # (without receivers nothing is awaited before zero)
@@ -168,7 +168,7 @@ class Repetition:
             return
         for p in self.plan.procs:
             if p.at_us is not None:
-                self.workers[p.node].send(**_spawn_cmd(p, zero + p.at_us * 1000, self.prefix))
+                self.workers[p.node].send(**spawn_cmd(p, zero + p.at_us * 1000, self.prefix))
         setter = threading.Thread(target=self._dispatch_sets, args=(zero,), daemon=True)
         setter.start()
         self.pacing.start(zero, self.recorder.record, lambda why: out.fail(why, environment=True))

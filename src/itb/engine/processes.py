@@ -77,9 +77,12 @@ def build(
     rep_dir: Path,
     interval_us: int,
     cc_names: Mapping[str, str] | None = None,
+    first_port: int = BASE_PORT + 1,
 ) -> RepetitionPlan:
     """`cc_names` maps the scenario's canonical congestion controls to the names the
-    kernel knows them by here (ITB's eBPF ones are itb_<name>); default: the same."""
+    kernel knows them by here (ITB's eBPF ones are itb_<name>); default: the same.
+    The receivers listen on consecutive ports from `first_port` (a session's jobs, which
+    run together, each get their own)."""
     flow = native.binary("flow")
 
     def kernel_cc(name: str) -> str:
@@ -89,7 +92,7 @@ def build(
     sets: list[SetLink] = []
     n_listeners = sum(isinstance(e, (Transfer, Pingpong, Udp)) for e in events)
     prelude = prelude_seconds(n_listeners, sum(isinstance(e, Command) and e.paced for e in events))
-    port = BASE_PORT
+    port = first_port - 1
 
     def files(node: str, ident: str) -> dict:
         d = rep_dir / "nodes" / node

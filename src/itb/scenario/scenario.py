@@ -35,6 +35,21 @@ def load_testbed(path: str | Path | None, overrides: dict | None = None) -> Topo
     return testbed_load.load_testbed(path, overrides, ignore=frozenset(SECTIONS))
 
 
+def timeline_on(topo: Topology, data: dict, source: str) -> Scenario:
+    """A timeline's tables (`transfer`, `experiment`, …) resolved on a testbed already
+    built (no token bucket is added: a session's topology is fixed)."""
+    for key in data:
+        if key not in SECTIONS:
+            raise ScenarioError(source, key, f"not a timeline section; allowed: {sorted(SECTIONS)}")
+    exp = resolve(validate_sections(data, source), topo, source)
+    for e in exp.events:
+        if getattr(e, "enforce", None) == "tbf":
+            raise ScenarioError(
+                source, f"transfer.{e.id}.enforce", "tbf changes the testbed: not on one built"
+            )
+    return Scenario(topo, exp, source)
+
+
 def load_scenario(path: str | Path, overrides: dict | None = None) -> Scenario:
     """Read, validate and resolve a scenario file; every error names file, field, reason."""
     return scenario_from_data(read_toml(Path(path)), str(path), overrides)

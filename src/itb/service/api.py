@@ -102,6 +102,18 @@ class LinkIn(BaseModel):
         return RequestIn._rate(v)
 
 
+class RunOut(BaseModel):
+    """What became of a committed request's transfer on the testbed (--execute)."""
+
+    state: str  # launched | done | failed | interrupted | missed
+    launched: float | None
+    finish: float | None  # the last byte's arrival (seconds since the Unix epoch)
+    late: float | None  # finish − deadline (negative: early)
+    met: bool | None  # every byte by the deadline
+    bytes: int | None
+    reason: str | None
+
+
 class RequestOut(BaseModel):
     id: str
     link: str
@@ -116,6 +128,19 @@ class RequestOut(BaseModel):
     finish: float | None
     expires: float | None
     predicted_completion: float | None
+    run: RunOut | None = None
+
+
+def _run(rec: Record) -> RunOut | None:
+    run, dt = rec.run, rec.request.deadline_s
+    if run is None:
+        return None
+    late = None if run.finish_s is None else run.finish_s - dt
+    met = None if run.state == "launched" else run.state == "done" and (late or 0.0) <= 0
+    return RunOut(
+        state=run.state, launched=run.launched_s, finish=run.finish_s, late=late, met=met,
+        bytes=run.bytes, reason=run.reason,
+    )  # fmt: skip
 
 
 def _out(rec: Record) -> RequestOut:
@@ -126,6 +151,7 @@ def _out(rec: Record) -> RequestOut:
         profile=p.profile() if p else [], start=p.start if p else None,
         finish=p.finish if p else None, expires=rec.expires_s,
         predicted_completion=p.finish if p and rec.state in ("held", "committed") else None,
+        run=_run(rec),
     )  # fmt: skip
 
 

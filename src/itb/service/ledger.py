@@ -11,15 +11,21 @@ plans never move for a newcomer (a quote stays what it said). A capacity change 
 rate, or a restart with another rate or margin) re-plans: each promise, committed ones first in the order they were made, keeps its plan
 if it still fits, is placed again from now otherwise, and is broken (state `broken`, the
 reason given) if it no longer fits at all.
+
+A service that runs its plans on a testbed (`itb serve --execute`) plans every request
+from `lead_s` after now (the time its transfer needs to be launched) and to `guard_s`
+before its deadline (its last byte arrives after the plan's: RTTs); a request whose
+transfer was launched keeps its whole plan through a re-plan (the sender has it).
 """
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from itb.service.model import Plan, Request, Segment, merged
-from itb.service.store import Record, Store
+from itb.service.store import Record, Run, Store
 from itb.service.usage import Usage
 
 
@@ -39,9 +45,23 @@ class LinkSpec:
 
 class Ledger:
     def __init__(
-        self, store: Store, links: list[LinkSpec], margin: float, hold_s: float, now: float
+        self,
+        store: Store,
+        links: list[LinkSpec],
+        margin: float,
+        hold_s: float,
+        now: float,
+        lead_s: float = 0.0,
+        guard_s: float = 0.0,
+        launch_s: float = 0.0,
     ):
+        """`launch_s`: a commit must come this long before its plan's start at least
+        (its transfer is launched then); 0: no testbed, any time."""
         self.store, self.margin, self.hold_s = store, margin, hold_s
+        self.lead_s, self.guard_s, self.launch_s = lead_s, guard_s, launch_s
+        # ids whose transfer was launched: their plans no longer move
+        self.launched: set[str] = {r.request.id for r in store.all() if r.run is not None}
+        self.on_cancel: Callable[[str], None] | None = None  # a launched request cancelled
         self.lock = threading.Lock()
         self.rate: dict[str, float] = {}
         self.usage: dict[str, Usage] = {}
@@ -95,13 +115,18 @@ class Ledger:
                 return old, False
             usage, cap = self.usage[req.link], self.capacity(req.link)
             plan, reason = None, None
-            start = max(req.release_s, now)
-            if req.deadline_s <= now:
-                reason = "the deadline has passed"
+            start, end = max(req.release_s, now + self.lead_s), req.deadline_s - self.guard_s
+            if end <= start:
+                reason = (
+                    "the deadline has passed"
+                    if req.deadline_s <= now
+                    else f"the window ends before a transfer can run: plans start {self.lead_s:g} s "
+                    f"after now and end {self.guard_s:g} s before the deadline"
+                )
             else:
-                segs = usage.fill_early(cap, start, req.deadline_s, req.max_rate_bps, req.bits)
+                segs = usage.fill_early(cap, start, end, req.max_rate_bps, req.bits)
                 if segs is None:
-                    reason = _refusal(usage, cap, req, start)
+                    reason = _refusal(usage, cap, req, start, end)
                 else:
                     plan = Plan(req.id, segs)
             rec = Record(
@@ -125,6 +150,12 @@ class Ledger:
                 raise Conflict(
                     f"request {rid!r} is {rec.state}: only a held request can be committed"
                 )
+            if self.launch_s and rec.plan and rec.plan.start - now < self.launch_s:
+                raise Conflict(
+                    f"request {rid!r}: its plan starts in {rec.plan.start - now:.1f} s and its "
+                    f"transfer must be launched {self.launch_s:.1f} s before: too late to "
+                    "commit this quote, ask for another"
+                )
             with self.store.transaction() as db:
                 self.store.update(db, rid, "committed", now, expires_s=None)
             self.holds.pop(rid, None)
@@ -141,12 +172,44 @@ class Ledger:
             self.holds.pop(rid, None)
             if rec.plan:
                 self.usage[rec.request.link].remove(rec.plan.segments)
-            return self._get(rid)
+            rec = self._get(rid)
+        if rid in self.launched and self.on_cancel is not None:
+            self.on_cancel(rid)  # (its transfer stopped; what it became is recorded then)
+        return rec
 
     def get(self, rid: str, now: float) -> Record:
         with self.lock:
             self.expire(now)
             return self._get(rid)
+
+    def due(self, until: float) -> list[Record]:
+        """Committed requests not launched whose plans start by `until`."""
+        with self.lock:
+            return [
+                r
+                for r in self.store.active()
+                if r.state == "committed"
+                and r.plan
+                and r.request.id not in self.launched
+                and r.plan.start <= until
+            ]
+
+    def claim(self, rid: str) -> bool:
+        """Whether the request is still committed and not launched; if so, from now on
+        it is launched (its plan no longer moves; a cancel stops its transfer)."""
+        with self.lock:
+            rec = self.store.get(rid)
+            if rec is None or rec.state != "committed" or rid in self.launched:
+                return False
+            self.launched.add(rid)
+            return True
+
+    def ran(self, rid: str, run: Run, now: float) -> None:
+        """Records what became of a committed request's transfer (launched, done, …)."""
+        with self.lock:
+            with self.store.transaction() as db:
+                self.store.set_run(db, rid, run, now)
+            self.launched.add(rid)
 
     def promises(self, link: str, now: float) -> tuple[list[Record], float]:
         """The link's held and committed requests, and its rate, as of now."""
@@ -173,19 +236,29 @@ class Ledger:
         usage = Usage()
         new: dict[str, Plan] = {}
         broken: list[str] = []
+        recs.sort(key=lambda r: r.request.id not in self.launched)  # (stable)
         for r in recs:
             segs = r.plan.segments if r.plan else ()
-            past, future = _split(segs, now), _split(segs, now, after=True)
+            # what cannot move: what ran, what is about to be launched, a launched plan
+            cut = now + self.lead_s if r.request.id not in self.launched else float("inf")
+            past, future = _split(segs, cut), _split(segs, cut, after=True)
+            coming = _split(past, now, after=True)  # of it, what still takes capacity
+            usage.add(coming)
             if not _fits(usage, future, cap):
                 req = r.request
                 left = req.bits - sum((b - a) * x for a, b, x in past)
-                start = max(now, req.release_s)
-                again = usage.fill_early(cap, start, req.deadline_s, req.max_rate_bps, left)
+                start, end = max(cut, req.release_s), req.deadline_s - self.guard_s
+                again = (
+                    usage.fill_early(cap, start, end, req.max_rate_bps, left)
+                    if end > start
+                    else None
+                )
                 if again is None:
+                    usage.remove(coming)
                     broken.append(req.id)
                     continue
                 future = again
-            usage.add(future)  # what ran before now is done: only the future takes capacity
+            usage.add(future)
             new[r.request.id] = Plan(r.request.id, merged(list(past) + list(future)))
         with self.store.transaction() as db:
             self.store.set_link(db, link, rate_bps, self.margin)
@@ -224,16 +297,15 @@ def _split(segs, at: float, after: bool = False) -> tuple[Segment, ...]:
     return tuple((a, min(b, at), x) for a, b, x in segs if a < at)
 
 
-def _refusal(usage: Usage, cap: float, req: Request, start: float) -> str:
+def _refusal(usage: Usage, cap: float, req: Request, start: float, end: float) -> str:
     alone = req.bits / min(req.max_rate_bps, cap)
-    if start + alone > req.deadline_s:
+    if start + alone > end:
         return (
             f"the volume needs {alone:.3f} s at min(max-rate, capacity) and the window "
-            f"leaves {req.deadline_s - start:.3f} s"
+            f"leaves {end - start:.3f} s"
         )
     free = sum(
-        (b - a) * min(req.max_rate_bps, max(0.0, cap - u))
-        for a, b, u in usage.pieces(start, req.deadline_s)
+        (b - a) * min(req.max_rate_bps, max(0.0, cap - u)) for a, b, u in usage.pieces(start, end)
     )
     return (
         f"the link's free capacity in the window carries {free / 8:.0f} of the "

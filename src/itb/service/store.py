@@ -8,6 +8,13 @@ re-plans.
 States: held (a quote with a plan, until `expires`), committed, refused (no plan, with the
 reason), cancelled, expired (a hold not committed in time), broken (a commitment a
 capacity change could not keep, with the reason).
+
+With `itb serve --execute`, a committed request's transfer on the testbed is recorded in
+`runs` (one row per request, created when it is launched): launched, done (every byte
+arrived; `finish_s` is the last byte's date), failed (with the reason), interrupted (the
+service stopped while it ran: a restart finds it so), missed (never launched: the service
+was not executing when its start came). The table is new in this format's stores and
+created in older ones when they are opened.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from itb.service.model import Plan, Request
 
 STATES = ("held", "committed", "refused", "cancelled", "expired", "broken")
 ACTIVE = ("held", "committed")  # the states whose plans use the link
+RUN_STATES = ("launched", "done", "failed", "interrupted", "missed")
 FORMAT = 1
 
 SCHEMA = f"""
@@ -43,7 +51,33 @@ CREATE TABLE IF NOT EXISTS requests (
   updated_s REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS requests_link_state ON requests (link, state);
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY REFERENCES requests (id),
+  state TEXT NOT NULL CHECK (state IN ({", ".join(repr(s) for s in RUN_STATES)})),
+  launched_s REAL,
+  finish_s REAL,
+  bytes INTEGER,
+  reason TEXT,
+  dir TEXT,
+  updated_s REAL NOT NULL
+);
 """
+COLUMNS = (
+    "requests.*, runs.state, runs.launched_s, runs.finish_s, runs.bytes, runs.reason, runs.dir"
+)
+FROM = "requests LEFT JOIN runs ON runs.id = requests.id"
+
+
+@dataclass(frozen=True)
+class Run:
+    """A committed request's transfer on the testbed (`itb serve --execute`)."""
+
+    state: str
+    launched_s: float | None = None
+    finish_s: float | None = None  # the last byte's arrival (done)
+    bytes: int | None = None  # received
+    reason: str | None = None
+    dir: str | None = None  # its records (the session's job directory)
 
 
 @dataclass(frozen=True)
@@ -55,6 +89,7 @@ class Record:
     expires_s: float | None
     created_s: float
     updated_s: float
+    run: Run | None = None
 
 
 class StoreError(Exception):
@@ -108,20 +143,42 @@ class Store:
     # requests
 
     def get(self, rid: str) -> Record | None:
-        row = self.db.execute("SELECT * FROM requests WHERE id = ?", (rid,)).fetchone()
+        q = f"SELECT {COLUMNS} FROM {FROM} WHERE requests.id = ?"
+        row = self.db.execute(q, (rid,)).fetchone()
         return _record(row) if row else None
 
     def active(self, link: str | None = None) -> list[Record]:
-        q = "SELECT * FROM requests WHERE state IN ('held', 'committed')"
+        q = f"SELECT {COLUMNS} FROM {FROM} WHERE requests.state IN ('held', 'committed')"
         rows = (
-            self.db.execute(q + " AND link = ? ORDER BY rowid", (link,))
+            self.db.execute(q + " AND link = ? ORDER BY requests.rowid", (link,))
             if link
-            else self.db.execute(q + " ORDER BY rowid")
+            else self.db.execute(q + " ORDER BY requests.rowid")
         )
         return [_record(r) for r in rows.fetchall()]
 
     def all(self) -> list[Record]:
-        return [_record(r) for r in self.db.execute("SELECT * FROM requests ORDER BY rowid")]
+        q = f"SELECT {COLUMNS} FROM {FROM} ORDER BY requests.rowid"
+        return [_record(r) for r in self.db.execute(q)]
+
+    def set_run(self, db: sqlite3.Connection, rid: str, run: Run, now: float) -> None:
+        db.execute(
+            "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+            "state = excluded.state, launched_s = excluded.launched_s, finish_s = "
+            "excluded.finish_s, bytes = excluded.bytes, reason = excluded.reason, "
+            "dir = excluded.dir, updated_s = excluded.updated_s",
+            (rid, run.state, run.launched_s, run.finish_s, run.bytes, run.reason, run.dir, now),
+        )
+
+    def interrupt_runs(self, now: float) -> list[str]:
+        """Runs still `launched` (the service that ran them stopped): interrupted."""
+        with self.transaction() as db:
+            ids = [r[0] for r in db.execute("SELECT id FROM runs WHERE state = 'launched'")]
+            db.execute(
+                "UPDATE runs SET state = 'interrupted', updated_s = ?, reason = "
+                "'the service stopped while it ran' WHERE state = 'launched'",
+                (now,),
+            )
+        return ids
 
     def count(self) -> dict[str, int]:
         return dict(self.db.execute("SELECT state, COUNT(*) FROM requests GROUP BY state"))
@@ -152,8 +209,9 @@ def _profile(plan: Plan | None) -> str | None:
 
 
 def _record(row: tuple) -> Record:
-    rid, link, vol, rt, dt, mr, state, reason, profile, expires, created, updated = row
+    rid, link, vol, rt, dt, mr, state, reason, profile, expires, created, updated = row[:12]
     plan = Plan.of_profile(rid, [tuple(p) for p in json.loads(profile)]) if profile else None
+    run = Run(*row[12:]) if row[12] is not None else None
     return Record(
-        Request(rid, vol, rt, dt, mr, link), state, reason, plan, expires, created, updated
+        Request(rid, vol, rt, dt, mr, link), state, reason, plan, expires, created, updated, run
     )

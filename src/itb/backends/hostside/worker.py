@@ -7,6 +7,7 @@ commands as JSON lines on stdin and answers with events as JSON lines on stdout:
      "ready_match": text, "output_limit_bytes": int}   (the last two optional)
   → {"op": "write", "id", "data"}          text to a child's stdin (e.g. a rate change)
   → {"op": "signal", "id", "signal"}       signal one child
+  → {"op": "cancel", "id"}                  its pending spawn cancelled, or SIGTERM
   → {"op": "clock", "seq"}                 answered at once with the worker's clock
   → {"op": "stop"}                          cancel pending spawns; SIGTERM every child,
                                             SIGKILL after 2 s
@@ -32,12 +33,12 @@ wrote, kept or not. Without a limit its stderr goes straight to its file. The co
 threads run under the normal scheduler: a flood of output must not take the dates' CPU.
 
 Dates are CLOCK_MONOTONIC nanoseconds of the node's own clock (one clock for all local
-namespaces; on a remote host the engine converts with the offset it measured).
-With `--record FILE` (remote hosts), the worker appends "PID START" of itself and of
-every child to FILE, so that `itb clean --inventory` can find them after a crash. The worker sleeps until a spawn's date, then spins the last 200 µs, and
-asks for real-time priority so that it wakes on time while transfers load the CPUs;
-children are spawned back under the normal scheduler. Standard library only: it starts
-once per node and must start fast.
+namespaces; on a remote host the engine converts with the offset it measured). With
+`--record FILE` (remote hosts), the worker appends "PID START" of itself and of every
+child to FILE, so that `itb clean --inventory` can find them after a crash. The worker
+sleeps until a spawn's date, then spins the last 200 µs, and asks for real-time priority
+so that it wakes on time while transfers load the CPUs; children are spawned back under
+the normal scheduler. Standard library only: it starts once per node and must start fast.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ class Worker:
         self.children: dict[str, int] = {}
         self.stdins: dict[str, int] = {}
         self.stopping = False
+        self.cancelled: set[str] = set()  # ids whose pending spawn is not to start
         self.generation = 0  # bumped by "stop": spawns of an earlier generation are cancelled
 
     def emit(self, **event) -> None:
@@ -83,13 +85,13 @@ class Worker:
                 target=self._spawn_at, args=(cmd, self.generation), daemon=True
             ).start()
         elif op == "write":
-            fd = self.stdins.get(cmd["id"])
-            if fd is not None:  # (if the child is gone, its exit is reported on its own)
+            if (fd := self.stdins.get(cmd["id"])) is not None:  # (else its exit is reported)
                 with contextlib.suppress(OSError):
                     os.write(fd, cmd["data"].encode())
-        elif op == "signal":
-            pid = self.children.get(cmd["id"])
-            if pid:
+        elif op in ("signal", "cancel"):
+            if op == "cancel":
+                self.cancelled.add(cmd["id"])
+            if pid := self.children.get(cmd["id"]):
                 _kill(pid, int(cmd.get("signal", signal.SIGTERM)))
         elif op == "clock":
             self.emit(ev="clock", seq=cmd.get("seq"), t_ns=time.monotonic_ns())
@@ -105,7 +107,7 @@ class Worker:
     def _spawn_at(self, cmd: dict, generation: int) -> None:
         at = int(cmd.get("at_ns") or 0)
         sleep_until(at)
-        if self.stopping or generation != self.generation:
+        if self.stopping or generation != self.generation or cmd["id"] in self.cancelled:
             self.emit(ev="cancelled", id=cmd["id"], t_ns=time.monotonic_ns())
             return
         t = time.monotonic_ns()
