@@ -35,7 +35,7 @@ python: $(VENV)/.installed
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,sim]'
 	touch $@
 
 # EnOSlib (reservations on Grid'5000, Chameleon, Vagrant, static inventories) pins rich 12,
@@ -85,7 +85,7 @@ quick: setup
 # do (difftest, integration: one at a time, under their own lock), at the lowest CPU
 # priority so that a testbed's timing is not disturbed; their output follows.
 test: root setup lint native-test
-	@mkdir -p build; nice -n 19 $(PY) -m pytest tests/unit tests/service -q -ra --durations=10 \
+	@mkdir -p build; nice -n 19 $(PY) -m pytest tests/unit tests/service tests/sim -q -ra --durations=10 \
 	  -p no:cacheprovider --basetemp=build/pytest-unit > build/unit-tests.log 2>&1 & \
 	  pid=$$!; \
 	  $(PY) -m pytest tests/difftest tests/integration -q -ra --durations=25; rc=$$?; \

@@ -12,6 +12,7 @@ import pytest
 from itb.backends import open_testbed
 from itb.backends import testbed as T
 from itb.backends.local.testbed import LocalTestbed
+from itb.backends.sim.testbed import SimTestbed
 from itb.backends.ssh.testbed import SshTestbed
 from itb.backends.testbed import CcSupport
 from itb.scenario.scenario import load_scenario
@@ -34,7 +35,11 @@ def members(proto: type) -> tuple[set[str], set[str]]:
 @pytest.fixture(scope="module")
 def testbeds():
     topo = load_scenario(FAIR_SHARE).topology
-    return {"local": open_testbed(topo, CCS), "ssh": open_testbed(topo, CCS, inventory=inventory())}
+    return {
+        "local": open_testbed(topo, CCS),
+        "ssh": open_testbed(topo, CCS, inventory=inventory()),
+        "sim": open_testbed(topo, CCS, simulate=True),
+    }
 
 
 def test_the_protocol_declares_the_life_of_a_testbed():
@@ -52,13 +57,15 @@ def test_the_protocol_declares_the_life_of_a_testbed():
         "program",
         "clock_offset_ns",
     } <= methods
-    assert {"name", "same_machine", "topology", "warnings", "emulators"} == attributes
+    assert {"name", "same_machine", "simulated", "topology", "warnings", "emulators"} == attributes
 
 
-@pytest.mark.parametrize("name,cls", [("local", LocalTestbed), ("ssh", SshTestbed)])
+@pytest.mark.parametrize(
+    "name,cls", [("local", LocalTestbed), ("ssh", SshTestbed), ("sim", SimTestbed)]
+)
 def test_each_backend_has_every_member_with_the_protocols_parameters(testbeds, name, cls):
     tb = testbeds[name]
-    assert type(tb) is cls and tb.name == name
+    assert type(tb) is cls and tb.name == name and tb.simulated == (name == "sim")
     methods, attributes = members(T.Testbed)
     for attr in attributes:
         assert hasattr(tb, attr), f"{cls.__name__} lacks {attr}"

@@ -1,5 +1,5 @@
 """The one interface every testbed offers, whatever it is made of: namespaces on this
-machine (`itb.backends.local`), real hosts over SSH (`itb.backends.ssh`). The runner
+machine (`itb.backends.local`), real hosts over SSH (`itb.backends.ssh`), or a simulator (`itb.backends.sim`). The runner
 (`itb run`, the benchmark, the studies) and `itb calibrate` use only this.
 
 A testbed's life, in order: `check_free` (nothing of ITB's already there), `preflight`
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from itb.backends.host import Host
+from itb.errors import BackendError
 from itb.say import Say, quiet  # noqa: F401 (the testbeds take them from here)
 from itb.scenario.testbed.model import Topology
 
@@ -54,8 +55,9 @@ class CcSupport:
 
 
 class Testbed(Protocol):
-    name: str  # "local", "ssh": meta.json's backend
+    name: str  # "local", "ssh", "sim": meta.json's backend
     same_machine: bool  # every node on this machine, on its clock
+    simulated: bool  # its repetitions are simulated (`simulate`): no process runs on a host
     topology: Topology  # with the addresses the hosts really have
     warnings: list[str]
 
@@ -105,3 +107,32 @@ class Testbed(Protocol):
         ...
 
     def release(self) -> None: ...
+
+    def unsupported(self, events: list) -> str | None:
+        """Why this testbed cannot run these events (None: it can), said before anything
+        is built (a simulator has no program to run on a host, …)."""
+        ...
+
+    def simulate(
+        self, events: list, rep_dir: Path, duration_us: int, interval_us: int, repetition: int
+    ) -> dict:
+        """A simulated testbed's repetition: the logs written into rep_dir as the
+        programs' and the emulators' would be; {"status", "reason", "start_ns", "zero_ns",
+        "end_ns", "simulated_s", "wall_s"}. A real testbed raises BackendError."""
+        ...
+
+
+class RunsProcesses:
+    """The simulation's members as a testbed that runs processes on hosts has them
+    (`itb.backends.local`, `itb.backends.ssh`)."""
+
+    name: str
+    simulated = False
+
+    def unsupported(self, events: list) -> None:
+        return None  # (what a host lacks is found by the preflight's checks)
+
+    def simulate(
+        self, events: list, rep_dir: Path, duration_us: int, interval_us: int, repetition: int
+    ) -> dict:
+        raise BackendError(f"the {self.name} testbed runs processes, it does not simulate")

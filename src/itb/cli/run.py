@@ -58,9 +58,15 @@ def run_cmd(
     buffer: str | None = BUFFER,
     mtu: int | None = MTU,
     inventory: Path | None = INVENTORY,
+    backend: str = typer.Option(
+        "local",
+        "--backend",
+        help="local (namespaces and ITB's link emulator), ssh (implied by --inventory) or "
+        "sim (ns-3: the same scenario simulated, the same run directory; docs/simulation.md).",
+    ),
 ) -> None:
     """Run a scenario's timeline on the local testbed (or, with --inventory, on SSH
-    hosts), N times, into a run directory.
+    hosts; with --backend sim, in ns-3), N times, into a run directory.
 
     Stages (each shown and timed in meta.json): preflight, reservation (namespaces),
     deployment (socket buffers vs BDP), configuration (emulator, one worker per node),
@@ -79,6 +85,14 @@ def run_cmd(
         raise typer.BadParameter("--resume needs --out RUN_DIR", param_hint="--resume")
     # the inputs first: a bad one is refused before the engine is even imported
     sc = load_scenario(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
+    if backend not in ("local", "ssh", "sim"):
+        raise typer.BadParameter("local, ssh or sim", param_hint="--backend")
+    if backend == "sim" and inventory is not None:
+        raise typer.BadParameter(
+            "a simulation has no hosts: not with --inventory", param_hint="--backend"
+        )
+    if backend == "ssh" and inventory is None:
+        raise typer.BadParameter("the SSH testbed needs --inventory", param_hint="--backend")
     inv = load_inventory(inventory)
     from itb import rundir
     from itb.engine.runner import RunOptions, run
@@ -90,7 +104,15 @@ def run_cmd(
 
     result = run(
         sc,
-        RunOptions(target, repeat, seed, resume, analyse=analyse_run, inventory=inv),
+        RunOptions(
+            target,
+            repeat,
+            seed,
+            resume,
+            analyse=analyse_run,
+            inventory=inv,
+            simulate=backend == "sim",
+        ),
         progress,
         tick,
     )

@@ -24,7 +24,13 @@ from itb.scenario.testbed.pathspec import path_spec
 
 def preflight(sc: Scenario, tb: Testbed) -> list[str]:
     """What can be checked of the scenario before anything is built; returns warnings
-    (the testbed's own checks are its `preflight`)."""
+    (the testbed's own checks are its `preflight`). A simulator refuses what it cannot
+    run, with the reason."""
+    if tb.simulated:
+        why = tb.unsupported(list(sc.experiment.events))
+        if why:
+            raise PreflightError(f"{sc.source or 'the scenario'}: cannot be simulated: {why}")
+        return []
     preflight_programs(sc, local_commands=tb.same_machine)
     # the last `itb calibrate` measured this machine's emulator
     return cpu_headroom_warnings(sc) if tb.same_machine else []

@@ -54,6 +54,8 @@ def execute_all(sc, tb: Testbed, run_dir, reps, done, meta, stage, stop, say, ti
 def _build(sc: Scenario, tb: Testbed, run_dir: Path, meta: dict, stage) -> Workers:
     with stage("reservation"):
         tb.up(run_dir)
+    if tb.simulated:  # no host, no process, no measurement of a real path
+        return Workers([])
     with stage("deployment"):
         meta["sysctls"] = checks.deployment_check(sc, tb.host)
         facts = tb.facts()  # SSH hosts: CPU, kernel, NIC of each (the calibration table)
@@ -183,6 +185,8 @@ def run_repetition(
     rd = _empty_rep_dir(run_dir, r)
     events = events_for_repetition(exp, r)
     rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
+    if tb.simulated:
+        return simulated(tb, events, rd, exp, r, tick)
     # on the testbed's topology: the hosts' real addresses; the names its hosts select
     # the congestion controls by (ITB's eBPF ones are itb_<name>)
     plan = processes.build(events, tb.topology, rd, exp.interval_us, tb.cc_names())
@@ -195,3 +199,19 @@ def run_repetition(
         return out
     # The commit marker (result.json) is written by the caller, after the gathering.
     return Repetition(plan, workers, tb.emulators, exp.duration_us, tick, stop, tag=r).run()
+
+
+def simulated(tb: Testbed, events, rd: Path, exp, r: int, tick: Say) -> Outcome:
+    """A simulated repetition: the simulator writes what the processes and emulators
+    would have; its result, as a repetition's."""
+    tick(f"repetition {r}: simulating")
+    res = tb.simulate(events, rd, exp.duration_us, exp.interval_us, r)
+    out = Outcome()
+    if res["status"] != "ok":
+        out.fail(res["reason"])
+        return out
+    out.start_ns, out.zero_ns, out.end_ns = res["start_ns"], res["zero_ns"], res["end_ns"]
+    out.warnings.append(
+        f"simulated: {res['simulated_s']:.3f} s in {res['wall_s']:.3f} s of wall time"
+    )
+    return out

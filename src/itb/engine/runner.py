@@ -46,6 +46,7 @@ class RunOptions:
     # layer: itb.report.build.analyse_run); None: the raw logs only
     analyse: Callable[[Path], Any] | None = None  # the caller's analysis: its typed metrics
     inventory: Any = None  # an SSH testbed's inventory (itb.backends.ssh.inventory); None: local
+    simulate: bool = False  # the simulated testbed (ns-3, itb.backends.sim) instead
 
 
 @dataclass
@@ -92,7 +93,9 @@ def run(
     sc: Scenario, opts: RunOptions, say: Say = lambda s: None, tick: Say = lambda s: None
 ) -> RunResult:
     """Runs the scenario under the prefix's lock (`Busy`, nothing touched, when another
-    command holds it)."""
+    command holds it); a simulation uses nothing of the machine's and takes none."""
+    if opts.simulate:
+        return _run(sc, opts, say, tick)
     with owner.exclusive(f"itb run into {opts.out}"):
         inv = opts.inventory
         if inv is None or inv.provider is None:
@@ -136,7 +139,14 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
         exp = exp.model_copy(update={"seed": seed})
         sc = Scenario(sc.topology, exp, sc.source)
     run_dir = opts.out
-    tb = open_testbed(sc.topology, cc.support(), inventory=opts.inventory, seed=exp.seed, say=say)
+    tb = open_testbed(
+        sc.topology,
+        cc.support(),
+        inventory=opts.inventory,
+        seed=exp.seed,
+        say=say,
+        simulate=opts.simulate,
+    )
     tb.check_free()
     if opts.resume:
         meta = rundir.open_for_resume(run_dir, sc.content_hash())

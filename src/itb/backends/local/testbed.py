@@ -13,12 +13,12 @@ from typing import Any
 from itb.backends import hostside
 from itb.backends.host import NetnsHost
 from itb.backends.local import build
-from itb.backends.testbed import CcSupport, Emulator, Say, quiet
+from itb.backends.testbed import CcSupport, Emulator, RunsProcesses, Say, quiet
 from itb.errors import BackendError
 from itb.scenario.testbed.model import Topology
 
 
-class LocalTestbed:
+class LocalTestbed(RunsProcesses):
     name = "local"
     same_machine = True
 

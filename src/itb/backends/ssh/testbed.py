@@ -29,7 +29,7 @@ from itb.backends.ssh.deploy import UDPRATE_FILE, Setup
 from itb.backends.ssh.hosts import NEEDED, connect, missing_tools, parallel, programs
 from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.remote import Remote, RemoteEmulator, SshNode, measure_clock
-from itb.backends.testbed import CcSupport, Say, quiet
+from itb.backends.testbed import CcSupport, RunsProcesses, Say, quiet
 from itb.emulation import monitor
 from itb.errors import BackendError, CommandFailed, ItbError, PreflightError
 from itb.scenario.testbed.model import Topology
@@ -51,7 +51,7 @@ __all__ = [
 EMULATOR_ROWS_WRITTEN_NS = monitor.KEPT_PAST_END_NS + monitor.ROWS_WRITTEN_NS
 
 
-class SshTestbed:
+class SshTestbed(RunsProcesses):
     name = "ssh"
     same_machine = False
 

@@ -1,0 +1,1049 @@
+// itb-sim: one repetition of an ITB timeline in ns-3 (docs/simulation.md).
+//
+//   itb-sim CONFIG OUTDIR
+//
+// CONFIG is written by itb.backends.sim (one record per line, fields separated by
+// spaces, "-" for none). OUTDIR receives what the real testbed's programs write, in
+// their formats, so that ITB's analysis reads a simulated repetition as an emulated one:
+//   nodes/<dst>/<id>.recv.csv|json    flow recv's goodput log and summary
+//   nodes/<src>/<id>.send.csv|json    flow send's tcp_info-like log and summary
+//   emulator/<link>/linkem-ab.csv|ba  linkem's per-interval log of an emulated link
+// Every date is base_ns + the simulated time in ns (the engine's clock, as if real).
+//
+// How the network is modelled (each point a difference from the testbed, stated):
+// - a link is a point-to-point link per direction at its rate, with an interframe gap of
+//   12 bytes, so that a frame occupies the link for (IP packet + 14 bytes) · 8 / rate as
+//   an Ethernet frame does in linkem (ns-3 puts a 2-byte PPP header on the IP packet);
+//   an unlimited direction runs at 100 Gbit/s;
+// - its delay is the channel's (one value: a link whose two directions differ is
+//   refused by the Python side);
+// - its queue is the device's drop-tail queue in packets or bytes (bytes scaled by
+//   (MTU + 2) / (MTU + 14): the same number of full frames as linkem's byte limit); no
+//   queueing discipline is installed (no hidden 1000-packet queue);
+// - loss is drawn per packet at the receiving end of a direction: Bernoulli or
+//   Gilbert-Elliott, as linkem's;
+// - TCP is ns-3's, with Linux's defaults: MSS = MTU − 52 (timestamps), initial window 10,
+//   minimum RTO 200 ms, delayed ACKs every 2 segments or 40 ms, SACK, PRR recovery,
+//   pacing only where a rate caps the sender (as Linux's internal pacing with
+//   SO_MAX_PACING_RATE); the congestion control is ns-3's model named in the config.
+
+#include "ns3/applications-module.h"
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace ns3;
+namespace fs = std::filesystem;
+
+static int64_t g_base_ns = 0;
+static std::string g_out;
+
+static int64_t
+now_ns()
+{
+    return g_base_ns + Simulator::Now().GetNanoSeconds();
+}
+
+static std::string
+opt_int(int64_t v, bool has)
+{
+    return has ? std::to_string(v) : "null";
+}
+
+[[noreturn]] static void
+die(const std::string& why)
+{
+    std::cerr << "itb-sim: " << why << std::endl;
+    std::exit(2);
+}
+
+// --- the configuration ------------------------------------------------------------
+
+struct Dir
+{
+    int64_t rate_bps = -1; // -1: unlimited
+    int64_t delay_us = 0;
+    int64_t queue_bytes = -1;
+    int64_t queue_packets = -1;
+    std::string loss = "none";
+    double p = 0, r = 1, loss_good = 0, loss_bad = 1;
+};
+
+struct LinkCfg
+{
+    std::string name;
+    bool emulated = false;
+    std::string a, a_addr, b, b_addr;
+    int mtu = 1500;
+    Dir ab, ba;
+};
+
+struct Step
+{
+    int64_t t_us;
+    int64_t rate_bps;
+};
+
+struct TcpCfg
+{
+    std::string id, src, dst, dst_addr, cc, enforce;
+    int64_t at_us = 0, volume = 0, rate_bps = 0, buffer = 0;
+    int streams = 1, port = 0;
+    double headroom = 0;
+    std::vector<Step> profile;
+};
+
+struct SetCfg
+{
+    std::string id, link, dir;
+    int64_t at_us = 0, rate_bps = -2, delay_us = -1;
+};
+
+static int64_t
+num(const std::string& s)
+{
+    return s == "-" ? -1 : std::stoll(s);
+}
+
+static Dir
+read_dir(std::istringstream& in)
+{
+    Dir d;
+    std::string rate, delay, qb, qp;
+    in >> rate >> delay >> qb >> qp >> d.loss >> d.p >> d.r >> d.loss_good >> d.loss_bad;
+    d.rate_bps = num(rate);
+    d.delay_us = num(delay);
+    d.queue_bytes = num(qb);
+    d.queue_packets = num(qp);
+    return d;
+}
+
+// --- Gilbert-Elliott loss, as linkem's -----------------------------------------------
+
+class GeErrorModel : public ErrorModel
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ItbGeErrorModel").SetParent<ErrorModel>();
+        return tid;
+    }
+
+    GeErrorModel(const Dir& d)
+        : m_d(d)
+    {
+        m_u = CreateObject<UniformRandomVariable>();
+    }
+
+  private:
+    bool DoCorrupt(Ptr<Packet>) override
+    {
+        if (m_d.loss == "bernoulli")
+        {
+            return m_u->GetValue() < m_d.p;
+        }
+        // the state moves, then the packet is lost with the new state's probability
+        if (m_bad ? m_u->GetValue() < m_d.r : m_u->GetValue() < m_d.p)
+        {
+            m_bad = !m_bad;
+        }
+        return m_u->GetValue() < (m_bad ? m_d.loss_bad : m_d.loss_good);
+    }
+
+    void DoReset() override
+    {
+    }
+
+    Dir m_d;
+    bool m_bad = false;
+    Ptr<UniformRandomVariable> m_u;
+};
+
+// --- a link direction's log, as linkem's ---------------------------------------------
+
+struct DirLog
+{
+    std::ofstream f;
+    Ptr<Queue<Packet>> queue;
+    double scale = 1.0; // the queue's bytes as linkem's frame bytes
+    uint64_t bytes = 0, packets = 0, drops_queue = 0, drops_loss = 0, qmax = 0;
+
+    void sample(int64_t interval_ns)
+    {
+        uint64_t q = queue ? (uint64_t)std::llround(queue->GetNBytes() * scale) : 0;
+        qmax = std::max(qmax, q);
+        f << now_ns() << ',' << bytes << ',' << packets << ',' << drops_queue << ','
+          << drops_loss << ',' << q << ',' << qmax << ",0,0\n";
+        bytes = packets = drops_queue = drops_loss = 0;
+        qmax = q;
+        Simulator::Schedule(NanoSeconds(interval_ns), &DirLog::sample, this, interval_ns);
+    }
+};
+
+// --- the sockets: ns-3's, with the pacing cap reachable -------------------------------
+
+class ItbSocket : public TcpSocketBase
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid =
+            TypeId("ItbSocket").SetParent<TcpSocketBase>().AddConstructor<ItbSocket>();
+        return tid;
+    }
+
+    void Cap(int64_t bps)
+    {
+        m_tcb->m_pacing = bps > 0;
+        m_tcb->m_maxPacingRate = DataRate(bps > 0 ? bps : 4000000000ULL);
+    }
+
+    uint32_t Cwnd() const
+    {
+        return m_tcb->GetCwndInSegments();
+    }
+
+    int64_t Ssthresh() const
+    {
+        return m_tcb->m_ssThresh >= 0x7fffffffU ? int64_t{-1}
+                                                : int64_t{m_tcb->GetSsThreshInSegments()};
+    }
+
+    Time Srtt() const
+    {
+        return m_tcb->m_srtt;
+    }
+
+    Time RttVar() const
+    {
+        return m_rtt->GetVariation();
+    }
+
+    uint64_t PacingBps() const
+    {
+        return m_tcb->m_pacing ? m_tcb->m_pacingRate.Get().GetBitRate() : 0;
+    }
+
+    uint32_t Unacked() const
+    {
+        return m_tcb->m_bytesInFlight / m_tcb->m_segmentSize;
+    }
+
+    uint32_t Mss() const
+    {
+        return m_tcb->m_segmentSize;
+    }
+
+    std::string StateName() const
+    {
+        return TcpSocket::TcpStateName[m_state];
+    }
+
+    std::string CaName() const
+    {
+        static const char* names[] = {"Open", "Disorder", "CWR", "Recovery", "Loss"};
+        int s = m_tcb->m_congState;
+        return s >= 0 && s < 5 ? names[s] : "Open";
+    }
+
+    uint64_t Acked() const // payload bytes acknowledged (+1 for the SYN, as Linux's)
+    {
+        return AckedAt(m_highRxAckMark.Get());
+    }
+
+    uint64_t AckedAt(SequenceNumber32 ack) const
+    {
+        return (uint32_t)(ack.GetValue() - m_isn.GetValue());
+    }
+
+    void MarkStart() // the ACK of the SYN: what Acked() counts from, less one
+    {
+        m_isn = m_highRxAckMark.Get() - 1;
+    }
+
+    SequenceNumber32 m_isn{0};
+};
+
+// --- the receiver: flow recv -------------------------------------------------------
+
+struct Receiver
+{
+    TcpCfg cfg;
+    std::ofstream log;
+    Ptr<Socket> listener;
+    std::vector<uint64_t> per_stream;
+    std::map<Socket*, size_t> index;
+    int open = 0, accepted = 0, closed = 0;
+    uint64_t total = 0, interval_bytes = 0;
+    int64_t first_ns = -1, last_ns = -1, accept_ns = -1;
+    int64_t interval_ns = 100000000;
+    bool done = false;
+    EventId tick;
+    std::function<void()> on_done;
+
+    void Start(Ptr<Node> node)
+    {
+        listener = Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+        listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), cfg.port));
+        listener->Listen();
+        listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                    MakeCallback(&Receiver::Accept, this));
+    }
+
+    void Accept(Ptr<Socket> s, const Address&)
+    {
+        index[PeekPointer(s)] = per_stream.size();
+        per_stream.push_back(0);
+        s->SetRecvCallback(MakeCallback(&Receiver::Read, this));
+        s->SetCloseCallbacks(MakeCallback(&Receiver::Closed, this),
+                             MakeCallback(&Receiver::Closed, this));
+        open++;
+        if (accepted++ == 0)
+        {
+            accept_ns = now_ns();
+            tick = Simulator::Schedule(NanoSeconds(interval_ns), &Receiver::Row, this);
+        }
+    }
+
+    void Read(Ptr<Socket> s)
+    {
+        Ptr<Packet> p;
+        while ((p = s->Recv()) && p->GetSize() > 0)
+        {
+            uint32_t n = p->GetSize();
+            if (first_ns < 0)
+            {
+                first_ns = now_ns();
+            }
+            last_ns = now_ns();
+            total += n;
+            interval_bytes += n;
+            per_stream[index[PeekPointer(s)]] += n;
+        }
+    }
+
+    void Closed(Ptr<Socket> s)
+    {
+        Read(s);
+        s->Close();
+        open--;
+        if (++closed == cfg.streams)
+        {
+            Finish("");
+        }
+    }
+
+    void Row()
+    {
+        log << now_ns() << ',' << interval_bytes << ',' << open << '\n';
+        interval_bytes = 0;
+        tick = Simulator::Schedule(NanoSeconds(interval_ns), &Receiver::Row, this);
+    }
+
+    void Finish(const std::string& error)
+    {
+        if (done)
+        {
+            return;
+        }
+        done = true;
+        tick.Cancel();
+        if (accept_ns >= 0)
+        {
+            log << now_ns() << ',' << interval_bytes << ',' << open << '\n';
+        }
+        log.close();
+        bool ok = error.empty() && total == (uint64_t)cfg.volume;
+        std::string err = !error.empty()       ? error
+                          : ok                 ? ""
+                                               : "received " + std::to_string(total) +
+                                     " bytes, expected " + std::to_string(cfg.volume);
+        std::ofstream j(g_out + "/nodes/" + cfg.dst + "/" + cfg.id + ".recv.json");
+        j << "{\"format\": 1, \"role\": \"recv\", \"streams\": " << cfg.streams
+          << ", \"bytes\": " << total << ", \"per_stream_bytes\": [";
+        for (size_t k = 0; k < per_stream.size(); k++)
+        {
+            j << (k ? ", " : "") << per_stream[k];
+        }
+        double gp = (last_ns > first_ns && first_ns >= 0)
+                        ? total * 8e9 / (double)(last_ns - first_ns)
+                        : -1;
+        j << "], \"first_byte_ns\": " << opt_int(first_ns, first_ns >= 0)
+          << ", \"last_byte_ns\": " << opt_int(last_ns, last_ns >= 0)
+          << ", \"accept_ns\": " << opt_int(accept_ns, accept_ns >= 0)
+          << ", \"expected_bytes\": " << cfg.volume << ", \"goodput_bps\": "
+          << (gp >= 0 ? std::to_string(gp) : "null")
+          << ", \"messages\": null, \"cpu\": null, \"ok\": " << (ok ? "true" : "false")
+          << ", \"error\": " << (err.empty() ? "null" : "\"" + err + "\"") << "}\n";
+        if (on_done)
+        {
+            on_done();
+        }
+    }
+};
+
+// --- the sender: flow send ------------------------------------------------------------
+
+struct Stream
+{
+    Ptr<ItbSocket> s;
+    uint64_t share = 0, written = 0;
+    bool connected = false, done = false;
+};
+
+struct Sender
+{
+    TcpCfg cfg;
+    std::ofstream log;
+    std::vector<Stream> streams;
+    int64_t start_ns = -1, connect_ns = -1, end_ns = -1, interval_ns = 100000000;
+    uint64_t sent_bytes = 0, segments = 0, data_segments = 0, retrans_bytes = 0,
+             retrans_segs = 0, header_bytes = 0;
+    int connected = 0, finished = 0;
+    bool done = false, started = false, writes_keep_profile = false;
+    std::vector<std::pair<int64_t, int64_t>> rate_changes;
+    EventId tick, refill;
+    std::function<void()> on_done;
+
+    // the payload the profile allows from its date 0 (the start) until now
+    double Allowed() const
+    {
+        double t = (now_ns() - start_ns) / 1e9, bits = 0;
+        for (size_t k = 0; k < cfg.profile.size(); k++)
+        {
+            double a = cfg.profile[k].t_us / 1e6;
+            double b = k + 1 < cfg.profile.size() ? cfg.profile[k + 1].t_us / 1e6 : 1e18;
+            if (t <= a)
+            {
+                break;
+            }
+            bits += (std::min(t, b) - a) * cfg.profile[k].rate_bps;
+        }
+        return bits / 8;
+    }
+
+    void Start(Ptr<Node> node, Ptr<TcpL4Protocol> tcp, TypeId ccType, uint32_t mss)
+    {
+        started = true;
+        int n = cfg.streams;
+        for (int k = 0; k < n; k++)
+        {
+            Stream st;
+            st.share = cfg.volume / n + (k == n - 1 ? cfg.volume % n : 0);
+            Ptr<ItbSocket> s = CreateObject<ItbSocket>();
+            s->SetNode(node);
+            s->SetTcp(tcp);
+            ObjectFactory rtt;
+            rtt.SetTypeId(RttMeanDeviation::GetTypeId());
+            s->SetRtt(rtt.Create<RttEstimator>());
+            ObjectFactory cc;
+            cc.SetTypeId(ccType);
+            s->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+            s->SetRecoveryAlgorithm(CreateObject<TcpPrrRecovery>());
+            s->SetAttribute("SegmentSize", UintegerValue(mss));
+            tcp->AddSocket(s);
+            int64_t cap = FirstCap();
+            s->Cap(cap > 0 ? cap / n : 0);
+            s->Bind();
+            s->SetConnectCallback(MakeCallback(&Sender::Connected, this),
+                                  MakeCallback(&Sender::Failed, this));
+            s->SetSendCallback(MakeCallback(&Sender::Room, this));
+            s->TraceConnectWithoutContext("Tx", MakeCallback(&Sender::Tx, this));
+            s->TraceConnectWithoutContext("Retransmission",
+                                          MakeCallback(&Sender::Retrans, this));
+            s->TraceConnectWithoutContext("HighestRxAck",
+                                          MakeCallback(&Sender::Acked, this).Bind((size_t)k));
+            st.s = s;
+            streams.push_back(st);
+            s->Connect(InetSocketAddress(Ipv4Address(cfg.dst_addr.c_str()), cfg.port));
+        }
+        bool pauses = false;
+        for (auto& st : cfg.profile)
+        {
+            pauses |= st.rate_bps == 0;
+        }
+        writes_keep_profile = !cfg.profile.empty() && (cfg.enforce == "application" || pauses ||
+                                                        cfg.headroom > 0);
+        tick = Simulator::Schedule(NanoSeconds(interval_ns), &Sender::Row, this);
+    }
+
+    // every stream connected: they are let go (flow's start_ns, the profile's date 0)
+    void Go()
+    {
+        start_ns = now_ns();
+        for (size_t k = 1; k < cfg.profile.size(); k++)
+        {
+            Simulator::Schedule(MicroSeconds(cfg.profile[k].t_us), &Sender::Step, this, k);
+        }
+        RefillAll();
+    }
+
+    int64_t FirstCap() const
+    {
+        if (cfg.enforce == "application" || cfg.enforce == "tbf")
+        {
+            return 0;
+        }
+        if (!cfg.profile.empty())
+        {
+            return (int64_t)(cfg.profile[0].rate_bps * (1 + cfg.headroom));
+        }
+        return cfg.rate_bps;
+    }
+
+    void Step(size_t k)
+    {
+        int64_t r = cfg.profile[k].rate_bps;
+        rate_changes.push_back({now_ns(), r});
+        if (cfg.enforce != "application" && r > 0) // a pause keeps the previous pacing
+        {
+            for (auto& st : streams)
+            {
+                st.s->Cap((int64_t)(r * (1 + cfg.headroom)) / cfg.streams);
+            }
+        }
+        for (auto& st : streams)
+        {
+            Room(st.s, 0);
+        }
+    }
+
+    Stream* Find(Socket* s)
+    {
+        for (auto& st : streams)
+        {
+            if (PeekPointer(st.s) == s)
+            {
+                return &st;
+            }
+        }
+        return nullptr;
+    }
+
+    void Connected(Ptr<Socket> s)
+    {
+        Stream* st = Find(PeekPointer(s));
+        st->connected = true;
+        st->s->MarkStart();
+        if (++connected == cfg.streams)
+        {
+            connect_ns = now_ns();
+            Go();
+        }
+    }
+
+    void Failed(Ptr<Socket>)
+    {
+        Finish("connection failed");
+    }
+
+    void Room(Ptr<Socket> s, uint32_t)
+    {
+        Stream* st = Find(PeekPointer(s));
+        if (!st || start_ns < 0 || done)
+        {
+            return;
+        }
+        while (st->written < st->share)
+        {
+            uint64_t want = std::min<uint64_t>(st->share - st->written, s->GetTxAvailable());
+            if (writes_keep_profile)
+            {
+                double mine = Allowed() / cfg.streams;
+                want = std::min<uint64_t>(want, mine > st->written ? mine - st->written : 0);
+                if (want == 0)
+                {
+                    refill.Cancel();
+                    refill = Simulator::Schedule(MilliSeconds(1), &Sender::RefillAll, this);
+                    return;
+                }
+            }
+            if (want == 0)
+            {
+                return;
+            }
+            want = std::min<uint64_t>(want, 262144);
+            int sent = s->Send(Create<Packet>(want), 0);
+            if (sent <= 0)
+            {
+                return;
+            }
+            st->written += sent;
+        }
+    }
+
+    void RefillAll()
+    {
+        for (auto& st : streams)
+        {
+            Room(st.s, 0);
+        }
+    }
+
+    void Tx(Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>)
+    {
+        segments++;
+        header_bytes += 20 + 20 + h.GetSerializedSize() - 20;
+        if (p->GetSize() > 0)
+        {
+            data_segments++;
+            sent_bytes += p->GetSize();
+        }
+    }
+
+    void Retrans(Ptr<const Packet> p, const TcpHeader&, const Address&, const Address&,
+                 Ptr<const TcpSocketBase>)
+    {
+        retrans_bytes += p->GetSize();
+        retrans_segs++;
+    }
+
+    // (a traced value calls back before it takes the new value: `ack` is the new one)
+    void Acked(size_t k, SequenceNumber32, SequenceNumber32 ack)
+    {
+        Stream& st = streams[k];
+        if (!st.done && st.connected && st.s->AckedAt(ack) >= st.share + 1)
+        {
+            st.done = true;
+            Simulator::ScheduleNow(&Socket::Close, st.s);
+            if (++finished == cfg.streams)
+            {
+                Simulator::ScheduleNow(&Sender::Finish, this, std::string());
+            }
+        }
+    }
+
+    void Row()
+    {
+        for (size_t k = 0; k < streams.size(); k++)
+        {
+            Sample(k);
+        }
+        tick = Simulator::Schedule(NanoSeconds(interval_ns), &Sender::Row, this);
+    }
+
+    void Sample(size_t k)
+    {
+        ItbSocket& s = *streams[k].s;
+        if (!streams[k].connected)
+        {
+            return;
+        }
+        int64_t ss = s.Ssthresh();
+        uint64_t pace = s.PacingBps();
+        log << now_ns() << ',' << k << ',' << s.Acked() << ',' << "" << ',' << s.Cwnd() << ','
+            << (ss >= 0 ? std::to_string(ss) : "") << ',' << s.Srtt().GetMicroSeconds() << ','
+            << s.RttVar().GetMicroSeconds() << ',' << retrans_segs << ','
+            << (pace ? std::to_string(pace) : "") << ",," << s.Mss() << ',' << s.Unacked()
+            << ',' << s.StateName() << ',' << s.CaName() << '\n';
+    }
+
+    void Finish(const std::string& error)
+    {
+        if (done)
+        {
+            return;
+        }
+        done = true;
+        end_ns = error.empty() ? now_ns() : -1;
+        tick.Cancel();
+        refill.Cancel();
+        for (size_t k = 0; k < streams.size(); k++)
+        {
+            Sample(k);
+        }
+        log.close();
+        double gp = end_ns > start_ns && start_ns >= 0
+                        ? cfg.volume * 8e9 / (double)(end_ns - start_ns)
+                        : -1;
+        std::ofstream j(g_out + "/nodes/" + cfg.src + "/" + cfg.id + ".send.json");
+        j << "{\"format\": 1, \"role\": \"send\", \"streams\": " << cfg.streams << ", \"cc\": \""
+          << cfg.cc << "\", \"cc_in_use\": \"ns3:" << cfg.cc << "\", \"bytes\": " << cfg.volume
+          << ", \"start_ns\": " << opt_int(start_ns, start_ns >= 0) << ", \"end_ns\": " << opt_int(end_ns, end_ns >= 0)
+          << ", \"connect_ns\": " << opt_int(connect_ns, connect_ns >= 0)
+          << ", \"goodput_bps\": " << (gp >= 0 ? std::to_string(gp) : "null")
+          << ", \"total_retrans\": " << retrans_segs << ", \"sent\": {\"bytes\": " << sent_bytes
+          << ", \"retrans_bytes\": " << retrans_bytes << ", \"segments\": " << segments
+          << ", \"data_segments\": " << data_segments << ", \"header_bytes\": " << header_bytes
+          << "}, \"rate_bps\": " << (cfg.rate_bps > 0 ? std::to_string(cfg.rate_bps) : "null")
+          << ", \"rate_changes\": [";
+        for (size_t k = 0; k < rate_changes.size(); k++)
+        {
+            j << (k ? ", " : "") << "[" << rate_changes[k].first << ", "
+              << rate_changes[k].second << "]";
+        }
+        j << "], \"profile\": " << (cfg.profile.empty() ? "null" : "true")
+          << ", \"enforce\": \"" << cfg.enforce
+          << "\", \"messages\": null, \"rtt_ns\": null, \"cpu\": null, \"ok\": "
+          << (error.empty() ? "true" : "false")
+          << ", \"error\": " << (error.empty() ? "null" : "\"" + error + "\"") << "}\n";
+        if (on_done)
+        {
+            on_done();
+        }
+    }
+};
+
+// --- the whole repetition -------------------------------------------------------------
+
+static TypeId
+cc_type(const std::string& name)
+{
+    static const std::map<std::string, std::string> ns3 = {
+        {"reno", "ns3::TcpLinuxReno"},     {"cubic", "ns3::TcpCubic"},
+        {"bic", "ns3::TcpBic"},            {"highspeed", "ns3::TcpHighSpeed"},
+        {"htcp", "ns3::TcpHtcp"},          {"scalable", "ns3::TcpScalable"},
+        {"vegas", "ns3::TcpVegas"},        {"bbr", "ns3::TcpBbr"},
+        {"hybla", "ns3::TcpHybla"},        {"westwood", "ns3::TcpWestwoodPlus"},
+        {"illinois", "ns3::TcpIllinois"}, {"yeah", "ns3::TcpYeah"},
+        {"lp", "ns3::TcpLp"},              {"dctcp", "ns3::TcpDctcp"},
+    };
+    std::string full = name.rfind("ns3:", 0) == 0 ? "ns3::" + name.substr(4) : "";
+    if (full.empty())
+    {
+        auto it = ns3.find(name);
+        if (it == ns3.end())
+        {
+            die("congestion control " + name + " has no ns-3 model");
+        }
+        full = it->second;
+    }
+    TypeId t;
+    if (!TypeId::LookupByNameFailSafe(full, &t))
+    {
+        die("ns-3 has no " + full);
+    }
+    return t;
+}
+
+static std::pair<Ipv4Address, Ipv4Mask>
+cidr(const std::string& s)
+{
+    auto slash = s.find('/');
+    int len = std::stoi(s.substr(slash + 1));
+    uint32_t mask = len == 0 ? 0 : 0xffffffffU << (32 - len);
+    return {Ipv4Address(s.substr(0, slash).c_str()), Ipv4Mask(mask)};
+}
+
+static uint32_t
+add_interface(Ptr<Node> n, Ptr<NetDevice> d, const std::string& addr)
+{
+    Ptr<Ipv4> ip = n->GetObject<Ipv4>();
+    int32_t i = ip->AddInterface(d);
+    auto [a, m] = cidr(addr);
+    ip->AddAddress(i, Ipv4InterfaceAddress(a, m));
+    ip->SetMetric(i, 1);
+    ip->SetUp(i);
+    return i;
+}
+
+int
+main(int argc, char** argv)
+{
+    if (argc != 3)
+    {
+        die("usage: itb-sim CONFIG OUTDIR");
+    }
+    std::ifstream in(argv[1]);
+    if (!in)
+    {
+        die(std::string("cannot read ") + argv[1]);
+    }
+    g_out = argv[2];
+    int64_t duration_us = 0, interval_us = 100000, emu_interval_us = 1000;
+    uint64_t seed = 1, run = 1;
+    std::vector<std::string> node_names;
+    std::vector<LinkCfg> links;
+    std::vector<TcpCfg> tcps;
+    std::vector<SetCfg> sets;
+    std::string line;
+    while (std::getline(in, line))
+    {
+        std::istringstream ls(line);
+        std::string kind;
+        if (!(ls >> kind))
+        {
+            continue;
+        }
+        if (kind == "run")
+        {
+            ls >> g_base_ns >> duration_us >> interval_us >> emu_interval_us >> seed >> run;
+        }
+        else if (kind == "node")
+        {
+            std::string n;
+            ls >> n;
+            node_names.push_back(n);
+        }
+        else if (kind == "link")
+        {
+            LinkCfg l;
+            int em;
+            std::string tag;
+            ls >> l.name >> em >> l.a >> l.a_addr >> l.b >> l.b_addr >> l.mtu >> tag;
+            l.emulated = em;
+            l.ab = read_dir(ls);
+            ls >> tag;
+            l.ba = read_dir(ls);
+            links.push_back(l);
+        }
+        else if (kind == "tcp")
+        {
+            TcpCfg t;
+            std::string rate, prof, buf;
+            ls >> t.id >> t.src >> t.dst >> t.dst_addr >> t.port >> t.at_us >> t.volume >>
+                t.streams >> t.cc >> rate >> prof >> t.enforce >> t.headroom >> buf;
+            t.rate_bps = std::max<int64_t>(0, num(rate));
+            t.buffer = num(buf);
+            if (prof != "-")
+            {
+                std::istringstream ps(prof);
+                std::string step;
+                while (std::getline(ps, step, ','))
+                {
+                    auto c = step.find(':');
+                    t.profile.push_back({std::stoll(step.substr(0, c)),
+                                         std::stoll(step.substr(c + 1))});
+                }
+            }
+            tcps.push_back(t);
+        }
+        else if (kind == "set")
+        {
+            SetCfg s;
+            std::string rate, delay;
+            ls >> s.id >> s.at_us >> s.link >> s.dir >> rate >> delay;
+            s.rate_bps = rate == "-" ? -2 : (rate == "inf" ? -1 : std::stoll(rate));
+            s.delay_us = num(delay);
+            sets.push_back(s);
+        }
+        else
+        {
+            die("unknown record " + kind);
+        }
+    }
+    RngSeedManager::SetSeed(seed);
+    RngSeedManager::SetRun(run);
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(40)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
+    Config::SetDefault("ns3::TcpSocketBase::Sack", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketBase::Timestamp", BooleanValue(true));
+    Config::SetDefault("ns3::TcpSocketState::PaceInitialWindow", BooleanValue(false));
+    int mtu = links.empty() ? 1500 : links[0].mtu;
+    uint32_t mss = mtu - 52;
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(mss));
+    int64_t buffer = 4 << 20;
+    for (auto& t : tcps)
+    {
+        buffer = std::max(buffer, t.buffer);
+    }
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(buffer));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(buffer));
+
+    std::map<std::string, Ptr<Node>> nodes;
+    InternetStackHelper stack;
+    for (auto& n : node_names)
+    {
+        nodes[n] = CreateObject<Node>();
+        stack.Install(nodes[n]);
+    }
+    std::vector<std::unique_ptr<DirLog>> dir_logs;
+    std::map<std::string, std::pair<Ptr<PointToPointNetDevice>, Ptr<PointToPointNetDevice>>>
+        devs;
+    std::map<std::string, Ptr<PointToPointChannel>> chans;
+    for (auto& l : links)
+    {
+        if (!nodes.count(l.a) || !nodes.count(l.b))
+        {
+            die("link " + l.name + " joins an unknown node");
+        }
+        auto dev = [&](const Dir& d) {
+            Ptr<PointToPointNetDevice> x = CreateObject<PointToPointNetDevice>();
+            x->SetAddress(Mac48Address::Allocate());
+            int64_t rate = d.rate_bps > 0 ? d.rate_bps : 100000000000LL;
+            x->SetDataRate(DataRate(rate));
+            x->SetAttribute("InterframeGap", TimeValue(NanoSeconds(12 * 8 * 1e9 / rate)));
+            x->SetMtu(l.mtu);
+            Ptr<DropTailQueue<Packet>> q = CreateObject<DropTailQueue<Packet>>();
+            if (d.queue_packets > 0)
+            {
+                q->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, d.queue_packets));
+            }
+            else if (d.queue_bytes > 0)
+            {
+                q->SetMaxSize(QueueSize(QueueSizeUnit::BYTES,
+                                        d.queue_bytes * (l.mtu + 2) / (l.mtu + 14)));
+            }
+            else
+            {
+                q->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, 1000000));
+            }
+            x->SetQueue(q);
+            return x;
+        };
+        Ptr<PointToPointNetDevice> da = dev(l.ab), db = dev(l.ba);
+        nodes[l.a]->AddDevice(da);
+        nodes[l.b]->AddDevice(db);
+        Ptr<PointToPointChannel> ch = CreateObject<PointToPointChannel>();
+        ch->SetAttribute("Delay", TimeValue(MicroSeconds(l.ab.delay_us)));
+        da->Attach(ch);
+        db->Attach(ch);
+        add_interface(nodes[l.a], da, l.a_addr);
+        add_interface(nodes[l.b], db, l.b_addr);
+        if (l.ab.loss != "none")
+        {
+            db->SetReceiveErrorModel(Create<GeErrorModel>(l.ab));
+        }
+        if (l.ba.loss != "none")
+        {
+            da->SetReceiveErrorModel(Create<GeErrorModel>(l.ba));
+        }
+        devs[l.name] = {da, db};
+        chans[l.name] = ch;
+        if (!l.emulated)
+        {
+            continue;
+        }
+        fs::create_directories(g_out + "/emulator/" + l.name);
+        for (auto [tag, tx, rx] : {std::tuple{"ab", da, db}, std::tuple{"ba", db, da}})
+        {
+            auto log = std::make_unique<DirLog>();
+            log->f.open(g_out + "/emulator/" + l.name + "/linkem-" + tag + ".csv");
+            log->f << "t_ns,bytes,packets,drops_queue,drops_loss,queue_bytes,queue_max_bytes,"
+                      "late_packets,max_lag_us\n";
+            log->queue = tx->GetQueue();
+            log->scale = (double)(l.mtu + 14) / (l.mtu + 2);
+            DirLog* lp = log.get();
+            tx->TraceConnectWithoutContext(
+                "PhyTxEnd",
+                MakeCallback(+[](DirLog* d, Ptr<const Packet> p) {
+                    d->bytes += p->GetSize() + 12; // IP + PPP's 2 → IP + Ethernet's 14
+                    d->packets++;
+                }).Bind(lp));
+            log->queue->TraceConnectWithoutContext(
+                "Drop",
+                MakeCallback(+[](DirLog* d, Ptr<const Packet>) { d->drops_queue++; }).Bind(lp));
+            rx->TraceConnectWithoutContext(
+                "PhyRxDrop",
+                MakeCallback(+[](DirLog* d, Ptr<const Packet>) { d->drops_loss++; }).Bind(lp));
+            Simulator::Schedule(MicroSeconds(emu_interval_us), &DirLog::sample, lp,
+                                emu_interval_us * 1000);
+            dir_logs.push_back(std::move(log));
+        }
+    }
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    for (auto& s : sets)
+    {
+        if (!devs.count(s.link))
+        {
+            die("set " + s.id + ": no link " + s.link);
+        }
+        Simulator::Schedule(MicroSeconds(s.at_us), [s, &devs, &chans]() {
+            auto [da, db] = devs[s.link];
+            for (auto& [tag, d] : {std::pair{"ab", da}, std::pair{"ba", db}})
+            {
+                if (s.dir != "both" && s.dir != tag)
+                {
+                    continue;
+                }
+                if (s.rate_bps != -2)
+                {
+                    int64_t rate = s.rate_bps > 0 ? s.rate_bps : 100000000000LL;
+                    d->SetDataRate(DataRate(rate));
+                    d->SetAttribute("InterframeGap", TimeValue(NanoSeconds(96e9 / rate)));
+                }
+            }
+            if (s.delay_us >= 0)
+            {
+                chans[s.link]->SetAttribute("Delay", TimeValue(MicroSeconds(s.delay_us)));
+            }
+        });
+    }
+
+    std::vector<std::unique_ptr<Receiver>> receivers;
+    std::vector<std::unique_ptr<Sender>> senders;
+    int pending = 2 * tcps.size();
+    int64_t last_end = 0;
+    auto one_done = [&]() {
+        last_end = Simulator::Now().GetMicroSeconds();
+        if (--pending == 0)
+        {
+            Simulator::Stop(MilliSeconds(100)); // the links' logs a little past the end
+        }
+    };
+    for (auto& t : tcps)
+    {
+        if (!nodes.count(t.src) || !nodes.count(t.dst))
+        {
+            die("transfer " + t.id + " between unknown nodes");
+        }
+        TypeId cc = cc_type(t.cc);
+        fs::create_directories(g_out + "/nodes/" + t.dst);
+        fs::create_directories(g_out + "/nodes/" + t.src);
+        auto r = std::make_unique<Receiver>();
+        r->cfg = t;
+        r->interval_ns = interval_us * 1000;
+        r->log.open(g_out + "/nodes/" + t.dst + "/" + t.id + ".recv.csv");
+        r->log << "t_ns,bytes,streams_open\n";
+        r->on_done = one_done;
+        r->Start(nodes[t.dst]);
+        auto s = std::make_unique<Sender>();
+        s->cfg = t;
+        s->interval_ns = interval_us * 1000;
+        s->log.open(g_out + "/nodes/" + t.src + "/" + t.id + ".send.csv");
+        s->log << "t_ns,stream,bytes_acked,bytes_sent,cwnd,ssthresh,rtt_us,rttvar_us,"
+                  "total_retrans,pacing_rate_bps,delivery_rate_bps,snd_mss,unacked,state,"
+                  "ca_state\n";
+        s->on_done = one_done;
+        Ptr<Node> src = nodes[t.src];
+        Ptr<TcpL4Protocol> tcp = src->GetObject<TcpL4Protocol>();
+        Sender* sp = s.get();
+        Simulator::Schedule(MicroSeconds(t.at_us),
+                            [sp, src, tcp, cc, mss]() { sp->Start(src, tcp, cc, mss); });
+        receivers.push_back(std::move(r));
+        senders.push_back(std::move(s));
+    }
+    if (tcps.empty())
+    {
+        Simulator::Stop(MicroSeconds(duration_us));
+    }
+    else
+    {
+        Simulator::Stop(MicroSeconds(duration_us)); // the timeline's end, whatever runs
+    }
+    Simulator::Run();
+    for (auto& r : receivers)
+    {
+        r->Finish("the timeline ended before the transfer did");
+    }
+    for (auto& s : senders)
+    {
+        if (s->started)
+        {
+            s->Finish("the timeline ended before the transfer did");
+        }
+    }
+    for (auto& d : dir_logs)
+    {
+        d->f.close();
+    }
+    std::cout << "{\"simulated_ns\": " << Simulator::Now().GetNanoSeconds()
+              << ", \"last_end_us\": " << last_end << "}" << std::endl;
+    Simulator::Destroy();
+    return 0;
+}

@@ -1,0 +1,1 @@
+"""The simulated testbed: a timeline's repetitions run in ns-3 (docs/simulation.md)."""

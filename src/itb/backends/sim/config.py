@@ -1,0 +1,102 @@
+"""A repetition as itb-sim's configuration (native/sim/itb_sim.cc reads it): the topology's
+nodes and links with each direction's rate, delay, queue and loss, the transfers with
+their ports, volumes, congestion controls, caps and profiles, and the link changes. One
+record per line, fields separated by spaces, "-" for none.
+
+What a simulation cannot run is refused before anything runs (`unsupported`), with the
+reason: commands (a program on a host), UDT, ping-pongs and UDP streams (not modelled
+yet), per-pair extra RTTs, links whose two directions have different delays, loss
+changes in `[[set]]`, IPv6-only testbeds.
+"""
+
+from __future__ import annotations
+
+from itb.emulation.plan import socket_buffer_max, tbf_params
+from itb.scenario.experiment.events import Command, Pingpong, SetLink, Transfer, Udp
+from itb.scenario.testbed.model import Direction, Topology
+
+BASE_PORT = 20000
+
+
+def unsupported(topo: Topology, events: list) -> str | None:
+    """Why this timeline cannot be simulated, or None."""
+    if topo.pair_delays:
+        return "per-pair extra RTTs (pair_delays) are not simulated yet"
+    for link in topo.links:
+        if link.forward.delay_us != link.reverse.delay_us:
+            return (
+                f"link {link.name}: its two directions have different delays "
+                f"({link.forward.delay_us} and {link.reverse.delay_us} µs); ns-3's "
+                "point-to-point channel has one"
+            )
+        if link.a.ipv4 is None or link.b.ipv4 is None:
+            return f"link {link.name}: simulation needs IPv4 addresses"
+    for e in events:
+        if isinstance(e, Command):
+            return f"{e.id}: a command runs a program on a host, which a simulator has not"
+        if isinstance(e, (Pingpong, Udp)):
+            return f"{e.id}: {e.kind} events are not simulated yet"
+        if isinstance(e, Transfer) and e.protocol == "udt":
+            return f"{e.id}: UDT is not simulated"
+        if isinstance(e, Transfer) and (e.source_file or e.sink_file):
+            return f"{e.id}: files are not simulated (the transfer moves counted bytes)"
+        if isinstance(e, SetLink) and e.loss is not None:
+            return f"{e.id}: loss changes are not simulated yet"
+        if isinstance(e, SetLink) and e.delay_us is not None and e.direction != "both":
+            return f"{e.id}: a delay change is simulated on both directions only"
+    return None
+
+
+def _dir(d: Direction, mtu: int, emulated: bool) -> str:
+    qb, qp = d.queue_bytes, d.queue_packets
+    if not emulated and d.rate_bps and qb is None and qp is None:
+        qb = tbf_params(d.rate_bps, mtu)[1]  # the token bucket's queue, as the testbed's
+    loss = d.loss
+    return " ".join(
+        str(x)
+        for x in (
+            d.rate_bps or "-", d.delay_us, "-" if qb is None else qb, "-" if qp is None else qp,
+            loss.model, loss.p, loss.r, loss.loss_good, loss.loss_bad,
+        )
+    )  # fmt: skip
+
+
+def config(
+    topo: Topology,
+    events: list,
+    base_ns: int,
+    duration_us: int,
+    interval_us: int,
+    seed: int,
+    repetition: int,
+    emulator_interval_us: int = 1000,
+) -> str:
+    lines = [
+        f"run {base_ns} {duration_us} {interval_us} {emulator_interval_us} {seed} {repetition}"
+    ]
+    lines += [f"node {n.name}" for n in topo.nodes]
+    for lk in topo.links:
+        lines.append(
+            f"link {lk.name} {int(lk.emulated)} {lk.a.node} {lk.a.ipv4} {lk.b.node} "
+            f"{lk.b.ipv4} {lk.mtu} ab {_dir(lk.forward, lk.mtu, lk.emulated)} "
+            f"ba {_dir(lk.reverse, lk.mtu, lk.emulated)}"
+        )
+    buffer = socket_buffer_max(topo)
+    port = BASE_PORT
+    for e in events:
+        if isinstance(e, Transfer):
+            port += 1
+            prof = (
+                ",".join(f"{t}:{r}" for t, r in e.profile) if e.profile else "-"
+            )  # fmt: skip
+            lines.append(
+                f"tcp {e.id} {e.src} {e.dst} {topo.address(e.dst)} {port} {e.at_us} "
+                f"{e.volume} {e.streams} {e.cc} {e.rate_bps or '-'} {prof} {e.enforce} "
+                f"{e.pace_headroom} {e.socket_buffer_bytes or buffer}"
+            )
+        elif isinstance(e, SetLink):
+            d = {"forward": "ab", "reverse": "ba", "both": "both"}[e.direction]
+            rate = "-" if not e.rate_given else (e.rate_bps or "inf")
+            delay = "-" if e.delay_us is None else e.delay_us
+            lines.append(f"set {e.id} {e.at_us} {e.link} {d} {rate} {delay}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,67 @@
+"""itb-sim, the ns-3 program that runs one repetition (native/sim/itb_sim.cc): where
+ns-3 is, and the program built against it when missing or older than its source.
+
+ns-3 comes from PyPI's `ns3` wheel (its C++ headers and libraries; nothing of its Python
+bindings is used, so no per-packet Python): `pip install ns3` (in ITB's `test` extras).
+The program is built once per ns-3 version into build/native/itb-sim-<version>.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from itb import native
+from itb.errors import PreflightError
+
+SOURCE = native.REPO / "native" / "sim" / "itb_sim.cc"
+MODULES = ("core", "network", "internet", "point-to-point", "applications")
+
+
+def ns3_root() -> Path:
+    """The installed ns3 package's directory (include/, lib64/); PreflightError if none."""
+    spec = importlib.util.find_spec("ns3")
+    if spec is None or not spec.submodule_search_locations:
+        raise PreflightError(
+            "simulation needs ns-3: `pip install ns3` (PyPI's wheel brings its C++ "
+            "headers and libraries; `make setup` installs it)"
+        )
+    root = Path(next(iter(spec.submodule_search_locations)))
+    if not (root / "include" / "ns3").is_dir():
+        raise PreflightError(f"{root}: an ns3 package without its C++ headers (include/ns3)")
+    return root
+
+
+def version(root: Path) -> str:
+    libs = sorted((root / "lib64").glob("libns3.*-core.so"))
+    m = re.match(r"libns3\.([0-9.]+)-core\.so", libs[0].name) if libs else None
+    if m is None:
+        raise PreflightError(f"{root}/lib64: no libns3.<version>-core.so")
+    return m.group(1)
+
+
+def program() -> Path:
+    """The built driver (built now if missing or older than its source)."""
+    override = os.environ.get("ITB_SIM")
+    if override:
+        return Path(override)
+    root = ns3_root()
+    v = version(root)
+    out = native.REPO / "build" / "native" / f"itb-sim-{v}"
+    if out.exists() and out.stat().st_mtime >= SOURCE.stat().st_mtime:
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    lib = root / "lib64"
+    argv = [
+        "g++", "-O2", "-std=c++20", "-Wall", f"-I{root / 'include'}", str(SOURCE),
+        "-o", str(out) + ".tmp", f"-L{lib}", "-Wl,--no-as-needed",
+        *(f"-lns3.{v}-{m}" for m in MODULES), f"-Wl,-rpath,{lib}",
+    ]  # fmt: skip
+    res = subprocess.run(argv, capture_output=True, text=True)
+    if res.returncode != 0:
+        raise PreflightError(f"building itb-sim against ns-3 {v} failed:\n{res.stderr[-2000:]}")
+    os.replace(str(out) + ".tmp", out)
+    return out

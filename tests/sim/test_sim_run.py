@@ -1,0 +1,103 @@
+"""`itb run --backend sim` end to end on a small dumbbell: the scenario simulated in
+ns-3 (itb-sim built against the installed ns3 package), the run directory written as an
+emulated run's, its tables and report built from it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("ns3", reason="simulation needs the ns3 package (make setup)")
+
+SCENARIO = """
+[testbed]
+name = "sim-small"
+topology = "dumbbell"
+
+[dumbbell]
+pairs = 2
+
+[bottleneck]
+rate = "10Mbit"
+rtt = "20ms"
+buffer = "2MB"
+
+[experiment]
+repetitions = 2
+duration = "20s"
+
+[[transfer]]
+id = "one"
+src = "l1"
+dst = "r1"
+at = "0s"
+volume = "1MB"
+cc = "cubic"
+
+[[transfer]]
+id = "two"
+src = "l2"
+dst = "r2"
+at = "2s"
+volume = "2MB"
+cc = "reno"
+"""
+
+
+def itb(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "itb.cli", *args], capture_output=True, text=True, timeout=600
+    )
+
+
+def test_a_simulated_run_writes_the_run_directory_an_emulated_one_does(tmp_path):
+    sc = tmp_path / "s.toml"
+    sc.write_text(SCENARIO)
+    run = tmp_path / "run"
+    res = itb("run", str(sc), "--backend", "sim", "--out", str(run))
+    assert res.returncode == 0, res.stderr + res.stdout
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["backend"] == "sim" and meta["status"] == "complete"
+    assert {c["kernel_name"] for c in meta["congestion_controls"]} == {
+        "ns3::TcpCubic",
+        "ns3::TcpLinuxReno",
+    }
+    t = pd.read_parquet(run / "transfers.parquet")
+    assert len(t) == 4 and t["ok"].all()
+    # alone on 10 Mbit/s of 1514-byte frames (a queue that loses nothing), 1 MB of payload
+    # takes 8e6 / (1e7 · 1448 / 1514) = 0.836 s from the first byte sent, plus the last
+    # byte's one-way delay (10 ms) and the first round trip's idle share (10 of the 17
+    # segments the path holds: 8 ms)
+    one = t[t["transfer"] == "one"]["completion_s"]
+    assert ((0.850 < one) & (one < 0.860)).all(), one.tolist()
+    two = t[t["transfer"] == "two"]["completion_s"]  # 2 MB: 1.673 s + the same 18 ms
+    assert ((1.686 < two) & (two < 1.696)).all(), two.tolist()
+    assert (t["bytes_retrans"] == 0).all()
+    # the bottleneck's log: the forward direction carried the payload in full frames
+    b = pd.read_parquet(run / "bottleneck.parquet")
+    fwd = b[(b["direction"] == "forward") & (b["repetition"] == 1)]
+    frames = 3_000_000 / 1448 * 1514  # the payload's frames, ±1 % (handshakes, partial)
+    assert abs(fwd["bytes"].sum() - frames) / frames < 0.01
+    # never above the link's rate in any 1 ms interval (a 1514-byte frame takes 1.2112 ms)
+    assert (fwd["bytes"] <= 2 * 1514).all()
+    rep = run / "rep-001"
+    recv = json.loads((rep / "nodes" / "r1" / "one.recv.json").read_text())
+    rows = pd.read_csv(rep / "nodes" / "r1" / "one.recv.csv")
+    assert recv["bytes"] == 1_000_000 and rows["bytes"].sum() == 1_000_000
+    res = itb("report", str(run))
+    assert res.returncode == 0, res.stderr
+    assert (run / "report" / "report.html").exists()
+
+
+def test_what_a_simulator_cannot_run_is_refused_before_anything_runs(tmp_path):
+    sc = tmp_path / "s.toml"
+    sc.write_text(SCENARIO + '\n[[command]]\nid = "c"\nhost = "l1"\nat = "0s"\nargv = ["true"]\n')
+    run = tmp_path / "run"
+    res = itb("run", str(sc), "--backend", "sim", "--out", str(run))
+    assert res.returncode == 4, res.stderr
+    assert "cannot be simulated: c: a command runs a program on a host" in res.stderr
+    assert not run.exists()

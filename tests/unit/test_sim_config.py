@@ -1,0 +1,61 @@
+"""A repetition as itb-sim's configuration: each link direction's rate, delay, queue and
+loss as the testbed has them (an access link's token-bucket queue included), each
+transfer with its port, cap and profile, each link change; and what a simulation refuses."""
+
+from __future__ import annotations
+
+from itb.backends.sim import config
+from itb.scenario import load_testbed
+from itb.scenario.scenario import timeline_on
+
+TOPO = load_testbed(None, {"access_rate": "500Mbit"})  # 2 pairs, 1 Gbit/s, 20 ms, 1 BDP
+
+
+def events(data):
+    return list(timeline_on(TOPO, data, "t").experiment.events)
+
+
+def test_links_transfers_and_changes_become_one_record_each():
+    ev = events(
+        {
+            "transfer": [
+                {"id": "a", "src": "l1", "dst": "r1", "at": "1s", "volume": "1MB",
+                 "cc": "cubic", "rate": "100Mbit"},
+                {"id": "b", "src": "l2", "dst": "r2", "at": "0s", "volume": "2MB",
+                 "cc": "reno", "streams": 2, "profile": [[0, "50Mbit"], [1, 0], [2, "10Mbit"]]},
+            ],
+            "set": [{"id": "s", "at": "3s", "link": "rl-rr", "rate": "500Mbit"}],
+        }
+    )  # fmt: skip
+    lines = config.config(TOPO, ev, 7, 60_000_000, 100_000, 1, 2).splitlines()
+    assert lines[0] == "run 7 60000000 100000 1000 1 2"
+    bott = next(x for x in lines if x.startswith("link rl-rr "))
+    # 1 Gbit/s, 10 ms each way, one BDP of queue: 1e9 · 0.020 / 8 = 2 500 000 bytes
+    assert bott.endswith(
+        "ab 1000000000 10000 2500000 - none 0.0 1.0 0.0 1.0 "
+        "ba 1000000000 10000 2500000 - none 0.0 1.0 0.0 1.0"
+    )
+    acc = next(x for x in lines if x.startswith("link l1-rl "))
+    # 500 Mbit/s by a token bucket whose queue holds 20 ms: 500e6 / 8000 · 20 = 1 250 000
+    assert " 0 l1 198.18.1.1/24 rl 198.18.1.2/24 1500 ab 500000000 0 1250000 - " in acc
+    tcp = [x for x in lines if x.startswith("tcp ")]  # in the timeline's order: b at 0 s
+    assert tcp[0] == (
+        "tcp b l2 r2 198.18.4.1 20001 0 2000000 2 reno - 0:50000000,1000000:0,2000000:10000000 "
+        "pacing 0.0 16777216"  # the hosts' socket buffers: 16 MiB at least
+    )
+    assert tcp[1].startswith("tcp a l1 r1 198.18.3.1 20002 1000000 1000000 1 cubic 100000000 - ")
+    assert "set s 3000000 rl-rr both 500000000 -" in lines
+
+
+def test_what_a_simulator_has_not_is_refused_with_the_reason():
+    cmd = events({"command": [{"id": "c", "host": "l1", "at": "0s", "argv": ["true"]}]})
+    assert "a command runs a program on a host" in config.unsupported(TOPO, cmd)
+    udt = events(
+        {"transfer": [{"id": "u", "src": "l1", "dst": "r1", "at": "0s", "volume": "1MB",
+                       "protocol": "udt", "rate": "10Mbit"}]}
+    )  # fmt: skip
+    assert config.unsupported(TOPO, udt) == "u: UDT is not simulated"
+    fwd = events({"set": [{"id": "d", "at": "1s", "link": "rl-rr", "direction": "forward",
+                            "delay": "5ms"}]})  # fmt: skip
+    assert "on both directions only" in config.unsupported(TOPO, fwd)
+    assert config.unsupported(TOPO, []) is None
