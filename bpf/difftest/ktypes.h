@@ -43,9 +43,13 @@ enum tcp_ca_event {
 	CA_EVENT_ECN_IS_CE = 5,
 };
 
+enum sk_pacing { SK_PACING_NONE = 0, SK_PACING_NEEDED = 1, SK_PACING_FQ = 2 };
+
 struct sock {
 	unsigned char sk_state;
 	unsigned long sk_pacing_rate;
+	u8 sk_pacing_status;   /* tcp_cubic.c's HyStart reads these two */
+	unsigned int sk_gso_max_size;
 };
 
 struct tcp_congestion_ops;

@@ -33,6 +33,8 @@
 #include "ns3/network-module.h"
 #include "ns3/point-to-point-module.h"
 
+#include "linux_cc.h"
+
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -68,6 +70,8 @@ die(const std::string& why)
     std::cerr << "itb-sim: " << why << std::endl;
     std::exit(2);
 }
+
+static Ptr<TcpCongestionOps> make_cc(const std::string& name);
 
 // --- the configuration ------------------------------------------------------------
 
@@ -414,6 +418,7 @@ struct Sender
     int connected = 0, finished = 0;
     bool done = false, started = false, writes_keep_profile = false;
     std::vector<std::pair<int64_t, int64_t>> rate_changes;
+    std::string cc_in_use;
     EventId tick, refill;
     std::function<void()> on_done;
 
@@ -434,7 +439,7 @@ struct Sender
         return bits / 8;
     }
 
-    void Start(Ptr<Node> node, Ptr<TcpL4Protocol> tcp, TypeId ccType, uint32_t mss)
+    void Start(Ptr<Node> node, Ptr<TcpL4Protocol> tcp, uint32_t mss)
     {
         started = true;
         int n = cfg.streams;
@@ -448,9 +453,16 @@ struct Sender
             ObjectFactory rtt;
             rtt.SetTypeId(RttMeanDeviation::GetTypeId());
             s->SetRtt(rtt.Create<RttEstimator>());
-            ObjectFactory cc;
-            cc.SetTypeId(ccType);
-            s->SetCongestionControlAlgorithm(cc.Create<TcpCongestionOps>());
+            Ptr<TcpCongestionOps> cc = make_cc(cfg.cc);
+            cc_in_use = cfg.cc.rfind("ns3:", 0) == 0 ? "ns3::" + cc->GetName() : cc->GetName();
+            s->SetCongestionControlAlgorithm(cc);
+            s->TraceConnectWithoutContext(
+                "Tx",
+                MakeCallback(+[](TcpCongestionOps* c,
+                                 Ptr<const Packet>,
+                                 const TcpHeader&,
+                                 Ptr<const TcpSocketBase>) { LinuxCcSent(Ptr<TcpCongestionOps>(c)); })
+                    .Bind(PeekPointer(cc)));
             s->SetRecoveryAlgorithm(CreateObject<TcpPrrRecovery>());
             s->SetAttribute("SegmentSize", UintegerValue(mss));
             tcp->AddSocket(s);
@@ -670,7 +682,7 @@ struct Sender
                         : -1;
         std::ofstream j(g_out + "/nodes/" + cfg.src + "/" + cfg.id + ".send.json");
         j << "{\"format\": 1, \"role\": \"send\", \"streams\": " << cfg.streams << ", \"cc\": \""
-          << cfg.cc << "\", \"cc_in_use\": \"ns3:" << cfg.cc << "\", \"bytes\": " << cfg.volume
+          << cfg.cc << "\", \"cc_in_use\": \"" << cc_in_use << "\", \"bytes\": " << cfg.volume
           << ", \"start_ns\": " << opt_int(start_ns, start_ns >= 0) << ", \"end_ns\": " << opt_int(end_ns, end_ns >= 0)
           << ", \"connect_ns\": " << opt_int(connect_ns, connect_ns >= 0)
           << ", \"goodput_bps\": " << (gp >= 0 ? std::to_string(gp) : "null")
@@ -698,34 +710,27 @@ struct Sender
 
 // --- the whole repetition -------------------------------------------------------------
 
-static TypeId
-cc_type(const std::string& name)
+// A canonical name runs Linux's own code (linux_cc.cc); "ns3:<model>" ns-3's model.
+static Ptr<TcpCongestionOps>
+make_cc(const std::string& name)
 {
-    static const std::map<std::string, std::string> ns3 = {
-        {"reno", "ns3::TcpLinuxReno"},     {"cubic", "ns3::TcpCubic"},
-        {"bic", "ns3::TcpBic"},            {"highspeed", "ns3::TcpHighSpeed"},
-        {"htcp", "ns3::TcpHtcp"},          {"scalable", "ns3::TcpScalable"},
-        {"vegas", "ns3::TcpVegas"},        {"bbr", "ns3::TcpBbr"},
-        {"hybla", "ns3::TcpHybla"},        {"westwood", "ns3::TcpWestwoodPlus"},
-        {"illinois", "ns3::TcpIllinois"}, {"yeah", "ns3::TcpYeah"},
-        {"lp", "ns3::TcpLp"},              {"dctcp", "ns3::TcpDctcp"},
-    };
-    std::string full = name.rfind("ns3:", 0) == 0 ? "ns3::" + name.substr(4) : "";
-    if (full.empty())
+    if (name.rfind("ns3:", 0) == 0)
     {
-        auto it = ns3.find(name);
-        if (it == ns3.end())
+        TypeId t;
+        if (!TypeId::LookupByNameFailSafe("ns3::" + name.substr(4), &t))
         {
-            die("congestion control " + name + " has no ns-3 model");
+            die("ns-3 has no congestion control ns3::" + name.substr(4));
         }
-        full = it->second;
+        ObjectFactory f;
+        f.SetTypeId(t);
+        return f.Create<TcpCongestionOps>();
     }
-    TypeId t;
-    if (!TypeId::LookupByNameFailSafe(full, &t))
+    Ptr<TcpCongestionOps> cc = LinuxCc(name);
+    if (!cc)
     {
-        die("ns-3 has no " + full);
+        die("no Linux code for congestion control " + name + " is linked in");
     }
-    return t;
+    return cc;
 }
 
 static std::pair<Ipv4Address, Ipv4Mask>
@@ -992,7 +997,7 @@ main(int argc, char** argv)
         {
             die("transfer " + t.id + " between unknown nodes");
         }
-        TypeId cc = cc_type(t.cc);
+        make_cc(t.cc); // (an unknown one stops here, before anything runs)
         fs::create_directories(g_out + "/nodes/" + t.dst);
         fs::create_directories(g_out + "/nodes/" + t.src);
         auto r = std::make_unique<Receiver>();
@@ -1014,7 +1019,7 @@ main(int argc, char** argv)
         Ptr<TcpL4Protocol> tcp = src->GetObject<TcpL4Protocol>();
         Sender* sp = s.get();
         Simulator::Schedule(MicroSeconds(t.at_us),
-                            [sp, src, tcp, cc, mss]() { sp->Start(src, tcp, cc, mss); });
+                            [sp, src, tcp, mss]() { sp->Start(src, tcp, mss); });
         receivers.push_back(std::move(r));
         senders.push_back(std::move(s));
     }

@@ -5,6 +5,7 @@ emulated run's, its tables and report built from it."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -48,9 +49,13 @@ cc = "reno"
 """
 
 
-def itb(*args: str) -> subprocess.CompletedProcess:
+def itb(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "itb.cli", *args], capture_output=True, text=True, timeout=600
+        [sys.executable, "-m", "itb.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
     )
 
 
@@ -62,10 +67,8 @@ def test_a_simulated_run_writes_the_run_directory_an_emulated_one_does(tmp_path)
     assert res.returncode == 0, res.stderr + res.stdout
     meta = json.loads((run / "meta.json").read_text())
     assert meta["backend"] == "sim" and meta["status"] == "complete"
-    assert {c["kernel_name"] for c in meta["congestion_controls"]} == {
-        "ns3::TcpCubic",
-        "ns3::TcpLinuxReno",
-    }
+    # Linux's own tcp_cubic.c and tcp_cong.c's Reno, run by ns-3's TCP
+    assert {c["kernel_name"] for c in meta["congestion_controls"]} == {"linux:cubic", "linux:reno"}
     t = pd.read_parquet(run / "transfers.parquet")
     assert len(t) == 4 and t["ok"].all()
     # alone on 10 Mbit/s of 1514-byte frames (a queue that loses nothing), 1 MB of payload
@@ -91,6 +94,22 @@ def test_a_simulated_run_writes_the_run_directory_an_emulated_one_does(tmp_path)
     res = itb("report", str(run))
     assert res.returncode == 0, res.stderr
     assert (run / "report" / "report.html").exists()
+
+
+def test_ns3s_own_model_runs_when_named_and_only_in_simulation(tmp_path):
+    sc = tmp_path / "s.toml"
+    sc.write_text(SCENARIO.replace('cc = "reno"', 'cc = "ns3:TcpNewReno"'))
+    run = tmp_path / "run"
+    res = itb("run", str(sc), "--backend", "sim", "--repeat", "1", "--out", str(run))
+    assert res.returncode == 0, res.stderr + res.stdout
+    send = json.loads((run / "rep-001" / "nodes" / "l2" / "two.send.json").read_text())
+    assert send["cc_in_use"] == "ns3::TcpNewReno" and send["ok"]
+    # the local testbed (its own prefix: refused before anything of it is touched)
+    env = {**os.environ, "ITB_PREFIX": "itbs", "ITB_STATE_DIR": str(tmp_path / "state")}
+    res = itb("run", str(sc), "--out", str(tmp_path / "local"), env=env)
+    assert res.returncode == 4
+    assert "two: ns3:TcpNewReno is ns-3's model, run only in simulation" in res.stderr
+    assert not (tmp_path / "local").exists()
 
 
 def test_what_a_simulator_cannot_run_is_refused_before_anything_runs(tmp_path):

@@ -96,6 +96,38 @@ void tcp_unregister_congestion_control(struct tcp_congestion_ops *ca);
 #define module_exit(fn) \
 	static void (*ccdiff_module_exit)(void) __attribute__((unused)) = fn;
 
+/* What net/ipv4/tcp_cubic.c needs besides (built for the simulator, itb-sim, whose
+ * Linux congestion controls are these files too): statistics and debug output are
+ * dropped, its kfunc registration for BPF does nothing. */
+#define USEC_PER_MSEC 1000L
+#define MODULE_VERSION(x)
+#define pr_debug(...) ((void)0)
+#define NET_INC_STATS(net, field) ((void)0)
+#define NET_ADD_STATS(net, field, v) ((void)0)
+#define BTF_KFUNCS_START(name) static int name __attribute__((unused));
+#define BTF_ID_FLAGS(...)
+#define BTF_KFUNCS_END(name)
+#define BPF_PROG_TYPE_STRUCT_OPS 0
+struct btf_kfunc_id_set {
+	struct module *owner;
+	int *set;
+};
+static inline int register_btf_kfunc_id_set(int type, const struct btf_kfunc_id_set *s)
+{
+	(void)type;
+	(void)s;
+	return 0;
+}
+static inline int fls64(u64 x)
+{
+	return x ? 64 - __builtin_clzll(x) : 0;
+}
+static inline u64 div64_u64(u64 a, u64 b)
+{
+	return a / b;
+}
+#define div64_ul(a, b) ((a) / (b))
+
 /* Linux's own, extracted from the oracle's source tree. */
 #include "tcp_inline.h"
 #define after(seq2, seq1) before(seq1, seq2)

@@ -46,12 +46,15 @@ class Emulator(Protocol):
 @dataclass(frozen=True)
 class CcSupport:
     """What a testbed needs of ITB's congestion controls (`itb.cc`, a layer above): make
-    a list of canonical names selectable on this machine and let them go again, and the
-    compiled eBPF object of one of ITB's own (copied to hosts that lack it)."""
+    a list of canonical names selectable on this machine and let them go again, the
+    compiled eBPF object of one of ITB's own (copied to hosts that lack it), and for a
+    simulator Linux's own algorithms as object files."""
 
     ensure: Callable[[Sequence[str], Say], list[Any]]
     release: Callable[[list[Any], Say], None]
     object_path: Callable[[str], Path]
+    # Linux's own algorithms built for the simulator (itb.cc.simlinux): object files
+    simulator_objects: Callable[[], list[Path]] = lambda: []
 
 
 class Testbed(Protocol):
@@ -129,8 +132,11 @@ class RunsProcesses:
     name: str
     simulated = False
 
-    def unsupported(self, events: list) -> None:
-        return None  # (what a host lacks is found by the preflight's checks)
+    def unsupported(self, events: list) -> str | None:
+        for e in events:  # (what a host lacks is found by the preflight's checks)
+            if str(getattr(e, "cc", "")).startswith("ns3:"):
+                return f"{e.id}: {e.cc} is ns-3's model, run only in simulation (--backend sim)"
+        return None
 
     def simulate(
         self, events: list, rep_dir: Path, duration_us: int, interval_us: int, repetition: int

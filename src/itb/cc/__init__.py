@@ -34,4 +34,15 @@ def _release(resolved: list[Resolved], say: Say) -> None:
 
 def support() -> CcSupport:
     """What a testbed (itb.backends.testbed) needs of ITB's congestion controls."""
-    return CcSupport(ensure=_ensure, release=_release, object_path=object_path)
+    return CcSupport(
+        ensure=_ensure,
+        release=_release,
+        object_path=object_path,
+        simulator_objects=_simulator_objects,
+    )
+
+
+def _simulator_objects() -> list:
+    from itb.cc import simlinux
+
+    return simlinux.objects()

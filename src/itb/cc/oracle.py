@@ -26,6 +26,9 @@ ALGORITHM_FILES = {
     "scalable": "tcp_scalable.c",
     "vegas": "tcp_vegas.c",
 }
+# Linux's algorithms the simulator runs besides (itb-sim's Linux congestion controls;
+# ITB has no eBPF one of its own to compare them with)
+SIMULATOR_FILES = {"cubic": "tcp_cubic.c"}
 # include/net/tcp.h's inline helpers the algorithms and the stack model call
 INLINE_HELPERS = (
     "before",
@@ -68,7 +71,7 @@ class Oracle:
     generated: Path  # tcp_inline.h, kfuncs.c
 
     def algorithm_source(self, name: str) -> Path:
-        return self.src / "net" / "ipv4" / ALGORITHM_FILES[name]
+        return self.src / "net" / "ipv4" / {**ALGORITHM_FILES, **SIMULATOR_FILES}[name]
 
 
 def _version_key(path: Path) -> tuple[int, ...]:
@@ -112,7 +115,8 @@ def extract_function(text: str, name: str, origin: str) -> str:
 def _extract(tarball: Path, src: Path) -> None:
     top = tarball.name.removesuffix(".tar.xz")
     members = [
-        f"{top}/net/ipv4/{f}" for f in (*ALGORITHM_FILES.values(), "tcp_vegas.h", "tcp_cong.c")
+        f"{top}/net/ipv4/{f}"
+        for f in (*ALGORITHM_FILES.values(), *SIMULATOR_FILES.values(), "tcp_vegas.h", "tcp_cong.c")
     ]
     members.append(f"{top}/include/net/tcp.h")
     src.mkdir(parents=True, exist_ok=True)
@@ -151,8 +155,10 @@ def prepare(tarball: Path | None = None, build_root: Path | None = None) -> Orac
     root = (build_root or native.REPO / "build" / "difftest") / tarball.name.removesuffix(".tar.xz")
     src, generated = root / "src", root / "generated"
     stamp = root / ".extracted"
-    if not stamp.exists() or stamp.read_text() != str(tarball.stat().st_mtime_ns):
+    # (what was extracted: a tree from before a file was added is extracted again)
+    done = f"{tarball.stat().st_mtime_ns} {sorted({**ALGORITHM_FILES, **SIMULATOR_FILES})}"
+    if not stamp.exists() or stamp.read_text() != done:
         _extract(tarball, src)
         _generate(src, generated)
-        stamp.write_text(str(tarball.stat().st_mtime_ns))
+        stamp.write_text(done)
     return Oracle(version, tarball, root, src, generated)

@@ -168,6 +168,13 @@ def bench_cmd(
         1, "--seed", min=0, help="Seed of the run order and of every random draw."
     ),
     inventory: Path | None = INVENTORY,
+    backend: str = typer.Option(
+        "local",
+        "--backend",
+        help="local or ssh (with --inventory): the testbed; sim: every cell simulated in "
+        "ns-3, the classes as defined (no scaling unless --scale or --capacity is given; "
+        "docs/simulation.md).",
+    ),
 ) -> None:
     """Run the ITB benchmark: application × class × protocol, repeated, then print the
     table and write the report.
@@ -200,6 +207,10 @@ def bench_cmd(
     ]
     cc_list = parse_ccs(ccs or q.get("ccs") or "cubic,reno,bbr", udt=True)
     cap = parse_capacity(capacity)
+    if backend not in ("local", "ssh", "sim"):
+        raise typer.BadParameter("local, ssh or sim", param_hint="--backend")
+    if backend == "sim" and scale is None and cap is None:
+        scale = 1.0  # a simulator is not limited to what this machine can emulate
     sc = make_scale(
         factor=scale,
         capacity_bps=cap,
@@ -223,6 +234,7 @@ def bench_cmd(
         k,
         parse_rtt(rtt),
         parse_background(background),
+        simulate=backend == "sim",
     )
     target = out_dir or default_dir("bench", args.key())
     err.print(f"benchmark directory: {target}")

@@ -26,10 +26,11 @@ def preflight(sc: Scenario, tb: Testbed) -> list[str]:
     """What can be checked of the scenario before anything is built; returns warnings
     (the testbed's own checks are its `preflight`). A simulator refuses what it cannot
     run, with the reason."""
+    why = tb.unsupported(list(sc.experiment.events))
+    if why:
+        what = "cannot be simulated" if tb.simulated else f"cannot run on the {tb.name} testbed"
+        raise PreflightError(f"{sc.source or 'the scenario'}: {what}: {why}")
     if tb.simulated:
-        why = tb.unsupported(list(sc.experiment.events))
-        if why:
-            raise PreflightError(f"{sc.source or 'the scenario'}: cannot be simulated: {why}")
         return []
     preflight_programs(sc, local_commands=tb.same_machine)
     # the last `itb calibrate` measured this machine's emulator

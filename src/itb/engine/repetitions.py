@@ -212,6 +212,7 @@ def simulated(tb: Testbed, events, rd: Path, exp, r: int, tick: Say) -> Outcome:
         return out
     out.start_ns, out.zero_ns, out.end_ns = res["start_ns"], res["zero_ns"], res["end_ns"]
     out.warnings.append(
-        f"simulated: {res['simulated_s']:.3f} s in {res['wall_s']:.3f} s of wall time"
+        f"simulated: {res['simulated_s']:.3f} s in {res['wall_s']:.3f} s of wall time, "
+        f"peak memory {res['peak_rss_bytes'] / 2**20:.0f} MiB"
     )
     return out

@@ -51,9 +51,18 @@ class BenchArgs:
     k: int = DATA_CENTRE_K  # the data-centre classes' K (RR-6244 Table 3: 1 or 10)
     rtt_modes_ms: tuple[float, ...] = ()  # --rtt: every class's RTT, or a mix (none: the class's)
     background: Background = field(default_factory=Background)  # B
+    simulate: bool = False  # every cell simulated (ns-3, itb.backends.sim)
 
     def __post_init__(self) -> None:
         check_k(self.k)
+        if self.simulate and self.inventory is not None:
+            raise ScenarioError(
+                None, "--backend", "a simulation has no hosts: not with --inventory"
+            )
+        if self.simulate and "PA" in self.apps:
+            raise ScenarioError(None, "--app", "PA (ping-pongs) is not simulated yet: --app BU")
+        if self.simulate and "udt" in self.ccs:
+            raise ScenarioError(None, "--cc", "UDT is not simulated")
         if self.reference is not None and self.reference not in self.ccs:
             raise ScenarioError(
                 None,
@@ -87,6 +96,8 @@ class BenchArgs:
         }
         if self.inventory is not None:
             key["inventory"] = self.inventory.source
+        if self.simulate:
+            key["backend"] = "sim"
         if self.reference_cc != self.ccs[0]:
             key["reference"] = self.reference_cc
         if self.streams != 1:  # (keys written before N_s was an option have none)
@@ -159,6 +170,7 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep[BenchCell]:
         )
     sweep = Sweep(out, "bench", SweepIndex[BenchCell], args.key(), cells, args.repeat, args.seed)
     sweep.inventory = args.inventory
+    sweep.simulate = args.simulate
     return sweep
 
 

@@ -18,6 +18,9 @@ from itb import native
 from itb.errors import PreflightError
 
 SOURCE = native.REPO / "native" / "sim" / "itb_sim.cc"
+ADAPTER = native.REPO / "native" / "sim" / "linux_cc.cc"
+KTYPES = native.REPO / "bpf" / "difftest"  # ktypes.h: Linux's tcp_sock as the shim has it
+HZ = 250  # as itb.cc.simlinux builds Linux's algorithms
 MODULES = ("core", "network", "internet", "point-to-point", "applications")
 
 
@@ -36,29 +39,32 @@ def ns3_root() -> Path:
 
 
 def version(root: Path) -> str:
-    libs = sorted((root / "lib64").glob("libns3.*-core.so"))
-    m = re.match(r"libns3\.([0-9.]+)-core\.so", libs[0].name) if libs else None
+    libs = sorted((root / "lib64").glob("libns3.*-core.so"))  # libns3.44-core.so: "3.44"
+    m = re.match(r"libns(3\.[0-9.]+)-core\.so", libs[0].name) if libs else None
     if m is None:
         raise PreflightError(f"{root}/lib64: no libns3.<version>-core.so")
     return m.group(1)
 
 
-def program() -> Path:
-    """The built driver (built now if missing or older than its source)."""
+def program(linux_objects: list[Path]) -> Path:
+    """The built driver with Linux's algorithms (`linux_objects`, itb.cc.simlinux) linked
+    in (built now if missing or older than a source)."""
     override = os.environ.get("ITB_SIM")
     if override:
         return Path(override)
     root = ns3_root()
     v = version(root)
     out = native.REPO / "build" / "native" / f"itb-sim-{v}"
-    if out.exists() and out.stat().st_mtime >= SOURCE.stat().st_mtime:
+    inputs = [SOURCE, ADAPTER, SOURCE.with_name("linux_cc.h"), *linux_objects]
+    if out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs):
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
     lib = root / "lib64"
     argv = [
-        "g++", "-O2", "-std=c++20", "-Wall", f"-I{root / 'include'}", str(SOURCE),
+        "g++", "-O2", "-std=c++20", "-Wall", f"-I{root / 'include'}", f"-I{KTYPES}",
+        f"-DCCDIFF_HZ={HZ}", str(SOURCE), str(ADAPTER), *map(str, linux_objects),
         "-o", str(out) + ".tmp", f"-L{lib}", "-Wl,--no-as-needed",
-        *(f"-lns3.{v}-{m}" for m in MODULES), f"-Wl,-rpath,{lib}",
+        *(f"-lns{v}-{m}" for m in MODULES), f"-Wl,-rpath,{lib}",
     ]  # fmt: skip
     res = subprocess.run(argv, capture_output=True, text=True)
     if res.returncode != 0:

@@ -7,6 +7,7 @@ refused before anything runs (itb.backends.sim.config.unsupported)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -18,12 +19,9 @@ from itb.backends.testbed import CcSupport, Emulator, Say, quiet
 from itb.errors import BackendError, PreflightError
 from itb.scenario.testbed.model import Topology
 
-# canonical name → ns-3's model (a scenario may also name one as "ns3:<TypeId name>")
-MODELS = {
-    "reno": "TcpLinuxReno", "cubic": "TcpCubic", "bic": "TcpBic",
-    "highspeed": "TcpHighSpeed", "htcp": "TcpHtcp", "scalable": "TcpScalable",
-    "vegas": "TcpVegas", "bbr": "TcpBbr",
-}  # fmt: skip
+# the algorithms whose Linux code runs in the simulator (itb.cc.simlinux); ns-3's own
+# models run as "ns3:<model>" (ns3:TcpCubic, ns3:TcpBbr, …)
+LINUX = ("reno", "cubic", "bic", "highspeed", "htcp", "scalable", "vegas")
 EMULATOR_INTERVAL_US = 1000
 
 
@@ -36,6 +34,7 @@ class SimTestbed:
         self.topology, self.seed, self.say = topology, seed, say
         self.warnings: list[str] = []
         self._ccs: list[str] = []
+        self._support = ccs
         self._program: Path | None = None
         self._up = False
 
@@ -48,14 +47,15 @@ class SimTestbed:
 
     def preflight(self, ccs: Sequence[str]) -> list[str]:
         for name in ccs:
-            if name not in MODELS and not name.startswith("ns3:"):
+            if name not in LINUX and not name.startswith("ns3:"):
                 raise PreflightError(
-                    f"congestion control {name!r} has no ns-3 model here (simulated: "
-                    f"{', '.join(sorted(MODELS))}, or ns-3's own as ns3:<model>)"
+                    f"congestion control {name!r}: its Linux code does not run in the "
+                    f"simulator (Linux's: {', '.join(LINUX)}); ns-3's models run as "
+                    "ns3:<model>, e.g. ns3:TcpBbr"
                 )
         self._ccs = list(ccs)
         self.say("building itb-sim against ns-3 (once)")
-        self._program = driver.program()
+        self._program = driver.program(self._support.simulator_objects())
         return list(self.warnings)
 
     def cc_names(self) -> dict[str, str]:
@@ -65,8 +65,10 @@ class SimTestbed:
         return [
             {
                 "name": c,
-                "kernel_name": "ns3::" + MODELS.get(c, c.removeprefix("ns3:")),
-                "source": "ns-3 model",
+                "kernel_name": f"ns3::{c[4:]}" if c.startswith("ns3:") else f"linux:{c}",
+                "source": "ns-3 model"
+                if c.startswith("ns3:")
+                else f"Linux's net/ipv4/tcp_{'cong' if c == 'reno' else c}.c in ns-3",
                 "loaded_now": False,
             }
             for c in self._ccs
@@ -133,19 +135,18 @@ class SimTestbed:
         (rep_dir / "sim.conf").write_text(text)
         self._link_configs(rep_dir)
         t0 = time.monotonic()
-        prog = self._program or driver.program()
-        res = subprocess.run(
-            [str(prog), str(rep_dir / "sim.conf"), str(rep_dir)], capture_output=True, text=True
+        prog = self._program or driver.program(self._support.simulator_objects())
+        rc, stdout, rss = _run(
+            [str(prog), str(rep_dir / "sim.conf"), str(rep_dir)], rep_dir / "sim.err"
         )
         wall = time.monotonic() - t0
-        (rep_dir / "sim.err").write_text(res.stderr)
-        if res.returncode != 0:
-            tail = (res.stderr.strip().splitlines() or ["(no message)"])[-1]
-            return {"status": "failed", "reason": f"itb-sim exited {res.returncode}: {tail}"}
+        if rc != 0:
+            lines = (rep_dir / "sim.err").read_text(errors="replace").strip().splitlines()
+            return {"status": "failed", "reason": f"itb-sim exited {rc}: {(lines or ['?'])[-1]}"}
         try:
-            out = json.loads(res.stdout.strip().splitlines()[-1])
+            out = json.loads(stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
-            return {"status": "failed", "reason": f"itb-sim said {res.stdout[-200:]!r}"}
+            return {"status": "failed", "reason": f"itb-sim said {stdout[-200:]!r}"}
         simulated = out["simulated_ns"]
         return {
             "status": "ok",
@@ -155,6 +156,7 @@ class SimTestbed:
             "end_ns": zero + simulated,
             "simulated_s": simulated / 1e9,
             "wall_s": wall,
+            "peak_rss_bytes": rss,
         }
 
     def _link_configs(self, rep_dir: Path) -> None:
@@ -175,3 +177,14 @@ class SimTestbed:
                 },
             }
             (d / "linkem.json").write_text(json.dumps(conf, indent=1))
+
+
+def _run(argv: list[str], err: Path) -> tuple[int, str, int]:
+    """(exit code, stdout, peak RSS in bytes) of the program, its stderr into `err`."""
+    with open(err, "wb") as e:
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=e)
+        assert p.stdout is not None
+        stdout = p.stdout.read().decode(errors="replace")
+        _, status, usage = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+    return p.returncode, stdout, usage.ru_maxrss * 1024

@@ -115,9 +115,17 @@ def _profile(v: object) -> tuple[profiles.Step, ...] | str | None:
     return profiles.parse_steps(v)
 
 
+NS3_MODEL = re.compile(r"ns3:Tcp[A-Za-z0-9]+")  # ns-3's own model, in simulation only
+
+
 def _cc(v: object) -> str:
+    if isinstance(v, str) and NS3_MODEL.fullmatch(v):
+        return v
     if not isinstance(v, str) or v not in KNOWN_CCS:
-        raise UnitError(f"unknown congestion control {v!r}; known: {', '.join(KNOWN_CCS)}")
+        raise UnitError(
+            f"unknown congestion control {v!r}; known: {', '.join(KNOWN_CCS)} (and in "
+            "simulation ns-3's models as ns3:<model>, e.g. ns3:TcpCubic)"
+        )
     return v
 
 

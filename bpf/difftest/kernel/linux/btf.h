@@ -1,0 +1,2 @@
+/* Stands in for <linux/btf.h>: see kernel.h. */
+#include "../kernel.h"

@@ -1,0 +1,2 @@
+/* Stands in for <linux/math64.h>: see kernel.h. */
+#include "../kernel.h"

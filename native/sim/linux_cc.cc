@@ -1,0 +1,197 @@
+// Linux's own congestion controls in ns-3 (docs/simulation.md): an ns-3 TcpCongestionOps
+// that keeps a Linux `struct tcp_sock` (bpf/difftest/ktypes.h) beside ns-3's socket
+// state and calls Linux's net/ipv4/tcp_<name>.c hooks (linked in by itb.cc.simlinux) at
+// the points where ns-3's TCP calls its own models.
+//
+// Before each hook the tcp_sock is filled from ns-3's state: snd_cwnd and snd_ssthresh in
+// segments (ns-3 counts bytes), srtt_us (× 8, as Linux keeps it), snd_una / snd_nxt,
+// packets in flight, is_cwnd_limited, the congestion state, tcp_mstamp and jiffies from
+// the simulated clock, lsndtime from the last transmission. After it, what the hook
+// changed goes back: the window after cong_avoid, the threshold whenever the hook set it
+// (HyStart sets it from pkts_acked). Linux's fractional window counter (snd_cwnd_cnt)
+// and the algorithm's private state (icsk_ca_priv) live here between calls.
+//
+// Differences from Linux's stack, stated: ns-3 decides when to call each hook (its
+// recovery is PRR as Linux's, but its loss detection is its own); ns-3 has no undo of a
+// spurious reduction (undo_cwnd is never called); packets_out is ns-3's bytes in flight
+// in segments (no separate sacked/lost/retransmitted counts); cong_control (BBR's) is not
+// adapted.
+
+#include "linux_cc.h"
+
+extern "C"
+{
+#include "ktypes.h"
+
+    const struct tcp_congestion_ops* itb_linux_ops(const char* name);
+    void itb_linux_clock(unsigned long long now_ns);
+    void tcp_set_ca_state(struct sock* sk, const u8 ca_state);
+}
+
+namespace ns3
+{
+
+class LinuxCongestion : public TcpCongestionOps
+{
+  public:
+    static TypeId GetTypeId()
+    {
+        static TypeId tid = TypeId("ItbLinuxCongestion").SetParent<TcpCongestionOps>();
+        return tid;
+    }
+
+    LinuxCongestion(const tcp_congestion_ops* ops, std::string name)
+        : m_ops(ops),
+          m_name(std::move(name))
+    {
+        m_tp = {};
+        m_tp.inet_conn.icsk_ca_ops = ops;
+        m_tp.snd_cwnd_clamp = ~0U;
+        m_tp.snd_ssthresh = 0x7fffffff;
+    }
+
+    std::string GetName() const override
+    {
+        return "linux:" + m_name;
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<LinuxCongestion>(this);
+    }
+
+    void Init(Ptr<TcpSocketState> tcb) override
+    {
+        In(tcb);
+        if (m_ops->init)
+        {
+            m_ops->init(Sk());
+        }
+        Out(tcb, false);
+    }
+
+    uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t) override
+    {
+        In(tcb);
+        uint32_t segs = m_ops->ssthresh(Sk());
+        m_tp.snd_ssthresh = segs;
+        return segs * tcb->m_segmentSize;
+    }
+
+    void IncreaseWindow(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override
+    {
+        In(tcb);
+        m_ops->cong_avoid(Sk(), m_tp.snd_una, segmentsAcked);
+        Out(tcb, true);
+    }
+
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt) override
+    {
+        if (!m_ops->pkts_acked)
+        {
+            return;
+        }
+        In(tcb);
+        ack_sample s{segmentsAcked, rtt.IsStrictlyPositive() ? (s32)rtt.GetMicroSeconds() : -1,
+                     m_tp.packets_out};
+        m_ops->pkts_acked(Sk(), &s);
+        Out(tcb, false);
+    }
+
+    void CongestionStateSet(Ptr<TcpSocketState> tcb,
+                            const TcpSocketState::TcpCongState_t newState) override
+    {
+        In(tcb);
+        tcp_set_ca_state(Sk(), (u8)newState); // Linux's: set_state, then the state
+        Out(tcb, false);
+    }
+
+    void CwndEvent(Ptr<TcpSocketState> tcb, const TcpSocketState::TcpCAEvent_t event) override
+    {
+        if (!m_ops->cwnd_event || event > TcpSocketState::CA_EVENT_ECN_IS_CE)
+        {
+            return; // (ns-3's delayed-ACK events have no Linux counterpart)
+        }
+        In(tcb);
+        m_ops->cwnd_event(Sk(), (tcp_ca_event)event);
+        Out(tcb, false);
+    }
+
+    void Sent()
+    {
+        m_sent_ns = Simulator::Now().GetNanoSeconds();
+    }
+
+  private:
+    sock* Sk()
+    {
+        return reinterpret_cast<sock*>(&m_tp);
+    }
+
+    void In(Ptr<const TcpSocketState> tcb)
+    {
+        uint64_t now = Simulator::Now().GetNanoSeconds();
+        itb_linux_clock(now);
+        uint32_t mss = tcb->m_segmentSize;
+        m_tp.mss_cache = mss;
+        uint32_t cwnd = std::max<uint32_t>(1, tcb->m_cWnd / mss);
+        if (cwnd != m_tp.snd_cwnd)
+        {
+            m_tp.snd_cwnd = cwnd; // (ns-3 changed it: recovery, a timeout)
+        }
+        uint32_t ssthresh = tcb->m_ssThresh.Get();
+        m_tp.snd_ssthresh = ssthresh >= 0x7fffffffU ? 0x7fffffffU : ssthresh / mss;
+        m_tp.srtt_us = (uint32_t)(tcb->m_srtt.Get().GetMicroSeconds() << 3);
+        m_tp.snd_una = tcb->m_lastAckedSeq.GetValue();
+        m_tp.snd_nxt = tcb->m_nextTxSequence.Get().GetValue();
+        m_tp.packets_out = tcb->m_bytesInFlight.Get() / mss;
+        m_tp.is_cwnd_limited = tcb->m_isCwndLimited;
+        m_tp.inet_conn.icsk_ca_state = (u8)tcb->m_congState.Get();
+        m_tp.tcp_mstamp = now / 1000;
+        m_tp.lsndtime = (u32)(1000000UL + m_sent_ns / (1000000000ULL / CCDIFF_HZ));
+        m_ssthresh_in = m_tp.snd_ssthresh;
+    }
+
+    void Out(Ptr<TcpSocketState> tcb, bool window)
+    {
+        uint32_t mss = tcb->m_segmentSize;
+        if (window)
+        {
+            tcb->m_cWnd = m_tp.snd_cwnd * mss;
+        }
+        if (m_tp.snd_ssthresh != m_ssthresh_in)
+        {
+            tcb->m_ssThresh =
+                m_tp.snd_ssthresh >= 0x7fffffff ? UINT32_MAX : m_tp.snd_ssthresh * mss;
+        }
+    }
+
+    const tcp_congestion_ops* m_ops;
+    std::string m_name;
+    tcp_sock m_tp;
+    uint32_t m_ssthresh_in = 0;
+    uint64_t m_sent_ns = 0;
+};
+
+Ptr<TcpCongestionOps>
+LinuxCc(const std::string& name)
+{
+    const tcp_congestion_ops* ops = itb_linux_ops(name.c_str());
+    if (!ops)
+    {
+        return nullptr;
+    }
+    return CreateObject<LinuxCongestion>(ops, name);
+}
+
+void
+LinuxCcSent(Ptr<TcpCongestionOps> cc)
+{
+    Ptr<LinuxCongestion> l = DynamicCast<LinuxCongestion>(cc);
+    if (l)
+    {
+        l->Sent();
+    }
+}
+
+} // namespace ns3
