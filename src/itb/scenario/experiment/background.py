@@ -1,12 +1,13 @@
 """The concrete events of one repetition: a `[[tcp_background]]` event becomes its flows,
-drawn from their seeded distributions (arrivals, sizes); every other event is as resolved
-(itb.scenario.experiment.timeline)."""
+drawn from their seeded distributions (arrivals, sizes); with a `start_jitter`, every
+transfer, ping-pong and UDP stream starts a seeded draw later; every other event is as
+resolved (itb.scenario.experiment.timeline)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from itb.scenario.experiment.events import Experiment, TcpBackground, Transfer
+from itb.scenario.experiment.events import Experiment, Pingpong, TcpBackground, Transfer, Udp
 
 if TYPE_CHECKING:
     import numpy as np
@@ -47,8 +48,22 @@ def events_for_repetition(exp: Experiment, repetition: int) -> list:
                     wait=e.wait,
                 )
             )
+    if exp.start_jitter_us:
+        out = [_jittered(e, exp, repetition, k) for k, e in enumerate(out)]
     out.sort(key=lambda ev: (ev.at_us, ev.id))
     return out
+
+
+def _jittered(e, exp: Experiment, repetition: int, k: int):
+    """A transfer, ping-pong or UDP stream delayed by a draw in [0, start_jitter] (seeded
+    by the experiment's seed, the repetition and the event's place; its deadline, counted
+    from its start, moves with it); other events as they are."""
+    import numpy as np
+
+    if not isinstance(e, Transfer | Pingpong | Udp):
+        return e
+    rng = np.random.default_rng([exp.seed, repetition, k, 0x6A])  # (0x6A: this draw's own)
+    return e.model_copy(update={"at_us": e.at_us + int(rng.integers(0, exp.start_jitter_us + 1))})
 
 
 def draw_size(rng: np.random.Generator, e: TcpBackground) -> float:

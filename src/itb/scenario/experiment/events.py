@@ -151,6 +151,8 @@ class Experiment(_Frozen):
     duration_us: int
     interval_us: int
     events: tuple[Event, ...]
+    # (left out of the canonical form while 0: older scenarios keep their hash)
+    start_jitter_us: int = Field(default=0, exclude_if=lambda v: v == 0)
 
     def canonical_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))

@@ -198,6 +198,9 @@ class ExperimentSection(_Section):
     # goodput and tcp_info sampling interval
     interval: Annotated[int, BeforeValidator(_sampling_interval)] = 100_000
     files_dir: str | None = None  # the only directory source_file/sink_file may name
+    # each repetition delays every transfer, ping-pong and UDP stream by a draw in
+    # [0, start_jitter] (seeded): repetitions of a deterministic testbed (a simulator) differ
+    start_jitter: Date = 0
 
 
 class TransferSpec(_Section):

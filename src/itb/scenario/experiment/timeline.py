@@ -335,6 +335,12 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
             "[[udp]], [[tcp_background]] or [[command]]",
         )
     events.sort(key=lambda e: (e.at_us, e.id))
+    if exp.start_jitter and events[-1].at_us + exp.start_jitter >= exp.duration:
+        fail(
+            "experiment.start_jitter",
+            f"{exp.start_jitter / 1e6:g} s after the last event ({events[-1].at_us / 1e6:g} s) "
+            f"reaches the timeline's end ({exp.duration / 1e6:g} s)",
+        )
     return Experiment(
         name=exp.name or topo.name,
         repetitions=exp.repetitions,
@@ -342,4 +348,5 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
         duration_us=exp.duration,
         interval_us=exp.interval,
         events=tuple(events),
+        start_jitter_us=exp.start_jitter,
     )
