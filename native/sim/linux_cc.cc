@@ -21,7 +21,7 @@
 
 extern "C"
 {
-#include "ktypes.h"
+#include "linux_state.h"
 
     const struct tcp_congestion_ops* itb_linux_ops(const char* name);
     void itb_linux_clock(unsigned long long now_ns);
@@ -73,6 +73,7 @@ class LinuxCongestion : public TcpCongestionOps
     uint32_t GetSsThresh(Ptr<const TcpSocketState> tcb, uint32_t) override
     {
         In(tcb);
+        itb_state_reduction(&m_tp);
         uint32_t segs = m_ops->ssthresh(Sk());
         m_tp.snd_ssthresh = segs;
         return segs * tcb->m_segmentSize;
@@ -128,41 +129,41 @@ class LinuxCongestion : public TcpCongestionOps
         return reinterpret_cast<sock*>(&m_tp);
     }
 
+    ns3_view View(Ptr<const TcpSocketState> tcb) const
+    {
+        ns3_view v{};
+        v.cwnd_bytes = tcb->m_cWnd.Get();
+        v.ssthresh_bytes = tcb->m_ssThresh.Get();
+        v.mss = tcb->m_segmentSize;
+        v.bytes_in_flight = tcb->m_bytesInFlight.Get();
+        v.srtt_ns = tcb->m_srtt.Get().GetNanoSeconds();
+        v.last_acked_seq = tcb->m_lastAckedSeq.GetValue();
+        v.next_tx_seq = tcb->m_nextTxSequence.Get().GetValue();
+        v.cwnd_limited = tcb->m_isCwndLimited;
+        v.ca_state = (u8)tcb->m_congState.Get();
+        v.now_us = Simulator::Now().GetMicroSeconds();
+        v.lsndtime = (u32)(1000000UL + m_sent_ns / (1000000000ULL / CCDIFF_HZ));
+        return v;
+    }
+
     void In(Ptr<const TcpSocketState> tcb)
     {
-        uint64_t now = Simulator::Now().GetNanoSeconds();
-        itb_linux_clock(now);
-        uint32_t mss = tcb->m_segmentSize;
-        m_tp.mss_cache = mss;
-        uint32_t cwnd = std::max<uint32_t>(1, tcb->m_cWnd / mss);
-        if (cwnd != m_tp.snd_cwnd)
-        {
-            m_tp.snd_cwnd = cwnd; // (ns-3 changed it: recovery, a timeout)
-        }
-        uint32_t ssthresh = tcb->m_ssThresh.Get();
-        m_tp.snd_ssthresh = ssthresh >= 0x7fffffffU ? 0x7fffffffU : ssthresh / mss;
-        m_tp.srtt_us = (uint32_t)(tcb->m_srtt.Get().GetMicroSeconds() << 3);
-        m_tp.snd_una = tcb->m_lastAckedSeq.GetValue();
-        m_tp.snd_nxt = tcb->m_nextTxSequence.Get().GetValue();
-        m_tp.packets_out = tcb->m_bytesInFlight.Get() / mss;
-        m_tp.is_cwnd_limited = tcb->m_isCwndLimited;
-        m_tp.inet_conn.icsk_ca_state = (u8)tcb->m_congState.Get();
-        m_tp.tcp_mstamp = now / 1000;
-        m_tp.lsndtime = (u32)(1000000UL + m_sent_ns / (1000000000ULL / CCDIFF_HZ));
-        m_ssthresh_in = m_tp.snd_ssthresh;
+        itb_linux_clock(Simulator::Now().GetNanoSeconds());
+        ns3_view v = View(tcb);
+        m_ssthresh_in = itb_state_in(&m_tp, &v);
     }
 
     void Out(Ptr<TcpSocketState> tcb, bool window)
     {
-        uint32_t mss = tcb->m_segmentSize;
+        ns3_view v = View(tcb);
+        itb_state_out(&m_tp, &v, window, m_ssthresh_in);
         if (window)
         {
-            tcb->m_cWnd = m_tp.snd_cwnd * mss;
+            tcb->m_cWnd = v.cwnd_bytes;
         }
-        if (m_tp.snd_ssthresh != m_ssthresh_in)
+        if (v.ssthresh_bytes != tcb->m_ssThresh.Get())
         {
-            tcb->m_ssThresh =
-                m_tp.snd_ssthresh >= 0x7fffffff ? UINT32_MAX : m_tp.snd_ssthresh * mss;
+            tcb->m_ssThresh = v.ssthresh_bytes;
         }
     }
 

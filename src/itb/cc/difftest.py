@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from itb import native
-from itb.cc.oracle import ALGORITHM_FILES, Oracle, OracleError, prepare
+from itb.cc.oracle import ALGORITHM_FILES, SIMULATOR_FILES, Oracle, OracleError, prepare
 
 HARNESS = native.REPO / "bpf" / "difftest"
 BPF_SOURCES = native.REPO / "bpf"
@@ -74,9 +74,14 @@ def build(
     oracle: Oracle | None = None,
     itb_source: Path | None = None,
     out_dir: Path | None = None,
+    adapter: bool = False,
 ) -> Path:
     """Builds the harness program for one algorithm and tick rate; `itb_source` replaces
-    ITB's bpf/<name>.bpf.c (a copy with a change, to show the test catches it)."""
+    ITB's bpf/<name>.bpf.c (a copy with a change, to show the test catches it). With
+    `adapter`, the compared side is not ITB's eBPF program but Linux's own algorithm
+    through the simulator's translation (bpf/difftest/adapter.c; cubic too)."""
+    if adapter and name in ADAPTED:
+        return _build_adapter(name, hz, oracle or prepare(), out_dir)
     if name not in ALGORITHM_FILES:
         raise DifftestBuildError(
             f"no differential test for {name!r}: one of {', '.join(ALGORITHMS)}"
@@ -104,6 +109,32 @@ def build(
         _cc([*CFLAGS, *extra, "-c", str(src), "-o", str(o)])
         objects.append(str(o))
     binary = out / f"ccdiff-{name}-hz{hz}"
+    _cc([*objects, "-o", str(binary)])
+    return binary
+
+
+ADAPTED = (*ALGORITHM_FILES, *SIMULATOR_FILES)  # what itb-sim runs of Linux's (Reno aside)
+SIM_SOURCES = native.REPO / "native" / "sim"  # linux_state.h: the adapter's translation
+
+
+def _build_adapter(name: str, hz: int, oracle: Oracle, out_dir: Path | None) -> Path:
+    out = out_dir or oracle.root / "bin"
+    obj = out / f"obj-{name}-adapter-hz{hz}"
+    obj.mkdir(parents=True, exist_ok=True)
+    kernel_inc = ["-I", str(HARNESS / "kernel"), "-I", str(oracle.generated), f"-DCCDIFF_HZ={hz}"]
+    objects = []
+    for src, extra in (
+        (oracle.algorithm_source(name), kernel_inc + ["-I", str(oracle.src / "net" / "ipv4")]),
+        (oracle.generated / "kfuncs.c", kernel_inc),
+        (HARNESS / "model.c", kernel_inc),
+        (HARNESS / "scripts.c", kernel_inc),
+        (HARNESS / "main.c", kernel_inc + ["-DITB_OPS=itb_adapter"]),
+        (HARNESS / "adapter.c", kernel_inc + ["-I", str(SIM_SOURCES), "-I", str(HARNESS)]),
+    ):
+        o = obj / (src.stem + ".o")
+        _cc([*CFLAGS, *extra, "-c", str(src), "-o", str(o)])
+        objects.append(str(o))
+    binary = out / f"ccdiff-{name}-adapter-hz{hz}"
     _cc([*objects, "-o", str(binary)])
     return binary
 

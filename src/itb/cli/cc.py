@@ -73,10 +73,15 @@ def cc_unload(
         out.print(f"left {name}: {why}")
 
 
+ADAPTER_SCRIPT = "loss-1e-3-20ms"  # growth, recoveries: every hook the adapter translates
+
+
 @cc_app.command("verify")
 def cc_verify(
     names: list[str] | None = typer.Argument(
-        None, help="Among bic highspeed htcp scalable vegas; none: all five."
+        None,
+        help="Among bic highspeed htcp scalable vegas (and cubic: the simulator's adapter "
+        "only); none: all.",
     ),
     hz: list[int] = typer.Option(
         [250],
@@ -90,18 +95,21 @@ def cc_verify(
     """Check that ITB's eBPF congestion controls behave exactly as Linux's own
     `net/ipv4/tcp_NAME.c`: both run through scripted events (growth, losses, timeouts,
     undo, pacing, idle restart) in lockstep; the first event after which cwnd or ssthresh
-    differ is named. Needs gcc and Debian's linux-source package (the oracle; `make setup`
-    installs it). Exit 1 if any script differs. See docs/cc.md."""
+    differ is named. Then the simulator's adapter (docs/simulation.md): Linux's algorithm
+    through itb-sim's translation to ns-3's state and back, against the same algorithm
+    called directly, on one script each (or --script's). Needs gcc and Debian's
+    linux-source package (the oracle; `make setup` installs it). Exit 1 if any script
+    differs. See docs/cc.md."""
     from itb.cc import difftest, oracle
     from itb.errors import ScenarioError
 
     for name in names or ():
-        if name not in difftest.ALGORITHMS:
+        if name not in difftest.ALGORITHMS and name not in difftest.ADAPTED:
             raise ScenarioError(
                 None,
                 "NAME",
-                f"{name!r} has no eBPF implementation to verify; "
-                f"one of {', '.join(difftest.ALGORITHMS)}",
+                f"{name!r} has no eBPF implementation nor adapter to verify; "
+                f"one of {', '.join(dict.fromkeys([*difftest.ALGORITHMS, *difftest.ADAPTED]))}",
             )
     for h in hz:
         if h not in difftest.SUPPORTED_HZ:
@@ -114,7 +122,7 @@ def cc_verify(
     the_oracle = oracle.prepare()
     out.print(f"oracle: Linux {the_oracle.version} ({the_oracle.tarball})")
     failed = 0
-    for name in names or difftest.ALGORITHMS:
+    for name in [n for n in difftest.ALGORITHMS if not names or n in names]:
         for h in hz:
             progress(f"building and running {name} at HZ {h}")
             for r in difftest.run(difftest.build(name, h, the_oracle), scripts):
@@ -123,6 +131,20 @@ def cc_verify(
                     ("[green]same[/green] " if r.ok else "[red]DIFFERS[/red] ") + r.summary,
                     highlight=False,
                 )
+    # the simulator's adapter (docs/simulation.md): Linux's own algorithm through itb-sim's
+    # translation, against the same algorithm called directly, on one script each (or
+    # --script's)
+    for name in [n for n in difftest.ADAPTED if not names or n in names]:
+        progress(f"building and running {name} through the simulator's adapter")
+        binary = difftest.build(name, hz[0], the_oracle, adapter=True)
+        for r in difftest.run(binary, scripts or [ADAPTER_SCRIPT]):
+            failed += not r.ok
+            out.print(
+                ("[green]same[/green] " if r.ok else "[red]DIFFERS[/red] ")
+                + "(the simulator's adapter) "
+                + r.summary,
+                highlight=False,
+            )
     if failed:
         err.print(f"{failed} script(s) differ from Linux")
         raise typer.Exit(1)

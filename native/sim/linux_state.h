@@ -1,0 +1,68 @@
+/* The translation between ns-3's TCP state and Linux's struct tcp_sock that itb-sim's
+ * adapter (linux_cc.cc) makes around every call of a Linux congestion-control hook; C,
+ * so that the differential test runs Linux's algorithms through this very translation
+ * (bpf/difftest's "adapter" build) and compares them event for event with Linux's
+ * algorithms called directly. Written for ITB. */
+#ifndef ITB_SIM_LINUX_STATE_H
+#define ITB_SIM_LINUX_STATE_H
+
+#include "ktypes.h"
+
+/* What ns-3's TcpSocketState holds, in its units. */
+struct ns3_view {
+	u32 cwnd_bytes, ssthresh_bytes; /* ssthresh ≥ 0x7fffffff: not set yet (infinite) */
+	u32 mss, bytes_in_flight;
+	u64 srtt_ns;
+	u32 last_acked_seq, next_tx_seq;
+	u8 cwnd_limited, ca_state;
+	u64 now_us;
+	u32 lsndtime; /* jiffies of the last transmission */
+};
+
+/* Fills Linux's tcp_sock from ns-3's view; returns the threshold it set (in segments), to
+ * tell afterwards whether the hook changed it. The window counter (snd_cwnd_cnt) and
+ * the algorithm's private state stay as the previous call left them; the window too,
+ * unless ns-3 changed it (recovery, a timeout). */
+static inline u32 itb_state_in(struct tcp_sock *tp, const struct ns3_view *v)
+{
+	u32 cwnd = v->cwnd_bytes / v->mss;
+	if (cwnd < 1)
+		cwnd = 1;
+	if (cwnd != tp->snd_cwnd)
+		tp->snd_cwnd = cwnd;
+	tp->mss_cache = v->mss;
+	tp->snd_ssthresh =
+		v->ssthresh_bytes >= 0x7fffffffU ? 0x7fffffffU : v->ssthresh_bytes / v->mss;
+	tp->srtt_us = (u32)(v->srtt_ns * 8 / 1000); /* Linux keeps 8 × the smoothed RTT in µs */
+	tp->snd_una = v->last_acked_seq;
+	tp->snd_nxt = v->next_tx_seq;
+	tp->packets_out = v->bytes_in_flight / v->mss;
+	tp->is_cwnd_limited = v->cwnd_limited;
+	tp->inet_conn.icsk_ca_state = v->ca_state;
+	tp->tcp_mstamp = v->now_us;
+	tp->lsndtime = v->lsndtime;
+	return tp->snd_ssthresh;
+}
+
+/* What the hook changed, back into ns-3's view: the window when `window` (after
+ * cong_avoid or undo), the threshold when the hook set it. */
+static inline void itb_state_out(const struct tcp_sock *tp, struct ns3_view *v, int window,
+				 u32 ssthresh_in)
+{
+	if (window)
+		v->cwnd_bytes = tp->snd_cwnd * v->mss;
+	if (tp->snd_ssthresh != ssthresh_in)
+		v->ssthresh_bytes =
+			tp->snd_ssthresh >= 0x7fffffffU ? 0xffffffffU : tp->snd_ssthresh * v->mss;
+}
+
+/* What Linux's stack does to the tcp_sock when a window reduction begins (recovery or a
+ * timeout: tcp_init_cwnd_reduction, tcp_enter_loss) before it asks the algorithm for its
+ * threshold; ns-3's stack does it to its own state, not to this one. */
+static inline void itb_state_reduction(struct tcp_sock *tp)
+{
+	tp->snd_cwnd_cnt = 0;
+	tp->prior_cwnd = tp->snd_cwnd;
+}
+
+#endif
