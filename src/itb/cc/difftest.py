@@ -80,63 +80,46 @@ def build(
     ITB's bpf/<name>.bpf.c (a copy with a change, to show the test catches it). With
     `adapter`, the compared side is not ITB's eBPF program but Linux's own algorithm
     through the simulator's translation (bpf/difftest/adapter.c; cubic too)."""
-    if adapter and name in ADAPTED:
-        return _build_adapter(name, hz, oracle or prepare(), out_dir)
-    if name not in ALGORITHM_FILES:
-        raise DifftestBuildError(
-            f"no differential test for {name!r}: one of {', '.join(ALGORITHMS)}"
-        )
+    known = ADAPTED if adapter else ALGORITHM_FILES
+    if name not in known:
+        raise DifftestBuildError(f"no differential test for {name!r}: one of {', '.join(known)}")
     if hz not in SUPPORTED_HZ:
         raise DifftestBuildError(
             f"HZ {hz} is not supported: one of {', '.join(map(str, SUPPORTED_HZ))}"
         )
     oracle = oracle or prepare()
-    itb_source = itb_source or BPF_SOURCES / f"{name}.bpf.c"
-    out = out_dir or oracle.root / "bin"
-    obj = out / f"obj-{name}-hz{hz}"
-    obj.mkdir(parents=True, exist_ok=True)
     kernel_inc = ["-I", str(HARNESS / "kernel"), "-I", str(oracle.generated), f"-DCCDIFF_HZ={hz}"]
+    if adapter:  # Linux's algorithm through the simulator's translation
+        tag, ops = "-adapter", "itb_adapter"
+        side = (HARNESS / "adapter.c", [*kernel_inc, "-I", str(SIM_SOURCES), "-I", str(HARNESS)])
+    else:  # ITB's eBPF program, built as C
+        tag, ops = "", f"itb_{name}"
+        side = (
+            itb_source or BPF_SOURCES / f"{name}.bpf.c",
+            ["-I", str(HARNESS / "bpf"), "-I", str(BPF_SOURCES)],
+        )
+    out = out_dir or oracle.root / "bin"
+    obj = out / f"obj-{name}{tag}-hz{hz}"
+    obj.mkdir(parents=True, exist_ok=True)
     objects = []
     for src, extra in (
         (oracle.algorithm_source(name), kernel_inc + ["-I", str(oracle.src / "net" / "ipv4")]),
         (oracle.generated / "kfuncs.c", kernel_inc),
         (HARNESS / "model.c", kernel_inc),
         (HARNESS / "scripts.c", kernel_inc),
-        (HARNESS / "main.c", kernel_inc + [f"-DITB_OPS=itb_{name}"]),
-        (itb_source, ["-I", str(HARNESS / "bpf"), "-I", str(BPF_SOURCES)]),
+        (HARNESS / "main.c", kernel_inc + [f"-DITB_OPS={ops}"]),
+        side,
     ):
-        o = obj / (src.stem.replace(".", "_") + ("-itb" if src == itb_source else "") + ".o")
+        o = obj / (src.stem.replace(".", "_") + ("-itb" if src == side[0] else "") + ".o")
         _cc([*CFLAGS, *extra, "-c", str(src), "-o", str(o)])
         objects.append(str(o))
-    binary = out / f"ccdiff-{name}-hz{hz}"
+    binary = out / f"ccdiff-{name}{tag}-hz{hz}"
     _cc([*objects, "-o", str(binary)])
     return binary
 
 
 ADAPTED = (*ALGORITHM_FILES, *SIMULATOR_FILES)  # what itb-sim runs of Linux's (Reno aside)
 SIM_SOURCES = native.REPO / "native" / "sim"  # linux_state.h: the adapter's translation
-
-
-def _build_adapter(name: str, hz: int, oracle: Oracle, out_dir: Path | None) -> Path:
-    out = out_dir or oracle.root / "bin"
-    obj = out / f"obj-{name}-adapter-hz{hz}"
-    obj.mkdir(parents=True, exist_ok=True)
-    kernel_inc = ["-I", str(HARNESS / "kernel"), "-I", str(oracle.generated), f"-DCCDIFF_HZ={hz}"]
-    objects = []
-    for src, extra in (
-        (oracle.algorithm_source(name), kernel_inc + ["-I", str(oracle.src / "net" / "ipv4")]),
-        (oracle.generated / "kfuncs.c", kernel_inc),
-        (HARNESS / "model.c", kernel_inc),
-        (HARNESS / "scripts.c", kernel_inc),
-        (HARNESS / "main.c", kernel_inc + ["-DITB_OPS=itb_adapter"]),
-        (HARNESS / "adapter.c", kernel_inc + ["-I", str(SIM_SOURCES), "-I", str(HARNESS)]),
-    ):
-        o = obj / (src.stem + ".o")
-        _cc([*CFLAGS, *extra, "-c", str(src), "-o", str(o)])
-        objects.append(str(o))
-    binary = out / f"ccdiff-{name}-adapter-hz{hz}"
-    _cc([*objects, "-o", str(binary)])
-    return binary
 
 
 def run(
