@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """The simulator's speed (docs/simulation.md): simulated seconds per wall second, and
 memory, for N bulk TCP flows on a dumbbell, N = 1, 12, 100, at 1 and 10 Gbit/s, RTT 20
-and 200 ms (a one-BDP queue, cubic, every flow from its own host pair, volumes that last
-the whole simulated time). An emulated run takes 1 wall second per second by
+and 200 ms (a one-BDP queue, Linux's cubic, every flow from its own host pair with its fair share
+of the whole simulated time to send). An emulated run takes 1 wall second per second by
 construction: the speed is the ratio to it.
 
     python3 bench/simulator.py [--quick] [--seconds 3] [--json OUT]
@@ -26,13 +26,15 @@ from itb.scenario.scenario import scenario_from_data
 
 
 def scenario(flows: int, rate: str, rtt: str, seconds: float):
+    # each flow's fair share of the whole simulated time: they run to its end
+    volume = int(float(rate.removesuffix("Gbit")) * 1e9 * seconds / 8 / flows)
     doc = {
         "testbed": {"name": "simspeed", "topology": "dumbbell"},
         "dumbbell": {"pairs": flows},
         "bottleneck": {"rate": rate, "rtt": rtt, "buffer": "1bdp"},
         "experiment": {"duration": f"{seconds}s", "repetitions": 1},
         "transfer": [
-            {"id": f"f{k}", "src": f"l{k}", "dst": f"r{k}", "at": "0s", "volume": "100GB",
+            {"id": f"f{k}", "src": f"l{k}", "dst": f"r{k}", "at": "0s", "volume": f"{volume}B",
              "cc": "cubic"}
             for k in range(1, flows + 1)
         ],
