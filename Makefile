@@ -79,18 +79,19 @@ quick: setup
 	$(ITB) calibrate --json runs/calibration.json || test -s runs/calibration.json
 	$(ITB) bench --quick
 
-# The whole suite: lint and types, the native tests, then every Python test (the
-# integration tests build namespaces: root). The 25 slowest tests are printed.
-# The tests that build no testbed (unit, the service's HTTP tests) run beside the ones that
-# do (difftest, integration: one at a time, under their own lock), at the lowest CPU
-# priority so that a testbed's timing is not disturbed; their output follows.
-test: root setup lint native-test
-	@mkdir -p build; nice -n 19 $(PY) -m pytest tests/unit tests/service tests/sim -q -ra --durations=10 \
-	  -p no:cacheprovider --basetemp=build/pytest-unit > build/unit-tests.log 2>&1 & \
+# The whole suite: the native tests, then every Python test (the integration tests build
+# namespaces: root). The 25 slowest tests are printed. What builds no testbed (lint and
+# types, the unit, service and simulation tests) runs beside what does (difftest,
+# integration: one at a time, under their own lock), at the lowest CPU priority so that
+# a testbed's timing is not disturbed; its output follows.
+test: root setup native-test
+	@mkdir -p build; { nice -n 19 $(MAKE) --no-print-directory lint && \
+	  nice -n 19 $(PY) -m pytest tests/unit tests/service tests/sim -q -ra --durations=10 \
+	  -p no:cacheprovider --basetemp=build/pytest-unit; } > build/unit-tests.log 2>&1 & \
 	  pid=$$!; \
 	  $(PY) -m pytest tests/difftest tests/integration -q -ra --durations=25; rc=$$?; \
 	  wait $$pid; urc=$$?; \
-	  echo "--- tests/unit, tests/service (run alongside):"; cat build/unit-tests.log; \
+	  echo "--- lint, tests/unit, tests/service, tests/sim (run alongside):"; cat build/unit-tests.log; \
 	  exit $$(( rc || urc ))
 
 root:

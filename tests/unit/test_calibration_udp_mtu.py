@@ -193,7 +193,9 @@ def test_counters_sampler_rows():
         0.12, ["lo:rx_bytes", "cpu", f"sched:{os.getpid()}:{tid}", f"sched:{os.getpid()}"]
     )
     rows = res["rows"]
-    assert len(rows) >= 3 and all(len(r) == 1 + 1 + 2 + 2 + 2 for r in rows)
+    # a first row and one at or after the end at least (how many between depends on how
+    # soon a sleeping sampler is woken: a loaded machine stretches its period)
+    assert len(rows) >= 2 and all(len(r) == 1 + 1 + 2 + 2 + 2 for r in rows)
     assert all(b[0] > a[0] for a, b in zip(rows, rows[1:]))
     assert rows[-1][0] - rows[0][0] >= 120_000_000
     assert rows[-1][4] > rows[0][4]  # this thread ran meanwhile (ns)

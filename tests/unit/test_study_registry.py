@@ -170,7 +170,7 @@ def app_with_studies() -> tuple[typer.Typer, list]:
     return root, cli_studies.scan(groups)
 
 
-def test_the_registry_finds_the_fourteen_studies_by_their_commands():
+def test_the_registry_finds_the_fifteen_studies_by_their_commands():
     found = {r.study.name: r.package for r in studies()}
     assert found == {
         ("study", "predictability"): "itb.study.predictability",
@@ -187,6 +187,7 @@ def test_the_registry_finds_the_fourteen_studies_by_their_commands():
         ("study", "streams"): "itb.study.streams",
         ("study", "multiplexing"): "itb.study.multiplexing",
         ("study", "service"): "itb.study.service",
+        ("study", "crossval"): "itb.study.crossval",
     }
     assert all(isinstance(r.study, Study) for r in studies())
 

@@ -247,3 +247,14 @@ def volume(text: str, flag: str) -> int:
     if v <= 0:
         raise ScenarioError(None, flag, "give a volume above 0")
     return v
+
+
+def loads(text: str, flag: str) -> tuple[float, ...]:
+    """Offered loads C_g, comma-separated, each 0.1 to 10, none twice."""
+    try:
+        values = tuple(float(p) for p in text.split(","))
+    except ValueError:
+        raise ScenarioError(None, flag, f"{text!r}: give numbers, e.g. 0.8,2") from None
+    if not values or any(not 0.1 <= v <= 10 for v in values):
+        raise ScenarioError(None, flag, f"{text!r}: each C_g 0.1 to 10")
+    return once(values, flag, str)

@@ -104,6 +104,7 @@ class Sweep(Generic[C]):
         # an SSH testbed's inventory for every run (None: local)
         self.inventory: Inventory | None = None
         self.simulate = False  # every run simulated (ns-3) instead
+        self.simulated: set[str] = set()  # or these cells' runs only (a cross-validation)
         self.analyse_run: AnalyseRun | None = None  # each run's analysis (set by `drive`)
 
     @property
@@ -184,7 +185,7 @@ class Sweep(Generic[C]):
                 resume=(run_dir / "meta.json").exists(),
                 analyse=self.analyse_run,
                 inventory=self.inventory,
-                simulate=self.simulate,
+                simulate=self.simulate or name in self.simulated,
             )
             try:
                 res = runner.run(

@@ -1,0 +1,89 @@
+"""The plan of `itb study crossval`: per congestion control the same scenarios twice, on
+the testbed and in ns-3, with the same seeded start jitter (docs/simulation.md):
+
+- steady: one long flow, its goodput measured over [T, 2T] (T = --seconds);
+- single: one transfer of C · T of payload (its completion time);
+- multi-<C_g>: --sources transfers at once, each source at C_a = C_g · C / sources, each
+  of C_a · T (T_mean, CoV, Jain's index).
+
+The queue is one BDP; the goodput and tcp_info series are sampled every 10 ms (the first
+loss's window and time)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from itb.scenario.units import format_rate
+from itb.study.crossval.args import CrossvalArgs
+from itb.study.crossval.cells import CrossvalCell
+from itb.study.pursuit import secs, testbed_doc
+from itb.suite.sweep import Sweep, SweepCell
+from itb.suite.sweep_index import SweepIndex
+
+BACKENDS = ("emulated", "simulated")
+INTERVAL = "10ms"
+
+
+def scenarios(a: CrossvalArgs) -> list[tuple[str, int, int | None, int, tuple | None]]:
+    """(name, sources, C_a, volume per transfer, steady window)."""
+    c, t = a.capacity_bps, a.seconds
+    out: list[tuple[str, int, int | None, int, tuple | None]] = [
+        ("steady", 1, None, int(c * 3 * t / 8), (t, 2 * t)),
+        ("single", 1, None, int(c * t / 8), None),
+    ]
+    for g in a.loads:
+        ca = int(g * c / a.sources)
+        out.append((f"multi-{g:g}", a.sources, ca, int(ca * t / 8), None))
+    return out
+
+
+def cell_doc(a: CrossvalArgs, name: str, cc: str, n: int, ca: int | None, vol: int) -> dict:
+    # its transfers' expected time: at C alone, or n sharing C (each at most C_a)
+    rate = a.capacity_bps if ca is None else min(ca, a.capacity_bps / n)
+    doc = testbed_doc(
+        f"crossval-{name}",
+        f"{n} {cc} transfer(s) of {vol} bytes, C {a.capacity_bps / 1e6:g} Mbit/s, "
+        f"RTT {a.rtt_ms:g} ms, one-BDP queue",
+        n,
+        a.capacity_bps,
+        a.rtt_ms,
+        False,
+    )
+    if ca is not None:
+        doc["dumbbell"]["access_rate"] = format_rate(ca)
+    longest = 2 * vol * 8 / rate
+    doc["experiment"] = {
+        "name": f"crossval-{name}",
+        "duration": secs(math.ceil(longest + 30)),
+        "interval": INTERVAL,
+        "repetitions": a.repeat,
+        "seed": a.seed,
+        "start_jitter": secs(a.jitter_ms / 1000),
+    }
+    doc["transfer"] = [
+        {"id": f"f{k + 1}", "src": f"l{k + 1}", "dst": f"r{k + 1}", "at": "0s",
+         "volume": f"{vol}B", "cc": cc}
+        for k in range(n)
+    ]  # fmt: skip
+    return doc
+
+
+def sweep_of(a: CrossvalArgs, out: Path) -> Sweep[CrossvalCell]:
+    cells = []
+    simulated = set()
+    for scen, n, ca, vol, window in scenarios(a):
+        for cc in a.ccs:
+            for backend in BACKENDS:
+                name = f"{scen}-{cc}-{backend[:3]}"
+                cell = CrossvalCell(
+                    name=name, scenario=scen, cc=cc, backend=backend,
+                    capacity_bps=a.capacity_bps, sources=n, access_bps=ca, volume_bytes=vol,
+                    window_s=window,
+                )  # fmt: skip
+                cells.append(SweepCell(cell, cell_doc(a, name, cc, n, ca, vol)))
+                if backend == "simulated":
+                    simulated.add(name)
+    sweep = Sweep(out, "crossval", SweepIndex[CrossvalCell], a.key(), cells, a.repeat, a.seed)
+    sweep.simulated = simulated
+    return sweep

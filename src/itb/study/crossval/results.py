@@ -1,0 +1,63 @@
+"""The results of `itb study crossval`, typed (results.json, `format_version` checked on
+reading): per cell its measures over the repetitions that ended ok (mean and 95 %
+interval), and per (scenario, congestion control, measure) the emulated and simulated
+values side by side with the verdict (docs/simulation.md: the bounds)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict
+
+from itb.analysis.results import VersionedResults
+
+FORMAT_VERSION = 1
+
+
+class Measure(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    mean: float | None
+    ci95: float | None  # half-width of the 95 % interval (None: fewer than 2 values)
+    n: int
+    values: list[float]
+
+
+class CellResult(BaseModel):
+    name: str
+    scenario: str
+    cc: str
+    backend: str
+    repetitions: int  # that ended ok
+    failed: int
+    measures: dict[str, Measure]  # goodput_bps, t_mean_s, cov, jain, first_loss_s, …
+
+
+class Comparison(BaseModel):
+    scenario: str
+    cc: str
+    measure: str
+    emulated: Measure
+    simulated: Measure
+    difference: float | None  # relative (sim / emu − 1), or absolute for Jain, ratio for CoV
+    how: str  # "relative", "absolute", "ratio"
+    bound: str  # the acceptance bound, as text
+    within: bool | None  # None: a side has no value
+    overlap: bool | None  # the two 95 % intervals overlap (None: a side has none)
+    cause: str | None = None  # for a disagreement: its likely cause
+
+
+class Ranking(BaseModel):
+    scenario: str
+    emulated: list[str]  # congestion controls, fastest first
+    simulated: list[str]
+    decided: bool  # emulation's order is not within its intervals' noise
+    same: bool
+
+
+class Results(VersionedResults):
+    FORMAT: ClassVar[int] = FORMAT_VERSION
+    capacity_bps: int
+    rtt_ms: float
+    cells: list[CellResult]
+    comparisons: list[Comparison]
+    rankings: list[Ranking]

@@ -1,0 +1,64 @@
+"""What `itb study crossval` prints at the end: every measure emulated against simulated,
+with its bound and verdict, and the protocols' rankings."""
+
+from __future__ import annotations
+
+from itb.study.crossval.args import CrossvalArgs
+from itb.study.crossval.results import Comparison, Measure, Results
+from itb.study.registry import Line, Shown, Table
+from itb.suite.sweep import Outcome
+
+UNITS = {"goodput_bps": (1e-6, "Mbit/s"), "first_loss_cwnd": (1, "segments")}
+
+
+def value(m: Measure, name: str) -> str:
+    if m.mean is None:
+        return "–"
+    scale, _ = UNITS.get(name, (1, ""))
+    ci = "" if m.ci95 is None else f" ± {m.ci95 * scale:.3g}"
+    return f"{m.mean * scale:.4g}{ci} (n={m.n})"
+
+
+def verdict(c: Comparison) -> str:
+    if c.within is None:
+        return "shown" if c.bound == "shown" else "–"
+    return "agrees" if c.within else "DIFFERS"
+
+
+def difference(c: Comparison) -> str:
+    if c.difference is None:
+        return "–"
+    if c.how == "relative":
+        return f"{100 * c.difference:+.1f} %"
+    if c.how == "ratio":
+        return f"× {c.difference:.2f}"
+    return f"{c.difference:+.3f}"
+
+
+def tables(res: Outcome[Results], a: CrossvalArgs) -> list[Shown]:
+    t = Table(
+        title=f"emulation against simulation ({res.status}): C {a.capacity_bps / 1e6:g} Mbit/s, "
+        f"RTT {a.rtt_ms:g} ms, one-BDP queue, {a.repeat} repetitions with {a.jitter_ms:g} ms "
+        "of start jitter; mean ± 95 % interval",
+        columns=["scenario", "cc", "measure", "emulated", "simulated", "difference", "bound",
+                 "verdict"],
+    )  # fmt: skip
+    for c in res.results.comparisons:
+        t.rows.append(
+            [c.scenario, c.cc, c.measure, value(c.emulated, c.measure),
+             value(c.simulated, c.measure), difference(c), c.bound, verdict(c)]
+        )  # fmt: skip
+    shown: list[Shown] = [t]
+    for r in res.results.rankings:
+        shown.append(
+            Line(
+                text=f"{r.scenario}: emulated {' < '.join(r.emulated)}, simulated "
+                f"{' < '.join(r.simulated)} (fastest first): "
+                + ("same" if r.same else "different")
+                + ("" if r.decided else " — emulation's order is within its noise")
+            )
+        )
+    for c in res.results.comparisons:
+        if c.cause:
+            shown.append(Line(text=f"{c.scenario} {c.cc} {c.measure}: likely {c.cause}"))
+    return shown

@@ -1,0 +1,55 @@
+"""`itb study crossval`'s verdicts, by hand: a relative bound (T ±5 %), T_mean's that
+also wants overlapping intervals, Jain's absolute one, CoV's ratio, a first loss shown
+and not judged, and a ranking that emulation cannot decide."""
+
+from __future__ import annotations
+
+from itb.study.crossval.analysis import _compare, _rankings
+from itb.study.crossval.results import CellResult, Measure
+
+
+def m(mean, ci=None, n=10):
+    return Measure(mean=mean, ci95=ci, n=n, values=[mean] * n)
+
+
+def test_single_t_within_5_percent_agrees_and_beyond_it_differs_with_a_cause():
+    ok = _compare("single", "reno", "t_single_s", m(10.0, 0.1), m(10.4, 0.1))  # +4 %
+    assert ok.within and abs(ok.difference - 0.04) < 1e-12 and ok.cause is None
+    bad = _compare("single", "reno", "t_single_s", m(10.0, 0.1), m(10.6, 0.1))  # +6 %
+    assert bad.within is False and "slow start" in bad.cause
+
+
+def test_t_mean_needs_its_intervals_to_overlap_as_well():
+    # +5 % is within ±10 %, but 10 ± 0.1 and 10.5 ± 0.1 do not overlap (0.5 > 0.2)
+    c = _compare("multi-2", "cubic", "t_mean_s", m(10.0, 0.1), m(10.5, 0.1))
+    assert c.overlap is False and c.within is False
+    c = _compare("multi-2", "cubic", "t_mean_s", m(10.0, 0.3), m(10.5, 0.3))
+    assert c.overlap and c.within
+
+
+def test_jain_is_absolute_and_the_cov_a_ratio():
+    assert _compare("multi-2", "reno", "jain", m(0.95), m(0.99)).within  # +0.04
+    assert not _compare("multi-2", "reno", "jain", m(0.90), m(0.96)).within  # +0.06
+    c = _compare("multi-2", "reno", "cov", m(0.10), m(0.04))  # × 0.4: below 0.5
+    assert abs(c.difference - 0.4) < 1e-12 and c.within is False
+
+
+def test_the_first_loss_is_shown_not_judged():
+    c = _compare("single", "reno", "first_loss_s", m(0.30), m(0.36))
+    assert c.bound == "shown" and c.within is None and abs(c.difference - 0.2) < 1e-12
+
+
+def cell(scen, cc, backend, mean, ci):
+    key = "t_mean_s"
+    return CellResult(name=f"{scen}-{cc}-{backend[:3]}", scenario=scen, cc=cc, backend=backend,
+                      repetitions=10, failed=0, measures={key: m(mean, ci)})  # fmt: skip
+
+
+def test_a_ranking_within_emulations_noise_is_not_decided():
+    cells = [
+        cell("multi-2", "reno", "emulated", 10.0, 0.5), cell("multi-2", "cubic", "emulated", 10.6, 0.5),
+        cell("multi-2", "reno", "simulated", 11.0, 0.1), cell("multi-2", "cubic", "simulated", 10.0, 0.1),
+    ]  # fmt: skip
+    (r,) = _rankings(cells)
+    assert r.emulated == ["reno", "cubic"] and r.simulated == ["cubic", "reno"]
+    assert not r.same and not r.decided  # 0.6 apart, intervals of 0.5 each: overlap
