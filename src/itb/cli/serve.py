@@ -167,7 +167,15 @@ def _execute(stack, ledger, topo, by_link, run_dir: Path, inventory: Path | None
     from itb.engine.session import Session
     from itb.service import execute as ex
 
-    tb = open_testbed(topo, cc.support(), inventory=load_inventory(inventory), say=progress)
+    inv = load_inventory(inventory)
+    if inv is not None and inv.provider is not None:
+        raise ScenarioError(
+            str(inventory),
+            "provider",
+            "the service runs on hosts already there: an inventory that reserves them "
+            "(EnOSlib) is for `itb run` and `itb bench`",
+        )
+    tb = open_testbed(topo, cc.support(), inventory=inv, say=progress)
     holder: list = []
     session = Session(
         ex.template(topo, by_link), tb, run_dir, lambda r: holder[0].done(r), progress
