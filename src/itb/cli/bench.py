@@ -175,6 +175,20 @@ def bench_cmd(
         "ns-3, the classes as defined (no scaling unless --scale or --capacity is given; "
         "docs/simulation.md).",
     ),
+    jobs: int | None = typer.Option(
+        None,
+        "--jobs",
+        min=1,
+        help="With --backend sim: cells simulated side by side on this many cores "
+        "[default: every core].",
+    ),
+    dask: str | None = typer.Option(
+        None,
+        "--dask",
+        metavar="ADDRESS",
+        help="With --backend sim: simulate the cells on this Dask cluster (tcp://host:8786; "
+        "its workers must see this directory).",
+    ),
 ) -> None:
     """Run the ITB benchmark: application × class × protocol, repeated, then print the
     table and write the report.
@@ -235,6 +249,8 @@ def bench_cmd(
         parse_rtt(rtt),
         parse_background(background),
         simulate=backend == "sim",
+        jobs=jobs or (_cores() if backend == "sim" else 1),
+        dask=dask,
     )
     target = out_dir or default_dir("bench", args.key())
     err.print(f"benchmark directory: {target}")
@@ -350,3 +366,9 @@ def _print_bench(result) -> None:
         out.print(f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}: {c.sentence()}")
     out.print(f"table: {result.out / 'table.csv'}")
     out.print(f"report: {result.report}")
+
+
+def _cores() -> int:
+    from itb.suite.parallel import jobs_default
+
+    return jobs_default()

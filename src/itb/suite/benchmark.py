@@ -52,6 +52,8 @@ class BenchArgs:
     rtt_modes_ms: tuple[float, ...] = ()  # --rtt: every class's RTT, or a mix (none: the class's)
     background: Background = field(default_factory=Background)  # B
     simulate: bool = False  # every cell simulated (ns-3, itb.backends.sim)
+    jobs: int = 1  # simulated cells side by side on this many cores (not in the key)
+    dask: str | None = None  # or on the Dask cluster at this address (not in the key)
 
     def __post_init__(self) -> None:
         check_k(self.k)
@@ -63,6 +65,12 @@ class BenchArgs:
             raise ScenarioError(None, "--app", "PA (ping-pongs) is not simulated yet: --app BU")
         if self.simulate and "udt" in self.ccs:
             raise ScenarioError(None, "--cc", "UDT is not simulated")
+        if (self.jobs > 1 or self.dask) and not self.simulate:
+            raise ScenarioError(
+                None,
+                "--jobs",
+                "runs on a testbed go one at a time: --jobs and --dask are for --backend sim",
+            )
         if self.reference is not None and self.reference not in self.ccs:
             raise ScenarioError(
                 None,
@@ -171,6 +179,7 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep[BenchCell]:
     sweep = Sweep(out, "bench", SweepIndex[BenchCell], args.key(), cells, args.repeat, args.seed)
     sweep.inventory = args.inventory
     sweep.simulate = args.simulate
+    sweep.jobs, sweep.dask = args.jobs, args.dask
     return sweep
 
 

@@ -105,6 +105,9 @@ class Sweep(Generic[C]):
         self.inventory: Inventory | None = None
         self.simulate = False  # every run simulated (ns-3) instead
         self.simulated: set[str] = set()  # or these cells' runs only (a cross-validation)
+        # simulated cells side by side: on this many cores, or on a Dask cluster
+        self.jobs = 1
+        self.dask: str | None = None
         self.analyse_run: AnalyseRun | None = None  # each run's analysis (set by `drive`)
 
     @property
@@ -171,6 +174,12 @@ class Sweep(Generic[C]):
         if len(todo) < len(units):
             say(f"resuming {self.out}: {len(units) - len(todo)} of {len(units)} runs already done")
         status: Status = "complete"
+        side_by_side: dict[str, list[int]] = {}
+        if self.jobs > 1 or self.dask:  # simulated cells in parallel, after the others
+            for n, r in todo:
+                if self.simulate or n in self.simulated:
+                    side_by_side.setdefault(n, []).append(r)
+            todo = [(n, r) for n, r in todo if n not in side_by_side]
         t0 = time.monotonic()
         for i, (name, r) in enumerate(todo, 1):
             eta = ""
@@ -204,6 +213,14 @@ class Sweep(Generic[C]):
                 + (f": {rep.get('reason')}" if rep.get("reason") else "")
                 + _t_line(res.metrics, r)
             )
+        if side_by_side and status == "complete":
+            from itb.suite import parallel
+
+            ended = parallel.run_cells(
+                {n: sorted(rs) for n, rs in side_by_side.items()},
+                self.scenario, self.run_dir, self.analyse_run, say, self.jobs, self.dask,
+            )  # fmt: skip
+            status = "complete" if ended else "incomplete"
         self.index.status = status
         self.index.write(self.index_path)
         return status

@@ -18,6 +18,7 @@ from itb.scenario.units import format_rate
 from itb.study.crossval.args import CrossvalArgs
 from itb.study.crossval.cells import CrossvalCell
 from itb.study.pursuit import secs, testbed_doc
+from itb.suite.parallel import jobs_default
 from itb.suite.sweep import Sweep, SweepCell
 from itb.suite.sweep_index import SweepIndex
 
@@ -86,4 +87,5 @@ def sweep_of(a: CrossvalArgs, out: Path) -> Sweep[CrossvalCell]:
                     simulated.add(name)
     sweep = Sweep(out, "crossval", SweepIndex[CrossvalCell], a.key(), cells, a.repeat, a.seed)
     sweep.simulated = simulated
+    sweep.jobs = jobs_default()  # the simulated cells side by side, after the emulated ones
     return sweep

@@ -1,0 +1,91 @@
+"""A sweep's simulated cells run in parallel (docs/simulation.md): a simulation uses one
+core and nothing of the machine's network, so its cells run side by side, each cell's
+repetitions in order in one worker (they share the cell's run directory): on this
+machine's cores (`concurrent.futures`, one process per job), or on a Dask cluster
+(`dask.distributed`, `--dask ADDRESS`; its workers see the same files). Emulated cells
+never run beside them: the sweep runs those first, one at a time (itb.suite.sweep).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from pathlib import Path
+
+from itb import rundir
+from itb.say import Say
+
+
+def run_cell(scenario: str, run_dir: str, reps: Sequence[int], analyse) -> list[tuple]:
+    """In a worker: the cell's repetitions in order, each a (resumed) simulated run;
+    [(repetition, status, reason)]."""
+    from itb.engine import runner
+    from itb.scenario.scenario import load_scenario
+
+    out = []
+    for r in reps:
+        d = Path(run_dir)
+        opts = runner.RunOptions(
+            out=d, repetitions=r, resume=(d / "meta.json").exists(), analyse=analyse, simulate=True
+        )
+        res = runner.run(load_scenario(scenario), opts)
+        rep = res.repetitions[r - 1] if len(res.repetitions) >= r else {}
+        out.append((r, rep.get("status", "not run"), rep.get("reason")))
+    return out
+
+
+def jobs_default() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+def run_cells(
+    cells: dict[str, list[int]],
+    scenario: Callable[[str], Path],
+    run_dir: Callable[[str], Path],
+    analyse,
+    say: Say,
+    jobs: int,
+    dask: str | None = None,
+) -> bool:
+    """Runs each cell's repetitions (name → repetitions) in parallel; whether every
+    repetition ended (a failed one ended; an interrupted one did not)."""
+    args = [
+        (name, (str(scenario(name)), str(run_dir(name)), reps, analyse))
+        for name, reps in cells.items()
+    ]
+    say(
+        f"simulating {len(args)} cell(s) in parallel on "
+        + (f"the Dask cluster at {dask}" if dask else f"{jobs} core(s)")
+    )
+    if dask:
+        results = _on_dask(dask, args)
+    else:
+        results = _on_cores(jobs, args, say)
+    done = True
+    for name, got in results.items():
+        for r, status, reason in got:
+            say(f"      {name} repetition {r}: {status}" + (f": {reason}" if reason else ""))
+            done &= r in rundir.repetitions_done(run_dir(name), r)
+    return done
+
+
+def _on_cores(jobs: int, args: list, say: Say) -> dict[str, list]:
+    results: dict[str, list] = {}
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(run_cell, *a): name for name, a in args}
+        pending = set(futures)
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                results[futures[f]] = f.result()
+                say(f"[{len(results)}/{len(args)}] {futures[f]} simulated")
+    return results
+
+
+def _on_dask(address: str, args: list) -> dict[str, list]:
+    from dask.distributed import Client
+
+    with Client(address) as client:
+        futures = {name: client.submit(run_cell, *a, pure=False) for name, a in args}
+        return {name: f.result() for name, f in futures.items()}
