@@ -80,18 +80,22 @@ quick: setup
 	$(ITB) bench --quick
 
 # The whole suite: the native tests, then every Python test (the integration tests build
-# namespaces: root). The 25 slowest tests are printed. What builds no testbed (lint and
-# types, the unit, service and simulation tests) runs beside what does (difftest,
-# integration: one at a time, under their own lock), at the lowest CPU priority so that
-# a testbed's timing is not disturbed; its output follows.
+# namespaces: root). The 25 slowest tests are printed. What builds no testbed runs beside
+# what does (difftest, integration: one at a time, under their own lock), so that a
+# testbed's timing is not disturbed: the unit and service tests (some of which time
+# themselves) at the lowest CPU priority, then lint and types and the simulation tests
+# (which time nothing) under the idle scheduling policy (SCHED_IDLE: only on a core
+# nothing else wants, preempted at once by a waking testbed process); their output follows.
 test: root setup native-test
-	@mkdir -p build; { nice -n 19 $(MAKE) --no-print-directory lint && \
-	  nice -n 19 $(PY) -m pytest tests/unit tests/service tests/sim -q -ra --durations=10 \
-	  -p no:cacheprovider --basetemp=build/pytest-unit; } > build/unit-tests.log 2>&1 & \
+	@mkdir -p build; { nice -n 19 $(PY) -m pytest tests/unit tests/service -q -ra \
+	  --durations=10 -p no:cacheprovider --basetemp=build/pytest-unit; u=$$?; \
+	  chrt --idle 0 $(MAKE) --no-print-directory lint; l=$$?; \
+	  chrt --idle 0 $(PY) -m pytest tests/sim -q -ra --durations=5 -p no:cacheprovider \
+	  --basetemp=build/pytest-sim; exit $$(( u || l || $$? )); } > build/unit-tests.log 2>&1 & \
 	  pid=$$!; \
 	  $(PY) -m pytest tests/difftest tests/integration -q -ra --durations=25; rc=$$?; \
 	  wait $$pid; urc=$$?; \
-	  echo "--- lint, tests/unit, tests/service, tests/sim (run alongside):"; cat build/unit-tests.log; \
+	  echo "--- tests/unit, tests/service, lint, tests/sim (run alongside):"; cat build/unit-tests.log; \
 	  exit $$(( rc || urc ))
 
 root:

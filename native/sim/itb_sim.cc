@@ -312,7 +312,7 @@ struct Receiver
         per_stream.push_back(0);
         s->SetRecvCallback(MakeCallback(&Receiver::Read, this));
         s->SetCloseCallbacks(MakeCallback(&Receiver::Closed, this),
-                             MakeCallback(&Receiver::Closed, this));
+                             MakeCallback(&Receiver::Reset, this));
         open++;
         if (accepted++ == 0)
         {
@@ -347,6 +347,13 @@ struct Receiver
         {
             Finish("");
         }
+    }
+
+    void Reset(Ptr<Socket> s)
+    {
+        Read(s);
+        open--;
+        Finish("the connection was reset");
     }
 
     void Row()

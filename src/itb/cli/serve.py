@@ -143,7 +143,15 @@ def serve(
         uvicorn.run(make_app(ledger, token), host=host, port=port, log_level="warning")
 
 
+_MAIN_PID = os.getpid()
+
+
 def _stop(signum, frame):
+    if os.getpid() != _MAIN_PID:
+        # a forked child of this process (pyroute2 forks to create a namespace) inherits
+        # the handler: raising there would unwind a copy of this process's stack through
+        # its clean-ups (the testbed build's removes what it created); it just ends
+        os._exit(128 + signum)
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 

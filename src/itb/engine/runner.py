@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import signal
 import threading
@@ -113,7 +114,11 @@ def _reserved(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
     inv = opts.inventory
     enos.validate(inv)  # the configuration against EnOSlib's schema, before reserving
 
+    me = os.getpid()
+
     def interrupt(signum, frame):
+        if os.getpid() != me:  # a forked child: no copy of this stack's clean-ups runs
+            os._exit(128 + signum)
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     main = threading.current_thread() is threading.main_thread()
