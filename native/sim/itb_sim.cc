@@ -1030,14 +1030,7 @@ main(int argc, char** argv)
         receivers.push_back(std::move(r));
         senders.push_back(std::move(s));
     }
-    if (tcps.empty())
-    {
-        Simulator::Stop(MicroSeconds(duration_us));
-    }
-    else
-    {
-        Simulator::Stop(MicroSeconds(duration_us)); // the timeline's end, whatever runs
-    }
+    Simulator::Stop(MicroSeconds(duration_us)); // the timeline's end, whatever runs
     Simulator::Run();
     for (auto& r : receivers)
     {

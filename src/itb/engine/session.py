@@ -179,9 +179,6 @@ class Session:
         """Stops the job of that name, if it runs (recorded as interrupted)."""
         self._cancels.put(name)
 
-    def running(self) -> int:
-        return len(self._live) + self._new.qsize()
-
     def close(self) -> None:
         """Cancels what runs (each job recorded as interrupted), tears the testbed down."""
         self._closing.set()

@@ -70,14 +70,14 @@ def check_capacity(topo: Topology, by_link: dict[str, list], rates: dict[str, fl
     paced up to the capacity). Returns the largest RTT of the paths."""
     rtt_us = 0
     load: dict[str, tuple[float, set[str]]] = {}
+    share = tcp_payload_share(min(lk.mtu for lk in topo.links))
     for name, pairs in by_link.items():
         for src, dst in pairs:
             p = path_spec(topo, src, dst)
             rtt_us = max(rtt_us, p.rtt_us)
             if p.rate_bps is None:
                 continue
-            mtu = min(lk.mtu for lk in topo.links)
-            payload = p.rate_bps * tcp_payload_share(mtu)
+            payload = p.rate_bps * share
             key = p.bottleneck.name if p.bottleneck is not None else f"{src}-{dst}"
             cap, names = load.get(key, (payload, set()))
             load[key] = (min(cap, payload), names | {name})
