@@ -107,6 +107,14 @@ struct TcpCfg
     int streams = 1, port = 0;
     double headroom = 0;
     std::vector<Step> profile;
+    bool wait = true; // the run ends when the awaited transfers and timers are done
+};
+
+struct TimerCfg // a `sleep SECONDS` command: it only waits
+{
+    std::string id;
+    int64_t at_us = 0, length_us = 0;
+    bool wait = true;
 };
 
 struct SetCfg
@@ -780,6 +788,7 @@ main(int argc, char** argv)
     std::vector<LinkCfg> links;
     std::vector<TcpCfg> tcps;
     std::vector<SetCfg> sets;
+    std::vector<TimerCfg> timers;
     std::string line;
     while (std::getline(in, line))
     {
@@ -817,6 +826,9 @@ main(int argc, char** argv)
             std::string rate, prof, buf;
             ls >> t.id >> t.src >> t.dst >> t.dst_addr >> t.port >> t.at_us >> t.volume >>
                 t.streams >> t.cc >> rate >> prof >> t.enforce >> t.headroom >> buf;
+            int wait = 1;
+            ls >> wait;
+            t.wait = wait != 0;
             t.rate_bps = std::max<int64_t>(0, num(rate));
             t.buffer = num(buf);
             if (prof != "-")
@@ -831,6 +843,14 @@ main(int argc, char** argv)
                 }
             }
             tcps.push_back(t);
+        }
+        else if (kind == "timer")
+        {
+            TimerCfg t;
+            int wait = 1;
+            ls >> t.id >> t.at_us >> t.length_us >> wait;
+            t.wait = wait != 0;
+            timers.push_back(t);
         }
         else if (kind == "set")
         {
@@ -989,15 +1009,39 @@ main(int argc, char** argv)
 
     std::vector<std::unique_ptr<Receiver>> receivers;
     std::vector<std::unique_ptr<Sender>> senders;
-    int pending = 2 * tcps.size();
+    // The run ends 100 ms (the links' logs a little past the end) after the awaited
+    // transfers (a sender and a receiver each) and timers are done, the others stopped
+    // then; with none awaited, after every transfer.
+    int pending = 0;
+    for (auto& t : tcps)
+    {
+        pending += t.wait ? 2 : 0;
+    }
+    for (auto& t : timers)
+    {
+        pending += t.wait ? 1 : 0;
+    }
+    bool awaited_only = pending > 0;
+    if (!awaited_only)
+    {
+        pending = 2 * tcps.size();
+    }
     int64_t last_end = 0;
     auto one_done = [&]() {
         last_end = Simulator::Now().GetMicroSeconds();
         if (--pending == 0)
         {
-            Simulator::Stop(MilliSeconds(100)); // the links' logs a little past the end
+            Simulator::Stop(MilliSeconds(100));
         }
     };
+    auto nothing = []() {};
+    for (auto& t : timers)
+    {
+        if (t.wait)
+        {
+            Simulator::Schedule(MicroSeconds(t.at_us + t.length_us), one_done);
+        }
+    }
     for (auto& t : tcps)
     {
         if (!nodes.count(t.src) || !nodes.count(t.dst))
@@ -1012,7 +1056,8 @@ main(int argc, char** argv)
         r->interval_ns = interval_us * 1000;
         r->log.open(g_out + "/nodes/" + t.dst + "/" + t.id + ".recv.csv");
         r->log << "t_ns,bytes,streams_open\n";
-        r->on_done = one_done;
+        bool counted = t.wait || !awaited_only;
+        r->on_done = counted ? std::function<void()>(one_done) : std::function<void()>(nothing);
         r->Start(nodes[t.dst]);
         auto s = std::make_unique<Sender>();
         s->cfg = t;
@@ -1021,7 +1066,7 @@ main(int argc, char** argv)
         s->log << "t_ns,stream,bytes_acked,bytes_sent,cwnd,ssthresh,rtt_us,rttvar_us,"
                   "total_retrans,pacing_rate_bps,delivery_rate_bps,snd_mss,unacked,state,"
                   "ca_state\n";
-        s->on_done = one_done;
+        s->on_done = counted ? std::function<void()>(one_done) : std::function<void()>(nothing);
         Ptr<Node> src = nodes[t.src];
         Ptr<TcpL4Protocol> tcp = src->GetObject<TcpL4Protocol>();
         Sender* sp = s.get();

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pandas as pd
 import pytest
@@ -120,3 +122,57 @@ def test_what_a_simulator_cannot_run_is_refused_before_anything_runs(tmp_path):
     assert res.returncode == 4, res.stderr
     assert "cannot be simulated: c: a command runs a program on a host" in res.stderr
     assert not run.exists()
+
+
+def test_the_simulator_runs_under_the_normal_scheduler_not_the_engines_real_time_one(tmp_path):
+    # a simulator busy at SCHED_FIFO would keep every other program off its core: a stand-in
+    # for itb-sim (ITB_SIM) records the policy it was started with, then fails the run
+    probe = tmp_path / "probe"
+    probe.write_text(
+        f"#!{sys.executable}\nimport os, sys\n"
+        f"open({str(tmp_path / 'policy')!r}, 'w').write(str(os.sched_getscheduler(0)))\n"
+        "sys.exit(3)\n"
+    )
+    probe.chmod(0o755)
+    sc = tmp_path / "s.toml"
+    sc.write_text(SCENARIO)
+    env = {**os.environ, "ITB_SIM": str(probe)}
+    res = itb("run", str(sc), "--backend", "sim", "--repeat", "1", "--out", str(tmp_path / "r"),
+              env=env)  # fmt: skip
+    assert res.returncode != 0
+    assert int((tmp_path / "policy").read_text()) == os.SCHED_OTHER
+
+
+SLOW = SCENARIO.replace('rate = "10Mbit"', 'rate = "1Gbit"').replace(
+    'buffer = "2MB"', 'buffer = "1bdp"'
+)
+SLOW = SLOW.replace('volume = "1MB"', 'volume = "400MB"').replace('cc = "cubic"', 'cc = "reno"')
+
+
+def test_ctrl_c_during_a_simulation_stops_it_and_resume_runs_that_repetition_again(tmp_path):
+    # one reno flow at 1 Gbit/s (its slow start's losses take ns-3 minutes to recover):
+    # Ctrl-C (SIGINT to the whole group, the simulator too) leaves the repetition
+    # interrupted — not failed, which a resume would keep — and no simulator behind
+    sc = tmp_path / "s.toml"
+    sc.write_text(SLOW)
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "itb.cli", "run", str(sc), "--backend", "sim", "--repeat", "1",
+         "--out", str(run)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    conf = run / "rep-001" / "sim.conf"
+    for _ in range(600):
+        if conf.exists():
+            break
+        time.sleep(0.1)
+    time.sleep(1.0)
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    res = run / "rep-001" / "result.json"
+    assert not res.exists() or json.loads(res.read_text())["status"] == "interrupted", err
+    assert subprocess.run(["pgrep", "-f", str(run)], capture_output=True).returncode == 1
+    from itb import rundir
+
+    assert rundir.repetitions_done(run, 1) == set()  # resume runs it again

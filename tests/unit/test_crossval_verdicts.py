@@ -53,3 +53,57 @@ def test_a_ranking_within_emulations_noise_is_not_decided():
     (r,) = _rankings(cells)
     assert r.emulated == ["reno", "cubic"] and r.simulated == ["cubic", "reno"]
     assert not r.same and not r.decided  # 0.6 apart, intervals of 0.5 each: overlap
+
+
+def test_a_model_is_left_out_of_the_ranking_of_linux_algorithms():
+    cells = [
+        cell("multi-2", "reno", "emulated", 10.0, 0.1), cell("multi-2", "cubic", "emulated", 12.0, 0.1),
+        cell("multi-2", "reno", "simulated", 10.2, 0.1), cell("multi-2", "cubic", "simulated", 12.1, 0.1),
+        cell("multi-2", "ns3:TcpCubic", "simulated", 9.0, 0.1),
+    ]  # fmt: skip
+    (r,) = _rankings(cells)
+    assert r.simulated == ["reno", "cubic"] and r.same and r.decided
+
+
+def test_models_auto_picks_each_algorithms_first_model_and_none_picks_none():
+    from itb.study.crossval.args import CrossvalArgs
+
+    a = CrossvalArgs(ccs="reno,cubic", capacity="100Mbit")
+    assert a.models == ("ns3:TcpLinuxReno", "ns3:TcpCubic")
+    assert CrossvalArgs(ccs="reno", capacity="100Mbit", models="none").models == ()
+
+
+def test_a_model_of_an_algorithm_not_compared_is_refused_naming_the_option():
+    import pytest
+
+    from itb.errors import ScenarioError
+    from itb.study.crossval.args import CrossvalArgs
+
+    with pytest.raises(ScenarioError, match="ns3:TcpCubic models cubic") as e:
+        CrossvalArgs(ccs="reno", capacity="100Mbit", models="ns3:TcpCubic")
+    assert "--models" in str(e.value)
+    with pytest.raises(ScenarioError, match="unknown ns-3 model 'ns3:TcpFoo'"):
+        CrossvalArgs(ccs="reno", capacity="100Mbit", models="ns3:TcpFoo")
+
+
+def test_the_plan_runs_a_model_in_simulation_only(tmp_path):
+    from itb.study.crossval.args import CrossvalArgs
+    from itb.study.crossval.plan import sweep_of
+
+    a = CrossvalArgs(ccs="cubic", capacity="100Mbit", repeat=2)
+    names = [c.name for c in sweep_of(a, tmp_path).cells]
+    # steady, single, multi-0.8, multi-2; each: cubic emulated and simulated, TcpCubic simulated
+    assert len(names) == 4 * 3
+    assert "single-ns3-TcpCubic-sim" in names and "single-ns3-TcpCubic-emu" not in names
+
+
+def test_a_model_is_compared_with_the_emulated_algorithm_it_models():
+    from itb.study.crossval.analysis import comparisons
+
+    cells = [cell("multi-2", "cubic", "emulated", 10.0, 0.5),
+             cell("multi-2", "cubic", "simulated", 10.2, 0.5),
+             cell("multi-2", "ns3:TcpCubic", "simulated", 11.5, 0.5)]  # fmt: skip
+    got = {c.cc: c for c in comparisons(cells)}
+    assert set(got) == {"cubic", "ns3:TcpCubic"}
+    assert abs(got["ns3:TcpCubic"].difference - 0.15) < 1e-12  # 11.5 / 10 − 1
+    assert got["ns3:TcpCubic"].within is False and got["cubic"].within

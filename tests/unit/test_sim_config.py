@@ -41,7 +41,7 @@ def test_links_transfers_and_changes_become_one_record_each():
     tcp = [x for x in lines if x.startswith("tcp ")]  # in the timeline's order: b at 0 s
     assert tcp[0] == (
         "tcp b l2 r2 198.18.4.1 20001 0 2000000 2 reno - 0:50000000,1000000:0,2000000:10000000 "
-        "pacing 0.0 16777216"  # the hosts' socket buffers: 16 MiB at least
+        "pacing 0.0 16777216 1"  # the hosts' socket buffers: 16 MiB at least; awaited
     )
     assert tcp[1].startswith("tcp a l1 r1 198.18.3.1 20002 1000000 1000000 1 cubic 100000000 - ")
     assert "set s 3000000 rl-rr both 500000000 -" in lines
@@ -59,3 +59,21 @@ def test_what_a_simulator_has_not_is_refused_with_the_reason():
                             "delay": "5ms"}]})  # fmt: skip
     assert "on both directions only" in config.unsupported(TOPO, fwd)
     assert config.unsupported(TOPO, []) is None
+
+
+def test_a_sleep_command_is_a_timer_and_a_transfer_says_whether_it_is_awaited():
+    ev = events(
+        {
+            "transfer": [{"id": "a", "src": "l1", "dst": "r1", "at": "0s", "volume": "1MB",
+                          "cc": "reno", "wait": False}],
+            "command": [{"id": "end", "host": "l1", "at": "1s", "argv": ["sleep", "2.5"]}],
+        }
+    )  # fmt: skip
+    assert config.unsupported(TOPO, ev) is None
+    lines = config.config(TOPO, ev, 7, 60_000_000, 100_000, 1, 1).splitlines()
+    assert "timer end 1000000 2500000 1" in lines  # from 1 s, 2.5 s long, awaited
+    assert next(x for x in lines if x.startswith("tcp a ")).endswith(" 0")  # not awaited
+    # anything else a command could be is a program: refused
+    for argv in (["sleep", "1", "2"], ["sleep", "inf"], ["sleep", "x"], ["/bin/sleep", "1"]):
+        cmd = events({"command": [{"id": "c", "host": "l1", "at": "0s", "argv": argv}]})
+        assert "only `sleep SECONDS`, a timer, is simulated" in config.unsupported(TOPO, cmd)

@@ -14,6 +14,7 @@ subpackage of `itb.backends` with a class that has these members, and one line t
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,11 +118,18 @@ class Testbed(Protocol):
         ...
 
     def simulate(
-        self, events: list, rep_dir: Path, duration_us: int, interval_us: int, repetition: int
+        self,
+        events: list,
+        rep_dir: Path,
+        duration_us: int,
+        interval_us: int,
+        repetition: int,
+        stop: threading.Event | None = None,
     ) -> dict:
         """A simulated testbed's repetition: the logs written into rep_dir as the
         programs' and the emulators' would be; {"status", "reason", "start_ns", "zero_ns",
-        "end_ns", "simulated_s", "wall_s"}. A real testbed raises BackendError."""
+        "end_ns", "simulated_s", "wall_s"}; "interrupted" once `stop` is set (the
+        simulator stopped). A real testbed raises BackendError."""
         ...
 
 
@@ -139,6 +147,12 @@ class RunsProcesses:
         return None
 
     def simulate(
-        self, events: list, rep_dir: Path, duration_us: int, interval_us: int, repetition: int
+        self,
+        events: list,
+        rep_dir: Path,
+        duration_us: int,
+        interval_us: int,
+        repetition: int,
+        stop: threading.Event | None = None,
     ) -> dict:
         raise BackendError(f"the {self.name} testbed runs processes, it does not simulate")

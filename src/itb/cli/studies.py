@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import annotated_types
 import typer
@@ -23,6 +23,10 @@ from itb.cli.common import app, err, out, profile_app, study_app, ticker
 from itb.errors import ScenarioError
 from itb.study.args import StudyArgs, option_of
 from itb.study.registry import Line, Registered, Report, Table, studies
+from itb.suite.parallel import jobs_default
+
+if TYPE_CHECKING:
+    from itb.suite.sweep import Sweep
 
 GROUPS: dict[tuple[str, ...], typer.Typer] = {
     (): app,
@@ -76,6 +80,9 @@ def command(entry: Registered) -> Callable[..., None]:
     study = entry.study
 
     def run_command(**given: Any) -> None:
+        backend = given.pop("backend")
+        if backend not in ("local", "sim"):
+            raise ScenarioError(None, "--backend", f"{backend!r}: give local or sim")
         try:
             args = study.Args(**given)
         except ValidationError as e:  # a type the options let through (a bug of the study)
@@ -83,9 +90,9 @@ def command(entry: Registered) -> Callable[..., None]:
             field = study.Args.model_fields.get(str(first["loc"][0])) if first["loc"] else None
             opt = option_of(field) if field else None
             raise ScenarioError(None, opt.name if opt else "(arguments)", first["msg"]) from None
-        run(entry, args)
+        run(entry, args, simulate=backend == "sim")
 
-    params = parameters(study.Args)
+    params = [*parameters(study.Args), BACKEND]
     run_command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     run_command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
     run_command.__doc__ = study.help
@@ -93,7 +100,31 @@ def command(entry: Registered) -> Callable[..., None]:
     return run_command
 
 
-def run(entry: Registered, args: StudyArgs) -> None:
+BACKEND = inspect.Parameter(
+    "backend",
+    inspect.Parameter.KEYWORD_ONLY,
+    annotation=str,
+    default=typer.Option(
+        "local",
+        "--backend",
+        help="local: the testbed; sim: every run simulated in ns-3 (Linux's own congestion "
+        "control; a study whose runs need what a simulator has not, e.g. commands or UDT, "
+        "is refused before anything runs), its cells side by side on the machine's cores "
+        "(docs/simulation.md).",
+    ),
+)
+
+
+def simulated(sweep: Sweep, study: str) -> Sweep:
+    """The sweep with every run simulated (its key says so: another directory)."""
+    if sweep.simulated:
+        raise ScenarioError(None, "--backend", f"{study} runs its simulated cells itself")
+    sweep.simulate, sweep.jobs = True, jobs_default()
+    sweep.key = {**sweep.key, "backend": "sim"}
+    return sweep
+
+
+def run(entry: Registered, args: StudyArgs, simulate: bool = False) -> None:
     """A study's life on the command line (exit 0 complete, 130 or 128 + the signal when
     stopped; the same command resumes)."""
     from itb.report.build import analyse_run
@@ -102,7 +133,8 @@ def run(entry: Registered, args: StudyArgs) -> None:
     study = entry.study
     for w in args.warnings():
         err.print(w, highlight=False)
-    target = args.out or default_dir(study.kind, args.key())
+    key = args.key() | ({"backend": "sim"} if simulate else {})
+    target = args.out or default_dir(study.kind, key)
     err.print(f"study directory: {target}")
     build = report_of(entry)
     tick = ticker()
@@ -110,8 +142,9 @@ def run(entry: Registered, args: StudyArgs) -> None:
     def say(m: str) -> None:
         err.print(m, highlight=False)
 
+    sweep = study.plan(args, target, say)
     res = drive(
-        study.plan(args, target, say),
+        simulated(sweep, " ".join(study.name)) if simulate else sweep,
         lambda sw: study.analyse(sw, args),
         lambda sw, results: build(target, sw.index, args, results),
         say,

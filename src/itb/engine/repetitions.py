@@ -47,7 +47,9 @@ def _real_time():
 
 
 def execute_all(sc, tb: Testbed, run_dir, reps, done, meta, stage, stop, say, tick) -> None:
-    with _real_time():
+    # not for a simulation: its simulator would inherit the policy and, busy as it is,
+    # keep every other program of the machine off its core
+    with contextlib.nullcontext() if tb.simulated else _real_time():
         _execute_reps(sc, tb, run_dir, reps, done, meta, stage, stop, say, tick)
 
 
@@ -186,7 +188,7 @@ def run_repetition(
     events = events_for_repetition(exp, r)
     rundir.write_json(rd / "events.json", [e.model_dump(mode="json") for e in events])
     if tb.simulated:
-        return simulated(tb, events, rd, exp, r, tick)
+        return simulated(tb, events, rd, exp, r, tick, stop)
     # on the testbed's topology: the hosts' real addresses; the names its hosts select
     # the congestion controls by (ITB's eBPF ones are itb_<name>)
     plan = processes.build(events, tb.topology, rd, exp.interval_us, tb.cc_names())
@@ -201,14 +203,17 @@ def run_repetition(
     return Repetition(plan, workers, tb.emulators, exp.duration_us, tick, stop, tag=r).run()
 
 
-def simulated(tb: Testbed, events, rd: Path, exp, r: int, tick: Say) -> Outcome:
+def simulated(
+    tb: Testbed, events, rd: Path, exp, r: int, tick: Say, stop: threading.Event
+) -> Outcome:
     """A simulated repetition: the simulator writes what the processes and emulators
-    would have; its result, as a repetition's."""
+    would have; its result, as a repetition's (interrupted, to be run again, when the
+    run was stopped during it)."""
     tick(f"repetition {r}: simulating")
-    res = tb.simulate(events, rd, exp.duration_us, exp.interval_us, r)
+    res = tb.simulate(events, rd, exp.duration_us, exp.interval_us, r, stop)
     out = Outcome()
     if res["status"] != "ok":
-        out.fail(res["reason"])
+        out.fail(res["reason"], status=res["status"])
         return out
     out.start_ns, out.zero_ns, out.end_ns = res["start_ns"], res["zero_ns"], res["end_ns"]
     out.warnings.append(

@@ -32,6 +32,8 @@ def run_cell(scenario: str, run_dir: str, reps: Sequence[int], analyse) -> list[
         res = runner.run(load_scenario(scenario), opts)
         rep = res.repetitions[r - 1] if len(res.repetitions) >= r else {}
         out.append((r, rep.get("status", "not run"), rep.get("reason")))
+        if out[-1][1] in ("interrupted", "not run"):  # stopped: the rest of the cell too
+            break
     return out
 
 

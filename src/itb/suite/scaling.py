@@ -32,6 +32,7 @@ from itb.suite.classes import ItbClass
 NOMINAL_ACCESS_BPS = 1_000_000_000  # the documents' end hosts
 PAPER_BU_VOLUME = 30_000_000_000  # bytes per BU transfer (predictability report)
 PAPER_BU_TIME_S = PAPER_BU_VOLUME * 8 / NOMINAL_ACCESS_BPS  # 240 s at C_a
+PAPER_CAPACITY_BPS = 10_000_000_000  # the documents' bottleneck (C = 10 Gbit/s)
 MIN_LINK_BPS, MAX_LINK_BPS = 10_000_000, 10_000_000_000  # the emulator's range
 DEFAULT_CALIBRATION = Path("runs/calibration.json")
 # K = 1000 classes run 800–3500 paced streams: their cost is per stream (timers,
@@ -63,6 +64,9 @@ class Scale:
     mode: str = "rate"  # rate: keep the RTT; window: RTT × factor (keep C_a · RTT)
     buffer: str = "bdp"  # the bottleneck's queue: bdp, sqrtk or a size (BUFFER_POLICIES)
     access_bps: int = NOMINAL_ACCESS_BPS  # the documents' C_a the classes are scaled from
+    # simulated (ns-3): no cap for classes of many sources (MANY_SOURCES_MAX_BPS is this
+    # machine's emulator's limit), and every source a transfer of its own
+    simulated: bool = False
 
     def factor_for(self, cls: ItbClass) -> float:
         if self.factor is not None:
@@ -74,7 +78,8 @@ class Scale:
         cap = self.capacity_bps
         if cap is None:
             raise ValueError("a scale given by its factor has no capacity to scale to")
-        return min(cap, MANY_SOURCES_MAX_BPS) if cls.forward_sources > 100 else cap
+        many = cls.forward_sources > 100 and not self.simulated
+        return min(cap, MANY_SOURCES_MAX_BPS) if many else cap
 
     @property
     def volume_factor(self) -> float:
@@ -110,6 +115,7 @@ class Scale:
             buffer_of(self.buffer, cls),
             self.access_bps,
             tuple(m * rtt / cls.rtt_ms for m in cls.rtt_modes_ms),
+            self.simulated,
         )
 
     def to_json(self) -> dict:
@@ -120,6 +126,8 @@ class Scale:
             del d["buffer"]
         if self.access_bps == NOMINAL_ACCESS_BPS:
             del d["access_bps"]
+        if not self.simulated:
+            del d["simulated"]
         return d
 
 
@@ -149,6 +157,7 @@ class ClassScale:
     buffer: str = "1bdp"  # the bottleneck's queue, as the scenario writes it
     nominal_access_bps: float = NOMINAL_ACCESS_BPS  # the documents' C_a (--access)
     rtt_modes_ms: tuple[float, ...] = ()  # an RTT mix (--rtt), × factor in window mode
+    simulated: bool = False  # every source a transfer of its own (Scale.simulated)
 
     @property
     def bu_volume(self) -> int:
@@ -159,6 +168,8 @@ class ClassScale:
         d = asdict(self) | {"bu_volume_bytes": self.bu_volume}
         if not self.rtt_modes_ms:  # (recorded only for a mix)
             del d["rtt_modes_ms"]
+        if not self.simulated:
+            del d["simulated"]
         return d
 
 
@@ -226,9 +237,12 @@ def make_scale(
     mode: str = "rate",
     buffer: str = "bdp",
     access_bps: int | None = None,
+    simulated: bool = False,
 ) -> Scale:
     """The scale from --scale, --capacity or the calibration; `access_bps` the documents'
-    C_a the classes start from (None: 1 Gbit/s)."""
+    C_a the classes start from (None: 1 Gbit/s). Simulated: without either, every class
+    at the documents' C = 10 Gbit/s (K = 10: unscaled; K = 1000: C_a = 10 Mbit/s), and
+    no cap for classes of many sources."""
     if not (math.isfinite(transfer_time_s) and transfer_time_s > 0):
         raise ScenarioError(None, "--transfer-time", "must be a positive number of seconds")
     if mode not in SCALING_MODES:
@@ -242,11 +256,15 @@ def make_scale(
     if factor is not None:
         if not (math.isfinite(factor) and factor >= 1):
             raise ScenarioError(None, "--scale", "the scale factor must be at least 1")
-        return Scale(None, factor, transfer_time_s, "--scale", mode, buffer, access)
+        return Scale(None, factor, transfer_time_s, "--scale", mode, buffer, access, simulated)
+    if capacity_bps is None and simulated:
+        capacity_bps, source = PAPER_CAPACITY_BPS, "the documents' C (simulated)"
+    else:
+        source = "--capacity"
     if capacity_bps is not None:
         if not MIN_LINK_BPS <= capacity_bps <= MAX_LINK_BPS:
             raise ScenarioError(None, "--capacity", "must lie in 10 Mbit/s – 10 Gbit/s")
-        return Scale(capacity_bps, None, transfer_time_s, "--capacity", mode, buffer, access)
+        return Scale(capacity_bps, None, transfer_time_s, source, mode, buffer, access, simulated)
     return replace(
         from_calibration(calibration, transfer_time_s), mode=mode, buffer=buffer, access_bps=access
     )

@@ -33,8 +33,9 @@ from itb import rundir
 from itb.analysis.results import OtherFormat
 from itb.analysis.run_results import RunMetrics
 from itb.backends import owner
+from itb.backends.sim.config import unsupported
 from itb.engine import runner
-from itb.errors import ItbError
+from itb.errors import ItbError, ScenarioError
 from itb.say import Say
 from itb.scenario.scenario import load_scenario, scenario_from_data
 from itb.suite.scaling import DEFAULT_CALIBRATION
@@ -141,9 +142,15 @@ class Sweep(Generic[C]):
                 f"{self.out} exists, is not empty and is not a {self.kind} directory"
             )
         for c in self.cells:  # every scenario valid before anything is written
-            scenario_from_data(
+            sc = scenario_from_data(
                 copy.deepcopy(c.doc), f"{self.kind} cell {c.name} (made from the options)"
             )
+            if self.simulate or c.name in self.simulated:
+                why = unsupported(sc.topology, list(sc.experiment.events))
+                if why:
+                    raise ScenarioError(
+                        None, "--backend", f"{self.kind} cell {c.name} cannot be simulated: {why}"
+                    )
         (self.out / "scenarios").mkdir(parents=True, exist_ok=True)
         for c in self.cells:
             header = (

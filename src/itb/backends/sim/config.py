@@ -4,12 +4,14 @@ their ports, volumes, congestion controls, caps and profiles, and the link chang
 record per line, fields separated by spaces, "-" for none.
 
 What a simulation cannot run is refused before anything runs (`unsupported`), with the
-reason: commands (a program on a host), UDT, ping-pongs and UDP streams (not modelled
-yet), per-pair extra RTTs, links whose two directions have different delays, loss
+reason: commands (a program on a host; only `sleep SECONDS`, which only waits, is kept
+as a timer), UDT, ping-pongs and UDP streams (not modelled yet), per-pair extra RTTs, links whose two directions have different delays, loss
 changes in `[[set]]`, IPv6-only testbeds.
 """
 
 from __future__ import annotations
+
+import math
 
 from itb.emulation.plan import socket_buffer_max, tbf_params
 from itb.scenario.experiment.events import Command, Pingpong, SetLink, Transfer, Udp
@@ -32,8 +34,11 @@ def unsupported(topo: Topology, events: list) -> str | None:
         if link.a.ipv4 is None or link.b.ipv4 is None:
             return f"link {link.name}: simulation needs IPv4 addresses"
     for e in events:
-        if isinstance(e, Command):
-            return f"{e.id}: a command runs a program on a host, which a simulator has not"
+        if isinstance(e, Command) and sleep_us(e) is None:
+            return (
+                f"{e.id}: a command runs a program on a host, which a simulator has not "
+                "(only `sleep SECONDS`, a timer, is simulated)"
+            )
         if isinstance(e, (Pingpong, Udp)):
             return f"{e.id}: {e.kind} events are not simulated yet"
         if isinstance(e, Transfer) and e.protocol == "udt":
@@ -59,6 +64,18 @@ def _dir(d: Direction, mtu: int, emulated: bool) -> str:
             loss.model, loss.p, loss.r, loss.loss_good, loss.loss_bad,
         )
     )  # fmt: skip
+
+
+def sleep_us(c: Command) -> int | None:
+    """A command that only waits (`sleep SECONDS`, plain): its length, which a simulation
+    keeps as a timer; None for any other."""
+    if len(c.argv) != 2 or c.argv[0] != "sleep" or c.paced:
+        return None
+    try:
+        seconds = float(c.argv[1])
+    except ValueError:
+        return None
+    return int(seconds * 1e6) if math.isfinite(seconds) and seconds >= 0 else None
 
 
 def config(
@@ -92,8 +109,10 @@ def config(
             lines.append(
                 f"tcp {e.id} {e.src} {e.dst} {topo.address(e.dst)} {port} {e.at_us} "
                 f"{e.volume} {e.streams} {e.cc} {e.rate_bps or '-'} {prof} {e.enforce} "
-                f"{e.pace_headroom} {e.socket_buffer_bytes or buffer}"
+                f"{e.pace_headroom} {e.socket_buffer_bytes or buffer} {int(e.wait)}"
             )
+        elif isinstance(e, Command):  # a timer (`unsupported` lets no other through)
+            lines.append(f"timer {e.id} {e.at_us} {sleep_us(e)} {int(e.wait)}")
         elif isinstance(e, SetLink):
             d = {"forward": "ab", "reverse": "ba", "both": "both"}[e.direction]
             rate = "-" if not e.rate_given else (e.rate_bps or "inf")

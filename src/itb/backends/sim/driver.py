@@ -8,6 +8,7 @@ The program is built once per ns-3 version into build/native/itb-sim-<version>.
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import re
@@ -56,9 +57,23 @@ def program(linux_objects: list[Path]) -> Path:
     v = version(root)
     out = native.REPO / "build" / "native" / f"itb-sim-{v}"
     inputs = [SOURCE, ADAPTER, SOURCE.with_name("linux_cc.h"), *linux_objects]
-    if out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs):
+
+    def current() -> bool:
+        return out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs)
+
+    if current():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
+    # one build at a time (a sweep's workers may all find it stale): the others wait for
+    # it, then find it current
+    with open(str(out) + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not current():
+            _build(root, v, linux_objects, out)
+    return out
+
+
+def _build(root: Path, v: str, linux_objects: list[Path], out: Path) -> None:
     lib = root / "lib64"
     argv = [
         "g++", "-O2", "-std=c++20", "-Wall", f"-I{root / 'include'}", f"-I{KTYPES}",
@@ -70,4 +85,3 @@ def program(linux_objects: list[Path]) -> Path:
     if res.returncode != 0:
         raise PreflightError(f"building itb-sim against ns-3 {v} failed:\n{res.stderr[-2000:]}")
     os.replace(str(out) + ".tmp", out)
-    return out

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -120,7 +122,13 @@ class SimTestbed:
         return config.unsupported(self.topology, events)
 
     def simulate(
-        self, events: list, rep_dir: Path, duration_us: int, interval_us: int, repetition: int
+        self,
+        events: list,
+        rep_dir: Path,
+        duration_us: int,
+        interval_us: int,
+        repetition: int,
+        stop: threading.Event | None = None,
     ) -> dict:
         """Runs the repetition; {"status", "reason", "start_ns", "zero_ns", "end_ns",
         "simulated_s", "wall_s"} (dates on the engine's clock: zero is now)."""
@@ -137,9 +145,13 @@ class SimTestbed:
         t0 = time.monotonic()
         prog = self._program or driver.program(self._support.simulator_objects())
         rc, stdout, rss = _run(
-            [str(prog), str(rep_dir / "sim.conf"), str(rep_dir)], rep_dir / "sim.err"
+            [str(prog), str(rep_dir / "sim.conf"), str(rep_dir)], rep_dir / "sim.err", stop
         )
         wall = time.monotonic() - t0
+        if stop is not None and stop.is_set():
+            return {"status": "interrupted", "reason": "interrupted by the user"}
+        if rc in STOPPED_BY:  # a signal from outside (a Ctrl-C to the group): run it again
+            return {"status": "interrupted", "reason": f"itb-sim was stopped (signal {-rc})"}
         if rc != 0:
             lines = (rep_dir / "sim.err").read_text(errors="replace").strip().splitlines()
             return {"status": "failed", "reason": f"itb-sim exited {rc}: {(lines or ['?'])[-1]}"}
@@ -179,12 +191,28 @@ class SimTestbed:
             (d / "linkem.json").write_text(json.dumps(conf, indent=1))
 
 
-def _run(argv: list[str], err: Path) -> tuple[int, str, int]:
-    """(exit code, stdout, peak RSS in bytes) of the program, its stderr into `err`."""
-    with open(err, "wb") as e:
-        p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=e)
-        assert p.stdout is not None
-        stdout = p.stdout.read().decode(errors="replace")
-        _, status, usage = os.wait4(p.pid, 0)
-        p.returncode = os.waitstatus_to_exitcode(status)
+STOPPED_BY = {-signal.SIGINT, -signal.SIGTERM, -signal.SIGHUP}
+
+
+def _run(argv: list[str], err: Path, stop: threading.Event | None = None) -> tuple[int, str, int]:
+    """(exit code, stdout, peak RSS in bytes) of the program, its stderr into `err`; once
+    `stop` is set, the program is stopped (SIGTERM, then SIGKILL after 2 s)."""
+    out = err.with_name(err.name + ".out")
+    with open(err, "wb") as e, open(out, "wb") as o:
+        p = subprocess.Popen(argv, stdout=o, stderr=e)
+    asked = None
+    while True:
+        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        if pid:
+            break
+        if stop is not None and stop.is_set():
+            if asked is None:
+                asked = time.monotonic()
+                p.terminate()
+            elif time.monotonic() - asked > 2:
+                p.kill()
+        time.sleep(0.05)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    stdout = out.read_text(errors="replace")
+    out.unlink()
     return p.returncode, stdout, usage.ru_maxrss * 1024

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
+from itb.errors import ScenarioError
 from itb.study import options
 from itb.study.args import Option, OutDir, Seed
 from itb.study.bulk import STUDY_DIR, Capacity, Rtt
@@ -16,6 +17,13 @@ from itb.study.pursuit import AtCapacity
 class CrossvalArgs(AtCapacity):
     ccs: Annotated[tuple[str, ...], Option("--cc", options.ccs)] = Field(
         "reno,cubic", validate_default=True, description="Congestion controls compared."
+    )
+    models: Annotated[tuple[str, ...], Option("--models", options.texts)] = Field(
+        "auto",
+        validate_default=True,
+        description="ns-3's own models simulated beside, each held to the same bounds against "
+        "the emulated Linux algorithm it models (auto: those of --cc, e.g. ns3:TcpCubic for "
+        "cubic; none: no model).",
     )
     rtt_ms: Rtt = Field("20ms", validate_default=True)
     capacity: Capacity = None
@@ -44,3 +52,34 @@ class CrossvalArgs(AtCapacity):
     )
     out_dir: OutDir = Field(None, description=STUDY_DIR)
     seed: Seed = Field(1, description="Seed of the run order and of the start jitter.")
+
+    @model_validator(mode="after")
+    def _models(self) -> CrossvalArgs:
+        if self.models in (("auto",), ("none",)):
+            first = {cc: m for m, cc in reversed(MODEL_OF.items())}
+            chosen = [first[cc] for cc in self.ccs if cc in first and self.models == ("auto",)]
+            object.__setattr__(self, "models", tuple(chosen))
+        for m in self.models:
+            if m not in MODEL_OF:
+                raise ScenarioError(
+                    None, "--models", f"unknown ns-3 model {m!r}; give {', '.join(MODEL_OF)}"
+                )
+            if MODEL_OF[m] not in self.ccs:
+                raise ScenarioError(
+                    None, "--models", f"{m} models {MODEL_OF[m]}, which --cc does not include"
+                )
+        return self
+
+
+# ns-3's models (ns-3.44) → the Linux algorithm each is compared with; the first for an
+# algorithm is the one --models auto picks
+MODEL_OF = {
+    "ns3:TcpLinuxReno": "reno",
+    "ns3:TcpNewReno": "reno",
+    "ns3:TcpCubic": "cubic",
+    "ns3:TcpBic": "bic",
+    "ns3:TcpHighSpeed": "highspeed",
+    "ns3:TcpHtcp": "htcp",
+    "ns3:TcpScalable": "scalable",
+    "ns3:TcpVegas": "vegas",
+}

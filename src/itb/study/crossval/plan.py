@@ -6,6 +6,8 @@ the testbed and in ns-3, with the same seeded start jitter (docs/simulation.md):
 - multi-<C_g>: --sources transfers at once, each source at C_a = C_g · C / sources, each
   of C_a · T (T_mean, CoV, Jain's index).
 
+ns-3's own models (--models) run the same scenarios in simulation only.
+
 The queue is one BDP; the goodput and tcp_info series are sampled every 10 ms (the first
 loss's window and time)."""
 
@@ -73,18 +75,19 @@ def cell_doc(a: CrossvalArgs, name: str, cc: str, n: int, ca: int | None, vol: i
 def sweep_of(a: CrossvalArgs, out: Path) -> Sweep[CrossvalCell]:
     cells = []
     simulated = set()
+    runs = [(cc, backend) for cc in a.ccs for backend in BACKENDS]
+    runs += [(model, "simulated") for model in a.models]  # ns-3's own, in simulation only
     for scen, n, ca, vol, window in scenarios(a):
-        for cc in a.ccs:
-            for backend in BACKENDS:
-                name = f"{scen}-{cc}-{backend[:3]}"
-                cell = CrossvalCell(
-                    name=name, scenario=scen, cc=cc, backend=backend,
-                    capacity_bps=a.capacity_bps, sources=n, access_bps=ca, volume_bytes=vol,
-                    window_s=window,
-                )  # fmt: skip
-                cells.append(SweepCell(cell, cell_doc(a, name, cc, n, ca, vol)))
-                if backend == "simulated":
-                    simulated.add(name)
+        for cc, backend in runs:
+            name = f"{scen}-{cc.replace(':', '-')}-{backend[:3]}"
+            cell = CrossvalCell(
+                name=name, scenario=scen, cc=cc, backend=backend,
+                capacity_bps=a.capacity_bps, sources=n, access_bps=ca, volume_bytes=vol,
+                window_s=window,
+            )  # fmt: skip
+            cells.append(SweepCell(cell, cell_doc(a, name, cc, n, ca, vol)))
+            if backend == "simulated":
+                simulated.add(name)
     sweep = Sweep(out, "crossval", SweepIndex[CrossvalCell], a.key(), cells, a.repeat, a.seed)
     sweep.simulated = simulated
     sweep.jobs = jobs_default()  # the simulated cells side by side, after the emulated ones

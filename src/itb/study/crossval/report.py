@@ -10,7 +10,7 @@ from itb.draw.plot import plt, save_figure
 from itb.study.crossval.args import CrossvalArgs
 from itb.study.crossval.cells import CrossvalCell
 from itb.study.crossval.results import Results
-from itb.study.crossval.summary import difference, value, verdict
+from itb.study.crossval.summary import cc_shown, difference, value, verdict
 from itb.suite.sweep_index import SweepIndex
 
 
@@ -18,11 +18,15 @@ def sides_figure(res: Results, path: Path) -> Path | None:
     judged = [c for c in res.comparisons if c.emulated.values and c.simulated.values]
     if not judged:
         return None
-    fig, axes = plt.subplots(1, len(judged), figsize=(2.2 * len(judged), 3.4), squeeze=False)
-    for ax, c in zip(axes[0], judged):
+    cols = min(6, len(judged))
+    rows = -(-len(judged) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.2 * cols, 3.0 * rows), squeeze=False)
+    for ax, c in zip(axes.flat, judged):
         ax.boxplot([c.emulated.values, c.simulated.values], tick_labels=["emu", "sim"])
         ax.set_title(f"{c.scenario} {c.cc}\n{c.measure}", fontsize=7)
         ax.tick_params(labelsize=7)
+    for ax in axes.flat[len(judged) :]:
+        ax.set_visible(False)
     fig.tight_layout()
     return save_figure(fig, path)
 
@@ -35,5 +39,5 @@ def build(out: Path, index: SweepIndex[CrossvalCell], args: CrossvalArgs, res: R
     )  # fmt: skip
     return study_report(
         __package__, out, index=index, args=args, res=res, figs=figs,
-        value=value, verdict=verdict, difference=difference,
+        value=value, verdict=verdict, difference=difference, cc_shown=cc_shown,
     )  # fmt: skip

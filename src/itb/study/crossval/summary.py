@@ -3,7 +3,7 @@ with its bound and verdict, and the protocols' rankings."""
 
 from __future__ import annotations
 
-from itb.study.crossval.args import CrossvalArgs
+from itb.study.crossval.args import MODEL_OF, CrossvalArgs
 from itb.study.crossval.results import Comparison, Measure, Results
 from itb.study.registry import Line, Shown, Table
 from itb.suite.sweep import Outcome
@@ -17,6 +17,11 @@ def value(m: Measure, name: str) -> str:
     scale, _ = UNITS.get(name, (1, ""))
     ci = "" if m.ci95 is None else f" ± {m.ci95 * scale:.3g}"
     return f"{m.mean * scale:.4g}{ci} (n={m.n})"
+
+
+def cc_shown(cc: str) -> str:
+    """cubic; a model with the algorithm it is compared with: ns3:TcpCubic (vs cubic)."""
+    return f"{cc} (vs {MODEL_OF[cc]})" if cc in MODEL_OF else cc
 
 
 def verdict(c: Comparison) -> str:
@@ -45,7 +50,7 @@ def tables(res: Outcome[Results], a: CrossvalArgs) -> list[Shown]:
     )  # fmt: skip
     for c in res.results.comparisons:
         t.rows.append(
-            [c.scenario, c.cc, c.measure, value(c.emulated, c.measure),
+            [c.scenario, cc_shown(c.cc), c.measure, value(c.emulated, c.measure),
              value(c.simulated, c.measure), difference(c), c.bound, verdict(c)]
         )  # fmt: skip
     shown: list[Shown] = [t]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from itb.errors import ScenarioError
 from itb.suite.apps.parts import (
     MAX_PAIRS,
+    SIM_MAX_PAIRS,
     Cell,
     Generated,
     bundles,
@@ -56,8 +57,10 @@ def bulk(
     RTT mix (--rtt) spreads its modes over the host pairs, drawn with `seed`."""
     c = cell.cls
     n_rev = c.reverse_sources
-    fwd, rev = bundles(c.forward_sources, streams_per_source), bundles(n_rev)
-    pairs = min(MAX_PAIRS, max(len(fwd), len(rev), 1))
+    sim = cs.simulated
+    fwd = bundles(c.forward_sources, streams_per_source, simulated=sim)
+    rev = bundles(n_rev, simulated=sim)
+    pairs = min(SIM_MAX_PAIRS if sim else MAX_PAIRS, max(len(fwd), len(rev), 1))
     modes = cs.rtt_modes_ms
     if modes and len(fwd) < len(modes):
         raise ScenarioError(

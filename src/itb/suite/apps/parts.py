@@ -9,6 +9,7 @@ import math
 from dataclasses import dataclass, field
 
 from itb.errors import ScenarioError
+from itb.scenario.testbed.schema import MAX_PAIRS as SCHEMA_MAX_PAIRS
 from itb.scenario.units import format_duration, format_rate, parse_buffer
 from itb.suite import windows
 from itb.suite.classes import ItbClass
@@ -17,6 +18,7 @@ from itb.suite.scaling import ClassScale
 MAX_SINGLE = 32  # sources per direction that get a transfer each
 MAX_STREAMS = 64  # streams in one bundle (the timeline's limit)
 MAX_PAIRS = 8  # host pairs of the generated dumbbell
+SIM_MAX_PAIRS = SCHEMA_MAX_PAIRS  # in a simulation: a scenario's most
 MIN_QUEUE_BYTES = 64 * 1514  # a queue in bytes holds at least 64 full frames
 
 
@@ -42,10 +44,10 @@ class Generated:
     window: windows.FlowWindow | None = None  # a source's window (None: one of C_a at C_g)
 
 
-def bundles(n_sources: int, streams_per_source: int = 1) -> list[int]:
-    """Sources per transfer: one each up to MAX_SINGLE sources, else as even bundles of
-    at most MAX_STREAMS streams (`streams_per_source` each)."""
-    if n_sources <= MAX_SINGLE:
+def bundles(n_sources: int, streams_per_source: int = 1, *, simulated: bool = False) -> list[int]:
+    """Sources per transfer: one each up to MAX_SINGLE sources (simulated: always), else
+    as even bundles of at most MAX_STREAMS streams (`streams_per_source` each)."""
+    if n_sources <= MAX_SINGLE or simulated:
         return [1] * n_sources
     per = max(1, MAX_STREAMS // streams_per_source)
     n = max(MAX_SINGLE // 2, math.ceil(n_sources / per))
