@@ -3,7 +3,8 @@ ns-3 is, and the program built against it when missing or older than its source.
 
 ns-3 comes from PyPI's `ns3` wheel (its C++ headers and libraries; nothing of its Python
 bindings is used, so no per-packet Python): `pip install ns3` (in ITB's `test` extras).
-The program is built once per ns-3 version into build/native/itb-sim-<version>.
+The program is built once per ns-3 version into build/native/itb-sim-<version>, and runs
+the wheel's libraries but for one assertion's cost (itb.backends.sim.libraries).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 from itb import native
+from itb.backends.sim import libraries
 from itb.errors import PreflightError
 
 SOURCE = native.REPO / "native" / "sim" / "itb_sim.cc"
@@ -56,7 +58,10 @@ def program(linux_objects: list[Path]) -> Path:
     root = ns3_root()
     v = version(root)
     out = native.REPO / "build" / "native" / f"itb-sim-{v}"
-    inputs = [SOURCE, ADAPTER, SOURCE.with_name("linux_cc.h"), *linux_objects]
+    # (and the wheel's internet library, which itb-sim runs a copy of: itb.backends.sim.
+    # libraries)
+    inputs = [SOURCE, ADAPTER, SOURCE.with_name("linux_cc.h"), *linux_objects,
+              root / "lib64" / f"libns{v}-internet.so", Path(libraries.__file__)]  # fmt: skip
 
     def current() -> bool:
         return out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs)
@@ -75,11 +80,12 @@ def program(linux_objects: list[Path]) -> Path:
 
 def _build(root: Path, v: str, linux_objects: list[Path], out: Path) -> None:
     lib = root / "lib64"
+    run_from = libraries.directory(lib, v)  # the wheel's, but for one assertion's cost
     argv = [
         "g++", "-O2", "-std=c++20", "-Wall", f"-I{root / 'include'}", f"-I{KTYPES}",
         f"-DCCDIFF_HZ={HZ}", str(SOURCE), str(ADAPTER), *map(str, linux_objects),
         "-o", str(out) + ".tmp", f"-L{lib}", "-Wl,--no-as-needed",
-        *(f"-lns{v}-{m}" for m in MODULES), f"-Wl,-rpath,{lib}",
+        *(f"-lns{v}-{m}" for m in MODULES), f"-Wl,-rpath,{run_from}",
     ]  # fmt: skip
     res = subprocess.run(argv, capture_output=True, text=True)
     if res.returncode != 0:

@@ -1,0 +1,89 @@
+"""itb-sim runs the wheel's ns-3 but for one assertion's cost (itb.backends.sim.libraries):
+its copy of the internet library differs from the wheel's by the one byte that skips the
+assertion's list comparison, and a repetition with losses writes byte for byte the logs
+the wheel's own library writes."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("ns3", reason="simulation needs the ns3 package (make setup)")
+
+from itb.backends.sim import driver, libraries  # noqa: E402
+from itb.cc import simlinux  # noqa: E402
+
+# one reno flow through a one-BDP queue: its slow start overshoots, then recovers
+LOSSY = """
+[testbed]
+name = "sim-lossy"
+topology = "dumbbell"
+
+[dumbbell]
+pairs = 1
+
+[bottleneck]
+rate = "100Mbit"
+rtt = "20ms"
+buffer = "1bdp"
+
+[experiment]
+repetitions = 1
+duration = "30s"
+
+[[transfer]]
+id = "one"
+src = "l1"
+dst = "r1"
+at = "0s"
+volume = "20MB"
+cc = "reno"
+"""
+
+
+def test_the_copy_differs_by_the_one_jump():
+    root = driver.ns3_root()
+    v = driver.version(root)
+    wheel = root / "lib64" / f"libns{v}-internet.so"
+    ours = libraries.directory(root / "lib64", v) / wheel.name
+    a, b = wheel.read_bytes(), ours.read_bytes()
+    assert len(a) == len(b)
+    diff = [k for k in range(len(a)) if a[k] != b[k]]
+    k = a.index(libraries.COMPARISON) + libraries.JNE_AT
+    assert diff == [k] and (a[k], b[k]) == (0x75, 0xEB)  # jne → jmp
+
+
+def test_a_lossy_repetition_writes_the_same_bytes_with_the_wheels_own_library(tmp_path):
+    sc = tmp_path / "s.toml"
+    sc.write_text(LOSSY)
+    run = tmp_path / "run"
+    res = subprocess.run(
+        [sys.executable, "-m", "itb.cli", "run", str(sc), "--backend", "sim", "--out", str(run)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr + res.stdout
+    rep = run / "rep-001"
+    send = (rep / "nodes" / "l1" / "one.send.json").read_text()
+    assert '"total_retrans": 0' not in send  # it lost segments and retransmitted them
+    # the same configuration again, the wheel's own libraries first on the search path
+    again = tmp_path / "again"
+    again.mkdir()
+    lib64 = driver.ns3_root() / "lib64"
+    prog = driver.program(simlinux.objects())  # (built already by the run above)
+    out = subprocess.run(
+        [str(prog), str(rep / "sim.conf"), str(again)], capture_output=True, text=True,
+        env={**os.environ, "LD_LIBRARY_PATH": str(lib64)}, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    ldd = subprocess.run(["ldd", str(prog)], capture_output=True, text=True,
+                         env={**os.environ, "LD_LIBRARY_PATH": str(lib64)}).stdout  # fmt: skip
+    assert f"{lib64}/libns" in ldd and "internet" in ldd  # (the wheel's, not ITB's copy)
+    assert str(libraries.directory(lib64, driver.version(driver.ns3_root()))) not in ldd
+    files = [p.relative_to(again) for p in again.rglob("*") if p.is_file()]
+    assert len(files) >= 6
+    for f in files:
+        assert filecmp.cmp(again / f, rep / f, shallow=False), f
