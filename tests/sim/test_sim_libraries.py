@@ -1,7 +1,10 @@
-"""itb-sim runs the wheel's ns-3 but for one assertion's cost (itb.backends.sim.libraries):
-its copy of the internet library differs from the wheel's by the one byte that skips the
-assertion's list comparison, and a repetition with losses writes byte for byte the logs
-the wheel's own library writes."""
+"""itb-sim runs the wheel's ns-3 but for two costs, and the same bytes come out:
+- its copy of the internet library differs from the wheel's by the one byte that skips an
+  assertion's list comparison (itb.backends.sim.libraries): a repetition with losses
+  writes byte for byte the logs the wheel's own library writes;
+- its TcpTxBuffer::NextSeg skips ns-3's walk of the sent list when nothing is lost
+  (native/sim/tx_buffer.cc): repetitions with and without losses write the same bytes
+  as with ns-3's own NextSeg (ITB_SIM_NS3_NEXTSEG)."""
 
 from __future__ import annotations
 
@@ -83,6 +86,42 @@ def test_a_lossy_repetition_writes_the_same_bytes_with_the_wheels_own_library(tm
                          env={**os.environ, "LD_LIBRARY_PATH": str(lib64)}).stdout  # fmt: skip
     assert f"{lib64}/libns" in ldd and "internet" in ldd  # (the wheel's, not ITB's copy)
     assert str(libraries.directory(lib64, driver.version(driver.ns3_root()))) not in ldd
+    files = [p.relative_to(again) for p in again.rglob("*") if p.is_file()]
+    assert len(files) >= 6
+    for f in files:
+        assert filecmp.cmp(again / f, rep / f, shallow=False), f
+
+
+MULTI = LOSSY.replace("pairs = 1", "pairs = 3").replace(
+    'volume = "20MB"', 'volume = "8MB"'
+) + "".join(
+    f'\n[[transfer]]\nid = "f{k}"\nsrc = "l{k}"\ndst = "r{k}"\nat = "{k / 10}s"\n'
+    f'volume = "6MB"\ncc = "cubic"\nrate = "30Mbit"\n'
+    for k in (2, 3)
+)
+
+
+@pytest.mark.parametrize("scenario", [LOSSY, MULTI], ids=["one-lossy", "three-paced"])
+def test_the_sent_lists_walk_skipped_when_nothing_is_lost_changes_no_byte(tmp_path, scenario):
+    sc = tmp_path / "s.toml"
+    sc.write_text(scenario)
+    run = tmp_path / "run"
+    res = subprocess.run(
+        [sys.executable, "-m", "itb.cli", "run", str(sc), "--backend", "sim", "--out", str(run)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr + res.stdout
+    rep = run / "rep-001"
+    prog = driver.program(simlinux.objects())
+    nm = subprocess.run(["nm", "-D", str(prog)], capture_output=True, text=True).stdout
+    assert " T _ZNK3ns311TcpTxBuffer7NextSeg" in nm  # itb-sim's own, exported
+    again = tmp_path / "again"
+    again.mkdir()
+    out = subprocess.run(
+        [str(prog), str(rep / "sim.conf"), str(again)], capture_output=True, text=True,
+        env={**os.environ, "ITB_SIM_NS3_NEXTSEG": "1"}, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
     files = [p.relative_to(again) for p in again.rglob("*") if p.is_file()]
     assert len(files) >= 6
     for f in files:

@@ -22,6 +22,9 @@ from itb.errors import PreflightError
 
 SOURCE = native.REPO / "native" / "sim" / "itb_sim.cc"
 ADAPTER = native.REPO / "native" / "sim" / "linux_cc.cc"
+# ns-3's TcpTxBuffer::NextSeg without its walk when nothing is lost (exact; -rdynamic: the
+# library's calls find it)
+NEXTSEG = native.REPO / "native" / "sim" / "tx_buffer.cc"
 KTYPES = native.REPO / "bpf" / "difftest"  # ktypes.h: Linux's tcp_sock as the shim has it
 HZ = 250  # as itb.cc.simlinux builds Linux's algorithms
 MODULES = ("core", "network", "internet", "point-to-point", "applications")
@@ -60,7 +63,7 @@ def program(linux_objects: list[Path]) -> Path:
     out = native.REPO / "build" / "native" / f"itb-sim-{v}"
     # (and the wheel's internet library, which itb-sim runs a copy of: itb.backends.sim.
     # libraries)
-    inputs = [SOURCE, ADAPTER, SOURCE.with_name("linux_cc.h"), *linux_objects,
+    inputs = [SOURCE, ADAPTER, NEXTSEG, SOURCE.with_name("linux_cc.h"), *linux_objects,
               root / "lib64" / f"libns{v}-internet.so", Path(libraries.__file__)]  # fmt: skip
 
     def current() -> bool:
@@ -83,9 +86,9 @@ def _build(root: Path, v: str, linux_objects: list[Path], out: Path) -> None:
     run_from = libraries.directory(lib, v)  # the wheel's, but for one assertion's cost
     argv = [
         "g++", "-O2", "-std=c++20", "-Wall", f"-I{root / 'include'}", f"-I{KTYPES}",
-        f"-DCCDIFF_HZ={HZ}", str(SOURCE), str(ADAPTER), *map(str, linux_objects),
+        f"-DCCDIFF_HZ={HZ}", str(SOURCE), str(ADAPTER), str(NEXTSEG), *map(str, linux_objects),
         "-o", str(out) + ".tmp", f"-L{lib}", "-Wl,--no-as-needed",
-        *(f"-lns{v}-{m}" for m in MODULES), f"-Wl,-rpath,{run_from}",
+        *(f"-lns{v}-{m}" for m in MODULES), f"-Wl,-rpath,{run_from}", "-rdynamic", "-ldl",
     ]  # fmt: skip
     res = subprocess.run(argv, capture_output=True, text=True)
     if res.returncode != 0:
