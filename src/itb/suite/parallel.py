@@ -8,23 +8,37 @@ never run beside them: the sweep runs those first, one at a time (itb.suite.swee
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from pathlib import Path
+from typing import Any
 
 from itb import rundir
 from itb.say import Say
 
+# set in a worker of this machine's pool once a repetition anywhere was interrupted (a
+# Ctrl-C reaches every worker, but not the cells a worker starts after it)
+_STOP: Any = None
+
+
+def _worker(stop: Any) -> None:
+    global _STOP
+    _STOP = stop
+
 
 def run_cell(scenario: str, run_dir: str, reps: Sequence[int], analyse) -> list[tuple]:
     """In a worker: the cell's repetitions in order, each a (resumed) simulated run;
-    [(repetition, status, reason)]."""
+    [(repetition, status, reason)]. Stops at the first interrupted one, or before any
+    once the sweep was stopped."""
     from itb.engine import runner
     from itb.scenario.scenario import load_scenario
 
-    out = []
+    out: list[tuple] = []
     for r in reps:
+        if _STOP is not None and _STOP.is_set():
+            break
         d = Path(run_dir)
         opts = runner.RunOptions(
             out=d, repetitions=r, resume=(d / "meta.json").exists(), analyse=analyse, simulate=True
@@ -32,7 +46,9 @@ def run_cell(scenario: str, run_dir: str, reps: Sequence[int], analyse) -> list[
         res = runner.run(load_scenario(scenario), opts)
         rep = res.repetitions[r - 1] if len(res.repetitions) >= r else {}
         out.append((r, rep.get("status", "not run"), rep.get("reason")))
-        if out[-1][1] in ("interrupted", "not run"):  # stopped: the rest of the cell too
+        if out[-1][1] in ("interrupted", "not run"):  # stopped: the rest of the cell too,
+            if _STOP is not None:  # and every cell after it
+                _STOP.set()
             break
     return out
 
@@ -64,24 +80,37 @@ def run_cells(
         results = _on_dask(dask, args)
     else:
         results = _on_cores(jobs, args, say)
-    done = True
     for name, got in results.items():
         for r, status, reason in got:
             say(f"      {name} repetition {r}: {status}" + (f": {reason}" if reason else ""))
-            done &= r in rundir.repetitions_done(run_dir(name), r)
-    return done
+    # (a cell stopped or never started has repetitions not done)
+    return all(
+        r in rundir.repetitions_done(run_dir(name), r) for name, reps in cells.items() for r in reps
+    )
 
 
 def _on_cores(jobs: int, args: list, say: Say) -> dict[str, list]:
+    """The cells on this machine's cores; once a repetition was interrupted, the cells
+    not started are not (and those started stop before their next repetition)."""
     results: dict[str, list] = {}
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+    ctx = multiprocessing.get_context("fork")
+    stop = ctx.Event()
+    with ProcessPoolExecutor(
+        max_workers=max(1, jobs), mp_context=ctx, initializer=_worker, initargs=(stop,)
+    ) as pool:
         futures = {pool.submit(run_cell, *a): name for name, a in args}
         pending = set(futures)
         while pending:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
-                results[futures[f]] = f.result()
+                if f.cancelled():
+                    continue
+                results[futures[f]] = got = f.result()
                 say(f"[{len(results)}/{len(args)}] {futures[f]} simulated")
+                if any(status == "interrupted" for _, status, _ in got):
+                    stop.set()
+                    for p in pending:
+                        p.cancel()
     return results
 
 
