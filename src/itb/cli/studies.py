@@ -23,7 +23,6 @@ from itb.cli.common import app, err, out, profile_app, study_app, ticker
 from itb.errors import ScenarioError
 from itb.study.args import StudyArgs, option_of
 from itb.study.registry import Line, Registered, Report, Table, studies
-from itb.suite.parallel import jobs_default
 
 if TYPE_CHECKING:
     from itb.suite.sweep import Sweep
@@ -117,6 +116,8 @@ BACKEND = inspect.Parameter(
 
 def simulated(sweep: Sweep, study: str) -> Sweep:
     """The sweep with every run simulated (its key says so: another directory)."""
+    from itb.suite.parallel import jobs_default  # (not on every command's start-up path)
+
     if sweep.simulated:
         raise ScenarioError(None, "--backend", f"{study} runs its simulated cells itself")
     sweep.simulate, sweep.jobs = True, jobs_default()
