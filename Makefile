@@ -81,21 +81,26 @@ quick: setup
 
 # The whole suite: the native tests, then every Python test (the integration tests build
 # namespaces: root). The 25 slowest tests are printed. What builds no testbed runs beside
-# what does (difftest, integration: one at a time, under their own lock), so that a
-# testbed's timing is not disturbed: the unit and service tests (some of which time
-# themselves) at the lowest CPU priority, then lint and types and the simulation tests
-# (which time nothing) under the idle scheduling policy (SCHED_IDLE: only on a core
-# nothing else wants, preempted at once by a waking testbed process); their output follows.
+# what does (integration: one at a time, under their own lock), so that a testbed's
+# timing is not disturbed: the unit and service tests (some of which time themselves) at
+# the lowest CPU priority, then lint and types, the simulation tests and the differential
+# test of the congestion controls (which time nothing) under the idle scheduling policy
+# (SCHED_IDLE: only on a core nothing else wants, preempted at once by a waking testbed
+# process); their output follows.
 test: root setup native-test
 	@mkdir -p build; { nice -n 19 $(PY) -m pytest tests/unit tests/service -q -ra \
 	  --durations=10 -p no:cacheprovider --basetemp=build/pytest-unit; u=$$?; \
 	  chrt --idle 0 $(MAKE) --no-print-directory lint; l=$$?; \
 	  chrt --idle 0 $(PY) -m pytest tests/sim -q -ra --durations=5 -p no:cacheprovider \
-	  --basetemp=build/pytest-sim; exit $$(( u || l || $$? )); } > build/unit-tests.log 2>&1 & \
+	  --basetemp=build/pytest-sim; s=$$?; \
+	  chrt --idle 0 $(PY) -m pytest tests/difftest -q -ra --durations=3 -p no:cacheprovider \
+	  --basetemp=build/pytest-difftest; exit $$(( u || l || s || $$? )); } \
+	  > build/unit-tests.log 2>&1 & \
 	  pid=$$!; \
-	  $(PY) -m pytest tests/difftest tests/integration -q -ra --durations=25; rc=$$?; \
+	  $(PY) -m pytest tests/integration -q -ra --durations=25; rc=$$?; \
 	  wait $$pid; urc=$$?; \
-	  echo "--- tests/unit, tests/service, lint, tests/sim (run alongside):"; cat build/unit-tests.log; \
+	  echo "--- tests/unit, tests/service, lint, tests/sim, tests/difftest (run alongside):"; \
+	  cat build/unit-tests.log; \
 	  exit $$(( rc || urc ))
 
 root:
