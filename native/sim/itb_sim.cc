@@ -35,6 +35,7 @@
 
 #include "linux_cc.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -1012,19 +1013,17 @@ main(int argc, char** argv)
     // The run ends 100 ms (the links' logs a little past the end) after the awaited
     // transfers (a sender and a receiver each) and timers are done, the others stopped
     // then; with none awaited, after every transfer.
+    bool awaited_only = std::any_of(tcps.begin(), tcps.end(), [](auto& t) { return t.wait; }) ||
+                        std::any_of(timers.begin(), timers.end(), [](auto& t) { return t.wait; });
+    auto counted = [&](bool wait) { return wait || !awaited_only; };
     int pending = 0;
     for (auto& t : tcps)
     {
-        pending += t.wait ? 2 : 0;
+        pending += counted(t.wait) ? 2 : 0;
     }
     for (auto& t : timers)
     {
         pending += t.wait ? 1 : 0;
-    }
-    bool awaited_only = pending > 0;
-    if (!awaited_only)
-    {
-        pending = 2 * tcps.size();
     }
     int64_t last_end = 0;
     auto one_done = [&]() {
@@ -1034,7 +1033,6 @@ main(int argc, char** argv)
             Simulator::Stop(MilliSeconds(100));
         }
     };
-    auto nothing = []() {};
     for (auto& t : timers)
     {
         if (t.wait)
@@ -1056,8 +1054,8 @@ main(int argc, char** argv)
         r->interval_ns = interval_us * 1000;
         r->log.open(g_out + "/nodes/" + t.dst + "/" + t.id + ".recv.csv");
         r->log << "t_ns,bytes,streams_open\n";
-        bool counted = t.wait || !awaited_only;
-        r->on_done = counted ? std::function<void()>(one_done) : std::function<void()>(nothing);
+        std::function<void()> done_cb = counted(t.wait) ? one_done : std::function<void()>();
+        r->on_done = done_cb;
         r->Start(nodes[t.dst]);
         auto s = std::make_unique<Sender>();
         s->cfg = t;
@@ -1066,7 +1064,7 @@ main(int argc, char** argv)
         s->log << "t_ns,stream,bytes_acked,bytes_sent,cwnd,ssthresh,rtt_us,rttvar_us,"
                   "total_retrans,pacing_rate_bps,delivery_rate_bps,snd_mss,unacked,state,"
                   "ca_state\n";
-        s->on_done = counted ? std::function<void()>(one_done) : std::function<void()>(nothing);
+        s->on_done = done_cb;
         Ptr<Node> src = nodes[t.src];
         Ptr<TcpL4Protocol> tcp = src->GetObject<TcpL4Protocol>();
         Sender* sp = s.get();

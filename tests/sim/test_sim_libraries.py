@@ -48,6 +48,36 @@ cc = "reno"
 """
 
 
+def simulated_once(tmp_path, scenario: str):
+    """The scenario run by `itb run --backend sim`: its first repetition's directory."""
+    sc = tmp_path / "s.toml"
+    sc.write_text(scenario)
+    run = tmp_path / "run"
+    res = subprocess.run(
+        [sys.executable, "-m", "itb.cli", "run", str(sc), "--backend", "sim", "--out", str(run)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr + res.stdout
+    return run / "rep-001"
+
+
+def assert_same_bytes_again(tmp_path, rep, env: dict) -> None:
+    """itb-sim run again on the repetition's configuration with `env` writes every one of
+    its files byte for byte."""
+    again = tmp_path / "again"
+    again.mkdir()
+    prog = driver.program(simlinux.objects())  # (built already by the run)
+    out = subprocess.run(
+        [str(prog), str(rep / "sim.conf"), str(again)], capture_output=True, text=True,
+        env={**os.environ, **env}, timeout=600,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    files = [p.relative_to(again) for p in again.rglob("*") if p.is_file()]
+    assert len(files) >= 6
+    for f in files:
+        assert filecmp.cmp(again / f, rep / f, shallow=False), f
+
+
 def test_the_copy_differs_by_the_one_jump():
     root = driver.ns3_root()
     v = driver.version(root)
@@ -61,35 +91,17 @@ def test_the_copy_differs_by_the_one_jump():
 
 
 def test_a_lossy_repetition_writes_the_same_bytes_with_the_wheels_own_library(tmp_path):
-    sc = tmp_path / "s.toml"
-    sc.write_text(LOSSY)
-    run = tmp_path / "run"
-    res = subprocess.run(
-        [sys.executable, "-m", "itb.cli", "run", str(sc), "--backend", "sim", "--out", str(run)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr + res.stdout
-    rep = run / "rep-001"
+    rep = simulated_once(tmp_path, LOSSY)
     send = (rep / "nodes" / "l1" / "one.send.json").read_text()
     assert '"total_retrans": 0' not in send  # it lost segments and retransmitted them
     # the same configuration again, the wheel's own libraries first on the search path
-    again = tmp_path / "again"
-    again.mkdir()
     lib64 = driver.ns3_root() / "lib64"
-    prog = driver.program(simlinux.objects())  # (built already by the run above)
-    out = subprocess.run(
-        [str(prog), str(rep / "sim.conf"), str(again)], capture_output=True, text=True,
-        env={**os.environ, "LD_LIBRARY_PATH": str(lib64)}, timeout=600,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
+    prog = driver.program(simlinux.objects())
     ldd = subprocess.run(["ldd", str(prog)], capture_output=True, text=True,
                          env={**os.environ, "LD_LIBRARY_PATH": str(lib64)}).stdout  # fmt: skip
     assert f"{lib64}/libns" in ldd and "internet" in ldd  # (the wheel's, not ITB's copy)
     assert str(libraries.directory(lib64, driver.version(driver.ns3_root()))) not in ldd
-    files = [p.relative_to(again) for p in again.rglob("*") if p.is_file()]
-    assert len(files) >= 6
-    for f in files:
-        assert filecmp.cmp(again / f, rep / f, shallow=False), f
+    assert_same_bytes_again(tmp_path, rep, {"LD_LIBRARY_PATH": str(lib64)})
 
 
 MULTI = LOSSY.replace("pairs = 1", "pairs = 3").replace(
@@ -103,26 +115,8 @@ MULTI = LOSSY.replace("pairs = 1", "pairs = 3").replace(
 
 @pytest.mark.parametrize("scenario", [LOSSY, MULTI], ids=["one-lossy", "three-paced"])
 def test_the_sent_lists_walk_skipped_when_nothing_is_lost_changes_no_byte(tmp_path, scenario):
-    sc = tmp_path / "s.toml"
-    sc.write_text(scenario)
-    run = tmp_path / "run"
-    res = subprocess.run(
-        [sys.executable, "-m", "itb.cli", "run", str(sc), "--backend", "sim", "--out", str(run)],
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr + res.stdout
-    rep = run / "rep-001"
+    rep = simulated_once(tmp_path, scenario)
     prog = driver.program(simlinux.objects())
     nm = subprocess.run(["nm", "-D", str(prog)], capture_output=True, text=True).stdout
     assert " T _ZNK3ns311TcpTxBuffer7NextSeg" in nm  # itb-sim's own, exported
-    again = tmp_path / "again"
-    again.mkdir()
-    out = subprocess.run(
-        [str(prog), str(rep / "sim.conf"), str(again)], capture_output=True, text=True,
-        env={**os.environ, "ITB_SIM_NS3_NEXTSEG": "1"}, timeout=600,
-    )  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    files = [p.relative_to(again) for p in again.rglob("*") if p.is_file()]
-    assert len(files) >= 6
-    for f in files:
-        assert filecmp.cmp(again / f, rep / f, shallow=False), f
+    assert_same_bytes_again(tmp_path, rep, {"ITB_SIM_NS3_NEXTSEG": "1"})

@@ -114,14 +114,17 @@ BACKEND = inspect.Parameter(
 )
 
 
+SIMULATED = {"backend": "sim"}  # in a simulated study's key: another directory
+
+
 def simulated(sweep: Sweep, study: str) -> Sweep:
-    """The sweep with every run simulated (its key says so: another directory)."""
+    """The sweep with every run simulated (its key says so)."""
     from itb.suite.parallel import jobs_default  # (not on every command's start-up path)
 
     if sweep.simulated:
         raise ScenarioError(None, "--backend", f"{study} runs its simulated cells itself")
     sweep.simulate, sweep.jobs = True, jobs_default()
-    sweep.key = {**sweep.key, "backend": "sim"}
+    sweep.key = sweep.key | SIMULATED
     return sweep
 
 
@@ -134,7 +137,7 @@ def run(entry: Registered, args: StudyArgs, simulate: bool = False) -> None:
     study = entry.study
     for w in args.warnings():
         err.print(w, highlight=False)
-    key = args.key() | ({"backend": "sim"} if simulate else {})
+    key = args.key() | (SIMULATED if simulate else {})
     target = args.out or default_dir(study.kind, key)
     err.print(f"study directory: {target}")
     build = report_of(entry)

@@ -5,8 +5,9 @@ record per line, fields separated by spaces, "-" for none.
 
 What a simulation cannot run is refused before anything runs (`unsupported`), with the
 reason: commands (a program on a host; only `sleep SECONDS`, which only waits, is kept
-as a timer), UDT, ping-pongs and UDP streams (not modelled yet), per-pair extra RTTs, links whose two directions have different delays, loss
-changes in `[[set]]`, IPv6-only testbeds.
+as a timer), UDT, ping-pongs and UDP streams (not modelled yet), per-pair extra RTTs,
+links whose two directions have different delays, loss changes in `[[set]]`, IPv6-only
+testbeds.
 """
 
 from __future__ import annotations

@@ -55,10 +55,12 @@ class CrossvalArgs(AtCapacity):
 
     @model_validator(mode="after")
     def _models(self) -> CrossvalArgs:
-        if self.models in (("auto",), ("none",)):
-            first = {cc: m for m, cc in reversed(MODEL_OF.items())}
-            chosen = [first[cc] for cc in self.ccs if cc in first and self.models == ("auto",)]
-            object.__setattr__(self, "models", tuple(chosen))
+        if self.models == ("none",):
+            object.__setattr__(self, "models", ())
+        elif self.models == ("auto",):
+            first = {cc: m for m, cc in reversed(MODEL_OF.items())}  # each algorithm's first
+            chosen = tuple(first[cc] for cc in self.ccs if cc in first)
+            object.__setattr__(self, "models", chosen)
         for m in self.models:
             if m not in MODEL_OF:
                 raise ScenarioError(
