@@ -17,7 +17,11 @@ NATIVE_STAMP := native/target/release/.built
 
 .PHONY: setup system-deps python native bpf enoslib calibrate quick test root lint unit integration native-test bench clean
 
-setup: system-deps python native bpf enoslib
+# Once the system packages are there, the Python environments, the native build and the
+# eBPF objects need nothing of each other: they are made side by side (-j, each one's
+# output kept together, -O).
+setup: system-deps
+	@$(MAKE) --no-print-directory -j4 -O python native bpf enoslib
 
 system-deps:
 	@missing=""; for t in ip:iproute2 ping:iputils-ping iperf3:iperf3 ethtool:ethtool sysctl:procps chromium:chromium \
@@ -79,27 +83,28 @@ quick: setup
 	$(ITB) calibrate --json runs/calibration.json || test -s runs/calibration.json
 	$(ITB) bench --quick
 
-# The whole suite: the native tests, then every Python test (the integration tests build
-# namespaces: root). The 25 slowest tests are printed. What builds no testbed runs beside
-# what does (integration: one at a time, under their own lock), so that a testbed's
-# timing is not disturbed: the unit and service tests (some of which time themselves) at
-# the lowest CPU priority, then lint and types, the simulation tests and the differential
-# test of the congestion controls (which time nothing) under the idle scheduling policy
-# (SCHED_IDLE: only on a core nothing else wants, preempted at once by a waking testbed
-# process); their output follows.
-test: root setup native-test
+# The whole suite: every test, native and Python (the integration tests build namespaces:
+# root). The 25 slowest tests are printed. What builds no testbed runs beside what does
+# (integration: one at a time, under their own lock), so that a testbed's timing is not
+# disturbed: the unit and service tests (some of which time themselves) at the lowest CPU
+# priority, then the native tests, lint and types, the simulation tests and the
+# differential test of the congestion controls (which time nothing) under the idle
+# scheduling policy (SCHED_IDLE: only on a core nothing else wants, preempted at once by a
+# waking testbed process); their output follows.
+test: root setup
 	@mkdir -p build; { nice -n 19 $(PY) -m pytest tests/unit tests/service -q -ra \
 	  --durations=10 -p no:cacheprovider --basetemp=build/pytest-unit; u=$$?; \
+	  chrt --idle 0 $(MAKE) --no-print-directory native-test; n=$$?; \
 	  chrt --idle 0 $(MAKE) --no-print-directory lint; l=$$?; \
 	  chrt --idle 0 $(PY) -m pytest tests/sim -q -ra --durations=5 -p no:cacheprovider \
 	  --basetemp=build/pytest-sim; s=$$?; \
 	  chrt --idle 0 $(PY) -m pytest tests/difftest -q -ra --durations=3 -p no:cacheprovider \
-	  --basetemp=build/pytest-difftest; exit $$(( u || l || s || $$? )); } \
+	  --basetemp=build/pytest-difftest; exit $$(( u || n || l || s || $$? )); } \
 	  > build/unit-tests.log 2>&1 & \
 	  pid=$$!; \
 	  $(PY) -m pytest tests/integration -q -ra --durations=25; rc=$$?; \
 	  wait $$pid; urc=$$?; \
-	  echo "--- tests/unit, tests/service, lint, tests/sim, tests/difftest (run alongside):"; \
+	  echo "--- tests/unit, tests/service, native tests, lint, tests/sim, tests/difftest (run alongside):"; \
 	  cat build/unit-tests.log; \
 	  exit $$(( rc || urc ))
 

@@ -107,3 +107,27 @@ def test_a_model_is_compared_with_the_emulated_algorithm_it_models():
     assert set(got) == {"cubic", "ns3:TcpCubic"}
     assert abs(got["ns3:TcpCubic"].difference - 0.15) < 1e-12  # 11.5 / 10 − 1
     assert got["ns3:TcpCubic"].within is False and got["cubic"].within
+
+
+def test_a_simulation_without_spread_is_named_as_the_cause_of_its_disagreement():
+    from itb.study.crossval.analysis import comparisons
+
+    def multi(backend, ts, covs):
+        ms = {
+            "t_mean_s": Measure(mean=sum(ts) / len(ts), ci95=0.01, n=len(ts), values=ts),
+            "cov": Measure(mean=sum(covs) / len(covs), ci95=0.001, n=len(covs), values=covs),
+        }
+        return CellResult(name=f"multi-0.8-cubic-{backend[:3]}", scenario="multi-0.8", cc="cubic",
+                          backend=backend, repetitions=len(ts), failed=0, measures=ms)  # fmt: skip
+
+    emu = multi("emulated", [3.29, 3.31, 3.27], [0.004, 0.006, 0.002])
+    # 3.2332 and 3.2333 s: 0.003 % apart; every CoV below 10⁻⁴
+    sim = multi("simulated", [3.2332, 3.2333, 3.2332], [2e-6, 3e-6, 1e-6])
+    got = {c.measure: c for c in comparisons([emu, sim])}
+    # CoV ratio 2e-6 / 0.004 = 0.0005: outside [0.5, 2], and the cause says why
+    assert got["cov"].within is False and got["cov"].cause.startswith("the simulated completion")
+    assert got["t_mean_s"].within is False and "interval is empty" in got["t_mean_s"].cause
+    # a simulation with a spread of 0.03 % keeps the plain cause
+    sim = multi("simulated", [3.2332, 3.2342, 3.2332], [2e-6, 3e-6, 1e-6])
+    got = {c.measure: c for c in comparisons([emu, sim])}
+    assert got["cov"].cause.startswith("the spread's sources differ")

@@ -3,11 +3,13 @@ itb.analysis.run_analysis computes from the raw logs alone."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from itb.analysis.run_analysis import analyse_run_dir
 from itb.analysis.run_results import RunMetrics
 from itb.draw.html import figure, render
+from itb.draw.parallel import Job, draw_all
 from itb.report import figures
 from itb.rundir.records import RunMeta
 from itb.scenario.experiment.events import Transfer
@@ -22,18 +24,15 @@ def build_report(run: Path) -> Path:
     profiles = {
         e.id: e.profile for e in sc.experiment.events if isinstance(e, Transfer) and e.profile
     }
-    figs: list[Path | None] = []  # None: a figure with nothing to draw
+    jobs: list[Job] = []  # each draws a figure (None: nothing to draw)
     if len(tables["transfers"]):
-        for r in sorted(tables["transfers"]["repetition"].unique()):
-            figs.append(
-                figures.goodput_over_time(tables, int(r), out / f"goodput-rep{r:03d}.png", profiles)
-            )
-            figs.append(
-                figures.bottleneck_over_time(
-                    tables, int(r), metrics.context.link, out / f"bottleneck-rep{r:03d}.png"
-                )
-            )
-        figs.append(figures.completion_times(tables, out / "completion-times.png"))
+        link = metrics.context.link
+        for r in sorted(int(r) for r in tables["transfers"]["repetition"].unique()):
+            gp, bn = out / f"goodput-rep{r:03d}.png", out / f"bottleneck-rep{r:03d}.png"
+            jobs.append(partial(figures.goodput_over_time, tables, r, gp, profiles))
+            jobs.append(partial(figures.bottleneck_over_time, tables, r, link, bn))
+        jobs.append(partial(figures.completion_times, tables, out / "completion-times.png"))
+    figs = draw_all(jobs)
     return write_html(out / "report.html", a.meta, metrics, [f for f in figs if f])
 
 

@@ -58,6 +58,22 @@ BOUNDS: dict[str, tuple[str, float, str]] = {
     ),
 }
 SHOWN = ("first_loss_s", "first_loss_cwnd")  # measured, not judged
+STILL = (
+    "the simulated completion times are all the same (to 0.01 %, within and across "
+    "repetitions: no flow's course depends on its start jitter here, and a simulation "
+    "has no other noise), so the simulated interval is empty and only the testbed's "
+    "spread is left"
+)
+
+
+def _still(c: CellResult) -> bool:
+    """A multi cell whose completion times do not vary: T_mean's repetitions within
+    0.01 % of each other and every repetition's CoV below 10⁻⁴."""
+    t, cov = c.measures.get("t_mean_s"), c.measures.get("cov")
+    return (
+        t is not None and cov is not None and t.n >= 2 and bool(t.mean)
+        and (max(t.values) - min(t.values)) / t.mean < 1e-4 and max(cov.values) < 1e-4
+    )  # fmt: skip
 
 
 def _first_loss(samples: pd.DataFrame, transfers: pd.DataFrame, rep: int) -> tuple | None:
@@ -114,7 +130,9 @@ def _cell(out, c: CrossvalCell) -> CellResult:
     )  # fmt: skip
 
 
-def _compare(scen: str, cc: str, name: str, e: Measure, s: Measure) -> Comparison:
+def _compare(
+    scen: str, cc: str, name: str, e: Measure, s: Measure, still: bool = False
+) -> Comparison:
     judged = name in BOUNDS
     how, bound, cause = BOUNDS.get(name, ("relative", 0.0, ""))
     diff = within = overlap = None
@@ -140,6 +158,8 @@ def _compare(scen: str, cc: str, name: str, e: Measure, s: Measure) -> Compariso
         text = f"±{100 * bound:g} %" + (" and overlapping intervals" if name == "t_mean_s" else "")
     if name == "t_mean_s" and within is not None:
         within = within and overlap is not False
+    if still and name in ("t_mean_s", "cov"):
+        cause = f"{STILL}; {cause}"
     return Comparison(
         scenario=scen, cc=cc, measure=name, emulated=e, simulated=s, difference=diff, how=how,
         bound=text, within=within, overlap=overlap, cause=cause if within is False else None,
@@ -192,9 +212,10 @@ def comparisons(cells: list[CellResult]) -> list[Comparison]:
                 empty = Measure(mean=None, ci95=None, n=0, values=[])
                 comps.append(
                     _compare(
-                        scen, cc, name, e.measures.get(name, empty), s.measures.get(name, empty)
+                        scen, cc, name, e.measures.get(name, empty), s.measures.get(name, empty),
+                        _still(s) and not _still(e),
                     )
-                )
+                )  # fmt: skip
     return comps
 
 

@@ -1,0 +1,45 @@
+"""A report's figures drawn side by side: each figure is independent of the others and
+matplotlib holds the interpreter while it draws, so they are drawn in forked processes
+(which inherit the tables already in memory: nothing is pickled but each figure's path).
+
+Drawn in this process instead: a single figure, a machine of one core, and a process that
+is itself a worker of a pool (a simulated sweep's cell: its pool already has a process
+per core)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+Job = Callable[[], Path | None]  # draws one figure; its PNG's path, None if nothing to draw
+
+_JOBS: Sequence[Job] = ()  # what the forked workers draw, by index
+
+
+def _draw(i: int) -> Path | None:
+    return _JOBS[i]()
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def draw_all(jobs: Sequence[Job]) -> list[Path | None]:
+    """Every job's result, in order. A figure that fails raises its error here."""
+    global _JOBS
+    workers = min(len(jobs), _cores())
+    if workers < 2 or multiprocessing.parent_process() is not None:
+        return [job() for job in jobs]
+    _JOBS = jobs  # set before the workers are forked (on the first submission)
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            return list(pool.map(_draw, range(len(jobs))))
+    finally:
+        _JOBS = ()

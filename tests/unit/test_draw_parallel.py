@@ -1,0 +1,52 @@
+"""A report's figures drawn side by side (itb.draw.parallel): every job's result in the
+order given, drawn in forked processes on a machine of two cores or more, and a figure
+that fails raises its own error in the caller."""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+from itb.draw import parallel
+from itb.draw.parallel import draw_all
+
+
+def _draw(path: Path) -> Path:
+    path.write_text(str(os.getpid()))
+    return path
+
+
+def _nothing() -> None:
+    return None
+
+
+def _fails() -> Path:
+    raise ValueError("no such column: queue_bytes")
+
+
+def test_results_come_in_the_jobs_order_and_from_other_processes(tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "_cores", lambda: 2)
+    jobs = [partial(_draw, tmp_path / f"{i}.png") for i in range(5)] + [_nothing]
+    got = draw_all(jobs)
+    assert got == [tmp_path / f"{i}.png" for i in range(5)] + [None]
+    pids = {int((tmp_path / f"{i}.png").read_text()) for i in range(5)}
+    assert os.getpid() not in pids and 1 <= len(pids) <= 2  # two workers at most
+
+
+def test_one_core_or_one_figure_draws_in_this_process(tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "_cores", lambda: 1)
+    (p,) = [x for x in draw_all([partial(_draw, tmp_path / "a.png")]) if x]
+    assert int(p.read_text()) == os.getpid()
+    monkeypatch.setattr(parallel, "_cores", lambda: 8)
+    (p,) = draw_all([partial(_draw, tmp_path / "b.png")])
+    assert p is not None and int(p.read_text()) == os.getpid()
+
+
+def test_a_figure_that_fails_raises_its_error_in_the_caller(tmp_path, monkeypatch):
+    monkeypatch.setattr(parallel, "_cores", lambda: 2)
+    with pytest.raises(ValueError, match="queue_bytes"):
+        draw_all([partial(_draw, tmp_path / "a.png"), _fails])
+    assert parallel._JOBS == ()  # nothing kept for the next report
