@@ -96,6 +96,16 @@ def test_the_run_as_written_reports(made, tmp_path):
     assert res.returncode == 0, res.stderr
     html = (copy / "report" / "report.html").read_text()
     assert "<h1>records-test</h1>" in html and "Status <b>complete</b>, 1 repetition(s)" in html
+    # the share of CPU time the hypervisor stole during the repetition, read on this machine
+    result = copy / "rep-001" / "result.json"
+    rec = json.loads(result.read_text())
+    assert 0.0 <= rec["cpu_steal"] <= 1.0, rec["cpu_steal"]
+    # a repetition's warnings are listed in the report
+    rec["warnings"].append("the hypervisor gave 19 % of this machine's CPU time to others")
+    result.write_text(json.dumps(rec))
+    assert itb("report", str(copy), env=made[2]).returncode == 0
+    html = (copy / "report" / "report.html").read_text()
+    assert "<li>repetition 1: the hypervisor gave 19 % of this machine" in html
 
 
 def test_a_meta_json_holding_an_array_is_refused_naming_it(made, tmp_path):

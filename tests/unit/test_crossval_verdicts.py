@@ -131,3 +131,16 @@ def test_a_simulation_without_spread_is_named_as_the_cause_of_its_disagreement()
     sim = multi("simulated", [3.2332, 3.2342, 3.2332], [2e-6, 3e-6, 1e-6])
     got = {c.measure: c for c in comparisons([emu, sim])}
     assert got["cov"].cause.startswith("the spread's sources differ")
+
+
+def test_a_repetition_the_hypervisor_took_5_percent_of_is_left_out(tmp_path):
+    import json
+
+    from itb.study.crossval.analysis import _disturbed
+
+    # 4.9 % and an unmeasured one are kept; 5 % and 31 % are not
+    for r, steal in ((1, 0.049), (2, 0.05), (3, None), (4, 0.31)):
+        (tmp_path / f"rep-{r:03d}").mkdir()
+        rec = {"repetition": r, "status": "ok", "cpu_steal": steal}
+        (tmp_path / f"rep-{r:03d}" / "result.json").write_text(json.dumps(rec))
+    assert _disturbed(tmp_path, [1, 2, 3, 4]) == [2, 4]

@@ -33,6 +33,9 @@ class Outcome:
     # {"process", "node", "stream", "limit_bytes", "dropped_bytes"} per stream whose output
     # was cut ("reason" instead of "limit_bytes" when its file could not be written)
     truncated: list[dict] = field(default_factory=list)
+    # the share of the CPU time the hypervisor stole during the repetition (itb.engine.steal;
+    # None: not measured, e.g. on SSH hosts)
+    cpu_steal: float | None = None
     now_ns: Callable[[], int] = field(default=time.monotonic_ns, repr=False, compare=False)
 
     def fail(self, reason: str, status: str = "failed", environment: bool = False) -> None:
@@ -54,6 +57,7 @@ class Outcome:
             "procs": self.procs,
             "clock": self.clock,
             "truncated": self.truncated,
+            "cpu_steal": self.cpu_steal,
         }
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from itb import rundir
 from itb.backends.testbed import Testbed
-from itb.engine import checks, processes, records
+from itb.engine import checks, processes, records, steal
 from itb.engine.execute import Repetition
 from itb.engine.nodes import Workers
 from itb.engine.outcome import Outcome
@@ -200,7 +200,13 @@ def run_repetition(
         out.fail(f"preparing the repetition: {e}", environment=True)
         return out
     # The commit marker (result.json) is written by the caller, after the gathering.
-    return Repetition(plan, workers, tb.emulators, exp.duration_us, tick, stop, tag=r).run()
+    before = steal.read_cpu_times() if tb.same_machine else None
+    out = Repetition(plan, workers, tb.emulators, exp.duration_us, tick, stop, tag=r).run()
+    if before is not None:
+        out.cpu_steal = steal.steal_share(before, steal.read_cpu_times())
+        if w := steal.steal_warning(out.cpu_steal):
+            out.warnings.append(w)
+    return out
 
 
 def simulated(

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+from itb import rundir
 from itb.analysis.run_analysis import analyse_run_dir
 from itb.analysis.run_results import RunMetrics
 from itb.draw.html import figure, render
@@ -33,7 +34,11 @@ def build_report(run: Path) -> Path:
             jobs.append(partial(figures.bottleneck_over_time, tables, r, link, bn))
         jobs.append(partial(figures.completion_times, tables, out / "completion-times.png"))
     figs = draw_all(jobs)
-    return write_html(out / "report.html", a.meta, metrics, [f for f in figs if f])
+    warnings = list(a.meta.warnings)
+    for r in range(1, a.meta.repetitions + 1):
+        rec = rundir.rep_record(run, r)
+        warnings += [f"repetition {r}: {w}" for w in (rec.warnings if rec else [])]
+    return write_html(out / "report.html", a.meta, metrics, [f for f in figs if f], warnings)
 
 
 def analyse_run(run: Path) -> RunMetrics:
@@ -43,7 +48,13 @@ def analyse_run(run: Path) -> RunMetrics:
     return RunMetrics.load(run / "metrics.json")
 
 
-def write_html(path: Path, meta: RunMeta | dict, metrics: RunMetrics, figs: list[Path]) -> Path:
+def write_html(
+    path: Path,
+    meta: RunMeta | dict,
+    metrics: RunMetrics,
+    figs: list[Path],
+    warnings: list[str] | None = None,
+) -> Path:
     """One self-contained file: the figures are embedded (and kept as PNG and SVG)."""
     captions = {
         "goodput": "goodput per transfer and aggregate G(t); dashed: a transfer's rate profile",
@@ -63,5 +74,6 @@ def write_html(path: Path, meta: RunMeta | dict, metrics: RunMetrics, figs: list
         meta=meta,
         metrics=metrics,
         figs=embedded,
+        warnings=warnings or [],
         overall_json=metrics.overall.model_dump_json(indent=1),
     )

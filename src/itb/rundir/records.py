@@ -260,6 +260,7 @@ class RepResult(ResultView):
     end_ns: int | None = None
     dispatch: list[DispatchRecord] = []
     files: list[CommittedFile] = []  # runs from before commit markers listed files: none
+    cpu_steal: float | None = None  # the hypervisor's share of the CPU time (None: unknown)
 
 
 # --- scenario.resolved.json, rep-NNN/events.json, logs read as records -----------------

@@ -7,7 +7,8 @@ retransmission, and the window in the row before it); multi: T_mean, the CoV of 
 completion times, Jain's index of the transfers' mean goodputs (per repetition, from
 the run's metrics). Bounds (the issue's acceptance, docs/simulation.md): steady goodput
 ±2 %, single T ±5 %, multi T_mean ±10 % with overlapping 95 % intervals, Jain ±0.05,
-the CoV ratio in [0.5, 2]; the first loss is shown, not judged. A cell of one of ns-3's
+the CoV ratio in [0.5, 2]; the first loss is shown, not judged. A repetition during which
+the hypervisor took 5 % of the CPU time or more is left out and counted (`disturbed`). A cell of one of ns-3's
 own models is held to the same bounds against the emulated algorithm it models; the
 rankings are Linux's algorithms'."""
 
@@ -15,9 +16,11 @@ from __future__ import annotations
 
 import pandas as pd
 
+from itb import rundir
 from itb.analysis.cells import cell_table
 from itb.analysis.run_results import RunMetrics
 from itb.analysis.statistics import mean_ci
+from itb.engine.steal import STEAL_WARN
 from itb.study.crossval.args import MODEL_OF
 from itb.study.crossval.cells import CrossvalCell
 from itb.study.crossval.results import CellResult, Comparison, Measure, Ranking, Results
@@ -70,10 +73,9 @@ def _still(c: CellResult) -> bool:
     """A multi cell whose completion times do not vary: T_mean's repetitions within
     0.01 % of each other and every repetition's CoV below 10⁻⁴."""
     t, cov = c.measures.get("t_mean_s"), c.measures.get("cov")
-    return (
-        t is not None and cov is not None and t.n >= 2 and bool(t.mean)
-        and (max(t.values) - min(t.values)) / t.mean < 1e-4 and max(cov.values) < 1e-4
-    )  # fmt: skip
+    if t is None or cov is None or t.n < 2 or not t.mean:
+        return False
+    return (max(t.values) - min(t.values)) / t.mean < 1e-4 and max(cov.values) < 1e-4
 
 
 def _first_loss(samples: pd.DataFrame, transfers: pd.DataFrame, rep: int) -> tuple | None:
@@ -90,8 +92,21 @@ def _first_loss(samples: pd.DataFrame, transfers: pd.DataFrame, rep: int) -> tup
     return (float(ti.iloc[k]["t_ns"] - tr["start_ns"].iloc[0]) / 1e9, float(before["cwnd"]))
 
 
+def _disturbed(run, reps: list[int]) -> list[int]:
+    """The repetitions during which the hypervisor took STEAL_WARN of the CPU time or more
+    (itb.engine.steal): the testbed's timings there are not the path's."""
+    found = []
+    for r in reps:
+        rec = rundir.rep_record(run, r)
+        if rec is not None and rec.cpu_steal is not None and rec.cpu_steal >= STEAL_WARN:
+            found.append(r)
+    return found
+
+
 def _cell(out, c: CrossvalCell) -> CellResult:
     ok, failed = repetitions_of(out / c.run)
+    disturbed = _disturbed(out / c.run, ok)
+    ok = [r for r in ok if r not in disturbed]
     tr, samples = cell_table(out, c, "transfers"), cell_table(out, c, "samples")
     vals: dict[str, list[float]] = {}
     metrics = RunMetrics.load(out / c.run / "metrics.json") if ok and tr is not None else None
@@ -126,7 +141,7 @@ def _cell(out, c: CrossvalCell) -> CellResult:
         measures[name] = Measure(mean=m, ci95=ci, n=len(v), values=v)
     return CellResult(
         name=c.name, scenario=c.scenario, cc=c.cc, backend=c.backend,
-        repetitions=len(ok), failed=failed, measures=measures,
+        repetitions=len(ok), failed=failed, disturbed=len(disturbed), measures=measures,
     )  # fmt: skip
 
 

@@ -29,6 +29,7 @@ class CellResult(BaseModel):
     backend: str
     repetitions: int  # that ended ok
     failed: int
+    disturbed: int = 0  # ended ok, left out: the hypervisor stole ≥ 5 % of the CPU time
     measures: dict[str, Measure]  # goodput_bps, t_mean_s, cov, jain, first_loss_s, …
 
 

@@ -63,6 +63,10 @@ def tables(res: Outcome[Results], a: CrossvalArgs) -> list[Shown]:
                 + ("" if r.decided else " — emulation's order is within its noise")
             )
         )
+    for cell in res.results.cells:
+        if cell.disturbed:
+            shown.append(Line(text=f"{cell.name}: {cell.disturbed} repetition(s) left out, "
+                          "the hypervisor took 5 % of the CPU time or more during them"))  # fmt: skip
     for c in res.results.comparisons:
         if c.cause:
             shown.append(Line(text=f"{c.scenario} {c.cc} {c.measure}: likely {c.cause}"))
