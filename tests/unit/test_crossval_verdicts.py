@@ -118,7 +118,8 @@ def test_a_simulation_without_spread_is_named_as_the_cause_of_its_disagreement()
             "cov": Measure(mean=sum(covs) / len(covs), ci95=0.001, n=len(covs), values=covs),
         }
         return CellResult(name=f"multi-0.8-cubic-{backend[:3]}", scenario="multi-0.8", cc="cubic",
-                          backend=backend, repetitions=len(ts), failed=0, measures=ms)  # fmt: skip
+                          backend=backend, repetitions=len(ts), failed=0, measures=ms,
+                          load=0.8)  # fmt: skip
 
     emu = multi("emulated", [3.29, 3.31, 3.27], [0.004, 0.006, 0.002])
     # 3.2332 and 3.2333 s: 0.003 % apart; every CoV below 10⁻⁴
@@ -127,6 +128,8 @@ def test_a_simulation_without_spread_is_named_as_the_cause_of_its_disagreement()
     # CoV ratio 2e-6 / 0.004 = 0.0005: outside [0.5, 2], and the cause says why
     assert got["cov"].within is False and got["cov"].cause.startswith("the simulated completion")
     assert got["t_mean_s"].within is False and "interval is empty" in got["t_mean_s"].cause
+    # C_g 0.8: each source is held by its own access link, which the cause names
+    assert "token bucket" in got["t_mean_s"].cause
     # a simulation with a spread of 0.03 % keeps the plain cause
     sim = multi("simulated", [3.2332, 3.2342, 3.2332], [2e-6, 3e-6, 1e-6])
     got = {c.measure: c for c in comparisons([emu, sim])}

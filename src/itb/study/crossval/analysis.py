@@ -61,6 +61,13 @@ BOUNDS: dict[str, tuple[str, float, str]] = {
     ),
 }
 SHOWN = ("first_loss_s", "first_loss_cwnd")  # measured, not judged
+# T_mean's likely cause where the sources never meet (C_g < 1): each is held by its own
+# access link, which the two sides build differently
+HELD_BY_ACCESS = (
+    "the sources' own rate limit: on the testbed a token bucket at the host's egress "
+    "(Linux's tbf, which TCP small queues keep short of packets: it can idle below its "
+    "rate), in ns-3 the access link, busy at its rate while its queue holds packets"
+)
 STILL = (
     "the simulated completion times are all the same (to 0.01 %, within and across "
     "repetitions: no flow's course depends on its start jitter here, and a simulation "
@@ -142,14 +149,25 @@ def _cell(out, c: CrossvalCell) -> CellResult:
     return CellResult(
         name=c.name, scenario=c.scenario, cc=c.cc, backend=c.backend,
         repetitions=len(ok), failed=failed, disturbed=len(disturbed), measures=measures,
+        load=c.sources * c.access_bps / c.capacity_bps if c.access_bps else None,
     )  # fmt: skip
 
 
 def _compare(
-    scen: str, cc: str, name: str, e: Measure, s: Measure, still: bool = False
+    scen: str,
+    cc: str,
+    name: str,
+    e: Measure,
+    s: Measure,
+    still: bool = False,
+    apart: bool = False,
 ) -> Comparison:
+    """`still`: the simulated completion times do not vary; `apart`: the sources never
+    meet at the bottleneck (C_g < 1)."""
     judged = name in BOUNDS
     how, bound, cause = BOUNDS.get(name, ("relative", 0.0, ""))
+    if apart and name == "t_mean_s":
+        cause = HELD_BY_ACCESS
     diff = within = overlap = None
     if e.mean is not None and s.mean is not None:
         if how == "absolute":
@@ -228,7 +246,7 @@ def comparisons(cells: list[CellResult]) -> list[Comparison]:
                 comps.append(
                     _compare(
                         scen, cc, name, e.measures.get(name, empty), s.measures.get(name, empty),
-                        _still(s) and not _still(e),
+                        _still(s) and not _still(e), e.load is not None and e.load < 1,
                     )
                 )  # fmt: skip
     return comps

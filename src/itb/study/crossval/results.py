@@ -30,6 +30,7 @@ class CellResult(BaseModel):
     repetitions: int  # that ended ok
     failed: int
     disturbed: int = 0  # ended ok, left out: the hypervisor stole ≥ 5 % of the CPU time
+    load: float | None = None  # C_g = sources · C_a / C (None: the access links unlimited)
     measures: dict[str, Measure]  # goodput_bps, t_mean_s, cov, jain, first_loss_s, …
 
 
