@@ -109,6 +109,9 @@ struct TcpCfg
     double headroom = 0;
     std::vector<Step> profile;
     bool wait = true; // the run ends when the awaited transfers and timers are done
+    // a ping-pong (flow's --pingpong): `count` messages of `size` bytes, each answered by
+    // `reply` bytes before the next is written; the volume is size × count
+    int64_t count = 0, size = 0, reply = 0;
 };
 
 struct TimerCfg // a `sleep SECONDS` command: it only waits
@@ -286,10 +289,52 @@ class ItbSocket : public TcpSocketBase
         m_isn = m_highRxAckMark.Get() - 1;
     }
 
+    Ptr<TcpCongestionOps> Cc() const
+    {
+        return m_congestionControl;
+    }
+
+    void CountSent() // Linux's code learns of every segment sent (linux_cc.cc)
+    {
+        TraceConnectWithoutContext(
+            "Tx",
+            MakeCallback(+[](TcpCongestionOps* c,
+                             Ptr<const Packet>,
+                             const TcpHeader&,
+                             Ptr<const TcpSocketBase>) { LinuxCcSent(Ptr<TcpCongestionOps>(c)); })
+                .Bind(PeekPointer(m_congestionControl)));
+    }
+
+  protected:
+    Ptr<TcpSocketBase> Fork() override // an accepted socket: an ItbSocket too, its cc forked
+    {
+        return CopyObject<ItbSocket>(this);
+    }
+
+  public:
+
     SequenceNumber32 m_isn{0};
 };
 
-// --- the receiver: flow recv -------------------------------------------------------
+// A socket as TcpL4Protocol::CreateSocket makes one, with the congestion control named.
+static Ptr<ItbSocket>
+make_socket(Ptr<Node> node, Ptr<TcpL4Protocol> tcp, const std::string& cc, uint32_t mss)
+{
+    Ptr<ItbSocket> s = CreateObject<ItbSocket>();
+    s->SetNode(node);
+    s->SetTcp(tcp);
+    ObjectFactory rtt;
+    rtt.SetTypeId(RttMeanDeviation::GetTypeId());
+    s->SetRtt(rtt.Create<RttEstimator>());
+    s->SetCongestionControlAlgorithm(make_cc(cc));
+    s->CountSent();
+    s->SetRecoveryAlgorithm(CreateObject<TcpPrrRecovery>());
+    s->SetAttribute("SegmentSize", UintegerValue(mss));
+    tcp->AddSocket(s);
+    return s;
+}
+
+// --- the receiver: flow recv (and a ping-pong's echo) ---------------------------------
 
 struct Receiver
 {
@@ -305,10 +350,20 @@ struct Receiver
     bool done = false;
     EventId tick;
     std::function<void()> on_done;
+    uint64_t in_message = 0, owed = 0, messages = 0; // an echo's
 
-    void Start(Ptr<Node> node)
+    void Start(Ptr<Node> node, uint32_t mss)
     {
-        listener = Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+        if (cfg.count > 0) // an echo answers with the ping-pong's congestion control
+        {
+            Ptr<ItbSocket> s = make_socket(node, node->GetObject<TcpL4Protocol>(), cfg.cc, mss);
+            s->Cap(cfg.rate_bps);
+            listener = s;
+        }
+        else
+        {
+            listener = Socket::CreateSocket(node, TcpSocketFactory::GetTypeId());
+        }
         listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), cfg.port));
         listener->Listen();
         listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
@@ -319,6 +374,11 @@ struct Receiver
     {
         index[PeekPointer(s)] = per_stream.size();
         per_stream.push_back(0);
+        if (cfg.count > 0)
+        {
+            DynamicCast<ItbSocket>(s)->CountSent(); // (a fork: its own cc, not yet told)
+            s->SetSendCallback(MakeCallback(&Receiver::Room, this));
+        }
         s->SetRecvCallback(MakeCallback(&Receiver::Read, this));
         s->SetCloseCallbacks(MakeCallback(&Receiver::Closed, this),
                              MakeCallback(&Receiver::Reset, this));
@@ -344,6 +404,31 @@ struct Receiver
             total += n;
             interval_bytes += n;
             per_stream[index[PeekPointer(s)]] += n;
+            in_message += cfg.count > 0 ? n : 0; // an echo owes an answer per whole message
+            while (cfg.count > 0 && in_message >= (uint64_t)cfg.size)
+            {
+                in_message -= cfg.size;
+                owed += cfg.reply;
+                messages++;
+            }
+        }
+        if (owed > 0)
+        {
+            Room(s, 0);
+        }
+    }
+
+    void Room(Ptr<Socket> s, uint32_t) // an echo writes what it owes
+    {
+        while (owed > 0)
+        {
+            uint64_t want = std::min<uint64_t>({owed, s->GetTxAvailable(), 262144});
+            int sent = want ? s->Send(Create<Packet>(want), 0) : 0;
+            if (sent <= 0)
+            {
+                return;
+            }
+            owed -= sent;
         }
     }
 
@@ -405,7 +490,8 @@ struct Receiver
           << ", \"accept_ns\": " << opt_int(accept_ns, accept_ns >= 0)
           << ", \"expected_bytes\": " << cfg.volume << ", \"goodput_bps\": "
           << (gp >= 0 ? std::to_string(gp) : "null")
-          << ", \"messages\": null, \"cpu\": null, \"ok\": " << (ok ? "true" : "false")
+          << ", \"messages\": " << (cfg.count > 0 ? std::to_string(messages) : "null")
+          << ", \"cpu\": null, \"ok\": " << (ok ? "true" : "false")
           << ", \"error\": " << (err.empty() ? "null" : "\"" + err + "\"") << "}\n";
         if (on_done)
         {
@@ -437,6 +523,11 @@ struct Sender
     std::string cc_in_use;
     EventId tick, refill;
     std::function<void()> on_done;
+    // a ping-pong's: echo bytes read, messages answered, the current one's write date and
+    // the round trips' min, sum and max (ns)
+    uint64_t echoed = 0;
+    int64_t answered = 0, sent_ns = -1, rtt_min = -1, rtt_max = 0;
+    double rtt_sum = 0;
 
     // the payload the profile allows from its date 0 (the start) until now
     double Allowed() const
@@ -463,25 +554,9 @@ struct Sender
         {
             Stream st;
             st.share = cfg.volume / n + (k == n - 1 ? cfg.volume % n : 0);
-            Ptr<ItbSocket> s = CreateObject<ItbSocket>();
-            s->SetNode(node);
-            s->SetTcp(tcp);
-            ObjectFactory rtt;
-            rtt.SetTypeId(RttMeanDeviation::GetTypeId());
-            s->SetRtt(rtt.Create<RttEstimator>());
-            Ptr<TcpCongestionOps> cc = make_cc(cfg.cc);
+            Ptr<ItbSocket> s = make_socket(node, tcp, cfg.cc, mss);
+            Ptr<TcpCongestionOps> cc = s->Cc();
             cc_in_use = cfg.cc.rfind("ns3:", 0) == 0 ? "ns3::" + cc->GetName() : cc->GetName();
-            s->SetCongestionControlAlgorithm(cc);
-            s->TraceConnectWithoutContext(
-                "Tx",
-                MakeCallback(+[](TcpCongestionOps* c,
-                                 Ptr<const Packet>,
-                                 const TcpHeader&,
-                                 Ptr<const TcpSocketBase>) { LinuxCcSent(Ptr<TcpCongestionOps>(c)); })
-                    .Bind(PeekPointer(cc)));
-            s->SetRecoveryAlgorithm(CreateObject<TcpPrrRecovery>());
-            s->SetAttribute("SegmentSize", UintegerValue(mss));
-            tcp->AddSocket(s);
             int64_t cap = FirstCap();
             s->Cap(cap > 0 ? cap / n : 0);
             s->Bind();
@@ -493,6 +568,10 @@ struct Sender
                                           MakeCallback(&Sender::Retrans, this));
             s->TraceConnectWithoutContext("HighestRxAck",
                                           MakeCallback(&Sender::Acked, this).Bind((size_t)k));
+            if (cfg.count > 0)
+            {
+                s->SetRecvCallback(MakeCallback(&Sender::Echo, this));
+            }
             st.s = s;
             streams.push_back(st);
             s->Connect(InetSocketAddress(Ipv4Address(cfg.dst_addr.c_str()), cfg.port));
@@ -504,13 +583,16 @@ struct Sender
         }
         writes_keep_profile = !cfg.profile.empty() && (cfg.enforce == "application" || pauses ||
                                                         cfg.headroom > 0);
-        tick = Simulator::Schedule(NanoSeconds(interval_ns), &Sender::Row, this);
+        if (cfg.count == 0) // a ping-pong's log is one row per message (Echo)
+        {
+            tick = Simulator::Schedule(NanoSeconds(interval_ns), &Sender::Row, this);
+        }
     }
 
     // every stream connected: they are let go (flow's start_ns, the profile's date 0)
     void Go()
     {
-        start_ns = now_ns();
+        start_ns = sent_ns = now_ns();
         for (size_t k = 1; k < cfg.profile.size(); k++)
         {
             Simulator::Schedule(MicroSeconds(cfg.profile[k].t_us), &Sender::Step, this, k);
@@ -584,9 +666,12 @@ struct Sender
         {
             return;
         }
-        while (st->written < st->share)
+        // a ping-pong writes one message at a time
+        uint64_t end = cfg.count > 0 ? std::min<uint64_t>(st->share, (answered + 1) * cfg.size)
+                                     : st->share;
+        while (st->written < end)
         {
-            uint64_t want = std::min<uint64_t>(st->share - st->written, s->GetTxAvailable());
+            uint64_t want = std::min<uint64_t>(end - st->written, s->GetTxAvailable());
             if (writes_keep_profile)
             {
                 double mine = Allowed() / cfg.streams;
@@ -642,7 +727,7 @@ struct Sender
     void Acked(size_t k, SequenceNumber32, SequenceNumber32 ack)
     {
         Stream& st = streams[k];
-        if (!st.done && st.connected && st.s->AckedAt(ack) >= st.share + 1)
+        if (cfg.count == 0 && !st.done && st.connected && st.s->AckedAt(ack) >= st.share + 1)
         {
             st.done = true;
             Simulator::ScheduleNow(&Socket::Close, st.s);
@@ -651,6 +736,33 @@ struct Sender
                 Simulator::ScheduleNow(&Sender::Finish, this, std::string());
             }
         }
+    }
+
+    // a ping-pong's answers: a message is done when its whole answer is read
+    void Echo(Ptr<Socket> s)
+    {
+        Ptr<Packet> p;
+        while ((p = s->Recv()) && p->GetSize() > 0)
+        {
+            echoed += p->GetSize();
+        }
+        while (!done && answered < cfg.count && echoed >= (uint64_t)(answered + 1) * cfg.reply)
+        {
+            int64_t now = now_ns(), rtt = now - sent_ns;
+            log << answered << ',' << sent_ns << ',' << now << '\n';
+            rtt_min = rtt_min < 0 ? rtt : std::min(rtt_min, rtt);
+            rtt_max = std::max(rtt_max, rtt);
+            rtt_sum += rtt;
+            sent_ns = now;
+            if (++answered == cfg.count)
+            {
+                streams[0].done = true;
+                Simulator::ScheduleNow(&Socket::Close, streams[0].s);
+                Simulator::ScheduleNow(&Sender::Finish, this, std::string());
+                return;
+            }
+        }
+        Room(s, 0);
     }
 
     void Row()
@@ -688,7 +800,7 @@ struct Sender
         end_ns = error.empty() ? now_ns() : -1;
         tick.Cancel();
         refill.Cancel();
-        for (size_t k = 0; k < streams.size(); k++)
+        for (size_t k = 0; cfg.count == 0 && k < streams.size(); k++)
         {
             Sample(k);
         }
@@ -714,7 +826,13 @@ struct Sender
         }
         j << "], \"profile\": " << (cfg.profile.empty() ? "null" : "true")
           << ", \"enforce\": \"" << cfg.enforce
-          << "\", \"messages\": null, \"rtt_ns\": null, \"cpu\": null, \"ok\": "
+          << "\", \"messages\": " << (cfg.count > 0 ? std::to_string(answered) : "null")
+          << ", \"rtt_ns\": "
+          << (answered > 0 ? "{\"min\": " + std::to_string(rtt_min) + ", \"mean\": " +
+                                 std::to_string((int64_t)(rtt_sum / answered)) +
+                                 ", \"max\": " + std::to_string(rtt_max) + "}"
+                           : std::string("null"))
+          << ", \"cpu\": null, \"ok\": "
           << (error.empty() ? "true" : "false")
           << ", \"error\": " << (error.empty() ? "null" : "\"" + error + "\"") << "}\n";
         if (on_done)
@@ -842,6 +960,24 @@ main(int argc, char** argv)
                     t.profile.push_back({std::stoll(step.substr(0, c)),
                                          std::stoll(step.substr(c + 1))});
                 }
+            }
+            tcps.push_back(t);
+        }
+        else if (kind == "pingpong")
+        {
+            TcpCfg t;
+            std::string rate, buf;
+            int wait = 1;
+            ls >> t.id >> t.src >> t.dst >> t.dst_addr >> t.port >> t.at_us >> t.size >>
+                t.reply >> t.count >> t.cc >> rate >> buf >> wait;
+            t.volume = t.size * t.count;
+            t.enforce = "pacing";
+            t.wait = wait != 0;
+            t.rate_bps = std::max<int64_t>(0, num(rate));
+            t.buffer = num(buf);
+            if (t.size <= 0 || t.reply <= 0 || t.count <= 0)
+            {
+                die("pingpong " + t.id + ": size, reply and count must be positive");
             }
             tcps.push_back(t);
         }
@@ -1056,14 +1192,15 @@ main(int argc, char** argv)
         r->log << "t_ns,bytes,streams_open\n";
         std::function<void()> done_cb = counted(t.wait) ? one_done : std::function<void()>();
         r->on_done = done_cb;
-        r->Start(nodes[t.dst]);
+        r->Start(nodes[t.dst], mss);
         auto s = std::make_unique<Sender>();
         s->cfg = t;
         s->interval_ns = interval_us * 1000;
         s->log.open(g_out + "/nodes/" + t.src + "/" + t.id + ".send.csv");
-        s->log << "t_ns,stream,bytes_acked,bytes_sent,cwnd,ssthresh,rtt_us,rttvar_us,"
-                  "total_retrans,pacing_rate_bps,delivery_rate_bps,snd_mss,unacked,state,"
-                  "ca_state\n";
+        s->log << (t.count > 0 ? "msg,t_send_ns,t_recv_ns\n"
+                               : "t_ns,stream,bytes_acked,bytes_sent,cwnd,ssthresh,rtt_us,"
+                                 "rttvar_us,total_retrans,pacing_rate_bps,delivery_rate_bps,"
+                                 "snd_mss,unacked,state,ca_state\n");
         s->on_done = done_cb;
         Ptr<Node> src = nodes[t.src];
         Ptr<TcpL4Protocol> tcp = src->GetObject<TcpL4Protocol>();

@@ -178,3 +178,46 @@ def test_ctrl_c_during_a_simulation_stops_it_and_resume_runs_that_repetition_aga
     from itb import rundir
 
     assert rundir.repetitions_done(run, 1) == set()  # resume runs it again
+
+
+PINGPONG = (
+    SCENARIO.split("[[transfer]]")[0].replace("repetitions = 2", "repetitions = 1")
+    + """
+[[pingpong]]
+id = "pa"
+src = "l1"
+dst = "r1"
+at = "1s"
+count = 20
+size = "1448B"
+reply_size = "2896B"
+cc = "cubic"
+"""
+)
+
+
+def test_a_ping_pong_answers_each_message_before_the_next_one_is_written(tmp_path):
+    sc = tmp_path / "s.toml"
+    sc.write_text(PINGPONG)
+    run = tmp_path / "run"
+    res = itb("run", str(sc), "--backend", "sim", "--out", str(run))
+    assert res.returncode == 0, res.stderr + res.stdout
+    # one segment out, two back, on 10 Mbit/s of 1514-byte frames (1.2112 ms each) and a
+    # 20 ms round trip: at least 20 + 1.2112 + 2 · 1.2112 = 23.634 ms a message, and at
+    # most one more frame ahead of it (the ACK of the answer, 66 bytes: 0.0528 ms)
+    rows = pd.read_csv(run / "rep-001" / "nodes" / "l1" / "pa.send.csv")
+    assert list(rows["msg"]) == list(range(20))
+    rtt_ms = (rows["t_recv_ns"] - rows["t_send_ns"]) / 1e6
+    later = rtt_ms.iloc[1:]  # (the first follows the handshake's last ACK)
+    assert ((23.634 < later) & (later <= 23.687)).all() and rtt_ms[0] < 23.75, rtt_ms.tolist()
+    assert (rows["t_send_ns"].iloc[1:].values == rows["t_recv_ns"].iloc[:-1].values).all()
+    send = json.loads((run / "rep-001" / "nodes" / "l1" / "pa.send.json").read_text())
+    assert send["messages"] == 20 and send["ok"] and send["bytes"] == 20 * 1448
+    assert 23.634e6 < send["rtt_ns"]["min"] <= send["rtt_ns"]["max"] < 23.75e6
+    recv = json.loads((run / "rep-001" / "nodes" / "r1" / "pa.recv.json").read_text())
+    assert recv["messages"] == 20 and recv["bytes"] == 20 * 1448 and recv["ok"]
+    # the run's table: the ping-pong's 20 round trips from its first write (≥ 0.4727 s)
+    t = pd.read_parquet(run / "transfers.parquet")
+    (pa,) = t.itertuples()
+    assert pa.kind == "pingpong" and pa.ok, pa
+    assert abs(pa.completion_s - rtt_ms.sum() / 1e3) < 1e-4 and pa.completion_s > 0.4727, pa

@@ -50,3 +50,47 @@ def test_a_figure_that_fails_raises_its_error_in_the_caller(tmp_path, monkeypatc
     with pytest.raises(ValueError, match="queue_bytes"):
         draw_all([partial(_draw, tmp_path / "a.png"), _fails])
     assert parallel._JOBS == ()  # nothing kept for the next report
+
+
+def test_the_workers_die_with_the_process_that_forked_them(tmp_path):
+    # a report's drawing when its engine is SIGKILLed: no worker goes on drawing
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = f"""
+import os, time
+from functools import partial
+from itb.draw import parallel
+
+def slow(i):
+    open({str(tmp_path)!r} + f"/w{{i}}", "w").write(str(os.getpid()))
+    time.sleep(60)
+
+parallel._cores = lambda: 2
+parallel.draw_all([partial(slow, i) for i in range(2)])
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.glob("w*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        workers = [int(p.read_text()) for p in tmp_path.glob("w*")]
+        assert len(workers) == 2
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    deadline = time.monotonic() + 2
+    alive = workers
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.05)
+        alive = [w for w in workers if Path(f"/proc/{w}").exists() and not _zombie(w)]
+    assert alive == [], "workers outlived their parent"
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True

@@ -65,6 +65,31 @@ def test_the_lock_refuses_another_process_and_is_reentrant(state):
     assert not owner.held() and not (state / "owner.json").exists()
 
 
+def test_a_forked_child_does_not_keep_the_lock_once_its_parent_lets_go(state):
+    # a report's figures are drawn in forked processes: one still drawing when its engine
+    # is killed must not keep `itb clean` out (the lock goes with its owner)
+    import os
+    import signal
+
+    r, w = os.pipe()
+    with owner.exclusive("itb run"):
+        child = os.fork()
+        if child == 0:  # the forked child (past fork's hooks): says so, waits to be killed
+            os.write(w, b"x")
+            signal.pause()
+            os._exit(0)
+        assert os.read(r, 1) == b"x" and owner.held()
+    try:
+        # the child is alive, the parent let go: another command takes the lock
+        with owner.exclusive("itb clean"):
+            assert owner.held()
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        os.close(r)
+        os.close(w)
+
+
 def test_a_commit_marker_lists_files_and_catches_changes(tmp_path):
     rd = tmp_path / "rep-001"
     (rd / "nodes").mkdir(parents=True)

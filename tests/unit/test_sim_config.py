@@ -77,3 +77,22 @@ def test_a_sleep_command_is_a_timer_and_a_transfer_says_whether_it_is_awaited():
     for argv in (["sleep", "1", "2"], ["sleep", "inf"], ["sleep", "x"], ["/bin/sleep", "1"]):
         cmd = events({"command": [{"id": "c", "host": "l1", "at": "0s", "argv": argv}]})
         assert "only `sleep SECONDS`, a timer, is simulated" in config.unsupported(TOPO, cmd)
+
+
+def test_a_ping_pong_is_one_record_with_its_message_answer_and_count():
+    ev = events(
+        {"pingpong": [{"id": "pa", "src": "l2", "dst": "r2", "at": "1s", "count": 200,
+                       "size": "1MB", "reply_size": "2MB", "cc": "reno", "rate": "100Mbit"}]}
+    )  # fmt: skip
+    (pp,) = [x for x in config.config(TOPO, ev, 7, 60_000_000, 100_000, 1, 2).splitlines()
+             if x.startswith("pingpong ")]  # fmt: skip
+    # id, hosts, r2's address, the first port, 1 s, 1 MB answered by 2 MB, 200 times,
+    # reno, a 100 Mbit/s cap, the hosts' 16 MiB socket buffers, awaited
+    assert pp == (
+        "pingpong pa l2 r2 198.18.4.1 20001 1000000 1000000 2000000 200 reno 100000000 16777216 1"
+    )
+    # without reply_size, the message answers itself
+    ev = events({"pingpong": [{"id": "p", "src": "l1", "dst": "r1", "count": 3, "size": "10kB"}]})
+    (pp,) = [x for x in config.config(TOPO, ev, 7, 1, 1, 1, 1).splitlines()
+             if x.startswith("pingpong ")]  # fmt: skip
+    assert " 10000 10000 3 cubic - " in pp and config.unsupported(TOPO, ev) is None

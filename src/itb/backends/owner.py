@@ -117,6 +117,22 @@ class _Held:
 _held: dict[str, _Held] = {}
 
 
+def _forget_in_child() -> None:
+    """A forked child (a report's drawing worker) holds no prefix: its copies of the
+    lock's descriptor are closed, so the lock goes with its owner — a SIGKILLed engine
+    leaves no child that keeps `itb clean` out."""
+    for h in _held.values():
+        if h.fd is not None:
+            try:
+                os.close(h.fd)
+            except OSError:
+                pass
+    _held.clear()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def held() -> bool:
     """This process holds the lock of the current prefix."""
     h = _held.get(str(lock_path()))

@@ -1,6 +1,9 @@
 """A report's figures drawn side by side: each figure is independent of the others and
 matplotlib holds the interpreter while it draws, so they are drawn in forked processes
 (which inherit the tables already in memory: nothing is pickled but each figure's path).
+The workers die with the process that forked them (PR_SET_PDEATHSIG: a killed engine
+leaves none drawing) and hold none of its locks (itb.backends.owner closes its copies
+in every forked child).
 
 Drawn in this process instead: a single figure, a machine of one core, and a process that
 is itself a worker of a pool (a simulated sweep's cell: its pool already has a process
@@ -8,8 +11,10 @@ per core)."""
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -21,6 +26,16 @@ _JOBS: Sequence[Job] = ()  # what the forked workers draw, by index
 
 def _draw(i: int) -> Path | None:
     return _JOBS[i]()
+
+
+def _die_with(parent: int) -> None:
+    """A worker's start: SIGKILL when its parent dies; gone at once if it already has."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _cores() -> int:
@@ -39,7 +54,9 @@ def draw_all(jobs: Sequence[Job]) -> list[Path | None]:
     _JOBS = jobs  # set before the workers are forked (on the first submission)
     try:
         ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+        with ProcessPoolExecutor(
+            workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
+        ) as pool:
             return list(pool.map(_draw, range(len(jobs))))
     finally:
         _JOBS = ()

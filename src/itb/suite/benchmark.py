@@ -61,8 +61,6 @@ class BenchArgs:
             raise ScenarioError(
                 None, "--backend", "a simulation has no hosts: not with --inventory"
             )
-        if self.simulate and "PA" in self.apps:
-            raise ScenarioError(None, "--app", "PA (ping-pongs) is not simulated yet: --app BU")
         if self.simulate and "udt" in self.ccs:
             raise ScenarioError(None, "--cc", "UDT is not simulated")
         if (self.jobs > 1 or self.dask) and not self.simulate:

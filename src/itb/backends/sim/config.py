@@ -1,11 +1,12 @@
 """A repetition as itb-sim's configuration (native/sim/itb_sim.cc reads it): the topology's
 nodes and links with each direction's rate, delay, queue and loss, the transfers with
-their ports, volumes, congestion controls, caps and profiles, and the link changes. One
-record per line, fields separated by spaces, "-" for none.
+their ports, volumes, congestion controls, caps and profiles, the ping-pongs with their
+message, answer and count, and the link changes. One record per line, fields separated
+by spaces, "-" for none.
 
 What a simulation cannot run is refused before anything runs (`unsupported`), with the
 reason: commands (a program on a host; only `sleep SECONDS`, which only waits, is kept
-as a timer), UDT, ping-pongs and UDP streams (not modelled yet), per-pair extra RTTs,
+as a timer), UDT, UDP streams (not modelled yet), per-pair extra RTTs,
 links whose two directions have different delays, loss changes in `[[set]]`, IPv6-only
 testbeds.
 """
@@ -40,7 +41,7 @@ def unsupported(topo: Topology, events: list) -> str | None:
                 f"{e.id}: a command runs a program on a host, which a simulator has not "
                 "(only `sleep SECONDS`, a timer, is simulated)"
             )
-        if isinstance(e, (Pingpong, Udp)):
+        if isinstance(e, Udp):
             return f"{e.id}: {e.kind} events are not simulated yet"
         if isinstance(e, Transfer) and e.protocol == "udt":
             return f"{e.id}: UDT is not simulated"
@@ -111,6 +112,13 @@ def config(
                 f"tcp {e.id} {e.src} {e.dst} {topo.address(e.dst)} {port} {e.at_us} "
                 f"{e.volume} {e.streams} {e.cc} {e.rate_bps or '-'} {prof} {e.enforce} "
                 f"{e.pace_headroom} {e.socket_buffer_bytes or buffer} {int(e.wait)}"
+            )
+        elif isinstance(e, Pingpong):  # every message answered before the next is written
+            port += 1
+            lines.append(
+                f"pingpong {e.id} {e.src} {e.dst} {topo.address(e.dst)} {port} {e.at_us} "
+                f"{e.size} {e.reply_size or e.size} {e.count} {e.cc} {e.rate_bps or '-'} "
+                f"{buffer} 1"
             )
         elif isinstance(e, Command):  # a timer (`unsupported` lets no other through)
             lines.append(f"timer {e.id} {e.at_us} {sleep_us(e)} {int(e.wait)}")
