@@ -180,6 +180,36 @@ def test_ctrl_c_during_a_simulation_stops_it_and_resume_runs_that_repetition_aga
     assert rundir.repetitions_done(run, 1) == set()  # resume runs it again
 
 
+def test_a_simulator_dies_with_the_engine_that_runs_it(tmp_path):
+    # SIGKILL to the engine alone (not its group): its simulator does not go on alone
+    sc = tmp_path / "s.toml"
+    sc.write_text(SLOW)
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "itb.cli", "run", str(sc), "--backend", "sim", "--repeat", "1",
+         "--out", str(run)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    conf = run / "rep-001" / "sim.conf"
+    try:
+        for _ in range(3000):
+            if conf.exists():
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)
+        sims = subprocess.run(["pgrep", "-f", str(conf)], capture_output=True, text=True)
+        assert sims.stdout.split(), "no simulator ran"
+    finally:
+        proc.kill()
+        proc.wait()
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        if subprocess.run(["pgrep", "-f", str(conf)], capture_output=True).returncode == 1:
+            break
+        time.sleep(0.05)
+    assert subprocess.run(["pgrep", "-f", str(conf)], capture_output=True).returncode == 1
+
+
 PINGPONG = (
     SCENARIO.split("[[transfer]]")[0].replace("repetitions = 2", "repetitions = 1")
     + """

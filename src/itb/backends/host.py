@@ -110,7 +110,9 @@ def _check_argv(argv: Sequence[str]) -> list[str]:
     return out
 
 
-def _with_parent(argv: list[str]) -> list[str]:
+def with_parent(argv: list[str]) -> list[str]:
+    """The program killed (SIGKILL) when its parent dies: started through util-linux's
+    setpriv --pdeathsig (as it is, where setpriv is missing)."""
     setpriv = shutil.which("setpriv")
     return [setpriv, "--pdeathsig", "KILL", "--", *argv] if setpriv else argv
 
@@ -133,7 +135,7 @@ class NetnsHost:
             # A command this process waits for dies with it (util-linux's setpriv asks the
             # kernel for SIGKILL when its parent dies): a killed engine leaves no ping.
             p = subprocess.run(
-                _with_parent(full), capture_output=True, text=True, timeout=timeout, input=input
+                with_parent(full), capture_output=True, text=True, timeout=timeout, input=input
             )
         except subprocess.TimeoutExpired as e:
             raise CommandFailed(self.name, full, -1, f"timed out after {timeout}s") from e

@@ -133,6 +133,20 @@ def _forget_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_in_child)
 
 
+def die_with(parent: int) -> None:
+    """A forked worker's start (a report's drawing, a sweep's simulated cells): SIGKILL
+    when its parent dies (PR_SET_PDEATHSIG), gone at once if it already has. A pool's
+    worker would otherwise wait for work forever once its parent was killed."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
 def held() -> bool:
     """This process holds the lock of the current prefix."""
     h = _held.get(str(lock_path()))

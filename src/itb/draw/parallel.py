@@ -11,13 +11,13 @@ per core)."""
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
-import signal
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+
+from itb.backends import owner
 
 Job = Callable[[], Path | None]  # draws one figure; its PNG's path, None if nothing to draw
 
@@ -26,16 +26,6 @@ _JOBS: Sequence[Job] = ()  # what the forked workers draw, by index
 
 def _draw(i: int) -> Path | None:
     return _JOBS[i]()
-
-
-def _die_with(parent: int) -> None:
-    """A worker's start: SIGKILL when its parent dies; gone at once if it already has."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-    if os.getppid() != parent:
-        os._exit(1)
 
 
 def _cores() -> int:
@@ -55,7 +45,7 @@ def draw_all(jobs: Sequence[Job]) -> list[Path | None]:
     try:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(
-            workers, mp_context=ctx, initializer=_die_with, initargs=(os.getpid(),)
+            workers, mp_context=ctx, initializer=owner.die_with, initargs=(os.getpid(),)
         ) as pool:
             return list(pool.map(_draw, range(len(jobs))))
     finally:

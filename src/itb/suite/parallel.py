@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from itb import rundir
+from itb.backends import owner
 from itb.say import Say
 
 # set in a worker of this machine's pool once a repetition anywhere was interrupted (a
@@ -23,9 +24,10 @@ from itb.say import Say
 _STOP: Any = None
 
 
-def _worker(stop: Any) -> None:
+def _worker(stop: Any, parent: int) -> None:
     global _STOP
     _STOP = stop
+    owner.die_with(parent)  # a killed sweep leaves no worker (its simulator dies with it)
 
 
 def run_cell(scenario: str, run_dir: str, reps: Sequence[int], analyse) -> list[tuple]:
@@ -96,7 +98,7 @@ def _on_cores(jobs: int, args: list, say: Say) -> dict[str, list]:
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
     with ProcessPoolExecutor(
-        max_workers=max(1, jobs), mp_context=ctx, initializer=_worker, initargs=(stop,)
+        max_workers=max(1, jobs), mp_context=ctx, initializer=_worker, initargs=(stop, os.getpid())
     ) as pool:
         futures = {pool.submit(run_cell, *a): name for name, a in args}
         pending = set(futures)

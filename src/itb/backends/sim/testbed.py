@@ -15,7 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from itb.backends.host import Host
+from itb.backends.host import Host, with_parent
 from itb.backends.sim import config, driver
 from itb.backends.testbed import CcSupport, Emulator, Say, quiet
 from itb.errors import BackendError, PreflightError
@@ -199,7 +199,8 @@ def _run(argv: list[str], err: Path, stop: threading.Event | None = None) -> tup
     `stop` is set, the program is stopped (SIGTERM, then SIGKILL after 2 s)."""
     out = err.with_name(err.name + ".out")
     with open(err, "wb") as e, open(out, "wb") as o:
-        p = subprocess.Popen(argv, stdout=o, stderr=e)
+        # it dies with the process that runs it (a killed engine, a sweep's killed worker)
+        p = subprocess.Popen(with_parent(argv), stdout=o, stderr=e)
     asked = None
     while True:
         pid, status, usage = os.wait4(p.pid, os.WNOHANG)
