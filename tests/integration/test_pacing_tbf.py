@@ -23,12 +23,14 @@ def test_a_token_bucket_and_pacing_both_hold_a_hosts_two_flows_to_its_limit(engi
     assert res.returncode == 0, res.stderr + res.stdout
     cells = {c["mechanism"]: c for c in json.loads((out / "results.json").read_text())["cells"]}
     # ideal: 25 MB each at 50 Mbit/s of frames (4.18 s); unlimited, the two flows would
-    # share the 200 Mbit/s bottleneck and take half that: the limit binds them. (Below 1
-    # with the bucket when one flow gets ahead: it ends early, the other then has all of it.)
-    for mech in ("tbf", "pacing"):
+    # share the 200 Mbit/s bottleneck and take half that (slowdown 0.5): the limit binds
+    # them. Paced, each is held to its 50 Mbit/s. With the bucket they share 100 Mbit/s as
+    # their windows decide, and one that gets ahead ends early, the other then has all of
+    # it: at the extreme one after the other, (2.09 + 4.18) / 2 / 4.18 = 0.75 of the ideal.
+    for mech, low in (("tbf", 0.75), ("pacing", 0.9)):
         c = cells[mech]
         assert c["failed"] == 0 and c["repetitions"] == 1
-        assert 0.9 < c["slowdown"] < 1.15, (mech, c["slowdown"])
+        assert low < c["slowdown"] < 1.15, (mech, c["slowdown"])
         assert c["jain"] > 0.9, (mech, c["jain"])
     # the bucket's host: its egress shaped at 100 Mbit/s, the senders not paced
     resolved = json.loads(
