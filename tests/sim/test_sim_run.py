@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -151,10 +152,9 @@ SLOW = SCENARIO.replace('rate = "10Mbit"', 'rate = "1Gbit"').replace(
 SLOW = SLOW.replace('volume = "1MB"', 'volume = "400MB"').replace('cc = "cubic"', 'cc = "reno"')
 
 
-def test_ctrl_c_during_a_simulation_stops_it_and_resume_runs_that_repetition_again(tmp_path):
-    # one reno flow at 1 Gbit/s (its slow start's losses take ns-3 minutes to recover):
-    # Ctrl-C (SIGINT to the whole group, the simulator too) leaves the repetition
-    # interrupted — not failed, which a resume would keep — and no simulator behind
+def simulating(tmp_path) -> tuple[subprocess.Popen, Path, Path]:
+    """`itb run SLOW --backend sim` in a session of its own, once its simulator has run
+    for a second: (the engine, the run directory, the simulator's configuration)."""
     sc = tmp_path / "s.toml"
     sc.write_text(SLOW)
     run = tmp_path / "run"
@@ -169,6 +169,14 @@ def test_ctrl_c_during_a_simulation_stops_it_and_resume_runs_that_repetition_aga
             break
         time.sleep(0.1)
     time.sleep(1.0)
+    return proc, run, conf
+
+
+def test_ctrl_c_during_a_simulation_stops_it_and_resume_runs_that_repetition_again(tmp_path):
+    # one reno flow at 1 Gbit/s (its slow start's losses take ns-3 minutes to recover):
+    # Ctrl-C (SIGINT to the whole group, the simulator too) leaves the repetition
+    # interrupted — not failed, which a resume would keep — and no simulator behind
+    proc, run, _ = simulating(tmp_path)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -182,26 +190,13 @@ def test_ctrl_c_during_a_simulation_stops_it_and_resume_runs_that_repetition_aga
 
 def test_a_simulator_dies_with_the_engine_that_runs_it(tmp_path):
     # SIGKILL to the engine alone (not its group): its simulator does not go on alone
-    sc = tmp_path / "s.toml"
-    sc.write_text(SLOW)
-    run = tmp_path / "run"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "itb.cli", "run", str(sc), "--backend", "sim", "--repeat", "1",
-         "--out", str(run)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-    )  # fmt: skip
-    conf = run / "rep-001" / "sim.conf"
+    proc, _, conf = simulating(tmp_path)
     try:
-        for _ in range(3000):
-            if conf.exists():
-                break
-            time.sleep(0.1)
-        time.sleep(1.0)
         sims = subprocess.run(["pgrep", "-f", str(conf)], capture_output=True, text=True)
         assert sims.stdout.split(), "no simulator ran"
     finally:
         proc.kill()
-        proc.wait()
+        proc.communicate()
     deadline = time.monotonic() + 2
     while time.monotonic() < deadline:
         if subprocess.run(["pgrep", "-f", str(conf)], capture_output=True).returncode == 1:
