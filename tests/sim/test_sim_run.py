@@ -62,12 +62,18 @@ def itb(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     )
 
 
-def test_a_simulated_run_writes_the_run_directory_an_emulated_one_does(tmp_path):
+def simulated(tmp_path, scenario: str) -> Path:
+    """The scenario's run simulated (`itb run --backend sim`), ended well: its directory."""
     sc = tmp_path / "s.toml"
-    sc.write_text(SCENARIO)
+    sc.write_text(scenario)
     run = tmp_path / "run"
     res = itb("run", str(sc), "--backend", "sim", "--out", str(run))
     assert res.returncode == 0, res.stderr + res.stdout
+    return run
+
+
+def test_a_simulated_run_writes_the_run_directory_an_emulated_one_does(tmp_path):
+    run = simulated(tmp_path, SCENARIO)
     meta = json.loads((run / "meta.json").read_text())
     assert meta["backend"] == "sim" and meta["status"] == "complete"
     # Linux's own tcp_cubic.c and tcp_cong.c's Reno, run by ns-3's TCP
@@ -222,11 +228,7 @@ cc = "cubic"
 
 
 def test_a_ping_pong_answers_each_message_before_the_next_one_is_written(tmp_path):
-    sc = tmp_path / "s.toml"
-    sc.write_text(PINGPONG)
-    run = tmp_path / "run"
-    res = itb("run", str(sc), "--backend", "sim", "--out", str(run))
-    assert res.returncode == 0, res.stderr + res.stdout
+    run = simulated(tmp_path, PINGPONG)
     # one segment out, two back, on 10 Mbit/s of 1514-byte frames (1.2112 ms each) and a
     # 20 ms round trip: at least 20 + 1.2112 + 2 · 1.2112 = 23.634 ms a message, and at
     # most one more frame ahead of it (the ACK of the answer, 66 bytes: 0.0528 ms)

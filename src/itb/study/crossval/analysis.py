@@ -8,9 +8,9 @@ completion times, Jain's index of the transfers' mean goodputs (per repetition, 
 the run's metrics). Bounds (the issue's acceptance, docs/simulation.md): steady goodput
 ±2 %, single T ±5 %, multi T_mean ±10 % with overlapping 95 % intervals, Jain ±0.05,
 the CoV ratio in [0.5, 2]; the first loss is shown, not judged. A repetition during which
-the hypervisor took 5 % of the CPU time or more is left out and counted (`disturbed`). A cell of one of ns-3's
-own models is held to the same bounds against the emulated algorithm it models; the
-rankings are Linux's algorithms'."""
+the hypervisor took STEAL_WARN (5 %) of the CPU time or more is left out and counted
+(`disturbed`). A cell of one of ns-3's own models is held to the same bounds against the
+emulated algorithm it models; the rankings are Linux's algorithms'."""
 
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from itb.draw.page import figures, study_report
 from itb.draw.plot import plt, save_figure
+from itb.engine.steal import STEAL_WARN
 from itb.study.crossval.args import CrossvalArgs
 from itb.study.crossval.cells import CrossvalCell
 from itb.study.crossval.results import Results
@@ -40,4 +41,5 @@ def build(out: Path, index: SweepIndex[CrossvalCell], args: CrossvalArgs, res: R
     return study_report(
         __package__, out, index=index, args=args, res=res, figs=figs,
         value=value, verdict=verdict, difference=difference, cc_shown=cc_shown,
+        steal_warn=STEAL_WARN,
     )  # fmt: skip

@@ -3,6 +3,7 @@ with its bound and verdict, and the protocols' rankings."""
 
 from __future__ import annotations
 
+from itb.engine.steal import STEAL_WARN
 from itb.study.crossval.args import MODEL_OF, CrossvalArgs
 from itb.study.crossval.results import Comparison, Measure, Results
 from itb.study.registry import Line, Shown, Table
@@ -65,8 +66,9 @@ def tables(res: Outcome[Results], a: CrossvalArgs) -> list[Shown]:
         )
     for cell in res.results.cells:
         if cell.disturbed:
-            shown.append(Line(text=f"{cell.name}: {cell.disturbed} repetition(s) left out, "
-                          "the hypervisor took 5 % of the CPU time or more during them"))  # fmt: skip
+            shown.append(Line(text=f"{cell.name}: {cell.disturbed} repetition(s) left out, the "
+                          f"hypervisor took {STEAL_WARN:.0%} of the CPU time or more during "
+                          "them"))  # fmt: skip
     for c in res.results.comparisons:
         if c.cause:
             shown.append(Line(text=f"{c.scenario} {c.cc} {c.measure}: likely {c.cause}"))
