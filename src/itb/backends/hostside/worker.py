@@ -1,44 +1,20 @@
 """The worker of one node: NXE's "one worker per node".
 
-It runs on the node (inside its network namespace here; over SSH later), reads
-commands as JSON lines on stdin and answers with events as JSON lines on stdout:
+It runs on the node (inside its network namespace here, over SSH on a remote host),
+reads commands as JSON lines on stdin (spawn at a date, write, signal, cancel, clock,
+stop, quit) and answers with events as JSON lines on stdout (hello, dispatched or
+spawn_failed or cancelled, clock, ready, truncated, exited). docs/architecture.md ("The
+node worker") gives every field; the module's code is the reference.
 
-  → {"op": "spawn", "id", "at_ns", "argv", "stdout", "stderr", "stdin": bool, "ready": bool,
-     "ready_match": text, "output_limit_bytes": int}   (the last two optional)
-  → {"op": "write", "id", "data"}          text to a child's stdin (e.g. a rate change)
-  → {"op": "signal", "id", "signal"}       signal one child
-  → {"op": "cancel", "id"}                  its pending spawn cancelled, or SIGTERM
-  → {"op": "clock", "seq"}                 answered at once with the worker's clock
-  → {"op": "stop"}                          cancel pending spawns; SIGTERM every child,
-                                            SIGKILL after 2 s
-  → {"op": "quit"}                          stop, then exit (also on EOF of stdin)
-  ← {"ev": "hello", "pid", "t_ns"}
-  ← {"ev": "dispatched", "id", "at_ns", "t_ns", "spawned_ns", "pid"}   or "spawn_failed",
-                                            or "cancelled" (a stop came before its date)
-  ← {"ev": "clock", "seq", "t_ns"}         (NTP-style offset measurement by the engine)
-  ← {"ev": "ready", "id", "t_ns"}          the child printed a line "ready" (or, with
-                                            "ready_match", a line containing that text)
-  ← {"ev": "truncated", "id", "t_ns", "stream", "limit_bytes"}   what the child writes to
-                                            this stream is dropped from now on (once per
-                                            stream; "reason": its file cannot be written)
-  ← {"ev": "exited", "id", "t_ns", "rc", "stderr_tail"}   with a limit also
-                                            "dropped_bytes": {"stdout": n, "stderr": n}
-
-A child's stdout comes through a pipe, read in 64 KiB chunks into its file; the ready
-line is looked for on a line buffer of at most 4 KiB, until it was seen. With
-"output_limit_bytes" its stderr is piped too and the two streams share that budget: at
-most that many bytes reach the two files, the rest is read and dropped (the child is
-never blocked on a full pipe nor killed for it); "stderr_tail" is the end of what it
-wrote, kept or not. Without a limit its stderr goes straight to its file. The copying
-threads run under the normal scheduler: a flood of output must not take the dates' CPU.
-
-Dates are CLOCK_MONOTONIC nanoseconds of the node's own clock (one clock for all local
-namespaces; on a remote host the engine converts with the offset it measured). With
-`--record FILE` (remote hosts), the worker appends "PID START" of itself and of every
-child to FILE, so that `itb clean --inventory` can find them after a crash. The worker
-sleeps until a spawn's date, then spins the last 200 µs, and asks for real-time priority
-so that it wakes on time while transfers load the CPUs; children are spawned back under
-the normal scheduler. Standard library only: it starts once per node and must start fast.
+A child's stdout comes through a pipe into its file; with "output_limit_bytes" its stderr
+too, the two sharing that budget (the rest is read and dropped: the child is never
+blocked nor killed for it). Dates are CLOCK_MONOTONIC nanoseconds of the node's own clock.
+The worker sleeps until a spawn's date (a cancel or stop wakes it), spins the last 200 µs,
+and asks for real-time priority so that it wakes on time while transfers load the CPUs;
+children and the threads copying their output run under the normal scheduler. With
+`--record FILE` (remote hosts) it appends "PID START" of itself and of every child to
+FILE, for `itb clean --inventory`. Standard library only: it starts once per node and
+must start fast.
 """
 
 from __future__ import annotations
@@ -68,9 +44,10 @@ class Worker:
         self.lock = threading.Lock()
         self.children: dict[str, int] = {}
         self.stdins: dict[str, int] = {}
-        self.stopping = False
+        self.stopping = False  # the worker is exiting: no pending spawn starts
         self.cancelled: set[str] = set()  # ids whose pending spawn is not to start
         self.generation = 0  # bumped by "stop": spawns of an earlier generation are cancelled
+        self.changed = threading.Condition()  # notified on cancel and stop: pending spawns look
 
     def emit(self, **event) -> None:
         with self.lock:
@@ -91,12 +68,14 @@ class Worker:
         elif op in ("signal", "cancel"):
             if op == "cancel":
                 self.cancelled.add(cmd["id"])
+                self._wake_pending()
             if pid := self.children.get(cmd["id"]):
                 _kill(pid, int(cmd.get("signal", signal.SIGTERM)))
         elif op == "clock":
             self.emit(ev="clock", seq=cmd.get("seq"), t_ns=time.monotonic_ns())
         elif op == "stop":
             self.generation += 1
+            self._wake_pending()
             self.stop_all()
         elif op == "quit":
             return False
@@ -106,8 +85,16 @@ class Worker:
 
     def _spawn_at(self, cmd: dict, generation: int) -> None:
         at = int(cmd.get("at_ns") or 0)
-        sleep_until(at)
-        if self.stopping or generation != self.generation or cmd["id"] in self.cancelled:
+
+        def dropped() -> bool:
+            return self.stopping or generation != self.generation or cmd["id"] in self.cancelled
+
+        with self.changed:  # asleep until SPIN_NS before the date, or until cancelled
+            while not dropped() and (left := at - time.monotonic_ns()) > SPIN_NS:
+                self.changed.wait((left - SPIN_NS) / 1e9)
+        if not dropped():
+            sleep_until(at)  # the last SPIN_NS spun
+        if dropped():
             self.emit(ev="cancelled", id=cmd["id"], t_ns=time.monotonic_ns())
             return
         t = time.monotonic_ns()
@@ -158,6 +145,10 @@ class Worker:
 
         ready = ready if stream == "stdout" else None
         copy_stream(fd, cmd[stream], stream, output, ready, on_ready, on_drop)
+
+    def _wake_pending(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
 
     def stop_all(self, grace_s: float = STOP_GRACE_S) -> None:
         pids = list(self.children.values())
@@ -336,12 +327,9 @@ def _kill(pid: int, sig: int) -> None:
 
 
 def _tail(path: str | None, limit: int = 400) -> str:
-    if not path:
-        return ""
     try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - limit))
+        with open(path or "", "rb") as f:  # ("": no such file)
+            f.seek(max(0, os.fstat(f.fileno()).st_size - limit))
             return f.read().decode(errors="replace").strip()
     except OSError:
         return ""
@@ -354,11 +342,14 @@ def _record(pid: int) -> None:
     """Append "PID START" to the record file (remote hosts: for `itb clean --inventory`)."""
     if _RECORD is None:
         return
-    with contextlib.suppress(OSError, IndexError):
-        with open(f"/proc/{pid}/stat") as f:
-            start = f.read().rsplit(") ", 1)[1].split()[19]
-        with open(_RECORD, "a") as f:
-            f.write(f"{pid} {start}\n")
+    with contextlib.suppress(OSError, IndexError), open(_RECORD, "a") as f:
+        f.write(f"{pid} {_started(pid)}\n")
+
+
+def _started(pid: int) -> int:
+    """The process's start time (clock ticks after boot): with its PID, who it is."""
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(") ", 1)[1].split()[19])
 
 
 def kill_recorded(path: str) -> int:
@@ -373,11 +364,10 @@ def kill_recorded(path: str) -> int:
     for line in lines:
         try:
             pid, start = (int(x) for x in line.split())
-            with open(f"/proc/{pid}/stat") as f:
-                now = int(f.read().rsplit(") ", 1)[1].split()[19])
+            same = _started(pid) == start
         except (ValueError, OSError, IndexError):
             continue
-        if now != start or pid == me:
+        if not same or pid == me:
             continue
         hit = False
         for kill in (os.killpg, os.kill):
@@ -410,6 +400,7 @@ def main() -> int:
                 break
     finally:
         w.stopping = True
+        w._wake_pending()
         # Asked to quit: the children get their grace. EOF or SIGTERM: the engine is
         # gone, nobody will read their results; they die now.
         w.stop_all(grace_s=STOP_GRACE_S if quit_asked else 0.0)
