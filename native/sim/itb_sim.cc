@@ -41,6 +41,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -260,6 +261,11 @@ class ItbSocket : public TcpSocketBase
     uint32_t Mss() const
     {
         return m_tcb->m_segmentSize;
+    }
+
+    uint64_t Unsent() const // written and not yet sent (Linux's tcpi_notsent_bytes)
+    {
+        return m_txBuffer->SizeFromSequence(m_tcb->m_nextTxSequence);
     }
 
     std::string StateName() const
@@ -520,6 +526,8 @@ struct Sender
     int connected = 0, finished = 0;
     bool done = false, started = false, writes_keep_profile = false;
     std::vector<std::pair<int64_t, int64_t>> rate_changes;
+    int64_t in_force = 0; // the profile's rate the pacing follows now (bit/s, before headroom)
+    size_t applied = 0;   // the last profile step applied to the pacing
     std::string cc_in_use;
     EventId tick, refill;
     std::function<void()> on_done;
@@ -593,11 +601,17 @@ struct Sender
     void Go()
     {
         start_ns = sent_ns = now_ns();
+        in_force = cfg.profile.empty() ? 0 : cfg.profile[0].rate_bps;
         for (size_t k = 1; k < cfg.profile.size(); k++)
         {
             Simulator::Schedule(MicroSeconds(cfg.profile[k].t_us), &Sender::Step, this, k);
         }
         RefillAll();
+    }
+
+    int64_t Paced(int64_t bps) const // the profile's rate with the headroom, as flow's
+    {
+        return (int64_t)std::ceil(bps * (1 + cfg.headroom));
     }
 
     int64_t FirstCap() const
@@ -608,26 +622,77 @@ struct Sender
         }
         if (!cfg.profile.empty())
         {
-            return (int64_t)(cfg.profile[0].rate_bps * (1 + cfg.headroom));
+            return Paced(cfg.profile[0].rate_bps);
         }
         return cfg.rate_bps;
     }
 
+    // flow's timer thread: a step's rate at its date. With headroom (the writes keep the
+    // profile), a step down waits until what was written before its date has left at the
+    // pacing in force, at most until the next step (flow's backlog_sent)
     void Step(size_t k)
     {
         int64_t r = cfg.profile[k].rate_bps;
-        rate_changes.push_back({now_ns(), r});
-        if (cfg.enforce != "application" && r > 0) // a pause keeps the previous pacing
+        if (r == 0) // a pause keeps the previous pacing
+        {
+            rate_changes.push_back({now_ns(), 0});
+        }
+        else if (cfg.enforce != "application" && cfg.headroom > 0 && r < in_force)
+        {
+            BacklogSent(k);
+        }
+        else
+        {
+            Apply(k);
+        }
+        RefillAll();
+    }
+
+    void BacklogSent(size_t k)
+    {
+        if (done || applied > k)
+        {
+            return;
+        }
+        int64_t next = k + 1 < cfg.profile.size()
+                           ? start_ns + cfg.profile[k + 1].t_us * 1000
+                           : std::numeric_limits<int64_t>::max();
+        // bytes/s per socket, as flow's pacing_per_socket
+        auto per = [&](int64_t bps) { return std::max<int64_t>(Paced(bps) / 8 / cfg.streams, 1); };
+        uint64_t most = 0;
+        for (auto& st : streams)
+        {
+            most = std::max(most, st.s->Unsent());
+        }
+        int64_t now = now_ns();
+        if (most <= (uint64_t)(per(cfg.profile[k].rate_bps) / 500 + 2 * 1448) || now >= next)
+        {
+            Apply(k);
+            return;
+        }
+        int64_t wait = std::max<int64_t>(
+            (int64_t)std::ceil(most * 1e9 / (double)per(in_force)), 1000000);
+        Simulator::Schedule(NanoSeconds(std::min(wait, next - now)), &Sender::BacklogSent, this, k);
+    }
+
+    void Apply(size_t k)
+    {
+        if (applied > k) // a later step came first
+        {
+            return;
+        }
+        applied = k;
+        int64_t r = cfg.profile[k].rate_bps;
+        int64_t paced = Paced(r);
+        rate_changes.push_back({now_ns(), paced}); // as flow's: the rate its pacing follows
+        if (cfg.enforce != "application")
         {
             for (auto& st : streams)
             {
-                st.s->Cap((int64_t)(r * (1 + cfg.headroom)) / cfg.streams);
+                st.s->Cap(paced / cfg.streams);
             }
         }
-        for (auto& st : streams)
-        {
-            Room(st.s, 0);
-        }
+        in_force = r;
     }
 
     Stream* Find(Socket* s)

@@ -96,3 +96,54 @@ def test_a_transfer_follows_its_profile_at_the_bottleneck(engine_env, isolated, 
     # Completion measured from the first write to the last byte read: a sender that keeps
     # its profile is late only by what it cannot avoid (one-way delay, the step-ups).
     assert late_lo < tr["lateness_s"].iloc[0] < late_hi, tr[["completion_s", "lateness_s"]]
+
+
+BEHIND = """
+[testbed]
+name = "profile-behind"
+[dumbbell]
+pairs = 1
+[bottleneck]
+rate = "200Mbit"
+rtt = "20ms"
+
+[experiment]
+duration = "40s"
+
+[[transfer]]
+id = "p"
+src = "l1"
+dst = "r1"
+volume = "40000000B"
+cc = "cubic"
+profile = [[0, "150Mbit"], [2, "10Mbit"]]
+pace_headroom = 0.05
+
+[[set]]
+at = "0.5s"
+link = "rl-rr"
+rate = "50Mbit"
+
+[[set]]
+at = "2s"
+link = "rl-rr"
+rate = "200Mbit"
+"""
+
+
+def test_a_transfer_behind_its_profile_sends_its_backlog_before_a_step_down(engine_env, isolated):
+    # 2 s at 150 Mbit/s (37.5 MB), then 10 Mbit/s (2.5 MB in 2 s): 4 s at the profile's
+    # rates. The bottleneck drops to 50 Mbit/s (47.8 of payload) from 0.5 s to 2 s: by the
+    # step down the sender has sent about 9.4 + 9.0 MB, 19 MB behind. Sent at the new
+    # rate's pacing (10.5 Mbit/s) that backlog would take 14.6 s; sent at the pacing in
+    # force (157.5 Mbit/s) until gone, it takes 1 s, and the rest keeps the plan: the last
+    # byte arrives at the plan's end, 4 s, plus its one-way delay.
+    sc = isolated / "behind.toml"
+    sc.write_text(BEHIND)
+    run = isolated / "run"
+    res = itb("run", str(sc), "--out", str(run), env=engine_env, timeout=300)
+    assert res.returncode == 0, res.stderr + res.stdout
+    tr = pd.read_parquet(run / "transfers.parquet")
+    assert tr["ok"].all(), tr["error"].tolist()
+    assert tr["profile_s"].iloc[0] == pytest.approx(4.0)
+    assert tr["lateness_s"].iloc[0] < 0.5, tr[["completion_s", "lateness_s"]]

@@ -248,3 +248,17 @@ def test_a_ping_pong_answers_each_message_before_the_next_one_is_written(tmp_pat
     (pa,) = t.itertuples()
     assert pa.kind == "pingpong" and pa.ok, pa
     assert abs(pa.completion_s - rtt_ms.sum() / 1e3) < 1e-4 and pa.completion_s > 0.4727, pa
+
+
+def test_a_simulated_transfer_behind_its_profile_sends_its_backlog_before_a_step_down(tmp_path):
+    # the emulated test's scenario and hand-computed bound (tests/integration/test_profile.py):
+    # 19 MB behind at the step down, sent at the pacing in force, ends with its plan at 4 s
+    from tests.integration.test_profile import BEHIND
+
+    run = simulated(tmp_path, BEHIND)
+    tr = pd.read_parquet(run / "transfers.parquet")
+    assert tr["ok"].all() and tr["profile_s"].iloc[0] == pytest.approx(4.0)
+    assert tr["lateness_s"].iloc[0] < 0.5, tr[["completion_s", "lateness_s"]]
+    send = json.loads(next((run / "rep-001").rglob("p.send.json")).read_text())
+    ((at_ns, rate),) = send["rate_changes"]
+    assert rate == 10_500_000 and (at_ns - send["start_ns"]) / 1e9 > 2.5  # after its backlog

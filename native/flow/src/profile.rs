@@ -150,21 +150,71 @@ pub fn sleep_until(t_ns: u64, stopped: impl Fn() -> bool) -> bool {
 /// set before connect), recording each as [t_ns, bit/s] in `changes`. A pause (rate 0)
 /// leaves the pacing as it was: the writes hold the stream (`AppCap`), and the kernel,
 /// which cannot pace at 0, is not given a rate whose first packet would wait for ages.
-pub fn pace(profile: &Profile, start_ns: u64, streams: usize, stop: &AtomicBool, changes: &Arc<Mutex<Vec<[u64; 2]>>>) {
-    for &(at, rate) in profile.changes() {
-        if !sleep_until(start_ns + at, || stop.load(Ordering::Acquire) || signals::interrupted()) {
+/// With `catch_up` (the writes keep the profile, the pacing has headroom), a step down
+/// waits until what was written before its date has left at the rate in force, at most
+/// until the next step: a stream behind its profile would otherwise send that backlog
+/// at the headroom of the lower rate only (`backlog_sent`).
+pub fn pace(
+    profile: &Profile,
+    start_ns: u64,
+    streams: usize,
+    catch_up: bool,
+    stop: &AtomicBool,
+    changes: &Arc<Mutex<Vec<[u64; 2]>>>,
+) {
+    let stopped = || stop.load(Ordering::Acquire) || signals::interrupted();
+    let mut in_force = profile.first_rate();
+    for (k, &(at, rate)) in profile.changes().iter().enumerate() {
+        if !sleep_until(start_ns + at, stopped) {
             return;
         }
         if rate == 0 {
             changes.lock().unwrap().push([now_ns(), 0]);
             continue;
         }
+        if catch_up && rate < in_force {
+            let next = profile.changes().get(k + 1).map_or(u64::MAX, |s| start_ns + s.0);
+            let (old, new) = (pacing_per_socket(in_force, streams), pacing_per_socket(rate, streams));
+            if !backlog_sent(old, new, next, &stopped) {
+                return;
+            }
+        }
         let per = pacing_per_socket(rate, streams);
         signals::for_each(|fd| {
             let _ = net::set_pacing(fd, per);
         });
         changes.lock().unwrap().push([now_ns(), rate]);
+        in_force = rate;
     }
+}
+
+/// Wait, at the pacing in force (`old` bytes/s per socket), until no live socket holds
+/// more unsent bytes (tcpi_notsent_bytes) than 2 ms of the next rate (`new`, what its
+/// writes add meanwhile) and two segments, or until `next` (ns): re-read after the time
+/// the most unsent bytes take at `old` (at least 1 ms; the writes refill the socket while
+/// the application is still behind). False if stopped.
+fn backlog_sent(old: u64, new: u64, next: u64, stopped: &impl Fn() -> bool) -> bool {
+    let enough = new / 500 + 2 * 1448;
+    loop {
+        let mut most = 0u64;
+        signals::for_each(|fd| {
+            if let Ok(i) = crate::tcpinfo::TcpInfo::read(fd) {
+                most = most.max(i.notsent_bytes.unwrap_or(0) as u64);
+            }
+        });
+        let now = now_ns();
+        if most <= enough || now >= next {
+            return true;
+        }
+        if !sleep_until(now.saturating_add(drain_ns(most, old).max(1_000_000)).min(next), stopped) {
+            return false;
+        }
+    }
+}
+
+/// The time `bytes` take at `bytes_per_s` (ns, rounded up).
+pub fn drain_ns(bytes: u64, bytes_per_s: u64) -> u64 {
+    (bytes as u128 * 1_000_000_000).div_ceil(bytes_per_s.max(1) as u128).min(u64::MAX as u128) as u64
 }
 
 /// What a stream needs to keep an application cap: the profile, its start, and how
@@ -198,6 +248,15 @@ pub fn app_chunk(rate_bps: u64, streams: usize, write_size: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn draining_takes_the_bytes_over_the_rate_rounded_up() {
+        // 582 000 bytes at 466 Mbit/s (58 250 000 bytes/s): 9 991 416.3 ns, rounded up
+        assert_eq!(drain_ns(582_000, 58_250_000), 9_991_417);
+        assert_eq!(drain_ns(1, 3), 333_333_334);
+        assert_eq!(drain_ns(0, 58_250_000), 0);
+        assert_eq!(drain_ns(10, 0), 10_000_000_000); // (a rate of 0 counts as 1 byte/s)
+    }
 
     #[test]
     fn parse_and_refuse() {

@@ -25,6 +25,7 @@ const TOTAL_RETRANS: usize = 100;
 const PACING_RATE: usize = 104;
 const BYTES_ACKED: usize = 120;
 const SEGS_OUT: usize = 136;
+const NOTSENT_BYTES: usize = 144;
 const DATA_SEGS_OUT: usize = 156;
 const DELIVERY_RATE: usize = 160;
 const BYTES_SENT: usize = 200;
@@ -65,6 +66,8 @@ pub struct TcpInfo {
     pub segs_out: u32,
     /// Of those, segments carrying data (tcpi_data_segs_out).
     pub data_segs_out: u32,
+    /// Bytes written and not yet sent (tcpi_notsent_bytes, Linux ≥ 4.6).
+    pub notsent_bytes: Option<u32>,
 }
 
 fn u32_at(b: &[u8], off: usize) -> u32 {
@@ -96,6 +99,7 @@ impl TcpInfo {
             options: b.get(OPTIONS).copied().unwrap_or(0),
             segs_out: u32_at(b, SEGS_OUT),
             data_segs_out: u32_at(b, DATA_SEGS_OUT),
+            notsent_bytes: b.get(NOTSENT_BYTES..NOTSENT_BYTES + 4).map(|_| u32_at(b, NOTSENT_BYTES)),
         }
     }
 
