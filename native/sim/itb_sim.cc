@@ -75,6 +75,8 @@ die(const std::string& why)
 
 static Ptr<TcpCongestionOps> make_cc(const std::string& name);
 
+#include "udp.h"
+
 // --- the configuration ------------------------------------------------------------
 
 struct Dir
@@ -973,6 +975,7 @@ main(int argc, char** argv)
     std::vector<TcpCfg> tcps;
     std::vector<SetCfg> sets;
     std::vector<TimerCfg> timers;
+    std::vector<UdpCfg> udps;
     std::string line;
     while (std::getline(in, line))
     {
@@ -1045,6 +1048,21 @@ main(int argc, char** argv)
                 die("pingpong " + t.id + ": size, reply and count must be positive");
             }
             tcps.push_back(t);
+        }
+        else if (kind == "udp")
+        {
+            UdpCfg u;
+            std::string arrivals;
+            int wait = 1;
+            ls >> u.id >> u.src >> u.dst >> u.dst_addr >> u.port >> u.at_us >> u.rate_bps >>
+                u.duration_us >> u.size >> arrivals >> u.seed >> wait >> u.drain_us;
+            u.poisson = arrivals == "poisson";
+            u.wait = wait != 0;
+            if (u.rate_bps <= 0 || u.size == 0 || u.duration_us < 0)
+            {
+                die("udp " + u.id + ": rate, size and duration must be positive");
+            }
+            udps.push_back(u);
         }
         else if (kind == "timer")
         {
@@ -1215,7 +1233,8 @@ main(int argc, char** argv)
     // transfers (a sender and a receiver each) and timers are done, the others stopped
     // then; with none awaited, after every transfer.
     bool awaited_only = std::any_of(tcps.begin(), tcps.end(), [](auto& t) { return t.wait; }) ||
-                        std::any_of(timers.begin(), timers.end(), [](auto& t) { return t.wait; });
+                        std::any_of(timers.begin(), timers.end(), [](auto& t) { return t.wait; }) ||
+                        std::any_of(udps.begin(), udps.end(), [](auto& u) { return u.wait; });
     auto counted = [&](bool wait) { return wait || !awaited_only; };
     int pending = 0;
     for (auto& t : tcps)
@@ -1225,6 +1244,10 @@ main(int argc, char** argv)
     for (auto& t : timers)
     {
         pending += t.wait ? 1 : 0;
+    }
+    for (auto& u : udps)
+    {
+        pending += counted(u.wait) ? 2 : 0;
     }
     int64_t last_end = 0;
     auto one_done = [&]() {
@@ -1275,6 +1298,28 @@ main(int argc, char** argv)
         receivers.push_back(std::move(r));
         senders.push_back(std::move(s));
     }
+    // UDP streams: the receiver listens from the start (the engine's prelude) until its
+    // drain time after the sender's end; the sender sends from its date
+    std::vector<std::unique_ptr<UdpFlow>> udp_flows;
+    for (auto& u : udps)
+    {
+        if (!nodes.count(u.src) || !nodes.count(u.dst))
+        {
+            die("udp " + u.id + " between unknown nodes");
+        }
+        fs::create_directories(g_out + "/nodes/" + u.dst);
+        fs::create_directories(g_out + "/nodes/" + u.src);
+        auto f = std::make_unique<UdpFlow>();
+        f->cfg = u;
+        f->interval_ns = interval_us * 1000;
+        f->recv_end_ns = g_base_ns + (u.at_us + u.duration_us + u.drain_us) * 1000;
+        f->on_done = counted(u.wait) ? one_done : std::function<void()>();
+        f->Listen(nodes[u.dst], g_out);
+        UdpFlow* fp = f.get();
+        Ptr<Node> src = nodes[u.src];
+        Simulator::Schedule(MicroSeconds(u.at_us), [fp, src]() { fp->Start(src); });
+        udp_flows.push_back(std::move(f));
+    }
     Simulator::Stop(MicroSeconds(duration_us)); // the timeline's end, whatever runs
     Simulator::Run();
     for (auto& r : receivers)
@@ -1287,6 +1332,15 @@ main(int argc, char** argv)
         {
             s->Finish("the timeline ended before the transfer did");
         }
+    }
+    for (auto& f : udp_flows) // (flow's, stopped: interrupted)
+    {
+        std::string why = f->cfg.wait ? "the timeline ended before the stream did" : "interrupted";
+        if (f->send_start >= 0)
+        {
+            f->SendFinish(why);
+        }
+        f->RecvFinish(why);
     }
     for (auto& d : dir_logs)
     {

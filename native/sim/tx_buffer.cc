@@ -53,9 +53,12 @@ TcpTxBuffer::NextSeg(SequenceNumber32* seq, SequenceNumber32* seqHigh, bool isRe
         return false; // no unsent data; rule 3 is for recovery; rule 4 is not taken
     }
     uint32_t rwnd = m_rWndCallback();
-    if (m_sentSize > rwnd)
+    if (m_sentSize >= rwnd)
     {
-        return false;
+        // the receiver's window is used up: ns-3's own answer (taking rule 2 here would
+        // return an empty range, which its SendDataPacket cannot send: a 10 Gbit/s flow
+        // crashed in TcpRateLinux::SkbSent on the null item)
+        return ns3s(this, seq, seqHigh, isRecovery);
     }
     *seq = next;
     *seqHigh = next + std::min<uint32_t>(m_segmentSize, rwnd - m_sentSize);

@@ -5,6 +5,7 @@ transfer with its port, cap and profile, each link change; and what a simulation
 from __future__ import annotations
 
 from itb.backends.sim import config
+from itb.engine import processes
 from itb.scenario import load_testbed
 from itb.scenario.scenario import timeline_on
 
@@ -96,3 +97,20 @@ def test_a_ping_pong_is_one_record_with_its_message_answer_and_count():
     (pp,) = [x for x in config.config(TOPO, ev, 7, 1, 1, 1, 1).splitlines()
              if x.startswith("pingpong ")]  # fmt: skip
     assert " 10000 10000 3 cubic - " in pp and config.unsupported(TOPO, ev) is None
+
+
+def test_a_udp_stream_is_one_record_with_its_rate_size_arrivals_and_drain():
+    ev = events(
+        {"udp": [{"id": "u", "src": "l2", "dst": "r2", "at": "2s", "rate": "50Mbit",
+                  "duration": "3s", "size": 1000, "arrivals": "poisson", "wait": False}]}
+    )  # fmt: skip
+    assert config.unsupported(TOPO, ev) is None
+    (u,) = [x for x in config.config(TOPO, ev, 7, 1, 1, 1, 1).splitlines() if x.startswith("udp ")]
+    seed = ev[0].seed
+    # id, hosts, r2's address, the first port, 2 s, 50 Mbit/s of payload for 3 s in
+    # 1000-byte datagrams, Poisson with its seed, not awaited, the receiver's second of drain
+    assert (
+        u == f"udp u l2 r2 198.18.4.1 20001 2000000 50000000 3000000 1000 poisson {seed} 0 1000000"
+    )
+    # the receiver drains as long as the engine's does
+    assert config.UDP_DRAIN_US == processes.UDP_DRAIN_S * 1e6

@@ -6,7 +6,7 @@ by spaces, "-" for none.
 
 What a simulation cannot run is refused before anything runs (`unsupported`), with the
 reason: commands (a program on a host; only `sleep SECONDS`, which only waits, is kept
-as a timer), UDT, UDP streams (not modelled yet), per-pair extra RTTs,
+as a timer), UDT, per-pair extra RTTs,
 links whose two directions have different delays, loss changes in `[[set]]`, IPv6-only
 testbeds.
 """
@@ -20,6 +20,9 @@ from itb.scenario.experiment.events import Command, Pingpong, SetLink, Transfer,
 from itb.scenario.testbed.model import Direction, Topology
 
 BASE_PORT = 20000
+# a UDP receiver listens until this long after its sender's end, as the engine's
+# (itb.engine.processes.UDP_DRAIN_S; tests/unit/test_sim_config.py holds them equal)
+UDP_DRAIN_US = 1_000_000
 
 
 def unsupported(topo: Topology, events: list) -> str | None:
@@ -41,8 +44,6 @@ def unsupported(topo: Topology, events: list) -> str | None:
                 f"{e.id}: a command runs a program on a host, which a simulator has not "
                 "(only `sleep SECONDS`, a timer, is simulated)"
             )
-        if isinstance(e, Udp):
-            return f"{e.id}: {e.kind} events are not simulated yet"
         if isinstance(e, Transfer) and e.protocol == "udt":
             return f"{e.id}: UDT is not simulated"
         if isinstance(e, Transfer) and (e.source_file or e.sink_file):
@@ -119,6 +120,13 @@ def config(
                 f"pingpong {e.id} {e.src} {e.dst} {topo.address(e.dst)} {port} {e.at_us} "
                 f"{e.size} {e.reply_size or e.size} {e.count} {e.cc} {e.rate_bps or '-'} "
                 f"{buffer} 1"
+            )
+        elif isinstance(e, Udp):  # flow udp-send / udp-recv (native/sim/udp.h)
+            port += 1
+            lines.append(
+                f"udp {e.id} {e.src} {e.dst} {topo.address(e.dst)} {port} {e.at_us} "
+                f"{e.rate_bps} {e.duration_us} {e.size} {e.arrivals} {e.seed} {int(e.wait)} "
+                f"{UDP_DRAIN_US}"
             )
         elif isinstance(e, Command):  # a timer (`unsupported` lets no other through)
             lines.append(f"timer {e.id} {e.at_us} {sleep_us(e)} {int(e.wait)}")

@@ -63,7 +63,8 @@ def program(linux_objects: list[Path]) -> Path:
     out = native.REPO / "build" / "native" / f"itb-sim-{v}"
     # (and the wheel's internet library, which itb-sim runs a copy of: itb.backends.sim.
     # libraries)
-    inputs = [SOURCE, ADAPTER, NEXTSEG, SOURCE.with_name("linux_cc.h"), *linux_objects,
+    inputs = [SOURCE, ADAPTER, NEXTSEG, SOURCE.with_name("linux_cc.h"), SOURCE.with_name("udp.h"),
+              *linux_objects,
               root / "lib64" / f"libns{v}-internet.so", Path(libraries.__file__)]  # fmt: skip
 
     def current() -> bool:
