@@ -360,7 +360,6 @@ fn bulk(
         if let (Some(p), true) = (&o.pace, go) {
             let (stop, t) = (&stop, t0.load(Ordering::Acquire));
             let catch_up = o.limit.as_ref().is_some_and(|(l, _)| l != p); // headroom
-
             let pacer = std::thread::Builder::new()
                 .name("flow-profile".into())
                 .spawn_scoped(sc, move || profile::pace(p, t, n, catch_up, stop, changes));

@@ -263,6 +263,7 @@ mod tests {
         b[OPTIONS] = TCPI_OPT_TIMESTAMPS | 2;
         put32(&mut b, SEGS_OUT, 700);
         put32(&mut b, DATA_SEGS_OUT, 693);
+        put32(&mut b, NOTSENT_BYTES, 65_160);
         b
     }
 
@@ -280,6 +281,7 @@ mod tests {
         assert_eq!(i.bytes_sent, Some(1_002_897));
         assert_eq!(i.bytes_retrans, Some(2_896));
         assert_eq!((i.options, i.segs_out, i.data_segs_out), (3, 700, 693));
+        assert_eq!(i.notsent_bytes, Some(65_160));
         assert_eq!((i.header_len(false), i.header_len(true)), (52, 72));
     }
 
@@ -292,8 +294,10 @@ mod tests {
         assert_eq!(i.delivery_rate, None);
         assert_eq!((i.bytes_sent, i.bytes_retrans), (None, None));
         assert_eq!(i.segs_out, 700);
+        assert_eq!(i.notsent_bytes, Some(65_160)); // at 144, within
         assert_eq!(i.data_segs_out, 0); // at 156, past the 152 bytes returned
         assert_eq!(sent_totals(&[i], false), None);
+        assert_eq!(TcpInfo::parse(&b[..144]).notsent_bytes, None);
         let i = TcpInfo::parse(&b[..50]);
         assert_eq!(i.snd_cwnd, 0);
         assert_eq!(i.pacing_rate, None);
