@@ -565,8 +565,12 @@ fn udp_constant_rate() {
     assert_eq!(h, "t_ns,bytes,datagrams");
     let n: u64 = rows.iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
     assert_eq!(n, 1000);
-    // Paced, not bursted: no 50 ms row holds much more than its 50 datagrams.
-    assert!(rows.iter().all(|r| r[2].parse::<u64>().unwrap() <= 60), "{rows:?}");
+    // Paced, not bursted: no 150 ms (three rows) holds much more than its 150 datagrams.
+    // (Three, not one: these tests may run at idle priority beside others, and a receiver
+    // that waited 50 ms for the CPU moves a row's datagrams into the next, as a CI run
+    // showed: 55, 37, 0, 107, 50; a sender that bursts puts hundreds into one.)
+    let per_row: Vec<u64> = rows.iter().map(|r| r[2].parse::<u64>().unwrap()).collect();
+    assert!(per_row.windows(3).all(|w| w.iter().sum::<u64>() <= 170), "{rows:?}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 
