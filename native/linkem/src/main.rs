@@ -1,36 +1,19 @@
 //! linkem: user-space bottleneck-link emulator (L2 bump in the wire).
 //! See docs/linkem.md for the model, config and log formats.
 
-mod chunk;
-mod config;
-mod delay;
-mod gso;
-mod logfile;
-mod logloss;
-mod logsink;
-mod loss;
-mod monitor;
-mod pairs;
-mod pipeline;
-mod pool;
-mod shaper;
-mod sock;
-#[cfg(test)]
-mod testfs;
-mod worker;
-
 use clap::Parser;
-use config::{Config, DirConfig, Update};
-use pairs::PairTable;
-use pipeline::Pipeline;
-use pool::Pool;
-use sock::{eventfd, eventfd_signal, now_ns, PacketSocket};
+use linkem::config::{Config, DirConfig, Update};
+use linkem::pairs::PairTable;
+use linkem::pipeline::Pipeline;
+use linkem::pool::Pool;
+use linkem::sock::{eventfd, eventfd_signal, now_ns, PacketSocket};
+use linkem::worker::{Ctl, Worker};
+use linkem::{emit, logfile, logsink, monitor};
 use std::io::BufRead;
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use worker::{Ctl, Worker};
 
 #[derive(Parser, Debug)]
 #[command(name = "linkem", version, about = "User-space link emulator for ITB")]
@@ -48,35 +31,6 @@ const DIRS: [&str; 2] = ["ab", "ba"];
 /// Rate assumed for sizing the pool of an unlimited direction.
 const UNLIMITED_SIZING_BPS: u64 = 20_000_000_000;
 const MIB: u64 = 1 << 20;
-
-/// Print one JSON event line on stdout, unbuffered (ignored if stdout is gone or its
-/// disk is full). A line cut by a failed write is ended before the next event, so the
-/// next one still starts a line of its own.
-pub fn emit(line: &str) {
-    static CUT: Mutex<bool> = Mutex::new(false);
-    let mut cut = CUT.lock().unwrap_or_else(|e| e.into_inner());
-    let mut buf = Vec::with_capacity(line.len() + 2);
-    if *cut {
-        buf.push(b'\n');
-    }
-    buf.extend_from_slice(line.as_bytes());
-    buf.push(b'\n');
-    let mut n = 0;
-    while n < buf.len() {
-        // SAFETY: writing initialised bytes of a live buffer to fd 1.
-        let r = unsafe { libc::write(1, buf[n..].as_ptr() as *const libc::c_void, buf.len() - n) };
-        if r > 0 {
-            n += r as usize;
-        } else if r < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        } else {
-            break;
-        }
-    }
-    if n > 0 {
-        *cut = n < buf.len();
-    }
-}
 
 /// Virtual size of a direction's packet pool. Only touched blocks become
 /// resident, so generous headroom costs address space, not memory.
