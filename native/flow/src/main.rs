@@ -18,21 +18,8 @@ use clap::error::ErrorKind;
 use clap::Parser;
 use cli::{Cli, Cmd};
 
-/// With `ITB_DIE_WITH_PARENT=<pid>` (set by ITB for what a run starts), the kernel
-/// sends SIGKILL when the parent dies; if the parent is already gone, exit at once.
-fn die_with_parent() {
-    let Some(ppid) = std::env::var("ITB_DIE_WITH_PARENT").ok().and_then(|v| v.parse::<i32>().ok()) else {
-        return;
-    };
-    // SAFETY: prctl with PR_SET_PDEATHSIG and a signal number; getppid has no arguments.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) };
-    if unsafe { libc::getppid() } != ppid {
-        std::process::exit(1);
-    }
-}
-
 fn main() {
-    die_with_parent();
+    itb_lifetime::die_with_parent();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) => {

@@ -691,3 +691,21 @@ fn bad_profiles_are_usage_errors() {
         assert!(err.contains(words), "{a:?}: {err}");
     }
 }
+
+#[test]
+fn a_flow_whose_parent_is_not_the_one_named_exits_at_once() {
+    // ITB names the engine's PID; a flow started by anyone else (its parent gone) must
+    // not run on: exit 1 before doing anything
+    let t0 = Instant::now();
+    let out = Command::new(FLOW)
+        .args(["recv", "--listen", "127.0.0.1:1", "--bytes", "1"])
+        .env("ITB_DIE_WITH_PARENT", "1") // init, never this test's process
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty() && t0.elapsed() < Duration::from_secs(2));
+    // its own parent named: it runs (here into a usage error: exit 2)
+    let me = std::process::id().to_string();
+    let out = Command::new(FLOW).arg("recv").env("ITB_DIE_WITH_PARENT", &me).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

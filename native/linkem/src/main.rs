@@ -230,21 +230,8 @@ fn run(cfg: Config) -> Result<(), String> {
     }
 }
 
-/// With `ITB_DIE_WITH_PARENT=<pid>` (set by ITB for what a run starts), the kernel
-/// sends SIGKILL when the parent dies; if the parent is already gone, exit at once.
-fn die_with_parent() {
-    let Some(ppid) = std::env::var("ITB_DIE_WITH_PARENT").ok().and_then(|v| v.parse::<i32>().ok()) else {
-        return;
-    };
-    // SAFETY: prctl with PR_SET_PDEATHSIG and a signal number; getppid has no arguments.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0) };
-    if unsafe { libc::getppid() } != ppid {
-        std::process::exit(1);
-    }
-}
-
 fn main() {
-    die_with_parent();
+    itb_lifetime::die_with_parent();
     let cli = Cli::parse();
     let res = match (&cli.config, &cli.check) {
         (_, Some(p)) => Config::load(p).map(|_| emit("{\"event\":\"config_ok\"}")),
