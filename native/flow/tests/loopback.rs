@@ -565,12 +565,18 @@ fn udp_constant_rate() {
     assert_eq!(h, "t_ns,bytes,datagrams");
     let n: u64 = rows.iter().map(|r| r[2].parse::<u64>().unwrap()).sum();
     assert_eq!(n, 1000);
-    // Paced, not bursted: no 150 ms (three rows) holds much more than its 150 datagrams.
-    // (Three, not one: these tests may run at idle priority beside others, and a receiver
-    // that waited 50 ms for the CPU moves a row's datagrams into the next, as a CI run
-    // showed: 55, 37, 0, 107, 50; a sender that bursts puts hundreds into one.)
+    // Paced, not bursted: from the first row that holds any, the datagrams received by
+    // the end of each 50 ms row are never ahead of the schedule (50 a row) by more than
+    // 15. A receiver that waited for the CPU (these tests may run at idle priority beside
+    // others) only falls behind and catches up (CI runs: 55, 37, 0, 107, 50 and 42, 32,
+    // 76); a sender that bursts is hundreds ahead.
     let per_row: Vec<u64> = rows.iter().map(|r| r[2].parse::<u64>().unwrap()).collect();
-    assert!(per_row.windows(3).all(|w| w.iter().sum::<u64>() <= 170), "{rows:?}");
+    let first = per_row.iter().position(|&x| x > 0).unwrap();
+    let mut got = 0;
+    for (k, x) in per_row[first..].iter().enumerate() {
+        got += x;
+        assert!(got <= 50 * (k as u64 + 1) + 15, "row {k}: {got} received; {rows:?}");
+    }
     std::fs::remove_dir_all(&d).unwrap();
 }
 
