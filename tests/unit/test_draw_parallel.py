@@ -28,7 +28,7 @@ def _fails() -> Path:
 
 
 def test_results_come_in_the_jobs_order_and_from_other_processes(tmp_path, monkeypatch):
-    monkeypatch.setattr(parallel, "_cores", lambda: 2)
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
     jobs = [partial(_draw, tmp_path / f"{i}.png") for i in range(5)] + [_nothing]
     got = draw_all(jobs)
     assert got == [tmp_path / f"{i}.png" for i in range(5)] + [None]
@@ -37,16 +37,16 @@ def test_results_come_in_the_jobs_order_and_from_other_processes(tmp_path, monke
 
 
 def test_one_core_or_one_figure_draws_in_this_process(tmp_path, monkeypatch):
-    monkeypatch.setattr(parallel, "_cores", lambda: 1)
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 1)
     (p,) = [x for x in draw_all([partial(_draw, tmp_path / "a.png")]) if x]
     assert int(p.read_text()) == os.getpid()
-    monkeypatch.setattr(parallel, "_cores", lambda: 8)
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 8)
     (p,) = draw_all([partial(_draw, tmp_path / "b.png")])
     assert p is not None and int(p.read_text()) == os.getpid()
 
 
 def test_a_figure_that_fails_raises_its_error_in_the_caller(tmp_path, monkeypatch):
-    monkeypatch.setattr(parallel, "_cores", lambda: 2)
+    monkeypatch.setattr(parallel, "usable_cores", lambda: 2)
     with pytest.raises(ValueError, match="queue_bytes"):
         draw_all([partial(_draw, tmp_path / "a.png"), _fails])
     assert parallel._JOBS == ()  # nothing kept for the next report
@@ -68,7 +68,7 @@ def slow(i):
     open({str(tmp_path)!r} + f"/w{{i}}", "w").write(str(os.getpid()))
     time.sleep(60)
 
-parallel._cores = lambda: 2
+parallel.usable_cores = lambda: 2
 parallel.draw_all([partial(slow, i) for i in range(2)])
 """
     proc = subprocess.Popen([sys.executable, "-c", script])

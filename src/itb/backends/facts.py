@@ -40,6 +40,15 @@ class HostFacts(TypedDict):
     congestion_controls: list[str]
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity; the machine's count where the
+    platform has none): how many simulations, or figures, run side by side."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def cpu() -> CpuFacts:
     model = "unknown"
     for line in Path("/proc/cpuinfo").read_text().splitlines():

@@ -18,6 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from itb.backends import owner
+from itb.backends.facts import usable_cores
 
 Job = Callable[[], Path | None]  # draws one figure; its PNG's path, None if nothing to draw
 
@@ -28,17 +29,10 @@ def _draw(i: int) -> Path | None:
     return _JOBS[i]()
 
 
-def _cores() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def draw_all(jobs: Sequence[Job]) -> list[Path | None]:
     """Every job's result, in order. A figure that fails raises its error here."""
     global _JOBS
-    workers = min(len(jobs), _cores())
+    workers = min(len(jobs), usable_cores())
     if workers < 2 or multiprocessing.parent_process() is not None:
         return [job() for job in jobs]
     _JOBS = jobs  # set before the workers are forked (on the first submission)

@@ -17,6 +17,7 @@ from typing import Any
 
 from itb import rundir
 from itb.backends import owner
+from itb.backends.facts import usable_cores
 from itb.say import Say
 
 # set in a worker of this machine's pool once a repetition anywhere was interrupted (a
@@ -56,7 +57,7 @@ def run_cell(scenario: str, run_dir: str, reps: Sequence[int], analyse) -> list[
 
 
 def jobs_default() -> int:
-    return len(os.sched_getaffinity(0))
+    return usable_cores()
 
 
 def run_cells(
