@@ -172,14 +172,13 @@ pub fn pace(
             changes.lock().unwrap().push([now_ns(), 0]);
             continue;
         }
+        let per = pacing_per_socket(rate, streams);
         if catch_up && rate < in_force {
             let next = profile.changes().get(k + 1).map_or(u64::MAX, |s| start_ns + s.0);
-            let (old, new) = (pacing_per_socket(in_force, streams), pacing_per_socket(rate, streams));
-            if !backlog_sent(old, new, next, &stopped) {
+            if !backlog_sent(pacing_per_socket(in_force, streams), per, next, &stopped) {
                 return;
             }
         }
-        let per = pacing_per_socket(rate, streams);
         signals::for_each(|fd| {
             let _ = net::set_pacing(fd, per);
         });
