@@ -1,6 +1,6 @@
 //! linkem as a library: the link model (`model`, I/O-free, under an injected clock), the
 //! I/O around it (`io`), its logs (`log`) and its configuration; `main.rs` is the
-//! program (docs/linkem.md). The modules are also re-exported flat (`linkem::shaper`),
+//! program (docs/linkem.md). The modules are also re-exported flat (`linkem::droptail`),
 //! the paths the model's stages use among themselves.
 
 pub mod config;
@@ -13,4 +13,4 @@ pub use io::{pool, sock, worker};
 #[cfg(test)]
 pub use log::testfs;
 pub use log::{logfile, logloss, logsink};
-pub use model::{chunk, delay, gso, loss, monitor, pairs, pipeline, shaper};
+pub use model::{chunk, delay, droptail, gso, loss, monitor, pairs, pipeline, queue, serialiser};

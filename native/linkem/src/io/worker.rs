@@ -7,6 +7,7 @@
 use crate::config::{DirConfig, Update};
 use crate::gso::{chunk_vnet, classify, forward_vnet, rewrite_headers, PktMeta, VnetHdr, GSO_NONE, MAX_HDR, VNET_HDR_LEN};
 use crate::pipeline::{ChunkRef, DirStats, Pipeline};
+use crate::queue::Queue;
 use crate::pool::{MmapArray, Pool, BLOCK, BLOCKS_PER_MAX, MAX_FRAME};
 use crate::sock::{eventfd_clear, now_ns, PacketSocket};
 use crate::logsink::LogSink;
@@ -231,10 +232,10 @@ impl Loop {
         }
         let now = now_ns();
         let w = &mut self.w;
-        w.pipe.mon.finalize(now, &w.pipe.shaper, &mut w.csv)?;
+        w.pipe.mon.finalize(now, w.pipe.queue.link(), &mut w.csv)?;
         // the interval holding the stop time, partially observed
         let end = w.pipe.mon.next_end();
-        w.pipe.mon.finalize(end, &w.pipe.shaper, &mut w.csv)?;
+        w.pipe.mon.finalize(end, w.pipe.queue.link(), &mut w.csv)?;
         w.csv.close();
         w.pipe.stats.socket_drops += w.rx.take_drops();
         Ok(w.pipe.stats)
@@ -309,7 +310,7 @@ impl Loop {
         let now = now_ns();
         let real_off = real_ns().wrapping_sub(now);
         let p = &mut self.w.pipe;
-        p.mon.finalize(now.saturating_sub(HOLD_NS), &p.shaper, &mut self.w.csv)?;
+        p.mon.finalize(now.saturating_sub(HOLD_NS), p.queue.link(), &mut self.w.csv)?;
         let floor = p.mon.open_start();
         for k in 0..RX_BATCH {
             let nb = b.nb[k];

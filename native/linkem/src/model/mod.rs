@@ -4,9 +4,11 @@
 
 pub mod chunk;
 pub mod delay;
+pub mod droptail;
 pub mod gso;
 pub mod loss;
 pub mod monitor;
 pub mod pairs;
 pub mod pipeline;
-pub mod shaper;
+pub mod queue;
+pub mod serialiser;

@@ -4,7 +4,7 @@
 //! in the future, so buckets are kept from the oldest open interval onwards;
 //! an interval is final (and written) once `now` has passed its end.
 
-use crate::shaper::Shaper;
+use crate::serialiser::Serialiser;
 use std::collections::VecDeque;
 use std::io::{self, Write};
 
@@ -20,7 +20,7 @@ pub struct Bucket {
     pub queue_max: u64,
     pub late: u64,
     pub max_lag_ns: u64,
-    /// Shaper's busy_until after the last arrival in this interval (0: none).
+    /// The link's busy_until after the last arrival in this interval (0: none).
     pub busy: u64,
 }
 
@@ -69,7 +69,7 @@ impl Monitor {
         self.bucket(t).drops_loss += n;
     }
 
-    /// After an arrival at t: backlog then, and the shaper's busy_until, so
+    /// After an arrival at t: backlog then, and the link's busy_until, so
     /// that the backlog at the interval's end can be computed later even if
     /// later arrivals were already processed.
     #[inline]
@@ -98,7 +98,7 @@ impl Monitor {
 
     /// Write every interval that ended at or before `now`. Arrivals after
     /// that must not be stamped earlier than `open_start()`.
-    pub fn finalize(&mut self, now: u64, shaper: &Shaper, w: &mut impl Write) -> io::Result<usize> {
+    pub fn finalize(&mut self, now: u64, link: &Serialiser, w: &mut impl Write) -> io::Result<usize> {
         let mut rows = 0;
         while self.next_end() <= now {
             let start = self.t0 + self.base * self.interval;
@@ -107,7 +107,7 @@ impl Monitor {
             if b.busy != 0 {
                 self.busy = b.busy;
             }
-            let q_end = shaper.backlog_for(self.busy, end);
+            let q_end = link.backlog_for(self.busy, end);
             let q_max = b.queue_max.max(self.prev_backlog).max(q_end);
             self.prev_backlog = q_end;
             writeln!(
@@ -146,7 +146,7 @@ mod tests {
     fn buckets_by_time_and_idle_rows() {
         let t0 = 1_000_000;
         let mut m = Monitor::new(t0, 1000);
-        let s = Shaper::new(None, None, None);
+        let s = Serialiser::new(None);
         let mut out = Vec::new();
         m.depart(t0 + 10, 100);
         m.depart(t0 + 999, 100);
@@ -170,16 +170,16 @@ mod tests {
     #[test]
     fn queue_columns() {
         // 1 Gbit/s: 12500 B take 100 us. Arrive at 10 us into interval 0.
-        let mut s = Shaper::new(Some(1_000_000_000), None, None);
+        let mut s = Serialiser::new(Some(1_000_000_000));
         let mut m = Monitor::new(0, 50_000);
         let mut out = Vec::new();
         for _ in 0..10 {
-            let d = s.offer(10_000, 1250).unwrap();
+            let d = s.serialise(10_000, 1250);
             m.depart(d, 1250);
         }
         m.arrived(10_000, s.backlog_bytes(10_000), s.busy_until());
-        // later arrivals already in the shaper do not change past rows
-        s.offer(190_000, 1250).unwrap();
+        // later arrivals already on the link do not change past rows
+        s.serialise(190_000, 1250);
         m.finalize(200_000, &s, &mut out).unwrap();
         let r = rows(&out);
         // interval 0 [0,50us): departures at 20, 30, 40 us; 7500 B left at 50 us

@@ -1,5 +1,6 @@
-//! One direction's stages without any I/O: loss -> shaper -> chunking ->
-//! delay line, plus monitoring. Time is passed in by the caller.
+//! One direction's stages without any I/O: loss -> queue (a discipline and the link's
+//! serialisation) -> chunking -> delay line, plus monitoring. Time is passed in by the
+//! caller; the queue discipline is a type parameter (drop-tail unless told).
 
 use crate::chunk::{max_segments, Chunk, Chunker};
 use crate::config::DirConfig;
@@ -8,7 +9,8 @@ use crate::gso::PktMeta;
 use crate::loss::Loss;
 use crate::monitor::Monitor;
 use crate::pairs::PairTable;
-use crate::shaper::Shaper;
+use crate::droptail::DropTail;
+use crate::queue::Queue;
 use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
@@ -44,9 +46,9 @@ pub struct ChunkRef {
     pub nseg: u32,
 }
 
-pub struct Pipeline {
+pub struct Pipeline<Q: Queue = DropTail> {
     pub loss: Loss,
-    pub shaper: Shaper,
+    pub queue: Q,
     pub delay: DelayLine<ChunkRef>,
     pub pairs: PairTable,
     pub mon: Monitor,
@@ -57,8 +59,26 @@ pub struct Pipeline {
     max_lag_ns: u64,
 }
 
-impl Pipeline {
+impl Pipeline<DropTail> {
     pub fn new(
+        d: &DirConfig,
+        pairs: PairTable,
+        seed: u64,
+        t0: u64,
+        interval_ns: u64,
+        chunk_ns: u64,
+        late_ns: u64,
+    ) -> Self {
+        let queue = DropTail::new(d.rate_bps, d.queue_bytes, d.queue_packets);
+        Pipeline::with_queue(queue, d, pairs, seed, t0, interval_ns, chunk_ns, late_ns)
+    }
+}
+
+impl<Q: Queue> Pipeline<Q> {
+    /// A pipeline whose queue is `queue` (built for `d`'s rate and limits).
+    #[allow(clippy::too_many_arguments)]
+    pub fn with_queue(
+        queue: Q,
         d: &DirConfig,
         pairs: PairTable,
         seed: u64,
@@ -70,7 +90,7 @@ impl Pipeline {
         let ncl = pairs.nclasses();
         Pipeline {
             loss: Loss::new(d.loss.clone(), seed),
-            shaper: Shaper::new(d.rate_bps, d.queue_bytes, d.queue_packets),
+            queue,
             delay: DelayLine::new(ncl, 1 << 16),
             pairs,
             mon: Monitor::new(t0, interval_ns),
@@ -90,10 +110,9 @@ impl Pipeline {
     /// Apply a (validated) runtime configuration to future arrivals.
     pub fn apply(&mut self, old: &DirConfig, new: &DirConfig) {
         if old.rate_bps != new.rate_bps {
-            self.shaper.set_rate(new.rate_bps);
+            self.queue.set_rate(new.rate_bps);
         }
-        self.shaper.set_queue_bytes(new.queue_bytes);
-        self.shaper.set_queue_packets(new.queue_packets);
+        self.queue.set_limits(new.queue_bytes, new.queue_packets);
         self.delay_ns = new.delay_us * 1000;
         if old.loss != new.loss {
             self.loss.set_config(new.loss.clone());
@@ -119,7 +138,7 @@ impl Pipeline {
         if m.nseg > 1 && !m.splittable {
             return self.arrive_whole(t, m, class, pkt);
         }
-        let max_seg = max_segments(self.chunk_ns, self.shaper.rate_bps(), m.full_seg_wire());
+        let max_seg = max_segments(self.chunk_ns, self.queue.link().rate_bps(), m.full_seg_wire());
         let mut ch = Chunker::new(max_seg);
         let lossy = !self.loss.is_none();
         let mut queued = 0;
@@ -129,7 +148,7 @@ impl Pipeline {
                 self.stats.drops_loss += 1;
                 self.mon.drop_loss(t, 1);
                 None
-            } else if let Some(d) = self.shaper.offer(t, wire) {
+            } else if let Some(d) = self.queue.enqueue(t, wire) {
                 self.mon.depart(d, wire);
                 Some(d)
             } else {
@@ -146,8 +165,8 @@ impl Pipeline {
             self.push_chunk(c, m, pkt, class);
             queued += 1;
         }
-        let b = self.shaper.backlog_bytes(t);
-        self.mon.arrived(t, b, self.shaper.busy_until());
+        let b = self.queue.bytes(t);
+        self.mon.arrived(t, b, self.queue.link().busy_until());
         queued
     }
 
@@ -161,7 +180,7 @@ impl Pipeline {
             self.mon.drop_loss(t, n);
             return 0;
         }
-        if !self.shaper.fits(t, m.wire_total(), n) {
+        if !self.queue.fits(t, m.wire_total(), n) {
             self.stats.drops_queue += n;
             self.mon.drop_queue(t, n);
             return 0;
@@ -169,12 +188,12 @@ impl Pipeline {
         let mut last = t;
         for i in 0..m.nseg {
             let wire = m.seg_wire(i);
-            last = self.shaper.admit(t, wire);
+            last = self.queue.admit(t, wire);
             self.mon.depart(last, wire);
         }
         self.push_chunk(Chunk { first: 0, nseg: m.nseg, last_departure: last }, m, pkt, class);
-        let b = self.shaper.backlog_bytes(t);
-        self.mon.arrived(t, b, self.shaper.busy_until());
+        let b = self.queue.bytes(t);
+        self.mon.arrived(t, b, self.queue.link().busy_until());
         1
     }
 
@@ -236,7 +255,7 @@ mod tests {
         let mut now = t0;
         let mut arrivals = vec![];
         while now < t0 + dur_ns + 1_000_000_000 {
-            p.mon.finalize(now, &p.shaper, &mut csv).unwrap();
+            p.mon.finalize(now, p.queue.link(), &mut csv).unwrap();
             while next_arrival <= now && next_arrival < t0 + dur_ns {
                 let m = metas[k % metas.len()];
                 p.arrive(now, &m, 0, k as u32);
