@@ -28,7 +28,8 @@ from itb.scenario.testbed.pathspec import path_spec
 
 RATES = ["100Mbit", "1Gbit", "10Gbit", "unlimited"]
 RTTS = ["0ms", "20ms", "200ms"]
-LADDER = ["1Gbit", "2.5Gbit", "5Gbit", "10Gbit"]
+LADDER = ["1Gbit", "2.5Gbit", "5Gbit", "10Gbit", "15Gbit", "20Gbit", "25Gbit", "30Gbit", "40Gbit"]
+LADDER_KEEP_GOING = "10Gbit"  # above this step the ladder stops at its first inaccurate one
 MIB = 1 << 20
 
 
@@ -45,9 +46,13 @@ class Row:
     rtt_err_pct: float | None
     retrans: int
     cpu_pct: float | None
-    late_pct: float | None  # share of segments released > 200 µs after their due time
+    late_pct: float | None  # data direction, after the ramp: share released > 200 µs late
     rss_mib: float | None
     bound_mib: float | None
+    # departure error of sampled data frames (kernel transmit stamp − schedule), µs
+    dep_p50_us: int | None = None
+    dep_p99_us: int | None = None
+    dep_samples: int | None = None
 
     @property
     def accurate(self) -> bool:
@@ -56,7 +61,16 @@ class Row:
             and self.share_pct >= 90.0
             and (self.peak_pct or 0) <= 100.5
             and (self.rtt_err_pct is None or abs(self.rtt_err_pct) <= 1.0)
+            and (self.late_pct or 0) <= 1.0
         )
+
+    @property
+    def tcp_max_pct(self) -> float | None:
+        """Goodput as a share of the most TCP can carry at the rate: payload (MTU − 52 B
+        of IP and TCP headers with timestamps) over the frame (MTU + 14 B of Ethernet)."""
+        if self.share_pct is None:
+            return None
+        return self.share_pct * (self.mtu + 14) / (self.mtu - 52)
 
 
 def reference(topo: Topology) -> Topology:
@@ -85,12 +99,16 @@ def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float, cc:
         cpu0, t0 = (procs.cpu_seconds(em.pid) if em else 0.0), time.monotonic_ns()
         res = probes.Iperf(src, sink, dst).run(["-C", cc], seconds, omit)
         t1, cpu1 = time.monotonic_ns(), (procs.cpu_seconds(em.pid) if em else 0.0)
-        peak = None
-        if em and spec.rate_bps:
+        peak = late = None
+        if em:
             rows = monitor.between(
                 monitor.direction_log(em.log_dir, spec.direction), t0 + omit * 1_000_000_000, t1
             )
-            peak = max(monitor.windowed_rates_bps(rows, 100_000_000), default=0.0)
+            # after the ramp, as the goodput: segments of the data direction released
+            # more than 200 µs after their time, over those that departed
+            late = 100 * sum(r.late_packets for r in rows) / max(1, sum(r.packets for r in rows))
+            if spec.rate_bps:
+                peak = max(monitor.windowed_rates_bps(rows, 100_000_000), default=0.0)
     finally:
         stats = local.down()
     goodput = res["end"]["sum_received"]["bits_per_second"]
@@ -116,16 +134,23 @@ def measure(topo: Topology, label: str, rate: str, rtt: str, seconds: float, cc:
         rtt_err_pct=100 * (median - configured_ms) / configured_ms if configured_ms else None,
         retrans=res["end"]["sum_sent"].get("retransmits", 0),
         cpu_pct=100 * (cpu1 - cpu0) / ((t1 - t0) / 1e9) if em else None,
-        late_pct=(
-            100
-            * sum(s[d]["late_packets"] for d in ("ab", "ba"))
-            / max(1, sum(s[d]["tx_segments"] for d in ("ab", "ba")))
-        )
-        if s
-        else None,
+        late_pct=late,
         rss_mib=rss,
         bound_mib=bound,
+        **departure(s, spec.direction),
     )
+
+
+def departure(stats: dict | None, direction: str) -> dict:
+    """The data direction's departure-error percentiles from linkem's stats."""
+    d = (stats or {}).get(direction, {}).get("departure_error") or {}
+    if not d.get("samples"):
+        return {}
+    return {
+        "dep_p50_us": d["abs_p50_us"],
+        "dep_p99_us": d["abs_p99_us"],
+        "dep_samples": d["samples"],
+    }
 
 
 def fmt(x, spec=".1f") -> str:
@@ -134,9 +159,9 @@ def fmt(x, spec=".1f") -> str:
 
 def print_header() -> None:
     head = (
-        f"{'path':<8}{'MTU':>5}{'rate':>10}{'RTT':>7}{'goodput':>10}{'%C':>7}{'peak%C':>8}"
+        f"{'path':<8}{'MTU':>5}{'rate':>10}{'RTT':>7}{'goodput':>10}{'%C':>7}{'%max':>7}{'peak%C':>8}"
         f"{'RTT ms':>9}{'RTT err%':>9}{'retx':>7}{'emu CPU%':>9}{'late%':>7}"
-        f"{'RSS MiB':>9}{'bound':>8}"
+        f"{'RSS MiB':>9}{'bound':>8}{'dep p50':>8}{'p99 µs':>8}"
     )
     print(head)
     print("-" * len(head))
@@ -144,10 +169,11 @@ def print_header() -> None:
 
 def print_row(r: Row) -> None:
     print(
-        f"{r.path:<8}{r.mtu:>5}{r.rate:>10}{r.rtt:>7}{r.goodput_mbps:>10.1f}{fmt(r.share_pct):>7}"
+        f"{r.path:<8}{r.mtu:>5}{r.rate:>10}{r.rtt:>7}{r.goodput_mbps:>10.1f}{fmt(r.share_pct):>7}{fmt(r.tcp_max_pct):>7}"
         f"{fmt(r.peak_pct):>8}{r.rtt_ms:>9.3f}{fmt(r.rtt_err_pct, '+.2f'):>9}"
         f"{r.retrans:>7}{fmt(r.cpu_pct, '.0f'):>9}{fmt(r.late_pct, '.2f'):>7}"
-        f"{fmt(r.rss_mib):>9}{fmt(r.bound_mib, '.0f'):>8}",
+        f"{fmt(r.rss_mib):>9}{fmt(r.bound_mib, '.0f'):>8}"
+        f"{fmt(r.dep_p50_us, 'd'):>8}{fmt(r.dep_p99_us, 'd'):>8}",
         flush=True,
     )
 
@@ -198,7 +224,10 @@ def main() -> int:
 
 def ladder(mtu: int, args) -> tuple[str | None, list[Row]]:
     """The highest rate of LADDER at 20 ms RTT that is still accurate, and the rows."""
-    print(f"\nladder at 20 ms RTT, MTU {mtu}: goodput ≥ 90 %, peak ≤ 100.5 %, RTT ±1 %")
+    print(
+        f"\nladder at 20 ms RTT, MTU {mtu}: goodput ≥ 90 %, peak ≤ 100.5 %, RTT ±1 %, "
+        "late ≤ 1 %; on above 10 Gbit/s until a step fails"
+    )
     print_header()
     best, rows = None, []
     for rate in LADDER:
@@ -210,6 +239,8 @@ def ladder(mtu: int, args) -> tuple[str | None, list[Row]]:
         print_row(r)
         if r.accurate:
             best = rate
+        elif LADDER.index(rate) > LADDER.index(LADDER_KEEP_GOING):
+            break
     return best, rows
 
 

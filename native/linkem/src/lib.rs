@@ -9,8 +9,8 @@ pub mod log;
 pub mod model;
 
 pub use io::events::emit;
-pub use io::{pool, sock, worker};
+pub use io::{pool, sock, txstamp, worker};
 #[cfg(test)]
 pub use log::testfs;
 pub use log::{logfile, logloss, logsink};
-pub use model::{chunk, delay, droptail, gso, loss, monitor, pairs, pipeline, queue, serialiser};
+pub use model::{chunk, delay, deperr, droptail, gso, loss, monitor, pairs, pipeline, queue, serialiser};

@@ -22,7 +22,8 @@ class UnitError(ValueError):
 
 
 RATE_MIN = 10_000_000  # 10 Mbit/s: the smallest link capacity ITB supports
-RATE_MAX = 10_000_000_000  # 10 Gbit/s: the largest
+RATE_MAX = 40_000_000_000  # 40 Gbit/s: the largest a scenario may ask for (calibration says
+# whether the testbed keeps it: docs/calibration.md)
 
 _NUMBER = re.compile(r"(?P<num>[0-9]+(?:\.[0-9]+)?)\s*(?P<unit>\S*)")
 

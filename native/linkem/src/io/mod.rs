@@ -4,4 +4,5 @@
 pub mod events;
 pub mod pool;
 pub mod sock;
+pub mod txstamp;
 pub mod worker;

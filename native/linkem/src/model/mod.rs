@@ -4,6 +4,7 @@
 
 pub mod chunk;
 pub mod delay;
+pub mod deperr;
 pub mod droptail;
 pub mod gso;
 pub mod loss;
