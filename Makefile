@@ -131,6 +131,7 @@ integration: setup
 
 bench: setup
 	$(PY) bench/emulator.py
+	$(PY) bench/frames.py
 	$(PY) bench/endpoint.py
 
 clean:

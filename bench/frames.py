@@ -221,7 +221,7 @@ def main() -> int:
     print(f"{args.size}-byte frames offered {offer} for {args.seconds:g} s; linkem: 10 ms, ")
     print(f"queue {QUEUE_S * 1000:g} ms at the rate; Mpps = 10⁶ frames/s")
     head = (
-        f"{'rate':>8}{'offered':>9}{'carried':>9}{'line':>8}{'drops q':>9}{'other':>7}"
+        f"{'rate':>8}{'offered':>9}{'carried':>9}{'line':>8}{'drops q':>9}{'other':>9}"
         f"{'late%':>7}{'emu CPU%':>9}{'dep p50':>8}{'p99 µs':>8}"
     )
     print(head + "\n" + "-" * len(head))
@@ -237,7 +237,7 @@ def main() -> int:
                 rows.append(r)
                 print(
                     f"{g + 'G':>8}{r.offered_mpps:>9.3f}{r.carried_mpps:>9.3f}"
-                    f"{r.line_mpps:>8.3f}{r.drops_queue:>9}{r.drops_other:>7}"
+                    f"{r.line_mpps:>8.3f}{r.drops_queue:>9}{r.drops_other:>9}"
                     f"{r.late_pct:>7.2f}{r.emu_cpu_pct:>9.0f}{fmt(r.dep_p50_us, 'd'):>8}"
                     f"{fmt(r.dep_p99_us, 'd'):>8}",
                     flush=True,
