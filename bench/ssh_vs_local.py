@@ -7,8 +7,12 @@ backend's 95 % interval, the fluid model's fair-share ideal, exact volumes and t
 SSH run's measured start skew (p99).
 
 Run as root from the repository: `.venv/bin/python bench/ssh_vs_local.py [--repeat N]
-[--scenario FILE] [--keep DIR]`. It brings a lab up under ITB_PREFIX=benchssh (control
-network --control-net, default 198.19.9) and down again.
+[--scenario FILE] [--lab-args "…"] [--keep DIR]`. It brings a lab up under
+ITB_PREFIX=benchssh (control network --control-net, default 198.19.9; `--lab-args`: more
+options of `itb lab up`, e.g. "--topology chain --links 3 --hosts 4" for
+scenarios/examples/chain-transfers.toml) and down again. Besides the mean of all
+transfers, each transfer id's mean completion time is compared (its SSH mean within the
+local 95 % interval or not).
 
 `--compare-bench SSH_DIR LOCAL_DIR` compares two benchmark directories instead (e.g.
 `itb bench --quick --capacity 1Gbit --inventory runs/lab/inventory.toml` against the
@@ -22,6 +26,7 @@ import argparse
 import json
 import math
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -57,7 +62,17 @@ def figures(run: Path) -> dict:
         "ideal_s": ideal,
         "vs_ideal_pct": 100 * (ct.mean() - ideal) / ideal if ideal else None,
         "skew": meta.get("dispatch", {}).get("start_skew", {}),
+        "by_id": {
+            str(k): (float(g.mean()), _half(g)) for k, g in fwd.groupby("transfer")["completion_s"]
+        },
     }
+
+
+def _half(ct: pd.Series) -> float:
+    """Half-width of the 95 % t interval of a mean (nan from one sample)."""
+    ct = ct.dropna()
+    n = len(ct)
+    return float(stats.t.ppf(0.975, n - 1) * ct.std(ddof=1) / math.sqrt(n)) if n > 1 else math.nan
 
 
 def _ideal(metrics: dict) -> float | None:
@@ -113,12 +128,22 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--scenario", default=str(REPO / "scenarios/nxe/fair-share-4x50M.toml"))
     ap.add_argument("--control-net", default="198.19.9")
+    ap.add_argument("--lab-args", default="", help="more options of `itb lab up`")
     ap.add_argument("--keep", help="keep the run directories here")
     a = ap.parse_args()
     work = Path(a.keep or tempfile.mkdtemp(prefix="itb-ssh-bench-"))
     env = {**os.environ, "ITB_PREFIX": "benchssh"}
     lab = work / "lab"
-    up = itb("lab", "up", "--dir", str(lab), "--control-net", a.control_net, env=env)
+    up = itb(
+        "lab",
+        "up",
+        "--dir",
+        str(lab),
+        "--control-net",
+        a.control_net,
+        *shlex.split(a.lab_args),
+        env=env,
+    )
     if up.returncode:
         print(up.stderr, file=sys.stderr)
         return 1
@@ -148,8 +173,19 @@ def main() -> int:
         print(
             f"{name}: {f['completed']}/{f['transfers']} transfers completed, exact volumes "
             f"{f['exact_volumes']}, mean completion {f['mean_s']:.3f} s "
-            f"(95 % interval ± {f['ci95_half_s']:.3f} s), fair-share ideal "
-            f"{f['ideal_s']} s → {f['vs_ideal_pct']:+.1f} %"
+            f"(95 % interval ± {f['ci95_half_s']:.3f} s)"
+            + (
+                f", fair-share ideal {f['ideal_s']:.3f} s → {f['vs_ideal_pct']:+.1f} %"
+                if f["ideal_s"]
+                else ""
+            )
+        )
+    for tid, (m_ssh, h_ssh) in sorted(s["by_id"].items()):
+        m_lo, h_lo = lo["by_id"].get(tid, (math.nan, math.nan))
+        print(
+            f"transfer {tid}: ssh {fmt(m_ssh, h_ssh)} s, local {fmt(m_lo, h_lo)} s, "
+            f"ssh mean within the local 95 % interval: {abs(m_ssh - m_lo) <= h_lo} "
+            f"(difference {100 * (m_ssh - m_lo) / m_lo:+.1f} %)"
         )
     sk = s["skew"]
     print(

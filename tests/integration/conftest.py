@@ -112,10 +112,11 @@ def ssh_env(prefix: str, state: Path) -> dict:
 
 
 @contextmanager
-def lab_up(d: Path, prefix: str, hosts: int, control_net: str):
-    """An SSH lab (`itb lab up`) in d/lab under `prefix`, on a control network of its own
-    (a lab the user has up, 198.19.1, is left alone); yields (inventory, env, the `lab
-    up` result). Afterwards its hosts are cleaned and it is taken down, pass or fail."""
+def lab_up(d: Path, prefix: str, hosts: int, control_net: str, *extra: str):
+    """An SSH lab (`itb lab up`, `extra`: more of its options) in d/lab under `prefix`, on
+    a control network of its own (a lab the user has up, 198.19.1, is left alone); yields
+    (inventory, env, the `lab up` result). Afterwards its hosts are cleaned and it is
+    taken down, pass or fail."""
     if os.geteuid() != 0 or not FLOW.exists() or not LINKEM.exists():
         pytest.skip("needs root and the native programs")
     if not Path("/usr/sbin/sshd").exists():
@@ -130,6 +131,7 @@ def lab_up(d: Path, prefix: str, hosts: int, control_net: str):
         str(d / "lab"),
         "--control-net",
         control_net,
+        *extra,
         env=env,
     )
     assert res.returncode == 0, res.stderr

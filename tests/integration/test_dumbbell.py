@@ -48,6 +48,14 @@ def test_up_measure_down(isolated):
     assert not local.owned_namespaces()
     s = stats[bottleneck["name"]]
     assert s["ab"]["tx_bytes"] > 40e6  # the transfer went through the emulator
+    # linkem timed its departures with the kernel's transmit stamps: one sample per
+    # 500 us at most (~5 s of transfer: ~10 000), all stamped, the median a few us at
+    # 100 Mbit/s (one segment per chunk); a stamp matched to the wrong frame or a clock
+    # mix-up would be milliseconds or seconds off
+    dep = s["ab"]["departure_error"]
+    assert 2_000 <= dep["samples"] <= 60_000, dep
+    assert dep["unstamped"] == 0 and dep["abs_p50_us"] <= 100, dep
+    assert -1_000_000 < dep["min_ns"] <= dep["max_ns"] < 1_000_000_000, dep
     assert not procs.pids_in(bottleneck["emulator"]["netns"])
 
 

@@ -255,7 +255,8 @@ def test_duplicate_host_names(tmp_path):
 def test_two_emulator_hosts(tmp_path):
     em2 = EM.replace('"em"', '"em2"').replace('"192.0.2.10"', '"192.0.2.20"')
     e = load_error(write(tmp_path, LEFT + EM + em2))
-    assert "at most one emulator host" in e.reason and e.field == "host 'em2'.role"
+    # both join left and right: a second path between two segments is an L2 loop
+    assert "L2 loop" in e.reason and e.field == "host 'em2'.emulator_ifaces"
 
 
 def test_source_key_is_not_accepted(tmp_path):

@@ -122,8 +122,9 @@ def test_too_few_hosts_of_a_side_is_bad_input_exit_2(topo, side, kw, have):
         place(topo, inventory(**kw))
     msg = str(info.value)
     assert msg.startswith(SRC + ": ")
-    assert f"4 {side} host(s) to place" in msg
-    assert f'has {have} free host(s) with role = "{side}"' in msg
+    # a left or right host's segment is its role
+    assert f"4 host(s) on segment '{side}'" in msg
+    assert f"has {have} free host(s) there" in msg
     assert info.value.exit_code == 2
 
 

@@ -11,7 +11,8 @@ from itb.cli.common import app, out, progress
 lab_app = typer.Typer(
     help="An SSH testbed on this one machine, to try the SSH backend: "
     "each host is a network namespace with its own OpenSSH server, the "
-    "left and right hosts are joined through an emulator host. See "
+    "left and right hosts are joined through an emulator host (or, with "
+    "--topology chain|star, several L2 segments through emulated links). See "
     "docs/ssh.md.",
     no_args_is_help=True,
 )
@@ -49,18 +50,36 @@ def up(
         "during a run), or directly (a real bottleneck: the "
         "scenario's is not applied; calibration measures it).",
     ),
+    topology: str = typer.Option(
+        "dumbbell",
+        "--topology",
+        help="dumbbell (left and right joined by one emulator host), chain (segments "
+        "s0 … sN in a row, each pair joined by an emulated link) or star (leaves b1 … bN, "
+        "each joined to a hub by an emulated link); a scenario's routers map onto the "
+        "segments and its emulated links onto the wires (docs/ssh.md, 'Topologies').",
+    ),
+    links: int | None = typer.Option(
+        None,
+        "--links",
+        help="Emulated links of a chain or star (default 3).",
+        show_default=False,
+    ),
+    emulators: int = typer.Option(
+        1, "--emulators", help="Emulator hosts sharing a chain's or star's links in turn."
+    ),
 ) -> None:
     """Start the lab and write its inventory (printed): pass it as --inventory to
     `itb run`, `itb bench`, `itb calibrate` and `itb clean`."""
     from itb.backends.ssh import lab
 
-    path = lab.up(hosts, d, progress, control_net, emulator)
+    n_links = links if links is not None else (1 if topology == "dumbbell" else 3)
+    path = lab.up(hosts, d, progress, control_net, emulator, topology, n_links, emulators)
     out.print(path.read_text(), markup=False, highlight=False)
-    out.print(
-        f"lab up: {hosts} end host(s)"
-        + (" + emulator host" if emulator else ", sides joined directly")
-        + f"; inventory: {path}"
-    )
+    if topology == "dumbbell":
+        shape = " + emulator host" if emulator else ", sides joined directly"
+    else:
+        shape = f" on a {topology} of {n_links} emulated link(s), {emulators} emulator host(s)"
+    out.print(f"lab up: {hosts} end host(s){shape}; inventory: {path}")
 
 
 @lab_app.command("down")

@@ -32,6 +32,7 @@ from itb.backends.ssh.hosts import (
 from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.itbdir import STATE_FILE
 from itb.backends.ssh.remote import WORKER_FILE, Remote, RemoteEmulator
+from itb.backends.ssh.segments import PlacedWire
 from itb.emulation import linkem, naming
 from itb.emulation.plan import socket_buffer_max, tbf_params
 from itb.errors import CommandFailed, PreflightError
@@ -79,9 +80,11 @@ class Setup:
                 f"host {r.name}: {r.dir} holds the state of {who} ({rec}); "
                 "`itb clean --inventory FILE` restores the host"
             )
-        ifaces = list(h.emulator_ifaces or ()) + ([h.data_iface] if h.data_iface else [])
+        ifaces = h.wire_ifaces + ([h.data_iface] if h.data_iface else [])
         for iface in ifaces:
-            field = "emulator_ifaces" if h.role == "emulator" else "data_iface"
+            field = (
+                ("wire" if h.wire else "emulator_ifaces") if h.role == "emulator" else "data_iface"
+            )
             root = r.run(["tc", "qdisc", "show", "dev", iface, "root"]).stdout.split()
             # a configured root qdisc has a handle; the kernel's default has "0:"
             if self.access_rate(r.name) and len(root) > 2 and root[2] != "0:":
@@ -105,7 +108,7 @@ class Setup:
             upload(r, Path(native.binary(name)), f"bin/{name}", mode=0o755)
         wanted = {}
         if h.role == "emulator":
-            for iface in self.inv.wire_ifaces(h.name):
+            for iface in h.wire_ifaces:
                 wanted[f"net.ipv6.conf.{iface}.disable_ipv6"] = "1"  # an L2 wire says nothing
         else:
             bufmax = socket_buffer_max(self.topology)
@@ -149,7 +152,7 @@ class Setup:
                     str(limit),
                 ]
             )
-        for iface in h.emulator_ifaces or ():
+        for iface in h.wire_ifaces:
             r.run(["ip", "link", "set", "dev", iface, "up"])
         if h.add_address:
             have = r.run(["ip", "-o", "addr", "show", "dev", h.data_iface]).stdout.split()
@@ -180,10 +183,9 @@ class Setup:
             say(f"registering ITB's eBPF {', '.join(names)} on host {host}")
             C.register(r, names, bpf_object, record, forget, upload)
 
-    def start_emulator(self, em: Remote, seed: int, say: Say) -> RemoteEmulator:
-        link = self.placement.link
-        assert link is not None
-        ifaces = self.inv.wire_ifaces(em.name)
+    def start_emulator(self, em: Remote, wire: PlacedWire, seed: int, say: Say) -> RemoteEmulator:
+        """linkem for one wire: its `ab` runs along the scenario's link (a → b)."""
+        link, ifaces = wire.link, wire.ifaces
         log_dir = f"{em.dir}/emulators/{link.name}"
         em.run(["mkdir", "-p", log_dir])
         config = linkem.config_for(self.topology, link, Path(log_dir), seed)

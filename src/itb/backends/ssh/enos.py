@@ -3,10 +3,11 @@ Chameleon, Vagrant) turned into the hosts of an SSH testbed, and released afterw
 
 EnOSlib runs in its own environment (`enos_helper.py`, see there); this module finds
 that environment's Python, calls the helper, and maps the hosts EnOSlib returns to
-ITB's inventory hosts: their roles (left, right, emulator) and their data plane, given
-per host in EnOSlib's `extra` (data_iface, data_addr, emulator_ifaces) or discovered on
-the networks named by `data_networks` (`data`, or `data_left` / `data_right`: an end
-host's address on its side's network, the emulator's two interfaces on both).
+ITB's inventory hosts: their roles (left, right, host, emulator) and their data plane,
+given per host in EnOSlib's `extra` (data_iface, data_addr, segment, emulator_ifaces or
+wire) or discovered on the networks named by `data_networks` (`data`, or `data_left` /
+`data_right` / `data_<segment>`: an end host's address on its segment's network, the
+emulator's two interfaces on left and right).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from itb.errors import BackendError, PreflightError, ScenarioError
 from itb.say import Say
 
 HELPER = Path(__file__).with_name("enos_helper.py")
-ROLES = ("left", "right", "emulator")
+ROLES = ("left", "right", "host", "emulator")
 
 
 def python() -> str:
@@ -105,6 +106,8 @@ def to_host(entry: dict) -> dict | None:
         "data_iface",
         "data_addr",
         "emulator_ifaces",
+        "wire",
+        "segment",
         "nodes",
         "remote_dir",
         "add_address",
@@ -112,12 +115,12 @@ def to_host(entry: dict) -> dict | None:
     ):
         if extra.get(k) is not None:
             host[k] = extra[k]
-    if role == "emulator" and "emulator_ifaces" not in host:
+    if role == "emulator" and "emulator_ifaces" not in host and "wire" not in host:
         left, right = _first(data, "data_left", "data"), _first(data, "data_right")
         if left and right:
             host["emulator_ifaces"] = [left[0], right[0]]
     elif role != "emulator" and "data_iface" not in host:
-        found = _first(data, f"data_{role}", "data")
+        found = _first(data, f"data_{host.get('segment', role)}", "data")
         if found:
             host["data_iface"], host["data_addr"] = found
     return host

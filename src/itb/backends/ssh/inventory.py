@@ -22,6 +22,13 @@ A TOML file (docs/ssh.md):
     role = "emulator"            # runs linkem as an L2 wire between two interfaces
     emulator_ifaces = ["eth1", "eth2"]   # faces left, faces right
 
+Beyond a dumbbell, hosts sit on named L2 segments (`segment = "s1"`, role "host"; a
+left or right host's segment is its role) and emulator hosts list their wires, each
+joining two segments through two of its interfaces (`[[host.wire]]`: `ifaces`,
+`between`, optionally the scenario `link` it runs); `emulator_ifaces` is one wire between
+"left" and "right". The wires must join every segment into one tree (a loop would be an
+L2 loop). itb.backends.ssh.segments maps a scenario's routers onto the segments.
+
 Errors name the file, the field and the reason (`ScenarioError`).
 """
 
@@ -38,7 +45,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from itb import files
 from itb.errors import ScenarioError
 
-ROLES = ("left", "right", "emulator")
+ROLES = ("left", "right", "host", "emulator")
 # remote_dir may not be one of these (ITB's directory would sit among the system's
 # files), nor lie under the first group at all
 SYSTEM_TREES = (
@@ -123,16 +130,34 @@ class SshDefaults(_Strict):
     lab: str | None = None
 
 
+class Wire(_Strict):
+    """One emulated link of an emulator host: linkem between two of its interfaces, each
+    on an L2 segment."""
+
+    ifaces: tuple[str, str]  # facing between[0], facing between[1]
+    between: tuple[str, str] = ("left", "right")  # the segments it joins
+    link: str | None = None  # the scenario's emulated link it runs (default: in order)
+
+    @field_validator("ifaces", "between")
+    @classmethod
+    def _two(cls, v: tuple[str, str]) -> tuple[str, str]:
+        if v[0] == v[1]:
+            raise ValueError(f"{list(v)}: a wire joins two different ones")
+        return v
+
+
 class InventoryHost(_Strict):
     name: str
     address: str
     port: int = 22
     user: str | None = None
     key: str | None = None
-    role: Literal["left", "right", "emulator"]
+    role: Literal["left", "right", "host", "emulator"]
+    segment: str | None = None  # the L2 segment of its data interface (left/right: the role)
     data_iface: str | None = None
     data_addr: str | None = None
     emulator_ifaces: tuple[str, str] | None = None
+    wire: tuple[Wire, ...] | None = None  # [[host.wire]]: several links (instead of the above)
     nodes: tuple[str, ...] | None = None
     remote_dir: str | None = None  # default: [ssh].remote_dir
     ebpf: bool | None = None  # default: [ssh].ebpf
@@ -160,8 +185,27 @@ class InventoryHost(_Strict):
 
     @property
     def iface(self) -> str | None:
-        """Its data-plane interface (an emulator host's: the one facing left)."""
-        return self.data_iface or (self.emulator_ifaces or (None,))[0]
+        """Its data-plane interface (an emulator host's: its first wire's first)."""
+        return self.data_iface or next(iter(self.wire_ifaces), None)
+
+    @property
+    def wires(self) -> tuple[Wire, ...]:
+        """An emulator host's wires (`emulator_ifaces`: one, between left and right)."""
+        if self.wire:
+            return self.wire
+        return (Wire(ifaces=self.emulator_ifaces),) if self.emulator_ifaces else ()
+
+    @property
+    def wire_ifaces(self) -> list[str]:
+        """Every interface of its wires, in order."""
+        return [i for w in self.wires for i in w.ifaces]
+
+    @property
+    def seg(self) -> str | None:
+        """The segment an end host is on."""
+        if self.role == "emulator":
+            return None
+        return self.segment or (self.role if self.role in ("left", "right") else None)
 
     @property
     def ip(self) -> str:
@@ -218,6 +262,10 @@ class Inventory(_Strict):
         found = self.by_role("emulator")
         return found[0] if found else None
 
+    def all_wires(self) -> list[tuple[str, Wire]]:
+        """(emulator host, wire) of every wire, in the file's order."""
+        return [(h.name, w) for h in self.by_role("emulator") for w in h.wires]
+
     def get(self, name: str) -> InventoryHost:
         for h in self.host:
             if h.name == name:
@@ -233,18 +281,6 @@ class Inventory(_Strict):
                 self.source, f"host {h.name!r}.{f}", f"a {h.role} host needs its data-plane {f}"
             )
         return h.data_iface, h.data_addr
-
-    def wire_ifaces(self, name: str) -> tuple[str, str]:
-        """The emulator host's interfaces (facing left, facing right; `from_dict` requires
-        them)."""
-        h = self.get(name)
-        if h.emulator_ifaces is None:
-            raise ScenarioError(
-                self.source,
-                f"host {h.name!r}.emulator_ifaces",
-                "an emulator host needs it: [interface facing left, interface facing right]",
-            )
-        return h.emulator_ifaces
 
 
 def _field(loc: tuple, data: dict) -> str:
@@ -277,24 +313,30 @@ def _checks(inv: Inventory, source: str | None) -> None:
                 "(its ITB directory and state would be shared)",
             )
         endpoints[key] = h.name
-        if h.role == "emulator" and h.emulator_ifaces is None:
+        if h.role == "emulator" and not h.wires:
             raise ScenarioError(
                 source,
                 f"host {h.name!r}.emulator_ifaces",
-                "an emulator host needs it: [interface facing left, interface facing right]",
+                "an emulator host needs it: [interface facing left, interface facing right] "
+                "(or its [[host.wire]] entries)",
             )
+        if h.emulator_ifaces and h.wire:
+            raise ScenarioError(
+                source, f"host {h.name!r}.wire", "give emulator_ifaces or [[host.wire]], not both"
+            )
+        if h.role != "emulator" and (h.wire or h.emulator_ifaces):
+            f = "wire" if h.wire else "emulator_ifaces"
+            raise ScenarioError(source, f"host {h.name!r}.{f}", "only an emulator host has wires")
+        if h.role == "host" and h.segment is None:
+            raise ScenarioError(source, f"host {h.name!r}.segment", 'a "host" names its L2 segment')
         for f in ("data_iface", "data_addr"):
             if h.role != "emulator" and getattr(h, f) is None:
                 raise ScenarioError(
                     source, f"host {h.name!r}.{f}", f"a {h.role} host needs its data-plane {f}"
                 )
-    emulators = [h.name for h in inv.host if h.role == "emulator"]
-    if len(emulators) > 1:
-        raise ScenarioError(
-            source,
-            f"host {emulators[1]!r}.role",
-            f"at most one emulator host ({emulators[0]!r} is one)",
-        )
+    from itb.backends.ssh import segments
+
+    segments.check(inv, source)
 
 
 def from_dict(data: dict, source: str | None = None) -> Inventory:

@@ -3,10 +3,15 @@
 Every lab "host" is a network namespace running its own OpenSSH server (Debian's
 `openssh-server`, one `sshd` per host with its own host key). The engine reaches each
 one over a control veth from the root namespace; their data-plane interfaces meet in
-a "switch" namespace (two bridges, left and right) joined by the emulator host, whose
-two interfaces the SSH backend bridges with linkem during a run:
+a "switch" namespace (one bridge per L2 segment) joined by the emulator hosts, whose
+interface pairs the SSH backend bridges with linkem during a run:
 
     h1..hk (left) ── swl ══ em (linkem: ea ↔ eb) ══ swr ── hk+1..hN (right)
+
+`--topology chain --links 3`: segments s0 … s3 in a row, each pair joined by a wire
+(a1 ↔ b1, a2 ↔ b2, a3 ↔ b3 on `em`, or dealt over `--emulators K` hosts em1 … emK);
+`--topology star --links 3`: leaves b1 … b3 each joined to a hub segment. The end
+hosts are dealt over the segments in turn (the hub has none).
 
 The lab records what it creates in `<dir>/lab.json` before creating it, and `down`
 removes exactly that: namespaces, root-side control veths, the sshd processes
@@ -33,6 +38,8 @@ from itb.backends.ssh.labhosts import (
     CONTROL_NET,
     DATA_NET,
     MAX_HOSTS,
+    MAX_LINKS,
+    TOPOLOGIES,
     LabHost,
     hosts_for,
     inventory,
@@ -96,6 +103,9 @@ def up(
     progress: Say = lambda s: None,
     control_net: str = CONTROL_NET,
     emulator: bool = True,
+    topology: str = "dumbbell",
+    links: int = 1,
+    emulators: int = 1,
 ) -> Path:
     """Builds the lab; returns the inventory's path. Refused if one is up in `d`, or
     when its control network's addresses are already in use on this machine. Without
@@ -108,6 +118,7 @@ def up(
         raise PreflightError(
             f"--hosts must be 2..{MAX_HOSTS} (one sender and one receiver at least)"
         )
+    _check_shape(n, emulator, topology, links, emulators)
     sshd = sshd_binary()
     if read_state(d):
         raise BackendError(f"a lab is already up ({state_path(d)}): `itb lab down` first")
@@ -122,7 +133,7 @@ def up(
             "(another lab is up?): nothing was created; take it down with its "
             "ITB_PREFIX and --dir, or choose another --control-net"
         )
-    hosts = hosts_for(n, control_net, emulator)
+    hosts = hosts_for(n, control_net, emulator, topology, links, emulators)
     foreign = [ns for ns in [switch_ns(), *(h.ns for h in hosts)] if procs.ns_inode(ns)]
     if foreign:
         raise BackendError(
@@ -134,6 +145,8 @@ def up(
         "created": time.time(),
         "prefix": naming.prefix(),
         "hosts": n,
+        "topology": topology,
+        "dirs": [h.name for h in hosts],  # each host's directory under d (removed by down)
         "namespaces": [switch_ns(), *(h.ns for h in hosts)],
         "root_ifs": [h.root_if for h in hosts],
         "sshd": [],
@@ -149,12 +162,42 @@ def up(
     return d / "inventory.toml"
 
 
+def _check_shape(n: int, emulator: bool, topology: str, links: int, emulators: int) -> None:
+    if topology not in TOPOLOGIES:
+        raise PreflightError(f"--topology {topology!r}: one of {', '.join(TOPOLOGIES)}")
+    if topology == "dumbbell" and (links != 1 or emulators != 1):
+        raise PreflightError("a dumbbell has one emulated link on one emulator host")
+    if topology != "dumbbell":
+        if not emulator:
+            raise PreflightError(f"a {topology} needs its emulator hosts (no --no-emulator)")
+        low = 1 if topology == "chain" else 2
+        if not low <= links <= MAX_LINKS:
+            raise PreflightError(f"--links: {low}..{MAX_LINKS} for a {topology}")
+        if not 1 <= emulators <= links:
+            raise PreflightError(f"--emulators: 1..{links} (one wire each at most)")
+        segs = links + 1 if topology == "chain" else links
+        if n < segs:
+            raise PreflightError(
+                f"--hosts {n}: a {topology} of {links} link(s) has {segs} segments "
+                "for end hosts: one host each at least"
+            )
+    if n + (emulators if emulator else 0) > MAX_HOSTS + 1:
+        raise PreflightError(f"at most {MAX_HOSTS + 1} hosts in all (control /30s of a /24)")
+
+
+def _bridge(segment: str) -> str:
+    """The switch's bridge of a segment (a dumbbell's: swl, swr)."""
+    return {"left": "swl", "right": "swr"}.get(segment, f"sw-{segment}")[:15]
+
+
 def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Say) -> None:
     import asyncssh
 
     sw = switch_ns()
     pr_netns.create(sw)
-    for br in ("swl", "swr"):
+    segs = {h.segment for h in hosts if h.role != "emulator"}
+    segs |= {s for h in hosts for _i, between in h.wires for s in between}
+    for br in sorted({_bridge(s) for s in segs}):
         _ip("-n", sw, "link", "add", br, "type", "bridge")
         _ip("-n", sw, "link", "set", br, "up")
     if not any(h.role == "emulator" for h in hosts):  # the sides joined directly
@@ -178,7 +221,8 @@ def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Say)
     _write_state(d, state)
     known = []
     for h in hosts:
-        progress(f"lab host {h.name} ({h.role}): namespace {h.ns}, sshd on {h.control_ip}")
+        where = ", ".join("↔".join(b) for _i, b in h.wires) if h.wires else h.segment
+        progress(f"lab host {h.name} ({h.role}, {where}): namespace {h.ns}, sshd on {h.control_ip}")
         pr_netns.create(h.ns)
         _ip("-n", h.ns, "link", "set", "lo", "up")
         _ip("link", "add", h.root_if, "type", "veth", "peer", "name", "ctl", "netns", h.ns)
@@ -187,11 +231,12 @@ def _build(d: Path, hosts: list[LabHost], sshd: str, state: dict, progress: Say)
         _ip("-n", h.ns, "addr", "add", f"{h.control_ip}/30", "dev", "ctl")
         _ip("-n", h.ns, "link", "set", "ctl", "up")
         if h.role == "emulator":
-            for ifname, br in (("ea", "swl"), ("eb", "swr")):
-                _wire(h.ns, ifname, f"em-{ifname}", br)
+            for ifaces, between in h.wires:
+                for ifname, seg in zip(ifaces, between, strict=True):
+                    _wire(h.ns, ifname, f"{h.name}-{ifname}", _bridge(seg))
         else:
-            _wire(h.ns, "eth1", h.name, "swl" if h.role == "left" else "swr")
-            _ip("-n", h.ns, "addr", "add", f"{DATA_NET}.{h.index}/24", "dev", "eth1")
+            _wire(h.ns, "eth1", h.name, _bridge(h.segment))
+            _ip("-n", h.ns, "addr", "add", f"{DATA_NET}.{h.data_index}/24", "dev", "eth1")
         known.append(_start_sshd(d, h, sshd, state))
         _write_state(d, state)
     (d / "known_hosts").write_text("".join(known))
@@ -319,8 +364,11 @@ def _remove(d: Path, state: dict, progress: Say) -> list[str]:
     for name in state.get("files", []):
         (d / name).unlink(missing_ok=True)
     shutil.rmtree(d / labhold.USERS, ignore_errors=True)  # the users' records: ITB's
-    for i in range(0, int(state.get("hosts", 0)) + 1):  # "em" too, when there was one
-        shutil.rmtree(d / ("em" if i == 0 else f"h{i}"), ignore_errors=True)
+    dirs = state.get("dirs")  # labs before topologies: "em" and h1 … hN
+    if dirs is None:
+        dirs = ["em"] + [f"h{i}" for i in range(1, int(state.get("hosts", 0)) + 1)]
+    for name in dirs:
+        shutil.rmtree(d / name, ignore_errors=True)
     state_path(d).unlink(missing_ok=True)
     (d / labhold.LOCK).unlink(missing_ok=True)  # last: a new holder then sees no lab.json
     return removed

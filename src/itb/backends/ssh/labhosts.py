@@ -1,8 +1,9 @@
-"""The lab's hosts (`itb lab`): which there are (`hosts_for`: the emulator host, then the
-left and right ones), their namespaces and control addresses (`LabHost`), their data
-plane, and the two inventories `itb lab up` writes to describe them: ITB's
-(inventory.toml) and EnOSlib's static provider (enoslib-static.toml). Building and
-removing the lab is itb.backends.ssh.lab's."""
+"""The lab's hosts (`itb lab`): which there are (`hosts_for`: the emulator hosts, then the
+end hosts), the L2 segments they sit on and the wires joining them (a dumbbell's left
+and right; a chain's s0 … sN in a row; a star's b1 … bN around a hub), their namespaces
+and control addresses (`LabHost`), their data plane, and the two inventories `itb lab
+up` writes to describe them: ITB's (inventory.toml) and EnOSlib's static provider
+(enoslib-static.toml). Building and removing the lab is itb.backends.ssh.lab's."""
 
 from __future__ import annotations
 
@@ -13,17 +14,23 @@ import tomli_w
 
 from itb.emulation import naming
 
-DATA_NET = "198.19.0"  # /24: the data plane (left and right hosts on one L2 segment)
+DATA_NET = "198.19.0"  # /24: the data plane (every end host, the segments joined at L2)
 CONTROL_NET = "198.19.1"  # /30 per host: the engine's side .4k+1, the host's .4k+2
 MAX_HOSTS = 60
+TOPOLOGIES = ("dumbbell", "chain", "star")
+MAX_LINKS = 8
 
 
 @dataclass(frozen=True)
 class LabHost:
-    index: int  # 0: the emulator host
+    index: int  # control /30 number: emulator hosts first (0, …), end hosts from 1 after
     name: str
     role: str
     net: str = CONTROL_NET  # the control /24 (first three octets)
+    segment: str = ""  # an end host's L2 segment
+    data_index: int = 0  # an end host's data address: DATA_NET.<data_index>
+    # an emulator host's wires: (its two interfaces, the two segments they face)
+    wires: tuple[tuple[tuple[str, str], tuple[str, str]], ...] = ()
 
     @property
     def ns(self) -> str:
@@ -42,10 +49,50 @@ class LabHost:
         return f"{self.net}.{4 * self.index + 1}"
 
 
-def hosts_for(n: int, net: str = CONTROL_NET, emulator: bool = True) -> list[LabHost]:
+def segments_for(topology: str, links: int) -> tuple[list[str], list[tuple[str, str]]]:
+    """The segments end hosts sit on, and the pairs of segments each wire joins."""
+    if topology == "dumbbell":
+        return ["left", "right"], [("left", "right")]
+    if topology == "chain":
+        segs = [f"s{i}" for i in range(links + 1)]
+        return segs, list(zip(segs, segs[1:]))
+    leaves = [f"b{i + 1}" for i in range(links)]  # star: the first leaf → hub, hub → others
+    return leaves, [(leaves[0], "hub")] + [("hub", b) for b in leaves[1:]]
+
+
+def hosts_for(
+    n: int,
+    net: str = CONTROL_NET,
+    emulator: bool = True,
+    topology: str = "dumbbell",
+    links: int = 1,
+    emulators: int = 1,
+) -> list[LabHost]:
+    """Emulator hosts (`em`, or em1 … emK sharing the wires in turn), then n end hosts:
+    a dumbbell's first half left and the rest right; a chain's or star's dealt over its
+    segments in turn (h1 on the first, h2 on the second, …)."""
+    segs, joins = segments_for(topology, links)
+    out: list[LabHost] = []
+    if emulator:
+        names = ["em"] if emulators == 1 else [f"em{k + 1}" for k in range(emulators)]
+        for k, name in enumerate(names):
+            mine = tuple(
+                ((f"a{i + 1}", f"b{i + 1}"), join)
+                for i, join in enumerate(joins)
+                if i % len(names) == k
+            )
+            if topology == "dumbbell":
+                mine = ((("ea", "eb"), joins[0]),)
+            out.append(LabHost(k, name, "emulator", net, wires=mine))
+    first = len(out)
     left = (n + 1) // 2
-    out = [LabHost(0, "em", "emulator", net)] if emulator else []
-    out += [LabHost(i, f"h{i}", "left" if i <= left else "right", net) for i in range(1, n + 1)]
+    for i in range(1, n + 1):
+        if topology == "dumbbell":
+            seg = "left" if i <= left else "right"
+            role = seg
+        else:
+            seg, role = segs[(i - 1) % len(segs)], "host"
+        out.append(LabHost(first + i - 1 + (0 if emulator else 1), f"h{i}", role, net, seg, i))
     return out
 
 
@@ -54,8 +101,11 @@ def _data_plane(d: Path, h: LabHost) -> dict:
     # the lab's hosts share this machine's file system: one dir each
     out: dict = {"remote_dir": str(d / h.name / "fs")}
     if h.role == "emulator":
-        return out | {"emulator_ifaces": ["ea", "eb"]}
-    return out | {"data_iface": "eth1", "data_addr": f"{DATA_NET}.{h.index}/24"}
+        if len(h.wires) == 1 and h.wires[0][1] == ("left", "right"):
+            return out | {"emulator_ifaces": list(h.wires[0][0])}
+        return out | {"wire": [{"ifaces": list(i), "between": list(b)} for i, b in h.wires]}
+    plane = {"data_iface": "eth1", "data_addr": f"{DATA_NET}.{h.data_index}/24"}
+    return out | plane | ({"segment": h.segment} if h.role == "host" else {})
 
 
 def inventory(d: Path, hosts: list[LabHost]) -> str:

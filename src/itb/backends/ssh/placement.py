@@ -1,12 +1,13 @@
 """Which inventory host plays which scenario node, and the scenario's topology with the
 hosts' real data-plane addresses.
 
-End hosts go by side: the scenario's left hosts on the inventory's `left` hosts, right
-on `right`, one each, in name order, unless a host names the nodes it plays
-(`nodes = [...]`). Routers are not placed: between the two sides the inventory's
-network is the path — an emulator host running linkem as an L2 wire between its two
-interfaces (the scenario's one emulated link), or, without an emulator host, the real
-network (a switch port as bottleneck: measured by calibration, not configured).
+With emulator hosts, the scenario's routers map onto the inventory's L2 segments and its
+emulated links onto the emulator hosts' wires (itb.backends.ssh.segments); each scenario
+host goes on a free inventory host of its router's segment, in name order, unless a
+host names the nodes it plays (`nodes = [...]`). Without an emulator host (a dumbbell
+only) the hosts go by side, left on `left`, right on `right`, and the real network
+between them is the path (a switch port as bottleneck: measured by calibration, not
+configured).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 
+from itb.backends.ssh import segments
 from itb.backends.ssh.inventory import Inventory
+from itb.backends.ssh.segments import PlacedWire
 from itb.errors import ScenarioError
 from itb.scenario.testbed.model import Endpoint, Link, Topology
 
@@ -22,11 +25,24 @@ from itb.scenario.testbed.model import Endpoint, Link, Topology
 @dataclass(frozen=True)
 class Placement:
     hosts: dict[str, str]  # scenario host → inventory host
-    emulator: str | None  # the inventory's emulator host
-    link: Link | None  # the scenario's emulated link it runs (None: the real network)
+    wires: tuple[PlacedWire, ...] = ()  # each emulated link's wire (none: the real network)
 
     def host_of(self, node: str) -> str:
         return self.hosts[node]
+
+    @property
+    def emulator(self) -> str | None:
+        """The first emulator host (None: the real network is the path)."""
+        return self.wires[0].host if self.wires else None
+
+    @property
+    def link(self) -> Link | None:
+        return self.wires[0].link if self.wires else None
+
+    @property
+    def emulators(self) -> dict[str, str]:
+        """Emulated link → the emulator host that runs it."""
+        return {w.link.name: w.host for w in self.wires}
 
 
 def _fail(inv: Inventory, field: str, what: str) -> ScenarioError:
@@ -37,12 +53,13 @@ def _fail(inv: Inventory, field: str, what: str) -> ScenarioError:
 def place(topo: Topology, inv: Inventory, only: set[str] | None = None) -> Placement:
     """`only`: place just these scenario hosts (a calibration's pair)."""
     emulated = [lk for lk in topo.links if lk.emulated]
-    if len(emulated) > 1:
+    wires = inv.all_wires()
+    if len(emulated) > 1 and not wires:
         raise _fail(
             inv,
             "host",
-            f"testbed {topo.name!r} emulates {len(emulated)} links; over SSH one "
-            "emulator host runs one link (a dumbbell's bottleneck)",
+            f"testbed {topo.name!r} emulates {len(emulated)} links: over SSH each needs "
+            "a wire of an emulator host (the real network stands in for a dumbbell's one)",
         )
     for opt in ("ack_every_segment", "open_receive_window"):
         if getattr(topo, opt):
@@ -52,7 +69,8 @@ def place(topo: Topology, inv: Inventory, only: set[str] | None = None) -> Place
                 f"testbed option {opt} is not available over SSH yet (it sets "
                 "per-route metrics on the hosts); run it on the local backend",
             )
-    em = inv.emulator()  # none: a real bottleneck, the inventory's network is the path
+    source = inv.source or "inventory"
+    seg_of, on_wires = segments.assign(topo, wires, source) if wires and emulated else ({}, [])
     placed: dict[str, str] = {}
     claimed: dict[str, str] = {}  # scenario host → the inventory host that names it
     for h in inv.host:
@@ -75,6 +93,8 @@ def place(topo: Topology, inv: Inventory, only: set[str] | None = None) -> Place
             )
         if only is None or node in only:
             placed[node] = host_name
+    if seg_of:
+        placed |= _by_segment(topo, inv, [n.name for n in hosts if n.name not in placed], seg_of)
     for side in ("left", "right"):
         want = [n.name for n in hosts if n.side == side and n.name not in placed]
         free = [h.name for h in inv.by_role(side) if not h.nodes]
@@ -95,9 +115,33 @@ def place(topo: Topology, inv: Inventory, only: set[str] | None = None) -> Place
             f"host(s) {', '.join(core)} sit in the core: name the inventory host "
             "that plays each (`nodes = [...]`)",
         )
-    return Placement(
-        placed, em.name if em and emulated else None, emulated[0] if emulated and em else None
-    )
+    return Placement(placed, tuple(on_wires))
+
+
+def _by_segment(
+    topo: Topology, inv: Inventory, want: list[str], seg_of: dict[str, str]
+) -> dict[str, str]:
+    """Scenario hosts onto free inventory hosts of their routers' segments."""
+    out: dict[str, str] = {}
+    by_seg: dict[str, list[str]] = {}
+    for node in want:
+        router = segments.router_of(topo, node)
+        seg = seg_of.get(router or "")
+        if seg is None:
+            raise _fail(inv, "host", f"host {node}'s router {router} is on no emulated link")
+        by_seg.setdefault(seg, []).append(node)
+    for seg, nodes in sorted(by_seg.items()):
+        free = [h.name for h in inv.host if h.seg == seg and not h.nodes]
+        if len(free) < len(nodes):
+            raise _fail(
+                inv,
+                "host",
+                f"the scenario has {len(nodes)} host(s) on segment {seg!r} "
+                f"({', '.join(sorted(nodes, key=_natural))}) but the inventory has "
+                f"{len(free)} free host(s) there (`itb lab up --hosts N` makes more)",
+            )
+        out |= dict(zip(sorted(nodes, key=_natural), sorted(free, key=_natural)))
+    return out
 
 
 def _natural(name: str) -> tuple:

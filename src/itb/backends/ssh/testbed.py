@@ -86,8 +86,7 @@ class SshTestbed(RunsProcesses):
 
     def used(self) -> list[str]:
         names = set(self.placement.hosts.values())
-        if self.placement.emulator:
-            names.add(self.placement.emulator)
+        names |= {w.host for w in self.placement.wires}
         return sorted(names)
 
     def check_free(self) -> None:
@@ -138,6 +137,7 @@ class SshTestbed(RunsProcesses):
             "source": self.inv.source,
             "placement": p.hosts,
             "emulator": p.emulator,
+            "emulators": p.emulators,  # emulated link → the emulator host that runs it
             "provider": self.inv.provider.kind if self.inv.provider else None,
         }
 
@@ -151,10 +151,8 @@ class SshTestbed(RunsProcesses):
         self.run_dir = run_dir
         parallel(self.setup.deploy, list(self.remotes.values()))
         self.setup.register(self.remotes, self.ccs, self._ccs.object_path, self.say)
-        if self.placement.link is not None and self.placement.emulator is not None:  # (together)
-            em = self.setup.start_emulator(
-                self.remotes[self.placement.emulator], self.seed, self.say
-            )
+        for wire in self.placement.wires:
+            em = self.setup.start_emulator(self.remotes[wire.host], wire, self.seed, self.say)
             self.emulators[em.link] = em
             em.sync_clock()
 

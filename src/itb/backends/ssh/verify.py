@@ -35,8 +35,8 @@ def host_problems(r: Remote, h: InventoryHost, seen: itbdir.Probe | None = None)
         missing_tools(r)
     except PreflightError as e:
         return [Problem(str(e), tools=True)]  # the checks below need those programs
-    field = "emulator_ifaces" if h.role == "emulator" else "data_iface"
-    ifaces = list(h.emulator_ifaces or ()) + ([h.data_iface] if h.data_iface else [])
+    field = ("wire" if h.wire else "emulator_ifaces") if h.role == "emulator" else "data_iface"
+    ifaces = h.wire_ifaces + ([h.data_iface] if h.data_iface else [])
     lacking = [
         i for i in ifaces if r.run(["ip", "link", "show", "dev", i], check=False).returncode != 0
     ]
