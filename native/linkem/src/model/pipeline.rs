@@ -73,28 +73,10 @@ impl Pipeline<DropTail> {
         chunk_ns: u64,
         late_ns: u64,
     ) -> Self {
-        let queue = DropTail::new(d.rate_bps, d.queue_bytes, d.queue_packets);
-        Pipeline::with_queue(queue, d, pairs, seed, t0, interval_ns, chunk_ns, late_ns)
-    }
-}
-
-impl<Q: Queue> Pipeline<Q> {
-    /// A pipeline whose queue is `queue` (built for `d`'s rate and limits).
-    #[allow(clippy::too_many_arguments)]
-    pub fn with_queue(
-        queue: Q,
-        d: &DirConfig,
-        pairs: PairTable,
-        seed: u64,
-        t0: u64,
-        interval_ns: u64,
-        chunk_ns: u64,
-        late_ns: u64,
-    ) -> Self {
         let ncl = pairs.nclasses();
         Pipeline {
             loss: Loss::new(d.loss.clone(), seed),
-            queue,
+            queue: DropTail::new(d.rate_bps, d.queue_bytes, d.queue_packets),
             delay: DelayLine::new(ncl, 1 << 16),
             pairs,
             mon: Monitor::new(t0, interval_ns),
@@ -104,6 +86,26 @@ impl<Q: Queue> Pipeline<Q> {
             chunk_ns,
             late_ns,
             max_lag_ns: 0,
+        }
+    }
+}
+
+impl<Q: Queue> Pipeline<Q> {
+    /// The same pipeline with another queue discipline (built for the same rate and
+    /// limits): `Pipeline::new(…).with_queue(Red::new(…))`.
+    pub fn with_queue<R: Queue>(self, queue: R) -> Pipeline<R> {
+        Pipeline {
+            loss: self.loss,
+            queue,
+            delay: self.delay,
+            pairs: self.pairs,
+            mon: self.mon,
+            stats: self.stats,
+            deperr: self.deperr,
+            delay_ns: self.delay_ns,
+            chunk_ns: self.chunk_ns,
+            late_ns: self.late_ns,
+            max_lag_ns: self.max_lag_ns,
         }
     }
 
@@ -349,6 +351,45 @@ mod tests {
         assert_eq!(p.segment_due(1_000_000, &m, &c, 40), 1_000_000 - 10_832 - 3 * 12_112);
         let unlimited = Pipeline::new(&dir(None, 0, None, 0.0), PairTable::default(), 1, 0, 1_000_000, 100_000, 200_000);
         assert_eq!(unlimited.segment_due(1_000_000, &m, &c, 40), 1_000_000);
+    }
+
+    /// A discipline of its own, as an AQM would be: refuses every frame while two wait.
+    struct TwoAtMost(crate::droptail::DropTail);
+
+    impl Queue for TwoAtMost {
+        fn fits(&mut self, t: u64, _bytes: u64, nseg: u64) -> bool {
+            self.0.packets(t) + nseg <= 2
+        }
+        fn admit(&mut self, t: u64, wire: u32) -> u64 {
+            self.0.admit(t, wire)
+        }
+        fn packets(&mut self, t: u64) -> u64 {
+            self.0.packets(t)
+        }
+        fn link(&self) -> &crate::serialiser::Serialiser {
+            self.0.link()
+        }
+        fn set_limits(&mut self, _b: Option<u64>, _p: Option<u64>) {}
+        fn set_rate(&mut self, r: Option<u64>) {
+            self.0.set_rate(r)
+        }
+    }
+
+    #[test]
+    fn another_queue_discipline_plugs_into_the_pipeline() {
+        // 1 Gbit/s, one 10-segment arrival of 1514 B frames: the first starts at once,
+        // two wait, the other seven are refused by the discipline (not by drop-tail,
+        // which has no limit here)
+        let d = dir(Some(1_000_000_000), 0, None, 0.0);
+        let q = TwoAtMost(crate::droptail::DropTail::new(Some(1_000_000_000), None, None));
+        let mut p = Pipeline::new(&d, PairTable::default(), 1, 0, 1_000_000, 100_000, 200_000).with_queue(q);
+        let plain = PktMeta { frame_len: 1514, nseg: 1, hdr_len: 1514, ..Default::default() };
+        for k in 0..10 {
+            p.arrive(1_000, &plain, 0, k);
+        }
+        assert_eq!((p.stats.rx_segments, p.stats.drops_queue), (10, 7));
+        let due: Vec<u64> = std::iter::from_fn(|| p.delay.pop_due(u64::MAX).map(|(r, _)| r)).collect();
+        assert_eq!(due, vec![1_000 + 12_112, 1_000 + 2 * 12_112, 1_000 + 3 * 12_112]);
     }
 
     #[test]
