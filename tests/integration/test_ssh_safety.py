@@ -240,7 +240,7 @@ def test_too_few_hosts_for_the_scenario_is_bad_input(lab, tmp_path):
         timeout=120,
     )
     assert res.returncode == 2, res.stdout + res.stderr
-    assert "2 left host(s) to place" in res.stderr and "1 free host(s)" in res.stderr
+    assert "2 host(s) on segment 'left' (l1, l2)" in res.stderr and "1 free host(s)" in res.stderr
 
 
 def test_lab_down_is_refused_while_a_run_uses_the_lab_and_the_run_ends_ok(lab, tmp_path):

@@ -69,3 +69,19 @@ def test_path_spec_direction_follows_the_path():
     topo = load_testbed(None, {"pairs": 1})
     assert path_spec(topo, "l1", "r1").direction == "ab"
     assert path_spec(topo, "r1", "l1").direction == "ba"
+
+
+def test_a_chains_queues_along_the_path_bound_the_extra_rtt_under_load_together():
+    from pathlib import Path
+
+    from itb.scenario.scenario import load_scenario
+
+    root = Path(__file__).resolve().parents[2]
+    topo = load_scenario(root / "scenarios" / "examples" / "chain-transfers.toml").topology
+    spec = path_spec(topo, "src", "dst")
+    # one BDP each: 100 Mbit/s x 10 ms, 50 Mbit/s x 20 ms, 100 Mbit/s x 10 ms of RTT hold
+    # 10, 20 and 10 ms; the bottleneck (50 Mbit/s) alone 20
+    assert spec.rate_bps == 50_000_000 and spec.bottleneck.name == "c1-c2"
+    assert spec.queue_delay_us == 20_000 and spec.path_queue_delay_us == 40_000
+    # the cross flow crosses the middle link only
+    assert path_spec(topo, "x1", "x2").path_queue_delay_us == 20_000

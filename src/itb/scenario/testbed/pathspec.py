@@ -19,6 +19,10 @@ class PathSpec:
     forward: Direction | None  # the bottleneck's direction src → dst
     loss: float  # end-to-end loss probability src → dst
     direction: str = "ab"  # the bottleneck emulator's direction carrying src → dst
+    # the longest queueing delay all the emulated links' queues src → dst can add together
+    # (a burst from a fast access link queues at a slower link before the bottleneck);
+    # None: one of them is unbounded
+    path_queue_delay_us: float | None = 0.0
 
     @property
     def queue_delay_us(self) -> float | None:
@@ -44,6 +48,7 @@ def path_spec(topo: Topology, src: str, dst: str) -> PathSpec:
     bottleneck_dir = None
     em_direction = {}
     delivered = 1.0
+    queues: float | None = 0.0
     for link in links:
         forward = link.a.node == node
         out, back = (link.forward, link.reverse) if forward else (link.reverse, link.forward)
@@ -52,6 +57,10 @@ def path_spec(topo: Topology, src: str, dst: str) -> PathSpec:
         fwd_delay += out.delay_us
         rev_delay += back.delay_us
         delivered *= 1 - out.loss.mean_rate()
+        if link.emulated and out.rate_bps is not None and queues is not None:
+            queues = (
+                None if out.queue_bytes is None else queues + out.queue_bytes * 8e6 / out.rate_bps
+            )
         if out.rate_bps is not None and (rate is None or out.rate_bps <= rate):
             rate = out.rate_bps
             if link.emulated:
@@ -68,6 +77,7 @@ def path_spec(topo: Topology, src: str, dst: str) -> PathSpec:
         bottleneck_dir,
         1 - delivered,
         em_direction[bottleneck.name] if bottleneck is not None else "ab",
+        queues,
     )
 
 
