@@ -17,7 +17,6 @@ const CTL_LEN: usize = 64;
 pub struct TxStamps {
     fd: RawFd,
     next_ns: u64,
-    seq: u32,
     /// (due, asked at) of the frame waiting for its stamp.
     pending: Option<(u64, u64)>,
     /// The control message put on a sampled frame (8-byte aligned).
@@ -51,21 +50,16 @@ impl TxStamps {
             (*c).cmsg_type = libc::SO_TIMESTAMPING;
             *(libc::CMSG_DATA(c) as *mut u32) = libc::SOF_TIMESTAMPING_TX_SOFTWARE;
         }
-        Ok(TxStamps { fd, next_ns: 0, seq: 0, pending: None, ask, rbuf: [0; CTL_LEN / 8] })
+        Ok(TxStamps { fd, next_ns: 0, pending: None, ask, rbuf: [0; CTL_LEN / 8] })
     }
 
-    /// Should a frame handed over at `now` be sampled? If so, which of its `nseg`
-    /// segments (0-based; successive samples walk through the positions).
+    /// Should a frame handed over at `now` be sampled?
     #[inline]
-    pub fn want(&mut self, now: u64, nseg: u32) -> Option<u32> {
-        if self.pending.is_some() || now < self.next_ns {
-            return None;
-        }
-        self.seq = self.seq.wrapping_add(1);
-        Some(self.seq % nseg.max(1))
+    pub fn want(&self, now: u64) -> bool {
+        self.pending.is_none() && now >= self.next_ns
     }
 
-    /// Put the stamp request on `hdr`, whose sampled segment is due at `due`.
+    /// Put the stamp request on `hdr`, the frame due at `due`.
     pub fn attach(&mut self, hdr: &mut libc::msghdr, due: u64, now: u64) {
         hdr.msg_control = self.ask.as_mut_ptr() as *mut libc::c_void;
         // SAFETY: CMSG_SPACE is a pure computation.

@@ -415,12 +415,9 @@ impl Loop {
                 let hdr = &mut b.msgs[n].msg_hdr;
                 hdr.msg_iov = iov.as_mut_ptr();
                 hdr.msg_iovlen = niov;
-                if sampled.is_none() {
-                    if let Some(j) = self.stamps.want(now, c.nseg) {
-                        let due = self.w.pipe.segment_due(rel, m, &c, c.first + j);
-                        self.stamps.attach(hdr, due, now);
-                        sampled = Some(n);
-                    }
+                if sampled.is_none() && self.stamps.want(now) {
+                    self.stamps.attach(hdr, rel, now); // the frame's due time: its release
+                    sampled = Some(n);
                 }
                 b.items[n] = (rel, c);
                 n += 1;

@@ -1,7 +1,7 @@
 //! Departure error: how far from its scheduled time a frame actually left.
 //!
-//! The schedule is the model's (a segment's end of serialisation + the delay, computed
-//! from its arrival stamp); the actual time is the kernel's transmit stamp on the
+//! The schedule is the model's (a released frame's end of serialisation + the delay,
+//! computed from the arrival stamps); the actual time is the kernel's transmit stamp on the
 //! out-interface (taken by veth as the frame enters it), for sampled frames. Errors are
 //! kept as a histogram of |error| in 1 µs bins ((k−1, k] µs) up to 10 ms (larger ones counted beyond,
 //! the largest kept exactly) and the number sent early: bounded memory however long the

@@ -204,16 +204,6 @@ impl<Q: Queue> Pipeline<Q> {
         1
     }
 
-    /// When segment `j` of chunk `c` (released at `release`, its last segment's due time)
-    /// was due: the chunk's segments arrived together and left the link back to back, so
-    /// each earlier one was due its successors' serialisation before (at the link's current
-    /// rate; a rate changed since the chunk's arrival moves this by that change).
-    pub fn segment_due(&self, release: u64, m: &PktMeta, c: &ChunkRef, j: u32) -> u64 {
-        let Some(r) = self.queue.link().rate_bps() else { return release };
-        let after: u64 = (j + 1..c.first + c.nseg).map(|k| m.seg_wire(k) as u64).sum();
-        release.saturating_sub((after as u128 * 8_000_000_000 / r as u128) as u64)
-    }
-
     /// The statistics with the departure errors' summary.
     pub fn final_stats(&self) -> DirStats {
         DirStats { departure_error: self.deperr.summary(), ..self.stats }
@@ -312,12 +302,12 @@ mod tests {
         assert_eq!(st.rx_segments, st.tx_segments + st.drops_queue);
         assert!(st.drops_queue > 0);
         assert_eq!(st.drops_loss, 0);
-        // chunks: one segment at 1 Gbit/s (12 us a Gbit/s), and splits happened
-        assert!(out.iter().all(|(_, _, c)| c.nseg == 1));
+        // chunks: 8 segments max at 1 Gbit/s (100 us), and splits happened
+        assert!(out.iter().all(|(_, _, c)| c.nseg <= 8));
         assert!(st.chunks_split > 0);
-        // first chunk: one segment serialised (1514 B = 12.112 us) + 10 ms
+        // first chunk: 8 segments serialised (8 * 1514 B = 96.9 us) + 10 ms
         let first = out[0].0 - 1_000_000_000;
-        assert_eq!(first, 1514 * 8 + 10_000_000);
+        assert_eq!(first, 8 * 1514 * 8 + 10_000_000);
         // nothing released late by more than one fake-loop step
         assert!(out.iter().all(|(r, now, _)| now - r < 5_000));
         // departures per 1 ms interval never exceed the rate (+1 segment)
@@ -333,24 +323,6 @@ mod tests {
         // total departed bytes in CSV == bytes sent
         assert_eq!(bytes.iter().sum::<u64>(), st.tx_bytes);
         assert_eq!(col(&csv, 3).iter().sum::<u64>(), st.drops_queue);
-    }
-
-    #[test]
-    fn a_segment_is_due_its_successors_serialisation_before_its_chunk() {
-        // 64 KB GSO packet (45 segments of 1448 B payload: 1514 B on the wire each, the
-        // last 1448*44 = 63712, 65000 - 63712 = 1288 B payload: 1354 B) at 1 Gbit/s.
-        let (v, f) = build(false, 65000, 1448, 0x18);
-        let m = classify(&v, &f, f.len() as u32);
-        let d = dir(Some(1_000_000_000), 10_000, None, 0.0);
-        let p = Pipeline::new(&d, PairTable::default(), 1, 0, 1_000_000, 100_000, 200_000);
-        let c = ChunkRef { pkt: 0, first: 40, nseg: 5 };
-        // the chunk's last segment (44) is due at its release; 43 one 1354 B frame
-        // (10 832 ns) before; 40 that plus three 1514 B frames (3 x 12 112 ns) before.
-        assert_eq!(p.segment_due(1_000_000, &m, &c, 44), 1_000_000);
-        assert_eq!(p.segment_due(1_000_000, &m, &c, 43), 1_000_000 - 10_832);
-        assert_eq!(p.segment_due(1_000_000, &m, &c, 40), 1_000_000 - 10_832 - 3 * 12_112);
-        let unlimited = Pipeline::new(&dir(None, 0, None, 0.0), PairTable::default(), 1, 0, 1_000_000, 100_000, 200_000);
-        assert_eq!(unlimited.segment_due(1_000_000, &m, &c, 40), 1_000_000);
     }
 
     /// A discipline of its own, as an AQM would be: refuses every frame while two wait.
