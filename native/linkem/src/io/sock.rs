@@ -138,3 +138,22 @@ pub fn now_ns() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
+
+/// The first timestamp (CLOCK_REALTIME ns) of a control message of type `ty` at level
+/// SOL_SOCKET in a received message: SO_TIMESTAMPNS on receive, SCM_TIMESTAMPING (its
+/// software stamp, the first of three) on the error queue.
+pub fn cmsg_stamp(h: &libc::msghdr, ty: libc::c_int) -> Option<u64> {
+    // SAFETY: walking the control buffer the kernel filled, with the libc CMSG helpers
+    // that bound-check against msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(h);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == ty {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(h, c);
+        }
+    }
+    None
+}

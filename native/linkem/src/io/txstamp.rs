@@ -106,18 +106,6 @@ impl TxStamps {
         if r < 0 {
             return None;
         }
-        let mut stamp = 0;
-        // SAFETY: walking the control buffer the kernel filled, with the libc macros.
-        unsafe {
-            let mut c = libc::CMSG_FIRSTHDR(&m);
-            while !c.is_null() {
-                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPING {
-                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                    stamp = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
-                }
-                c = libc::CMSG_NXTHDR(&m, c);
-            }
-        }
-        Some(stamp)
+        Some(crate::sock::cmsg_stamp(&m, libc::SCM_TIMESTAMPING).unwrap_or(0))
     }
 }

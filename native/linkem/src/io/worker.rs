@@ -9,7 +9,7 @@ use crate::gso::{chunk_vnet, classify, forward_vnet, rewrite_headers, PktMeta, V
 use crate::pipeline::{ChunkRef, DirStats, Pipeline};
 use crate::queue::Queue;
 use crate::pool::{MmapArray, Pool, BLOCK, BLOCKS_PER_MAX, MAX_FRAME};
-use crate::sock::{eventfd_clear, now_ns, PacketSocket};
+use crate::sock::{cmsg_stamp, eventfd_clear, now_ns, PacketSocket};
 use crate::txstamp::TxStamps;
 use crate::logsink::LogSink;
 use std::io::Write;
@@ -66,23 +66,6 @@ fn real_ns() -> u64 {
     // SAFETY: valid timespec pointer.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// SCM_TIMESTAMPNS (CLOCK_REALTIME ns) of a received message, if any.
-fn rx_stamp(h: &libc::msghdr) -> Option<u64> {
-    // SAFETY: walking the control buffer the kernel filled, with the libc
-    // CMSG helpers that bound-check against msg_controllen.
-    unsafe {
-        let mut c = libc::CMSG_FIRSTHDR(h);
-        while !c.is_null() {
-            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
-                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
-                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
-            }
-            c = libc::CMSG_NXTHDR(h, c);
-        }
-    }
-    None
 }
 
 fn iov0() -> libc::iovec {
@@ -338,7 +321,7 @@ impl Loop {
                     }
                     // Arrival = kernel receive stamp: our own wake-up latency
                     // must not add to the emulated delay.
-                    let t = match rx_stamp(&b.msgs[k].msg_hdr) {
+                    let t = match cmsg_stamp(&b.msgs[k].msg_hdr, libc::SO_TIMESTAMPNS) {
                         Some(ts) if ts.wrapping_sub(real_off) <= now => ts.wrapping_sub(real_off),
                         _ => {
                             p.stats.rx_unstamped += 1;
