@@ -80,11 +80,8 @@ class Setup:
                 f"host {r.name}: {r.dir} holds the state of {who} ({rec}); "
                 "`itb clean --inventory FILE` restores the host"
             )
-        ifaces = h.wire_ifaces + ([h.data_iface] if h.data_iface else [])
-        for iface in ifaces:
-            field = (
-                ("wire" if h.wire else "emulator_ifaces") if h.role == "emulator" else "data_iface"
-            )
+        field = h.ifaces_field
+        for iface in h.ifaces:
             root = r.run(["tc", "qdisc", "show", "dev", iface, "root"]).stdout.split()
             # a configured root qdisc has a handle; the kernel's default has "0:"
             if self.access_rate(r.name) and len(root) > 2 and root[2] != "0:":

@@ -201,6 +201,18 @@ class InventoryHost(_Strict):
         return [i for w in self.wires for i in w.ifaces]
 
     @property
+    def ifaces(self) -> list[str]:
+        """Every data-plane interface it has: its wires' or its data_iface."""
+        return self.wire_ifaces + ([self.data_iface] if self.data_iface else [])
+
+    @property
+    def ifaces_field(self) -> str:
+        """The inventory field that names them (for messages)."""
+        if self.role != "emulator":
+            return "data_iface"
+        return "wire" if self.wire else "emulator_ifaces"
+
+    @property
     def seg(self) -> str | None:
         """The segment an end host is on."""
         if self.role == "emulator":

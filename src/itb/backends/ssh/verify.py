@@ -35,8 +35,7 @@ def host_problems(r: Remote, h: InventoryHost, seen: itbdir.Probe | None = None)
         missing_tools(r)
     except PreflightError as e:
         return [Problem(str(e), tools=True)]  # the checks below need those programs
-    field = ("wire" if h.wire else "emulator_ifaces") if h.role == "emulator" else "data_iface"
-    ifaces = h.wire_ifaces + ([h.data_iface] if h.data_iface else [])
+    field, ifaces = h.ifaces_field, h.ifaces
     lacking = [
         i for i in ifaces if r.run(["ip", "link", "show", "dev", i], check=False).returncode != 0
     ]
