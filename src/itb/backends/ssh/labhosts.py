@@ -77,12 +77,10 @@ def hosts_for(
         names = ["em"] if emulators == 1 else [f"em{k + 1}" for k in range(emulators)]
         for k, name in enumerate(names):
             mine = tuple(
-                ((f"a{i + 1}", f"b{i + 1}"), join)
+                (("ea", "eb") if topology == "dumbbell" else (f"a{i + 1}", f"b{i + 1}"), join)
                 for i, join in enumerate(joins)
                 if i % len(names) == k
             )
-            if topology == "dumbbell":
-                mine = ((("ea", "eb"), joins[0]),)
             out.append(LabHost(k, name, "emulator", net, wires=mine))
     first = len(out)
     left = (n + 1) // 2
