@@ -30,6 +30,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from itb.backends.procs import cpu_seconds
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = ROOT / "native" / "target" / "release"
 NS_G, NS_E, NS_S = "itbf-g", "itbf-e", "itbf-s"
@@ -122,12 +124,6 @@ def softnet_drops() -> int:
     """Frames the kernel's per-CPU backlogs dropped (second column, hex), all CPUs."""
     with open("/proc/net/softnet_stat") as f:
         return sum(int(line.split()[1], 16) for line in f)
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(rate_bps: int, args, macs: tuple[str, str], work: Path) -> Row:
