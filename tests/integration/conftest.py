@@ -6,6 +6,7 @@ Every test runs under its own prefix and state directory, and cleans up even on 
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
 import subprocess
@@ -144,6 +145,27 @@ def lab_up(d: Path, prefix: str, hosts: int, control_net: str, *extra: str):
         assert res.returncode == 0, res.stderr
         left = subprocess.run(["ip", "netns"], capture_output=True, text=True).stdout
         assert f"{prefix}lab-" not in left
+
+
+def calibrate_over_ssh(testbed: Path, inventory: Path, env: dict, out: Path, udp_s: str = "2"):
+    """`itb calibrate TESTBED --inventory …` with short tests (2 s of TCP, `udp_s` of each
+    UDP test); asserts it exits 0 and returns its calibration.json."""
+    res = itb(
+        "calibrate",
+        str(testbed),
+        "--inventory",
+        str(inventory),
+        "--json",
+        str(out),
+        "--tcp-seconds",
+        "2",
+        "--udp-seconds",
+        udp_s,
+        env=env,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    return json.loads(out.read_text())
 
 
 ENGINE_SCENARIO = """

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 import tomli_w
 
-from tests.integration.conftest import FLOW, REPO, itb, lab_up, ssh_env
+from tests.integration.conftest import FLOW, REPO, calibrate_over_ssh, itb, lab_up, ssh_env
 
 DATA = Path(__file__).parent / "data"
 TWO_PAIRS = DATA / "ssh-two-pairs.toml"
@@ -398,23 +398,7 @@ def _real_bottleneck(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     assert 'role = "emulator"' not in (d / "inventory.toml").read_text()
     try:
-        out = tmp_path / "cal.json"
-        res = itb(
-            "calibrate",
-            str(TWO_PAIRS),
-            "--inventory",
-            str(d / "inventory.toml"),
-            "--json",
-            str(out),
-            "--tcp-seconds",
-            "2",
-            "--udp-seconds",
-            "1",
-            env=env,
-            timeout=300,
-        )
-        assert res.returncode == 0, res.stdout + res.stderr
-        cal = json.loads(out.read_text())
+        cal = calibrate_over_ssh(TWO_PAIRS, d / "inventory.toml", env, tmp_path / "cal.json", "1")
         assert "real network" in cal["testbed"]["bottleneck"]
         rtt = next(c for c in cal["checks"] if c["quantity"].startswith("idle RTT"))
         assert rtt["ok"] is None and rtt["configured"] is None and rtt["measured"] < 5  # ms, not 20
@@ -495,23 +479,7 @@ def test_killing_a_hosts_sshd_fails_only_that_repetition(lab, tmp_path):
 
 
 def test_calibrate_measures_the_ssh_testbed_against_its_configuration(lab, tmp_path):
-    out = tmp_path / "cal.json"
-    res = itb(
-        "calibrate",
-        str(TWO_PAIRS),
-        "--inventory",
-        str(lab["inventory"]),
-        "--json",
-        str(out),
-        "--tcp-seconds",
-        "2",
-        "--udp-seconds",
-        "2",
-        env=lab["env"],
-        timeout=300,
-    )
-    assert res.returncode == 0, res.stdout + res.stderr
-    cal = json.loads(out.read_text())
+    cal = calibrate_over_ssh(TWO_PAIRS, lab["inventory"], lab["env"], tmp_path / "cal.json")
     assert cal["ok"] and cal["testbed"]["placement"] == {"l1": "h1", "r1": "h3"}
     checks = {c["quantity"]: c for c in cal["checks"]}
     assert checks["idle RTT (median of 100 pings)"]["ok"]
