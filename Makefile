@@ -112,12 +112,15 @@ root:
 	@[ "$$(id -u)" = 0 ] || { echo "make test needs root: the integration tests build network namespaces (run it as root, or \`make unit\` for the tests that do not)"; exit 1; }
 
 # ruff on the Python (the lint rules, then the formatting: `ruff format --check` fails on
-# any file `ruff format` would change), mypy on src/itb, clippy on the Rust.
+# any file `ruff format` would change), mypy on src/itb, rustfmt (native/rustfmt.toml) and
+# clippy on the Rust.
 lint: python
 	$(PY) -m ruff check src tests bench
 	$(PY) -m ruff format --check src tests bench
 	$(PY) -m mypy src/itb
 	cargo clippy --version >/dev/null 2>&1 || rustup component add clippy
+	cargo fmt --version >/dev/null 2>&1 || rustup component add rustfmt
+	cd native && cargo fmt --all --check
 	cd native && cargo clippy --release --all-targets --quiet -- -D warnings
 
 native-test:

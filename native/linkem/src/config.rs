@@ -29,7 +29,13 @@ pub struct LossConfig {
 
 impl Default for LossConfig {
     fn default() -> Self {
-        LossConfig { model: LossModel::None, p: 0.0, r: 1.0, loss_good: 0.0, loss_bad: 1.0 }
+        LossConfig {
+            model: LossModel::None,
+            p: 0.0,
+            r: 1.0,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        }
     }
 }
 
@@ -144,8 +150,7 @@ impl Config {
     }
 
     pub fn load(path: &std::path::Path) -> Result<Config, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
+        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read config {}: {e}", path.display()))?;
         Config::parse(&text)
     }
 
@@ -165,7 +170,9 @@ impl Config {
             return Err("chunk_us must be > 0".into());
         }
         if self.log_segment_bytes != 0 && self.log_segment_bytes < MIN_SEGMENT_BYTES {
-            return Err(format!("log_segment_bytes must be 0 (one file) or at least {MIN_SEGMENT_BYTES}"));
+            return Err(format!(
+                "log_segment_bytes must be 0 (one file) or at least {MIN_SEGMENT_BYTES}"
+            ));
         }
         if self.log_keep_bytes != 0 && self.log_segment_bytes == 0 {
             return Err("log_keep_bytes needs log_segment_bytes (only closed segments are deleted)".into());
@@ -203,7 +210,10 @@ pub struct Update {
 fn opt_u64(v: &Value, key: &str) -> Result<Option<u64>, String> {
     match v {
         Value::Null => Ok(None),
-        _ => v.as_u64().map(Some).ok_or_else(|| format!("{key} must be a non-negative integer or null")),
+        _ => v
+            .as_u64()
+            .map(Some)
+            .ok_or_else(|| format!("{key} must be a non-negative integer or null")),
     }
 }
 
@@ -224,14 +234,11 @@ impl Update {
                     dir_seen = true;
                 }
                 "rate_bps" => u.rate_bps = Some(opt_u64(val, k)?),
-                "delay_us" => {
-                    u.delay_us = Some(val.as_u64().ok_or("delay_us must be a non-negative integer")?)
-                }
+                "delay_us" => u.delay_us = Some(val.as_u64().ok_or("delay_us must be a non-negative integer")?),
                 "queue_bytes" => u.queue_bytes = Some(opt_u64(val, k)?),
                 "queue_packets" => u.queue_packets = Some(opt_u64(val, k)?),
                 "loss" => {
-                    let l: LossConfig =
-                        serde_json::from_value(val.clone()).map_err(|e| format!("bad loss: {e}"))?;
+                    let l: LossConfig = serde_json::from_value(val.clone()).map_err(|e| format!("bad loss: {e}"))?;
                     u.loss = Some(l)
                 }
                 _ => return Err(format!("unknown field {k:?}")),

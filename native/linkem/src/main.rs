@@ -176,7 +176,10 @@ fn run(cfg: Config) -> Result<(), String> {
 
     // Wait for SIGINT/SIGTERM, or for a worker to die.
     loop {
-        let ts = libc::timespec { tv_sec: 0, tv_nsec: 200_000_000 };
+        let ts = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: 200_000_000,
+        };
         // SAFETY: sigset built above; info may be null.
         let s = unsafe { libc::sigtimedwait(&sigset, std::ptr::null_mut(), &ts) };
         if s > 0 || handles.iter().any(|h| h.is_finished()) {
@@ -208,7 +211,9 @@ fn run(cfg: Config) -> Result<(), String> {
                     );
                 }
                 let block = stats.entry(DIRS[i]).or_insert_with(|| serde_json::json!({}));
-                if let (Some(b), serde_json::Value::Object(r)) = (block.as_object_mut(), serde_json::to_value(report).unwrap()) {
+                if let (Some(b), serde_json::Value::Object(r)) =
+                    (block.as_object_mut(), serde_json::to_value(report).unwrap())
+                {
                     b.extend(r);
                 }
             }

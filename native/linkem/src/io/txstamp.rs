@@ -50,7 +50,13 @@ impl TxStamps {
             (*c).cmsg_type = libc::SO_TIMESTAMPING;
             *(libc::CMSG_DATA(c) as *mut u32) = libc::SOF_TIMESTAMPING_TX_SOFTWARE;
         }
-        Ok(TxStamps { fd, next_ns: 0, pending: None, ask, rbuf: [0; CTL_LEN / 8] })
+        Ok(TxStamps {
+            fd,
+            next_ns: 0,
+            pending: None,
+            ask,
+            rbuf: [0; CTL_LEN / 8],
+        })
     }
 
     /// Should a frame handed over at `now` be sampled?

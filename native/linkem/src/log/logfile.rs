@@ -138,7 +138,15 @@ impl<F: Fs> Writer<F> {
     /// is a configuration error (exit 2), not a passing fault.
     pub fn open_on(files: LogFiles, fs: F) -> io::Result<Writer<F>> {
         files.remove_stale()?;
-        let mut w = Writer { files, fs, file: None, written: 0, dirty: false, seq: 0, closed: VecDeque::new() };
+        let mut w = Writer {
+            files,
+            fs,
+            file: None,
+            written: 0,
+            dirty: false,
+            seq: 0,
+            closed: VecDeque::new(),
+        };
         w.ready()?;
         Ok(w)
     }
@@ -244,8 +252,8 @@ pub fn row_span(rows: &[u8]) -> (u64, Option<u64>, Option<u64>) {
 
 #[cfg(test)]
 mod tests {
-    use crate::testfs::FaultFs;
     use super::*;
+    use crate::testfs::FaultFs;
 
     pub fn scratch(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("linkem-logfile-{tag}-{}", std::process::id()));
@@ -255,7 +263,14 @@ mod tests {
     }
 
     fn files(dir: &Path, segment_bytes: u64) -> LogFiles {
-        LogFiles { dir: dir.into(), stem: "linkem-ab".into(), header: "t,x\n", segment_bytes, keep_bytes: 0, interval_ns: 1 }
+        LogFiles {
+            dir: dir.into(),
+            stem: "linkem-ab".into(),
+            header: "t,x\n",
+            segment_bytes,
+            keep_bytes: 0,
+            interval_ns: 1,
+        }
     }
 
     fn rows(r: std::ops::Range<u64>) -> Vec<u8> {
@@ -279,7 +294,11 @@ mod tests {
         fs.set(|f| f.room = None);
         w.write(&rows(30..40)).unwrap();
         let text = fs::read_to_string(d.join("linkem-ab.csv")).unwrap();
-        let got: Vec<u64> = text.lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
+        let got: Vec<u64> = text
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').next().unwrap().parse().unwrap())
+            .collect();
         assert_eq!(got, (0..12).chain(30..40).collect::<Vec<_>>());
         assert!(text.lines().skip(1).all(|l| l.ends_with(",xxxxxxxx")));
         fs::remove_dir_all(&d).unwrap();

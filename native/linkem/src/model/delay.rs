@@ -93,7 +93,14 @@ mod tests {
         }
         assert_eq!(
             out,
-            vec![(50, "b0"), (60, "b1"), (100, "a0"), (110, "c0"), (105, "c1"), (120, "a1")]
+            vec![
+                (50, "b0"),
+                (60, "b1"),
+                (100, "a0"),
+                (110, "c0"),
+                (105, "c1"),
+                (120, "a1")
+            ]
         );
         assert!(d.is_empty());
         assert_eq!(d.next_release(), None);

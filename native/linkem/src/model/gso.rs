@@ -120,7 +120,12 @@ pub fn parse_tcp(frame: &[u8]) -> Option<TcpLayout> {
     if hdr_len > MAX_HDR || hdr_len > frame.len() {
         return None;
     }
-    Some(TcpLayout { l3_off: l3o as u16, l4_off: l4o as u16, hdr_len: hdr_len as u16, v6 })
+    Some(TcpLayout {
+        l3_off: l3o as u16,
+        l4_off: l4o as u16,
+        hdr_len: hdr_len as u16,
+        v6,
+    })
 }
 
 /// What the pipeline needs to know about a received frame.
@@ -179,17 +184,24 @@ impl PktMeta {
 
 /// Classify a received frame given its vnet header and its first bytes.
 pub fn classify(v: &VnetHdr, head: &[u8], frame_len: u32) -> PktMeta {
-    let plain = PktMeta { frame_len, nseg: 1, hdr_len: frame_len, ..Default::default() };
+    let plain = PktMeta {
+        frame_len,
+        nseg: 1,
+        hdr_len: frame_len,
+        ..Default::default()
+    };
     let kind = v.gso_kind();
     if kind == GSO_NONE || v.gso_size == 0 {
         return plain;
     }
     let gso_size = v.gso_size as u32;
-    let tcp = if kind == GSO_TCPV4 || kind == GSO_TCPV6 { parse_tcp(head) } else { None };
+    let tcp = if kind == GSO_TCPV4 || kind == GSO_TCPV6 {
+        parse_tcp(head)
+    } else {
+        None
+    };
     let (hdr_len, splittable, tcp) = match tcp {
-        Some(t) if (kind == GSO_TCPV6) == t.v6 && v.flags & F_NEEDS_CSUM != 0 => {
-            (t.hdr_len as u32, true, t)
-        }
+        Some(t) if (kind == GSO_TCPV6) == t.v6 && v.flags & F_NEEDS_CSUM != 0 => (t.hdr_len as u32, true, t),
         _ => {
             // Indivisible (UDP GSO, odd headers): trust the kernel's hdr_len.
             let h = if v.hdr_len as u32 > 0 && (v.hdr_len as u32) < frame_len {
@@ -208,7 +220,15 @@ pub fn classify(v: &VnetHdr, head: &[u8], frame_len: u32) -> PktMeta {
     if nseg <= 1 {
         return plain;
     }
-    PktMeta { frame_len, nseg, hdr_len, gso_size, payload, splittable, tcp }
+    PktMeta {
+        frame_len,
+        nseg,
+        hdr_len,
+        gso_size,
+        payload,
+        splittable,
+        tcp,
+    }
 }
 
 /// Ones-complement sum of big-endian 16-bit words (odd tail padded).
@@ -235,7 +255,11 @@ pub fn csum_fold(mut sum: u64) -> u16 {
 pub fn tcp_pseudo_partial(frame: &[u8], t: &TcpLayout, tcp_len: u32) -> u16 {
     let l3 = t.l3_off as usize;
     let mut s = 6u64 + (tcp_len >> 16) as u64 + (tcp_len & 0xffff) as u64;
-    s = if t.v6 { csum_add(s, &frame[l3 + 8..l3 + 40]) } else { csum_add(s, &frame[l3 + 12..l3 + 20]) };
+    s = if t.v6 {
+        csum_add(s, &frame[l3 + 8..l3 + 40])
+    } else {
+        csum_add(s, &frame[l3 + 12..l3 + 20])
+    };
     csum_fold(s)
 }
 
@@ -293,7 +317,10 @@ pub fn chunk_vnet(orig: &VnetHdr, m: &PktMeta, n: u32) -> VnetHdr {
 
 /// vnet header for forwarding a frame unchanged (DATA_VALID is rx-only).
 pub fn forward_vnet(orig: &VnetHdr) -> VnetHdr {
-    VnetHdr { flags: orig.flags & F_NEEDS_CSUM /* drop DATA_VALID */, ..*orig }
+    VnetHdr {
+        flags: orig.flags & F_NEEDS_CSUM, /* drop DATA_VALID */
+        ..*orig
+    }
 }
 
 #[cfg(test)]
@@ -378,7 +405,11 @@ pub mod testpkt {
         let l4 = t.l4_off as usize;
         let tcp_len = (frame.len() - l4) as u64;
         let mut s = 6 + (tcp_len >> 16) + (tcp_len & 0xffff);
-        s = if t.v6 { csum_add(s, &frame[l3 + 8..l3 + 40]) } else { csum_add(s, &frame[l3 + 12..l3 + 20]) };
+        s = if t.v6 {
+            csum_add(s, &frame[l3 + 8..l3 + 40])
+        } else {
+            csum_add(s, &frame[l3 + 12..l3 + 20])
+        };
         csum_fold(csum_add(s, &frame[l4..])) == 0xffff
     }
 
@@ -395,7 +426,14 @@ mod tests {
 
     #[test]
     fn vnet_roundtrip() {
-        let v = VnetHdr { flags: 1, gso_type: 0x81, hdr_len: 66, gso_size: 1448, csum_start: 34, csum_offset: 16 };
+        let v = VnetHdr {
+            flags: 1,
+            gso_type: 0x81,
+            hdr_len: 66,
+            gso_size: 1448,
+            csum_start: 34,
+            csum_offset: 16,
+        };
         assert_eq!(VnetHdr::from_bytes(&v.to_bytes()), v);
         assert_eq!(v.gso_kind(), GSO_TCPV4);
     }
@@ -471,7 +509,7 @@ mod tests {
                         assert_eq!(fl & TCP_PSH != 0, last && flags & TCP_PSH != 0);
                         assert_eq!(fl & TCP_FIN != 0, last && flags & TCP_FIN != 0);
                         assert_eq!(fl & 0x10, 0x10); // ACK kept
-                        // everything else in the headers is unchanged
+                                                     // everything else in the headers is unchanged
                         assert_eq!(seg[..l3], f[..l3]);
                         assert_eq!(seg[l4..l4 + 4], f[l4..l4 + 4]);
                         assert_eq!(seg[l4 + 8..l4 + 13], f[l4 + 8..l4 + 13]);

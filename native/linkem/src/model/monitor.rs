@@ -39,7 +39,14 @@ pub struct Monitor {
 
 impl Monitor {
     pub fn new(t0: u64, interval_ns: u64) -> Self {
-        Monitor { t0, interval: interval_ns.max(1), base: 0, buckets: VecDeque::with_capacity(4096), prev_backlog: 0, busy: 0 }
+        Monitor {
+            t0,
+            interval: interval_ns.max(1),
+            base: 0,
+            buckets: VecDeque::with_capacity(4096),
+            prev_backlog: 0,
+            busy: 0,
+        }
     }
 
     #[inline]
