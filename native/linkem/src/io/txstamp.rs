@@ -1,6 +1,6 @@
 //! Sampled transmit stamps: the kernel's time of a frame entering the out-interface.
 //!
-//! One frame at a time, at most one per `SAMPLE_NS`, asks for a software transmit stamp
+//! One frame at a time, at most one per `SAMPLE_NS` of the schedule, asks for a software transmit stamp
 //! (`SO_TIMESTAMPING` control message on that `sendmsg` only; veth takes it in its
 //! transmit function, as the frame leaves linkem). The stamp is read back from the
 //! socket's error queue after the batch (veth's transmit is synchronous, so it is
@@ -59,10 +59,13 @@ impl TxStamps {
         })
     }
 
-    /// Should a frame handed over at `now` be sampled?
+    /// Should the frame due at `due` be sampled? Samples are picked by the schedule (the
+    /// first frame due at least `SAMPLE_NS` after the last sampled one), not by when the
+    /// worker hands frames over, so a frame anywhere in a batch may be picked: one sent
+    /// after others in the same `sendmmsg` waits for their copies, and that counts.
     #[inline]
-    pub fn want(&self, now: u64) -> bool {
-        self.pending.is_none() && now >= self.next_ns
+    pub fn want(&self, due: u64) -> bool {
+        self.pending.is_none() && due >= self.next_ns
     }
 
     /// Put the stamp request on `hdr`, the frame due at `due`.
@@ -71,7 +74,7 @@ impl TxStamps {
         // SAFETY: CMSG_SPACE is a pure computation.
         hdr.msg_controllen = unsafe { libc::CMSG_SPACE(4) } as usize;
         self.pending = Some((due, now));
-        self.next_ns = now + SAMPLE_NS;
+        self.next_ns = due + SAMPLE_NS;
     }
 
     pub fn pending(&self) -> bool {
@@ -113,5 +116,66 @@ impl TxStamps {
             return None;
         }
         Some(crate::sock::cmsg_stamp(&m, libc::SCM_TIMESTAMPING).unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::UdpSocket;
+    use std::os::fd::AsRawFd;
+
+    fn realtime_minus_monotonic() -> u64 {
+        let mut r = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: valid timespec pointer.
+        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut r) };
+        (r.tv_sec as u64 * 1_000_000_000 + r.tv_nsec as u64).wrapping_sub(crate::io::sock::now_ns())
+    }
+
+    /// Sends one datagram to the socket itself, asking for a stamp when `ask`.
+    fn send(st: &mut TxStamps, sock: &UdpSocket, due: u64) -> bool {
+        let mut byte = [7u8];
+        let mut iov = libc::iovec {
+            iov_base: byte.as_mut_ptr() as *mut libc::c_void,
+            iov_len: 1,
+        };
+        // SAFETY: plain data.
+        let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
+        h.msg_iov = &mut iov;
+        h.msg_iovlen = 1;
+        let asked = st.want(due);
+        if asked {
+            st.attach(&mut h, due, crate::io::sock::now_ns());
+        }
+        // SAFETY: h describes live buffers; the socket is connected to itself.
+        assert_eq!(unsafe { libc::sendmsg(sock.as_raw_fd(), &h, 0) }, 1);
+        TxStamps::detach(&mut h);
+        asked
+    }
+
+    #[test]
+    fn frames_are_sampled_by_their_due_times_one_per_half_millisecond_and_stamped_by_the_kernel() {
+        let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.connect(sock.local_addr().unwrap()).unwrap();
+        let mut st = TxStamps::new(sock.as_raw_fd()).unwrap();
+        // Due times in one batch: the first is sampled; while its stamp is pending none is.
+        let t0 = crate::io::sock::now_ns();
+        assert!(send(&mut st, &sock, t0));
+        assert!(
+            !send(&mut st, &sock, t0 + 600_000),
+            "a second sample while one is pending"
+        );
+        let off = realtime_minus_monotonic();
+        let Some(Ok((due, actual))) = st.collect(crate::io::sock::now_ns(), off) else {
+            panic!("loopback gives a software transmit stamp at once");
+        };
+        assert_eq!(due, t0);
+        // The stamp is the kernel's, a few microseconds after t0 (allow 50 ms on a busy host).
+        assert!(actual > t0 - 1_000_000 && actual < t0 + 50_000_000, "{actual} vs {t0}");
+        // The next sample is the first frame due 500 us or more after t0, wherever it
+        // sits in a batch: 499.999 us no, 500 us yes.
+        assert!(!send(&mut st, &sock, t0 + 499_999));
+        assert!(send(&mut st, &sock, t0 + 500_000));
+        assert!(matches!(st.collect(crate::io::sock::now_ns(), off), Some(Ok((d, _))) if d == t0 + 500_000));
     }
 }

@@ -190,11 +190,6 @@ impl Loop {
             if self.w.ctl.flag.load(Ordering::Acquire) {
                 self.apply_updates();
             }
-            let mut rounds = 0;
-            while self.rx_batch()? == RX_BATCH && rounds < RX_ROUNDS {
-                rounds += 1;
-            }
-            let now = now_ns();
             // Without spinning, chunks due within the expected timer
             // overshoot go now: release jitter is then centred on zero
             // instead of always late.
@@ -203,6 +198,17 @@ impl Loop {
             } else {
                 0
             };
+            // What is due goes before what is waiting to be read: frames read later keep
+            // their kernel stamps, frames sent later are late (up to three batches of
+            // 64 KB frames, 500 us of them when reads are coalesced, are copied in here).
+            // Between batches too: a batch is up to 8 frames of 64 KB to copy.
+            self.tx_due(now_ns(), tol);
+            let mut rounds = 0;
+            while self.rx_batch()? == RX_BATCH && rounds < RX_ROUNDS {
+                rounds += 1;
+                self.tx_due(now_ns(), tol);
+            }
+            let now = now_ns();
             self.tx_due(now, tol);
             if now >= next_flush {
                 self.w.csv.flush()?;
@@ -465,7 +471,7 @@ impl Loop {
                 let hdr = &mut b.msgs[n].msg_hdr;
                 hdr.msg_iov = iov.as_mut_ptr();
                 hdr.msg_iovlen = niov;
-                if sampled.is_none() && self.stamps.want(now) {
+                if sampled.is_none() && self.stamps.want(rel) {
                     self.stamps.attach(hdr, rel, now); // the frame's due time: its release
                     sampled = Some(n);
                 }
