@@ -34,6 +34,8 @@ const HOLD_NS: u64 = 100_000_000;
 /// before we read them (they keep their kernel stamps, so timing is exact)
 /// instead of waking for each one; allowed when the delay is >= 2x this.
 const RX_COALESCE_NS: u64 = 500_000;
+/// Between receive batches, what is due is sent once reading has taken this long.
+const RX_TX_CHECK_NS: u64 = 20_000;
 /// Bound on the learned timer overshoot compensation.
 const MAX_EARLY_NS: u64 = 300_000;
 /// Bound on how early a chunk may be sent in non-spinning mode, however late the timers
@@ -201,15 +203,22 @@ impl Loop {
             // What is due goes before what is waiting to be read: frames read later keep
             // their kernel stamps, frames sent later are late (up to three batches of
             // 64 KB frames, 500 us of them when reads are coalesced, are copied in here).
-            // Between batches too: a batch is up to 8 frames of 64 KB to copy.
-            self.tx_due(now_ns(), tol);
+            // Between batches too, once reading has taken RX_TX_CHECK_NS: a batch of
+            // 64 KB frames takes tens of us to copy, one of MTU frames a few, and a
+            // sendmmsg for every one or two frames would cost more than it saves. What
+            // became due while reading goes at the top of the next round.
+            let mut checked = now_ns();
+            self.tx_due(checked, tol);
             let mut rounds = 0;
             while self.rx_batch()? == RX_BATCH && rounds < RX_ROUNDS {
                 rounds += 1;
-                self.tx_due(now_ns(), tol);
+                let t = now_ns();
+                if t - checked >= RX_TX_CHECK_NS {
+                    self.tx_due(t, tol);
+                    checked = t;
+                }
             }
             let now = now_ns();
-            self.tx_due(now, tol);
             if now >= next_flush {
                 self.w.csv.flush()?;
                 self.w.pipe.stats.socket_drops += self.w.rx.take_drops();
