@@ -3,6 +3,7 @@ links and hosts placed on them."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -65,9 +66,10 @@ def chain(routers: int = 4):
         for k in range(2)
     )
     text = f'[testbed]\nname = "c"\ntopology = "chain"\n[chain]\nrouters = {routers}\n{hosts}'
-    p = Path("/tmp") / f"itb-unit-chain-{routers}.toml"
-    p.write_text(text)
-    return load_testbed(p, {})
+    with tempfile.TemporaryDirectory() as d:
+        p = Path(d) / f"chain-{routers}.toml"
+        p.write_text(text)
+        return load_testbed(p, {})
 
 
 def test_a_chain_of_three_links_runs_on_three_wires_with_its_routers_on_their_segments():

@@ -29,13 +29,7 @@ pub struct LossConfig {
 
 impl Default for LossConfig {
     fn default() -> Self {
-        LossConfig {
-            model: LossModel::None,
-            p: 0.0,
-            r: 1.0,
-            loss_good: 0.0,
-            loss_bad: 1.0,
-        }
+        LossConfig { model: LossModel::None, p: 0.0, r: 1.0, loss_good: 0.0, loss_bad: 1.0 }
     }
 }
 
@@ -170,9 +164,7 @@ impl Config {
             return Err("chunk_us must be > 0".into());
         }
         if self.log_segment_bytes != 0 && self.log_segment_bytes < MIN_SEGMENT_BYTES {
-            return Err(format!(
-                "log_segment_bytes must be 0 (one file) or at least {MIN_SEGMENT_BYTES}"
-            ));
+            return Err(format!("log_segment_bytes must be 0 (one file) or at least {MIN_SEGMENT_BYTES}"));
         }
         if self.log_keep_bytes != 0 && self.log_segment_bytes == 0 {
             return Err("log_keep_bytes needs log_segment_bytes (only closed segments are deleted)".into());
@@ -210,10 +202,7 @@ pub struct Update {
 fn opt_u64(v: &Value, key: &str) -> Result<Option<u64>, String> {
     match v {
         Value::Null => Ok(None),
-        _ => v
-            .as_u64()
-            .map(Some)
-            .ok_or_else(|| format!("{key} must be a non-negative integer or null")),
+        _ => v.as_u64().map(Some).ok_or_else(|| format!("{key} must be a non-negative integer or null")),
     }
 }
 

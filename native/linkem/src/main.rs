@@ -176,10 +176,7 @@ fn run(cfg: Config) -> Result<(), String> {
 
     // Wait for SIGINT/SIGTERM, or for a worker to die.
     loop {
-        let ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 200_000_000,
-        };
+        let ts = libc::timespec { tv_sec: 0, tv_nsec: 200_000_000 };
         // SAFETY: sigset built above; info may be null.
         let s = unsafe { libc::sigtimedwait(&sigset, std::ptr::null_mut(), &ts) };
         if s > 0 || handles.iter().any(|h| h.is_finished()) {

@@ -43,19 +43,13 @@ struct Args {
 }
 
 fn mac(s: &str) -> Result<[u8; 6], String> {
-    let v: Vec<u8> = s
-        .split(':')
-        .map(|x| u8::from_str_radix(x, 16))
-        .collect::<Result<_, _>>()
-        .map_err(|e| format!("{s}: {e}"))?;
+    let v: Vec<u8> =
+        s.split(':').map(|x| u8::from_str_radix(x, 16)).collect::<Result<_, _>>().map_err(|e| format!("{s}: {e}"))?;
     v.try_into().map_err(|_| format!("{s}: a MAC has six bytes"))
 }
 
 fn checksum(words: &[u8]) -> u16 {
-    let mut sum: u32 = words
-        .chunks(2)
-        .map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32)
-        .sum();
+    let mut sum: u32 = words.chunks(2).map(|c| u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]) as u32).sum();
     while sum > 0xffff {
         sum = (sum & 0xffff) + (sum >> 16);
     }
@@ -93,21 +87,12 @@ fn run(a: Args) -> Result<(), String> {
     let mut f = frame(&a)?;
     let sock = PacketSocket::open(&a.ifname, false, 4 << 20).map_err(|e| format!("{}: {e}", a.ifname))?;
     let mut vnet = [0u8; VNET_HDR_LEN]; // no GSO, no checksum offload
-    let mut iovs = [[libc::iovec {
-        iov_base: std::ptr::null_mut(),
-        iov_len: 0,
-    }; 2]; BATCH];
+    let mut iovs = [[libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 2]; BATCH];
     // SAFETY: mmsghdr is plain data; the pointers set below outlive every sendmmsg.
     let mut msgs: [libc::mmsghdr; BATCH] = unsafe { std::mem::zeroed() };
     for (m, iov) in msgs.iter_mut().zip(iovs.iter_mut()) {
-        iov[0] = libc::iovec {
-            iov_base: vnet.as_mut_ptr() as *mut libc::c_void,
-            iov_len: VNET_HDR_LEN,
-        };
-        iov[1] = libc::iovec {
-            iov_base: f.as_mut_ptr() as *mut libc::c_void,
-            iov_len: f.len(),
-        };
+        iov[0] = libc::iovec { iov_base: vnet.as_mut_ptr() as *mut libc::c_void, iov_len: VNET_HDR_LEN };
+        iov[1] = libc::iovec { iov_base: f.as_mut_ptr() as *mut libc::c_void, iov_len: f.len() };
         m.msg_hdr.msg_iov = iov.as_mut_ptr();
         m.msg_hdr.msg_iovlen = 2;
     }
@@ -138,10 +123,7 @@ fn run(a: Args) -> Result<(), String> {
         }
     }
     let secs = (now_ns() - t0) as f64 / 1e9;
-    println!(
-        "{{\"frames\":{sent},\"bytes\":{},\"refused\":{refused},\"seconds\":{secs:.6}}}",
-        sent * f.len() as u64
-    );
+    println!("{{\"frames\":{sent},\"bytes\":{},\"refused\":{refused},\"seconds\":{secs:.6}}}", sent * f.len() as u64);
     Ok(())
 }
 

@@ -43,11 +43,7 @@ impl<T: Copy> MmapArray<T> {
         if p == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        Ok(MmapArray {
-            ptr: NonNull::new(p as *mut T).unwrap(),
-            len,
-            _p: PhantomData,
-        })
+        Ok(MmapArray { ptr: NonNull::new(p as *mut T).unwrap(), len, _p: PhantomData })
     }
 
     #[inline]
@@ -77,10 +73,7 @@ impl<T: Copy> Drop for MmapArray<T> {
     fn drop(&mut self) {
         // SAFETY: unmapping exactly what zeroed() mapped.
         unsafe {
-            libc::munmap(
-                self.ptr.as_ptr() as *mut libc::c_void,
-                (self.len.max(1) * std::mem::size_of::<T>()).max(1),
-            );
+            libc::munmap(self.ptr.as_ptr() as *mut libc::c_void, (self.len.max(1) * std::mem::size_of::<T>()).max(1));
         }
     }
 }
@@ -189,10 +182,7 @@ impl Pool {
             let off = cur - pos;
             let take = (BLOCK - off).min(end - cur);
             // SAFETY: off < BLOCK, within block b.
-            out[n] = libc::iovec {
-                iov_base: unsafe { self.ptr(b).add(off) } as *mut libc::c_void,
-                iov_len: take,
-            };
+            out[n] = libc::iovec { iov_base: unsafe { self.ptr(b).add(off) } as *mut libc::c_void, iov_len: take };
             n += 1;
             cur += take;
             if cur < end {
@@ -237,10 +227,7 @@ mod tests {
             // SAFETY: test writes inside one block.
             unsafe { std::ptr::write_bytes(p.ptr(b), k as u8 + 1, BLOCK) };
         }
-        let mut iov = [libc::iovec {
-            iov_base: std::ptr::null_mut(),
-            iov_len: 0,
-        }; 4];
+        let mut iov = [libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }; 4];
         let n = p.chain_iov(bl[0], 1000, 2 * BLOCK + 10, &mut iov);
         assert_eq!(n, 3);
         assert_eq!(iov[0].iov_len, BLOCK - 1000);

@@ -18,13 +18,7 @@ fn cvt(r: libc::c_int, what: &str) -> io::Result<libc::c_int> {
 fn setopt<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, v: &T, what: &str) -> io::Result<()> {
     // SAFETY: v points to a live T of the given size.
     let r = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            v as *const T as *const libc::c_void,
-            std::mem::size_of::<T>() as u32,
-        )
+        libc::setsockopt(fd, level, name, v as *const T as *const libc::c_void, std::mem::size_of::<T>() as u32)
     };
     cvt(r, what).map(|_| ())
 }
@@ -34,10 +28,7 @@ pub fn ifindex(name: &str) -> io::Result<i32> {
     // SAFETY: valid NUL-terminated string.
     let i = unsafe { libc::if_nametoindex(c.as_ptr()) };
     if i == 0 {
-        return Err(io::Error::new(
-            io::ErrorKind::NotFound,
-            format!("interface {name} not found"),
-        ));
+        return Err(io::Error::new(io::ErrorKind::NotFound, format!("interface {name} not found")));
     }
     Ok(i as i32)
 }
@@ -59,34 +50,18 @@ impl PacketSocket {
         let idx = ifindex(ifname)?;
         // Protocol 0: receive nothing until bound to the interface.
         // SAFETY: plain socket(2).
-        let fd = cvt(
-            unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) },
-            "socket(AF_PACKET)",
-        )?;
+        let fd =
+            cvt(unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) }, "socket(AF_PACKET)")?;
         // SAFETY: fd is a fresh descriptor we own.
-        let s = PacketSocket {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        };
+        let s = PacketSocket { fd: unsafe { OwnedFd::from_raw_fd(fd) } };
         let one: libc::c_int = 1;
         setopt(fd, libc::SOL_PACKET, libc::PACKET_VNET_HDR, &one, "PACKET_VNET_HDR")?;
         if rx {
-            setopt(
-                fd,
-                libc::SOL_PACKET,
-                libc::PACKET_IGNORE_OUTGOING,
-                &one,
-                "PACKET_IGNORE_OUTGOING",
-            )?;
+            setopt(fd, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &one, "PACKET_IGNORE_OUTGOING")?;
             setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &buf_bytes, "SO_RCVBUFFORCE")?;
             setopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &one, "SO_TIMESTAMPNS")?;
         } else {
-            setopt(
-                fd,
-                libc::SOL_PACKET,
-                libc::PACKET_QDISC_BYPASS,
-                &one,
-                "PACKET_QDISC_BYPASS",
-            )?;
+            setopt(fd, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &one, "PACKET_QDISC_BYPASS")?;
             setopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &buf_bytes, "SO_SNDBUFFORCE")?;
         }
         // SAFETY: zeroed sockaddr_ll is valid; fields set below.
@@ -111,13 +86,7 @@ impl PacketSocket {
             let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
             mr.mr_ifindex = idx;
             mr.mr_type = libc::PACKET_MR_PROMISC as u16;
-            setopt(
-                fd,
-                libc::SOL_PACKET,
-                libc::PACKET_ADD_MEMBERSHIP,
-                &mr,
-                "PACKET_ADD_MEMBERSHIP",
-            )?;
+            setopt(fd, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &mr, "PACKET_ADD_MEMBERSHIP")?;
         }
         Ok(s)
     }
@@ -146,10 +115,7 @@ impl PacketSocket {
 
 pub fn eventfd() -> io::Result<OwnedFd> {
     // SAFETY: plain eventfd(2).
-    let fd = cvt(
-        unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) },
-        "eventfd",
-    )?;
+    let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }, "eventfd")?;
     // SAFETY: fresh descriptor.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }

@@ -50,13 +50,7 @@ impl TxStamps {
             (*c).cmsg_type = libc::SO_TIMESTAMPING;
             *(libc::CMSG_DATA(c) as *mut u32) = libc::SOF_TIMESTAMPING_TX_SOFTWARE;
         }
-        Ok(TxStamps {
-            fd,
-            next_ns: 0,
-            pending: None,
-            ask,
-            rbuf: [0; CTL_LEN / 8],
-        })
+        Ok(TxStamps { fd, next_ns: 0, pending: None, ask, rbuf: [0; CTL_LEN / 8] })
     }
 
     /// Should the frame due at `due` be sampled? Samples are picked by the schedule (the
@@ -135,10 +129,7 @@ mod tests {
     /// Sends one datagram to the socket itself, asking for a stamp when `ask`.
     fn send(st: &mut TxStamps, sock: &UdpSocket, due: u64) -> bool {
         let mut byte = [7u8];
-        let mut iov = libc::iovec {
-            iov_base: byte.as_mut_ptr() as *mut libc::c_void,
-            iov_len: 1,
-        };
+        let mut iov = libc::iovec { iov_base: byte.as_mut_ptr() as *mut libc::c_void, iov_len: 1 };
         // SAFETY: plain data.
         let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
         h.msg_iov = &mut iov;
@@ -161,10 +152,7 @@ mod tests {
         // Due times in one batch: the first is sampled; while its stamp is pending none is.
         let t0 = crate::io::sock::now_ns();
         assert!(send(&mut st, &sock, t0));
-        assert!(
-            !send(&mut st, &sock, t0 + 600_000),
-            "a second sample while one is pending"
-        );
+        assert!(!send(&mut st, &sock, t0 + 600_000), "a second sample while one is pending");
         let off = realtime_minus_monotonic();
         let Some(Ok((due, actual))) = st.collect(crate::io::sock::now_ns(), off) else {
             panic!("loopback gives a software transmit stamp at once");

@@ -73,10 +73,7 @@ fn real_ns() -> u64 {
 }
 
 fn iov0() -> libc::iovec {
-    libc::iovec {
-        iov_base: std::ptr::null_mut(),
-        iov_len: 0,
-    }
+    libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }
 }
 
 fn zeroed_mmsg() -> libc::mmsghdr {
@@ -135,9 +132,7 @@ impl Worker {
             // The link must not wait behind the endpoints it serves: run
             // real-time if allowed (we never spin unboundedly; the kernel's
             // RT throttling is a further backstop). Best effort.
-            let sp = libc::sched_param {
-                sched_priority: RT_PRIO,
-            };
+            let sp = libc::sched_param { sched_priority: RT_PRIO };
             if libc::sched_setscheduler(0, libc::SCHED_FIFO, &sp) != 0 {
                 libc::setpriority(libc::PRIO_PROCESS, 0, -20);
             }
@@ -157,26 +152,10 @@ impl Worker {
             iovs: [[iov0(); BLOCKS_PER_MAX + 3]; TX_BATCH],
             vnets: [[0; VNET_HDR_LEN]; TX_BATCH],
             hdrs: [[0; MAX_HDR]; TX_BATCH],
-            items: [(
-                0,
-                ChunkRef {
-                    pkt: 0,
-                    first: 0,
-                    nseg: 0,
-                },
-            ); TX_BATCH],
+            items: [(0, ChunkRef { pkt: 0, first: 0, nseg: 0 }); TX_BATCH],
         });
         let stamps = TxStamps::new(self.tx.as_raw_fd())?;
-        Loop {
-            w: self,
-            last_arrival: 0,
-            early_ns: 50_000,
-            slots,
-            rxb,
-            txb,
-            stamps,
-        }
-        .run()
+        Loop { w: self, last_arrival: 0, early_ns: 50_000, slots, rxb, txb, stamps }.run()
     }
 }
 
@@ -195,11 +174,7 @@ impl Loop {
             // Without spinning, chunks due within the expected timer
             // overshoot go now: release jitter is then centred on zero
             // instead of always late.
-            let tol = if self.w.spin_ns == 0 {
-                self.early_ns.clamp(MIN_TOL_NS, MAX_TOL_NS)
-            } else {
-                0
-            };
+            let tol = if self.w.spin_ns == 0 { self.early_ns.clamp(MIN_TOL_NS, MAX_TOL_NS) } else { 0 };
             // What is due goes before what is waiting to be read: frames read later keep
             // their kernel stamps, frames sent later are late (up to three batches of
             // 64 KB frames, 500 us of them when reads are coalesced, are copied in here).
@@ -246,27 +221,12 @@ impl Loop {
             // learned mean overshoot.
             let wait = wait.saturating_sub(self.early_ns).max(1_000);
             let mut fds = [
-                libc::pollfd {
-                    fd: rxfd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: evfd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
+                libc::pollfd { fd: rxfd, events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: evfd, events: libc::POLLIN, revents: 0 },
             ];
-            let ts = libc::timespec {
-                tv_sec: (wait / 1_000_000_000) as i64,
-                tv_nsec: (wait % 1_000_000_000) as i64,
-            };
+            let ts = libc::timespec { tv_sec: (wait / 1_000_000_000) as i64, tv_nsec: (wait % 1_000_000_000) as i64 };
             // While coalescing, only the eventfd (control/stop) may wake us.
-            let (fp, nfds) = if coalesce {
-                (fds[1..].as_mut_ptr(), 1)
-            } else {
-                (fds.as_mut_ptr(), 2)
-            };
+            let (fp, nfds) = if coalesce { (fds[1..].as_mut_ptr(), 1) } else { (fds.as_mut_ptr(), 2) };
             // SAFETY: fp/nfds describe live pollfds; ts is a valid timespec.
             let r = unsafe { libc::ppoll(fp, nfds, &ts, std::ptr::null()) };
             if r > 0 && fds[1].revents != 0 {
@@ -313,25 +273,18 @@ impl Loop {
         let b = &mut *self.rxb;
         for k in 0..RX_BATCH {
             let nb = BLOCKS_PER_MAX.min(pool.available());
-            b.iovs[k][0] = libc::iovec {
-                iov_base: b.vnets[k].as_mut_ptr() as *mut libc::c_void,
-                iov_len: VNET_HDR_LEN,
-            };
+            b.iovs[k][0] =
+                libc::iovec { iov_base: b.vnets[k].as_mut_ptr() as *mut libc::c_void, iov_len: VNET_HDR_LEN };
             for j in 0..nb {
                 let blk = pool.alloc().unwrap();
                 b.blocks[k][j] = blk;
-                b.iovs[k][1 + j] = libc::iovec {
-                    iov_base: pool.ptr(blk) as *mut libc::c_void,
-                    iov_len: BLOCK,
-                };
+                b.iovs[k][1 + j] = libc::iovec { iov_base: pool.ptr(blk) as *mut libc::c_void, iov_len: BLOCK };
             }
             let mut niov = 1 + nb;
             if nb < BLOCKS_PER_MAX {
                 // pool (nearly) exhausted: overflow lands in scratch and is dropped
-                b.iovs[k][niov] = libc::iovec {
-                    iov_base: b.scratch.as_mut_ptr() as *mut libc::c_void,
-                    iov_len: MAX_FRAME,
-                };
+                b.iovs[k][niov] =
+                    libc::iovec { iov_base: b.scratch.as_mut_ptr() as *mut libc::c_void, iov_len: MAX_FRAME };
                 niov += 1;
             }
             b.nb[k] = nb;
@@ -366,8 +319,7 @@ impl Loop {
         let now = now_ns();
         let real_off = real_ns().wrapping_sub(now);
         let p = &mut self.w.pipe;
-        p.mon
-            .finalize(now.saturating_sub(HOLD_NS), p.queue.link(), &mut self.w.csv)?;
+        p.mon.finalize(now.saturating_sub(HOLD_NS), p.queue.link(), &mut self.w.csv)?;
         let floor = p.mon.open_start();
         for k in 0..RX_BATCH {
             let nb = b.nb[k];
@@ -406,12 +358,7 @@ impl Loop {
                     if queued == 0 {
                         pool.free_chain(pkt, used as u32);
                     } else {
-                        *self.slots.get_mut(pkt as usize) = Slot {
-                            vnet,
-                            meta,
-                            refs: queued,
-                            nblocks: used as u32,
-                        };
+                        *self.slots.get_mut(pkt as usize) = Slot { vnet, meta, refs: queued, nblocks: used as u32 };
                     }
                 }
             }
@@ -463,20 +410,11 @@ impl Loop {
                     let orig = self.w.pool.block(c.pkt);
                     rewrite_headers(orig, m, c.first, c.nseg, &mut b.hdrs[n]);
                     let h = m.hdr_len as usize;
-                    iov[1] = libc::iovec {
-                        iov_base: b.hdrs[n].as_mut_ptr() as *mut libc::c_void,
-                        iov_len: h,
-                    };
+                    iov[1] = libc::iovec { iov_base: b.hdrs[n].as_mut_ptr() as *mut libc::c_void, iov_len: h };
                     let (ps, pe) = m.payload_range(c.first, c.nseg);
-                    niov = 2 + self
-                        .w
-                        .pool
-                        .chain_iov(c.pkt, h + ps as usize, h + pe as usize, &mut iov[2..]);
+                    niov = 2 + self.w.pool.chain_iov(c.pkt, h + ps as usize, h + pe as usize, &mut iov[2..]);
                 }
-                iov[0] = libc::iovec {
-                    iov_base: b.vnets[n].as_mut_ptr() as *mut libc::c_void,
-                    iov_len: VNET_HDR_LEN,
-                };
+                iov[0] = libc::iovec { iov_base: b.vnets[n].as_mut_ptr() as *mut libc::c_void, iov_len: VNET_HDR_LEN };
                 let hdr = &mut b.msgs[n].msg_hdr;
                 hdr.msg_iov = iov.as_mut_ptr();
                 hdr.msg_iovlen = niov;

@@ -138,15 +138,7 @@ impl<F: Fs> Writer<F> {
     /// is a configuration error (exit 2), not a passing fault.
     pub fn open_on(files: LogFiles, fs: F) -> io::Result<Writer<F>> {
         files.remove_stale()?;
-        let mut w = Writer {
-            files,
-            fs,
-            file: None,
-            written: 0,
-            dirty: false,
-            seq: 0,
-            closed: VecDeque::new(),
-        };
+        let mut w = Writer { files, fs, file: None, written: 0, dirty: false, seq: 0, closed: VecDeque::new() };
         w.ready()?;
         Ok(w)
     }
@@ -294,11 +286,7 @@ mod tests {
         fs.set(|f| f.room = None);
         w.write(&rows(30..40)).unwrap();
         let text = fs::read_to_string(d.join("linkem-ab.csv")).unwrap();
-        let got: Vec<u64> = text
-            .lines()
-            .skip(1)
-            .map(|l| l.split(',').next().unwrap().parse().unwrap())
-            .collect();
+        let got: Vec<u64> = text.lines().skip(1).map(|l| l.split(',').next().unwrap().parse().unwrap()).collect();
         assert_eq!(got, (0..12).chain(30..40).collect::<Vec<_>>());
         assert!(text.lines().skip(1).all(|l| l.ends_with(",xxxxxxxx")));
         fs::remove_dir_all(&d).unwrap();

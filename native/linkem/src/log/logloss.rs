@@ -27,11 +27,7 @@ impl Span {
     pub fn merge(a: Option<Span>, b: Span) -> Span {
         match a {
             None => b,
-            Some(a) => Span {
-                rows: a.rows + b.rows,
-                first: a.first,
-                last: b.last,
-            },
+            Some(a) => Span { rows: a.rows + b.rows, first: a.first, last: b.last },
         }
     }
 }
@@ -71,13 +67,7 @@ fn now_ns() -> u64 {
 
 impl Account {
     pub fn new(dir: String, interval_ns: u64, events: Events) -> Account {
-        Account {
-            dir,
-            interval_ns,
-            report: LogReport::default(),
-            open: None,
-            events,
-        }
+        Account { dir, interval_ns, report: LogReport::default(), open: None, events }
     }
 
     /// Rows that reached the file: they end the open gap, if any.
@@ -100,12 +90,7 @@ impl Account {
             g.rows += span.rows;
             return;
         }
-        let g = Gap {
-            from_ns: span.first,
-            to_ns,
-            rows: span.rows,
-            error: error.to_string(),
-        };
+        let g = Gap { from_ns: span.first, to_ns, rows: span.rows, error: error.to_string() };
         let ev = serde_json::json!({"event": "log_error", "dir": self.dir, "t_ns": now_ns(),
                                     "from_ns": g.from_ns, "error": g.error});
         (self.events)(&ev.to_string());
@@ -140,11 +125,8 @@ mod tests {
     fn account() -> (Account, Arc<Mutex<Vec<serde_json::Value>>>) {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
-        let a = Account::new(
-            "ab".into(),
-            10,
-            Box::new(move |l| s.lock().unwrap().push(serde_json::from_str(l).unwrap())),
-        );
+        let a =
+            Account::new("ab".into(), 10, Box::new(move |l| s.lock().unwrap().push(serde_json::from_str(l).unwrap())));
         (a, seen)
     }
 
@@ -152,44 +134,15 @@ mod tests {
     fn a_gap_opens_grows_and_closes_with_one_event_each_way() {
         let (mut a, seen) = account();
         a.written(3);
-        a.lost(
-            Span {
-                rows: 2,
-                first: 30,
-                last: 40,
-            },
-            "No space left on device",
-        );
+        a.lost(Span { rows: 2, first: 30, last: 40 }, "No space left on device");
         assert_eq!(seen.lock().unwrap().len(), 1, "reported as soon as it opens");
-        a.lost(
-            Span {
-                rows: 1,
-                first: 50,
-                last: 50,
-            },
-            "Input/output error",
-        );
+        a.lost(Span { rows: 1, first: 50, last: 50 }, "Input/output error");
         a.written(0);
         a.written(4);
-        a.lost(
-            Span {
-                rows: 1,
-                first: 100,
-                last: 100,
-            },
-            "EIO",
-        );
+        a.lost(Span { rows: 1, first: 100, last: 100 }, "EIO");
         let r = a.finish();
         assert_eq!((r.log_rows, r.log_rows_lost, r.log_gaps_total), (7, 4, 2));
-        assert_eq!(
-            r.log_gaps[0],
-            Gap {
-                from_ns: 30,
-                to_ns: 60,
-                rows: 3,
-                error: "No space left on device".into()
-            }
-        );
+        assert_eq!(r.log_gaps[0], Gap { from_ns: 30, to_ns: 60, rows: 3, error: "No space left on device".into() });
         assert_eq!(r.log_gaps[1].to_ns, 110);
         let ev = seen.lock().unwrap();
         let kinds: Vec<&str> = ev.iter().map(|e| e["event"].as_str().unwrap()).collect();
@@ -205,14 +158,7 @@ mod tests {
     fn only_the_first_gaps_are_listed() {
         let (mut a, _) = account();
         for i in 0..(MAX_LISTED_GAPS as u64 + 5) {
-            a.lost(
-                Span {
-                    rows: 1,
-                    first: i * 100,
-                    last: i * 100,
-                },
-                "x",
-            );
+            a.lost(Span { rows: 1, first: i * 100, last: i * 100 }, "x");
             a.written(1);
         }
         let r = a.finish();

@@ -46,27 +46,25 @@ impl LogSink {
         let mut acct = Account::new(dir.to_string(), w.files().interval_ns, events);
         let (tx, rx) = sync_channel::<Shipment>(8);
         let (back_tx, back_rx): (Sender<Vec<u8>>, Receiver<Vec<u8>>) = channel();
-        let h = std::thread::Builder::new()
-            .name(format!("linkem-log-{dir}"))
-            .spawn(move || {
-                for mut s in rx {
-                    if let Some(d) = s.dropped {
-                        acct.lost(d, BEHIND);
-                    }
-                    match w.write(&s.rows) {
-                        Ok(()) => acct.written(row_span(&s.rows).0),
-                        Err(cut) => {
-                            acct.written(row_span(&s.rows[..cut.kept]).0);
-                            if let Some(lost) = Span::of(row_span(&s.rows[cut.kept..])) {
-                                acct.lost(lost, &cut.error.to_string());
-                            }
+        let h = std::thread::Builder::new().name(format!("linkem-log-{dir}")).spawn(move || {
+            for mut s in rx {
+                if let Some(d) = s.dropped {
+                    acct.lost(d, BEHIND);
+                }
+                match w.write(&s.rows) {
+                    Ok(()) => acct.written(row_span(&s.rows).0),
+                    Err(cut) => {
+                        acct.written(row_span(&s.rows[..cut.kept]).0);
+                        if let Some(lost) = Span::of(row_span(&s.rows[cut.kept..])) {
+                            acct.lost(lost, &cut.error.to_string());
                         }
                     }
-                    s.rows.clear();
-                    let _ = back_tx.send(s.rows);
                 }
-                acct.finish()
-            })?;
+                s.rows.clear();
+                let _ = back_tx.send(s.rows);
+            }
+            acct.finish()
+        })?;
         let sink = LogSink {
             buf: Vec::with_capacity(BUF),
             to_writer: Some(tx),
@@ -85,10 +83,7 @@ impl LogSink {
         let Some(tx) = &self.to_writer else { return };
         let spare = self.spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(BUF));
         let rows = std::mem::replace(&mut self.buf, spare);
-        match tx.try_send(Shipment {
-            rows,
-            dropped: self.dropped.take(),
-        }) {
+        match tx.try_send(Shipment { rows, dropped: self.dropped.take() }) {
             Ok(()) => {}
             Err(TrySendError::Full(s)) | Err(TrySendError::Disconnected(s)) => {
                 // The writer is behind: keep the rows, in order, for the next try.
@@ -111,10 +106,7 @@ impl LogSink {
         if let Some(tx) = self.to_writer.take() {
             let rows = std::mem::take(&mut self.buf);
             if !rows.is_empty() || self.dropped.is_some() {
-                let _ = tx.send(Shipment {
-                    rows,
-                    dropped: self.dropped.take(),
-                });
+                let _ = tx.send(Shipment { rows, dropped: self.dropped.take() });
             }
         }
     }
@@ -164,10 +156,7 @@ mod tests {
     fn recorder() -> (Events, Seen) {
         let seen: Seen = Arc::new(Mutex::new(Vec::new()));
         let s = seen.clone();
-        (
-            Box::new(move |l: &str| s.lock().unwrap().push(serde_json::from_str(l).unwrap())),
-            seen,
-        )
+        (Box::new(move |l: &str| s.lock().unwrap().push(serde_json::from_str(l).unwrap())), seen)
     }
 
     fn write_rows(f: LogFiles, n: usize) -> LogReport {
@@ -184,10 +173,8 @@ mod tests {
 
     /// The rows of the live file (and segments before it), as t values; every line whole.
     fn series(d: &Path) -> Vec<u64> {
-        let mut names: Vec<String> = fs::read_dir(d)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into())
-            .collect();
+        let mut names: Vec<String> =
+            fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into()).collect();
         names.retain(|n| n.starts_with("linkem-ab.") && n != "linkem-ab.csv");
         names.sort();
         names.push("linkem-ab.csv".into());
@@ -259,11 +246,7 @@ mod tests {
         );
         let kept = series(&d);
         assert!(kept[0] > 0 && kept.last() == Some(&19_999));
-        assert_eq!(
-            kept,
-            (kept[0]..20_000).collect::<Vec<_>>(),
-            "the newest rows, none missing"
-        );
+        assert_eq!(kept, (kept[0]..20_000).collect::<Vec<_>>(), "the newest rows, none missing");
         fs::remove_dir_all(&d).unwrap();
     }
 
@@ -281,9 +264,7 @@ mod tests {
     /// Waits until the writer has handled the one shipment sent since the last call
     /// (it hands its buffer back after writing it and reporting what it lost).
     fn settle(s: &mut LogSink) {
-        s.spares
-            .recv_timeout(Duration::from_secs(5))
-            .expect("the writer took the rows");
+        s.spares.recv_timeout(Duration::from_secs(5)).expect("the writer took the rows");
     }
 
     #[test]
@@ -303,11 +284,7 @@ mod tests {
         ship(&mut s, 300..400);
         fs.set(|f| f.room = None);
         ship(&mut s, 400..500);
-        assert_eq!(
-            seen.lock().unwrap().len(),
-            2,
-            "the end of the gap reported once rows resume"
-        );
+        assert_eq!(seen.lock().unwrap().len(), 2, "the end of the gap reported once rows resume");
         s.close();
         let r = h.join().unwrap();
         let got = series(&d);
@@ -324,10 +301,7 @@ mod tests {
         let ev = seen.lock().unwrap();
         assert_eq!(ev[0]["event"], "log_error");
         assert_eq!(ev[0]["from_ns"], kept_to + 1);
-        assert_eq!(
-            (ev[1]["event"].as_str(), ev[1]["to_ns"].as_u64()),
-            (Some("log_gap"), Some(400))
-        );
+        assert_eq!((ev[1]["event"].as_str(), ev[1]["to_ns"].as_u64()), (Some("log_gap"), Some(400)));
         assert_eq!(ev[1]["resumed"], true);
         fs::remove_dir_all(&d).unwrap();
     }
@@ -362,9 +336,7 @@ mod tests {
         assert!(got.windows(2).all(|p| p[0] < p[1]) && got.last() == Some(&10_099));
         // every missing row lies in a reported gap
         let missing: Vec<u64> = (0..10_100).filter(|t| got.binary_search(t).is_err()).collect();
-        assert!(missing
-            .iter()
-            .all(|t| r.log_gaps.iter().any(|g| g.from_ns <= *t && *t < g.to_ns)));
+        assert!(missing.iter().all(|t| r.log_gaps.iter().any(|g| g.from_ns <= *t && *t < g.to_ns)));
         assert_eq!(r.log_gaps.iter().map(|g| g.rows).sum::<u64>(), r.log_rows_lost);
         assert!(r.log_gaps.iter().all(|g| g.error == BEHIND));
         assert!(seen.lock().unwrap().iter().any(|e| e["event"] == "log_gap"));
@@ -385,10 +357,7 @@ mod tests {
         assert_eq!((r.log_gaps[0].from_ns, r.log_gaps[0].to_ns), (2, 4));
         let ev = seen.lock().unwrap();
         assert_eq!(ev.len(), 2);
-        assert_eq!(
-            (ev[1]["dir"].as_str(), ev[1]["resumed"].as_bool()),
-            (Some("ba"), Some(false))
-        );
+        assert_eq!((ev[1]["dir"].as_str(), ev[1]["resumed"].as_bool()), (Some("ba"), Some(false)));
         assert_eq!(series(&d), vec![1]);
         fs::remove_dir_all(&d).unwrap();
     }

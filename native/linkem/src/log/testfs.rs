@@ -73,11 +73,7 @@ impl Fs for FaultFs {
         if self.get(|f| f.fail_create) {
             return Err(err(libc::ENOSPC));
         }
-        Ok(FaultFile {
-            file: File::create(path)?,
-            len: 0,
-            faults: self.clone(),
-        })
+        Ok(FaultFile { file: File::create(path)?, len: 0, faults: self.clone() })
     }
     fn truncate(&mut self, f: &mut FaultFile, len: u64) -> io::Result<()> {
         if self.get(|f| f.fail_truncate) {

@@ -28,10 +28,7 @@ pub struct Chunker {
 
 impl Chunker {
     pub fn new(max_seg: u32) -> Self {
-        Chunker {
-            max_seg: max_seg.max(1),
-            cur: None,
-        }
+        Chunker { max_seg: max_seg.max(1), cur: None }
     }
 
     /// Feed segment `i` (in order): Some(departure) if it survived, None if
@@ -46,11 +43,7 @@ impl Chunker {
                     c.last_departure = d;
                     None
                 }
-                _ => self.cur.replace(Chunk {
-                    first: i,
-                    nseg: 1,
-                    last_departure: d,
-                }),
+                _ => self.cur.replace(Chunk { first: i, nseg: 1, last_departure: d }),
             },
         }
     }
@@ -64,11 +57,7 @@ impl Chunker {
 #[cfg(test)]
 pub fn chunk_all(deps: &[Option<u64>], max_seg: u32) -> Vec<Chunk> {
     let mut c = Chunker::new(max_seg);
-    let mut out: Vec<Chunk> = deps
-        .iter()
-        .enumerate()
-        .filter_map(|(i, d)| c.feed(i as u32, *d))
-        .collect();
+    let mut out: Vec<Chunk> = deps.iter().enumerate().filter_map(|(i, d)| c.feed(i as u32, *d)).collect();
     out.extend(c.finish());
     out
 }
@@ -78,11 +67,7 @@ mod tests {
     use super::*;
 
     fn ch(first: u32, nseg: u32, d: u64) -> Chunk {
-        Chunk {
-            first,
-            nseg,
-            last_departure: d,
-        }
+        Chunk { first, nseg, last_departure: d }
     }
 
     #[test]

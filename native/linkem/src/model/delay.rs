@@ -91,17 +91,7 @@ mod tests {
         while let Some((r, x)) = d.pop_due(1000) {
             out.push((r, x));
         }
-        assert_eq!(
-            out,
-            vec![
-                (50, "b0"),
-                (60, "b1"),
-                (100, "a0"),
-                (110, "c0"),
-                (105, "c1"),
-                (120, "a1")
-            ]
-        );
+        assert_eq!(out, vec![(50, "b0"), (60, "b1"), (100, "a0"), (110, "c0"), (105, "c1"), (120, "a1")]);
         assert!(d.is_empty());
         assert_eq!(d.next_release(), None);
     }

@@ -91,18 +91,12 @@ impl DepartureErrors {
     }
 
     fn abs_max_us(&self) -> u64 {
-        self.min_ns
-            .unsigned_abs()
-            .max(self.max_ns.unsigned_abs())
-            .div_ceil(BIN_NS as u64)
+        self.min_ns.unsigned_abs().max(self.max_ns.unsigned_abs()).div_ceil(BIN_NS as u64)
     }
 
     pub fn summary(&self) -> DepartureSummary {
         if self.n == 0 {
-            return DepartureSummary {
-                unstamped: self.unstamped,
-                ..Default::default()
-            };
+            return DepartureSummary { unstamped: self.unstamped, ..Default::default() };
         }
         DepartureSummary {
             samples: self.n,
@@ -154,24 +148,12 @@ mod tests {
         d.record(0, 5_000);
         d.record(0, 25_000_000);
         let s = d.summary();
-        assert_eq!(
-            (s.samples, s.abs_p50_us, s.abs_p99_us, s.abs_max_us),
-            (2, 5, 25_000, 25_000)
-        );
+        assert_eq!((s.samples, s.abs_p50_us, s.abs_p99_us, s.abs_max_us), (2, 5, 25_000, 25_000));
     }
 
     #[test]
     fn no_sample_gives_zeros_not_a_made_up_figure() {
-        let d = DepartureErrors {
-            unstamped: 3,
-            ..Default::default()
-        };
-        assert_eq!(
-            d.summary(),
-            DepartureSummary {
-                unstamped: 3,
-                ..Default::default()
-            }
-        );
+        let d = DepartureErrors { unstamped: 3, ..Default::default() };
+        assert_eq!(d.summary(), DepartureSummary { unstamped: 3, ..Default::default() });
     }
 }

@@ -19,12 +19,7 @@ pub struct DropTail {
 impl DropTail {
     pub fn new(rate_bps: Option<u64>, queue_bytes: Option<u64>, queue_packets: Option<u64>) -> Self {
         let cap = queue_packets.map(|q| q.min(1 << 20) as usize + 1).unwrap_or(1024);
-        DropTail {
-            link: Serialiser::new(rate_bps),
-            queue_bytes,
-            queue_packets,
-            starts: VecDeque::with_capacity(cap),
-        }
+        DropTail { link: Serialiser::new(rate_bps), queue_bytes, queue_packets, starts: VecDeque::with_capacity(cap) }
     }
 
     #[inline]

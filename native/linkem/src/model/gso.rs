@@ -33,14 +33,7 @@ pub struct VnetHdr {
 impl VnetHdr {
     pub fn from_bytes(b: &[u8; VNET_HDR_LEN]) -> Self {
         let u = |i: usize| u16::from_le_bytes([b[i], b[i + 1]]);
-        VnetHdr {
-            flags: b[0],
-            gso_type: b[1],
-            hdr_len: u(2),
-            gso_size: u(4),
-            csum_start: u(6),
-            csum_offset: u(8),
-        }
+        VnetHdr { flags: b[0], gso_type: b[1], hdr_len: u(2), gso_size: u(4), csum_start: u(6), csum_offset: u(8) }
     }
 
     pub fn to_bytes(self) -> [u8; VNET_HDR_LEN] {
@@ -120,12 +113,7 @@ pub fn parse_tcp(frame: &[u8]) -> Option<TcpLayout> {
     if hdr_len > MAX_HDR || hdr_len > frame.len() {
         return None;
     }
-    Some(TcpLayout {
-        l3_off: l3o as u16,
-        l4_off: l4o as u16,
-        hdr_len: hdr_len as u16,
-        v6,
-    })
+    Some(TcpLayout { l3_off: l3o as u16, l4_off: l4o as u16, hdr_len: hdr_len as u16, v6 })
 }
 
 /// What the pipeline needs to know about a received frame.
@@ -184,22 +172,13 @@ impl PktMeta {
 
 /// Classify a received frame given its vnet header and its first bytes.
 pub fn classify(v: &VnetHdr, head: &[u8], frame_len: u32) -> PktMeta {
-    let plain = PktMeta {
-        frame_len,
-        nseg: 1,
-        hdr_len: frame_len,
-        ..Default::default()
-    };
+    let plain = PktMeta { frame_len, nseg: 1, hdr_len: frame_len, ..Default::default() };
     let kind = v.gso_kind();
     if kind == GSO_NONE || v.gso_size == 0 {
         return plain;
     }
     let gso_size = v.gso_size as u32;
-    let tcp = if kind == GSO_TCPV4 || kind == GSO_TCPV6 {
-        parse_tcp(head)
-    } else {
-        None
-    };
+    let tcp = if kind == GSO_TCPV4 || kind == GSO_TCPV6 { parse_tcp(head) } else { None };
     let (hdr_len, splittable, tcp) = match tcp {
         Some(t) if (kind == GSO_TCPV6) == t.v6 && v.flags & F_NEEDS_CSUM != 0 => (t.hdr_len as u32, true, t),
         _ => {
@@ -220,15 +199,7 @@ pub fn classify(v: &VnetHdr, head: &[u8], frame_len: u32) -> PktMeta {
     if nseg <= 1 {
         return plain;
     }
-    PktMeta {
-        frame_len,
-        nseg,
-        hdr_len,
-        gso_size,
-        payload,
-        splittable,
-        tcp,
-    }
+    PktMeta { frame_len, nseg, hdr_len, gso_size, payload, splittable, tcp }
 }
 
 /// Ones-complement sum of big-endian 16-bit words (odd tail padded).
@@ -255,11 +226,7 @@ pub fn csum_fold(mut sum: u64) -> u16 {
 pub fn tcp_pseudo_partial(frame: &[u8], t: &TcpLayout, tcp_len: u32) -> u16 {
     let l3 = t.l3_off as usize;
     let mut s = 6u64 + (tcp_len >> 16) as u64 + (tcp_len & 0xffff) as u64;
-    s = if t.v6 {
-        csum_add(s, &frame[l3 + 8..l3 + 40])
-    } else {
-        csum_add(s, &frame[l3 + 12..l3 + 20])
-    };
+    s = if t.v6 { csum_add(s, &frame[l3 + 8..l3 + 40]) } else { csum_add(s, &frame[l3 + 12..l3 + 20]) };
     csum_fold(s)
 }
 
@@ -317,10 +284,7 @@ pub fn chunk_vnet(orig: &VnetHdr, m: &PktMeta, n: u32) -> VnetHdr {
 
 /// vnet header for forwarding a frame unchanged (DATA_VALID is rx-only).
 pub fn forward_vnet(orig: &VnetHdr) -> VnetHdr {
-    VnetHdr {
-        flags: orig.flags & F_NEEDS_CSUM, /* drop DATA_VALID */
-        ..*orig
-    }
+    VnetHdr { flags: orig.flags & F_NEEDS_CSUM /* drop DATA_VALID */, ..*orig }
 }
 
 #[cfg(test)]
@@ -405,11 +369,7 @@ pub mod testpkt {
         let l4 = t.l4_off as usize;
         let tcp_len = (frame.len() - l4) as u64;
         let mut s = 6 + (tcp_len >> 16) + (tcp_len & 0xffff);
-        s = if t.v6 {
-            csum_add(s, &frame[l3 + 8..l3 + 40])
-        } else {
-            csum_add(s, &frame[l3 + 12..l3 + 20])
-        };
+        s = if t.v6 { csum_add(s, &frame[l3 + 8..l3 + 40]) } else { csum_add(s, &frame[l3 + 12..l3 + 20]) };
         csum_fold(csum_add(s, &frame[l4..])) == 0xffff
     }
 
@@ -426,14 +386,7 @@ mod tests {
 
     #[test]
     fn vnet_roundtrip() {
-        let v = VnetHdr {
-            flags: 1,
-            gso_type: 0x81,
-            hdr_len: 66,
-            gso_size: 1448,
-            csum_start: 34,
-            csum_offset: 16,
-        };
+        let v = VnetHdr { flags: 1, gso_type: 0x81, hdr_len: 66, gso_size: 1448, csum_start: 34, csum_offset: 16 };
         assert_eq!(VnetHdr::from_bytes(&v.to_bytes()), v);
         assert_eq!(v.gso_kind(), GSO_TCPV4);
     }

@@ -12,11 +12,7 @@ pub struct Loss {
 
 impl Loss {
     pub fn new(cfg: LossConfig, seed: u64) -> Self {
-        Loss {
-            cfg,
-            bad: false,
-            rng: Rng::new(seed),
-        }
+        Loss { cfg, bad: false, rng: Rng::new(seed) }
     }
 
     /// Replace the model (runtime change); the PRNG stream continues.
@@ -44,11 +40,7 @@ impl Loss {
                 } else if self.rng.chance(self.cfg.p) {
                     self.bad = true;
                 }
-                let pl = if self.bad {
-                    self.cfg.loss_bad
-                } else {
-                    self.cfg.loss_good
-                };
+                let pl = if self.bad { self.cfg.loss_bad } else { self.cfg.loss_good };
                 self.rng.chance(pl)
             }
         }
@@ -60,13 +52,7 @@ mod tests {
     use super::*;
 
     fn cfg(model: LossModel, p: f64, r: f64, lg: f64, lb: f64) -> LossConfig {
-        LossConfig {
-            model,
-            p,
-            r,
-            loss_good: lg,
-            loss_bad: lb,
-        }
+        LossConfig { model, p, r, loss_good: lg, loss_bad: lb }
     }
 
     fn rate(l: &mut Loss, n: usize) -> f64 {

@@ -142,11 +142,7 @@ mod tests {
     use super::*;
 
     fn rows(out: &[u8]) -> Vec<Vec<u64>> {
-        std::str::from_utf8(out)
-            .unwrap()
-            .lines()
-            .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
-            .collect()
+        std::str::from_utf8(out).unwrap().lines().map(|l| l.split(',').map(|x| x.parse().unwrap()).collect()).collect()
     }
 
     #[test]

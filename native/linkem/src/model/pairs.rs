@@ -86,21 +86,9 @@ mod tests {
     #[test]
     fn matches_exact_pairs_both_families() {
         let pairs = vec![
-            PairDelay {
-                src: "198.18.0.1".parse().unwrap(),
-                dst: "198.18.0.2".parse().unwrap(),
-                extra_us: 5000,
-            },
-            PairDelay {
-                src: "2001:db8::1".parse().unwrap(),
-                dst: "2001:db8::2".parse().unwrap(),
-                extra_us: 7,
-            },
-            PairDelay {
-                src: "198.18.0.9".parse().unwrap(),
-                dst: "198.18.0.2".parse().unwrap(),
-                extra_us: 5000,
-            },
+            PairDelay { src: "198.18.0.1".parse().unwrap(), dst: "198.18.0.2".parse().unwrap(), extra_us: 5000 },
+            PairDelay { src: "2001:db8::1".parse().unwrap(), dst: "2001:db8::2".parse().unwrap(), extra_us: 7 },
+            PairDelay { src: "198.18.0.9".parse().unwrap(), dst: "198.18.0.2".parse().unwrap(), extra_us: 5000 },
         ];
         let t = PairTable::new(&pairs);
         assert_eq!(t.nclasses(), 3);

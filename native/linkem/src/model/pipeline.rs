@@ -132,15 +132,7 @@ impl<Q: Queue> Pipeline<Q> {
         if c.nseg != m.nseg {
             self.stats.chunks_split += 1;
         }
-        self.delay.push(
-            class,
-            release,
-            ChunkRef {
-                pkt,
-                first: c.first,
-                nseg: c.nseg,
-            },
-        );
+        self.delay.push(class, release, ChunkRef { pkt, first: c.first, nseg: c.nseg });
     }
 
     /// Process a frame arriving at t. Returns how many chunks of it were
@@ -206,16 +198,7 @@ impl<Q: Queue> Pipeline<Q> {
             last = self.queue.admit(t, wire);
             self.mon.depart(last, wire);
         }
-        self.push_chunk(
-            Chunk {
-                first: 0,
-                nseg: m.nseg,
-                last_departure: last,
-            },
-            m,
-            pkt,
-            class,
-        );
+        self.push_chunk(Chunk { first: 0, nseg: m.nseg, last_departure: last }, m, pkt, class);
         let b = self.queue.bytes(t);
         self.mon.arrived(t, b, self.queue.link().busy_until());
         1
@@ -223,10 +206,7 @@ impl<Q: Queue> Pipeline<Q> {
 
     /// The statistics with the departure errors' summary.
     pub fn final_stats(&self) -> DirStats {
-        DirStats {
-            departure_error: self.deperr.summary(),
-            ..self.stats
-        }
+        DirStats { departure_error: self.deperr.summary(), ..self.stats }
     }
 
     /// Account a chunk handed to the kernel at `now`.
@@ -235,11 +215,7 @@ impl<Q: Queue> Pipeline<Q> {
         let st = &mut self.stats;
         st.tx_frames += 1;
         st.tx_segments += c.nseg as u64;
-        let (ps, pe) = if m.nseg > 1 {
-            m.payload_range(c.first, c.nseg)
-        } else {
-            (0, m.frame_len - m.hdr_len)
-        };
+        let (ps, pe) = if m.nseg > 1 { m.payload_range(c.first, c.nseg) } else { (0, m.frame_len - m.hdr_len) };
         st.tx_bytes += (pe - ps) as u64 + c.nseg as u64 * m.hdr_len as u64;
         let lag = now.saturating_sub(release);
         if lag > self.max_lag_ns {
@@ -310,9 +286,7 @@ mod tests {
     }
 
     fn col(csv: &str, i: usize) -> Vec<u64> {
-        csv.lines()
-            .map(|l| l.split(',').nth(i).unwrap().parse().unwrap())
-            .collect()
+        csv.lines().map(|l| l.split(',').nth(i).unwrap().parse().unwrap()).collect()
     }
 
     #[test]
@@ -381,12 +355,7 @@ mod tests {
         let d = dir(Some(1_000_000_000), 0, None, 0.0);
         let q = TwoAtMost(crate::droptail::DropTail::new(Some(1_000_000_000), None, None));
         let mut p = Pipeline::new(&d, PairTable::default(), 1, 0, 1_000_000, 100_000, 200_000).with_queue(q);
-        let plain = PktMeta {
-            frame_len: 1514,
-            nseg: 1,
-            hdr_len: 1514,
-            ..Default::default()
-        };
+        let plain = PktMeta { frame_len: 1514, nseg: 1, hdr_len: 1514, ..Default::default() };
         for k in 0..10 {
             p.arrive(1_000, &plain, 0, k);
         }
@@ -399,12 +368,7 @@ mod tests {
     fn simulation_unlimited_rate_with_loss() {
         let (v, f) = build(true, 14480, 1448, 0x18);
         let m = classify(&v, &f, f.len() as u32);
-        let plain = PktMeta {
-            frame_len: 1514,
-            nseg: 1,
-            hdr_len: 1514,
-            ..Default::default()
-        };
+        let plain = PktMeta { frame_len: 1514, nseg: 1, hdr_len: 1514, ..Default::default() };
         let d = dir(None, 20_000, None, 0.01);
         let (p, out, csv) = simulate(&d, &[m, plain], 5_000_000_000, 100_000_000);
         let st = p.stats;
@@ -426,12 +390,7 @@ mod tests {
         // every 5 us but loses the CPU for 3 ms every 40 ms; frames keep their kernel
         // stamps, so the late loop must shift when chunks are handed over, never when
         // the link is computed to serialise them.
-        let plain = PktMeta {
-            frame_len: 1514,
-            nseg: 1,
-            hdr_len: 1514,
-            ..Default::default()
-        };
+        let plain = PktMeta { frame_len: 1514, nseg: 1, hdr_len: 1514, ..Default::default() };
         let d = dir(Some(1_000_000_000), 10_000, Some(2_500_000), 0.0);
         let t0: u64 = 1_000_000_000;
         let dur: u64 = 500_000_000;
@@ -458,35 +417,19 @@ mod tests {
         assert_eq!(st.rx_segments, st.tx_segments + st.drops_queue);
         // The link never idles: departures are back to back, 1514 * 8 bits at 1 bit/ns.
         assert_eq!(out[0].0, t0 + 12_112 + 10_000_000);
-        assert!(
-            out.windows(2).all(|w| w[1].0 - w[0].0 == 12_112),
-            "a departure followed the loop"
-        );
+        assert!(out.windows(2).all(|w| w[1].0 - w[0].0 == 12_112), "a departure followed the loop");
         // 400 ms of releases hold exactly 400 ms of the rate.
-        let n = out
-            .iter()
-            .filter(|(r, _)| *r > t0 + 10_000_000 && *r <= t0 + 410_000_000)
-            .count();
+        let n = out.iter().filter(|(r, _)| *r > t0 + 10_000_000 && *r <= t0 + 410_000_000).count();
         assert_eq!(n, 400_000_000 / 12_112);
         // The stalls were felt (late hand-overs) but bounded by the stall.
-        assert!(
-            st.late_packets > 0 && st.max_lag_us >= 2_900,
-            "{} {}",
-            st.late_packets,
-            st.max_lag_us
-        );
+        assert!(st.late_packets > 0 && st.max_lag_us >= 2_900, "{} {}", st.late_packets, st.max_lag_us);
         assert!(out.iter().all(|(r, s)| s - r <= 3_005_000));
     }
 
     #[test]
     fn simulation_packet_queue_limit_and_whole_packets() {
         // 100 Mbit/s, queue of 10 packets, plain 1514 B frames at 200 Mbit/s
-        let plain = PktMeta {
-            frame_len: 1514,
-            nseg: 1,
-            hdr_len: 1514,
-            ..Default::default()
-        };
+        let plain = PktMeta { frame_len: 1514, nseg: 1, hdr_len: 1514, ..Default::default() };
         let mut d = dir(Some(100_000_000), 1000, None, 0.0);
         d.queue_packets = Some(10);
         let (p, out, _csv) = simulate(&d, &[plain], 200_000_000, 100_000_000);

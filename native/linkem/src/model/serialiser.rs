@@ -17,11 +17,7 @@ pub struct Serialiser {
 
 impl Serialiser {
     pub fn new(rate_bps: Option<u64>) -> Self {
-        Serialiser {
-            rate_bps,
-            busy_until: 0,
-            rem: 0,
-        }
+        Serialiser { rate_bps, busy_until: 0, rem: 0 }
     }
 
     pub fn rate_bps(&self) -> Option<u64> {
