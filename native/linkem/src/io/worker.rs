@@ -48,6 +48,13 @@ const MAX_TOL_NS: u64 = 40_000;
 /// the departure error's p99 at 1 Gbit/s fell from 47-74 us to 28-39 us for 15 % more
 /// of a core (bench/emulator.py, docs/linkem.md).
 const MIN_TOL_NS: u64 = 30_000;
+/// Without spinning, after a round (a wake-up, what is due sent) that sent several
+/// frames, the next is at least this much later: with dense frames the wake-ups, not the
+/// frames, cost the CPU (15 µs each on this VM). 100 us, one `chunk_us`: the wake-up rate
+/// of the 50-100 us tolerance before it was cut to 30-40 (which took the emulator from
+/// 61-64 to 70-76 % of a core for MTU-size UDP at 1 Gbit/s, 10.5 to 15.5 thousand
+/// wake-ups a second, and left the sender beside it short of CPU).
+const DENSE_PERIOD_NS: u64 = 100_000;
 
 /// Control hand-over from the stdin thread.
 pub struct Ctl {
@@ -116,6 +123,12 @@ struct Loop {
     w: Worker,
     /// Latest arrival time given to the pipeline (arrivals are monotonic).
     last_arrival: u64,
+    /// When what was due was last sent at the top of the loop (the wake-up floor's base).
+    last_tx: u64,
+    /// The last round sent more than one frame, each a single segment (MTU-size frames,
+    /// ACKs; not chunks of GSO frames): they are closer together than the tolerance, and
+    /// the next round waits for the floor.
+    dense: bool,
     /// Learned mean overshoot of ppoll timeouts; we wake this much early.
     early_ns: u64,
     slots: MmapArray<Slot>,
@@ -155,7 +168,7 @@ impl Worker {
             items: [(0, ChunkRef { pkt: 0, first: 0, nseg: 0 }); TX_BATCH],
         });
         let stamps = TxStamps::new(self.tx.as_raw_fd())?;
-        Loop { w: self, last_arrival: 0, early_ns: 50_000, slots, rxb, txb, stamps }.run()
+        Loop { w: self, last_arrival: 0, last_tx: 0, dense: false, early_ns: 50_000, slots, rxb, txb, stamps }.run()
     }
 }
 
@@ -183,13 +196,15 @@ impl Loop {
             // sendmmsg for every one or two frames would cost more than it saves. What
             // became due while reading goes at the top of the next round.
             let mut checked = now_ns();
-            self.tx_due(checked, tol);
+            let (frames, segments) = self.tx_due(checked, tol);
+            self.last_tx = checked;
+            self.dense = frames > 1 && segments == frames as u64;
             let mut rounds = 0;
             while self.rx_batch()? == RX_BATCH && rounds < RX_ROUNDS {
                 rounds += 1;
                 let t = now_ns();
                 if t - checked >= RX_TX_CHECK_NS {
-                    self.tx_due(t, tol);
+                    let _ = self.tx_due(t, tol);
                     checked = t;
                 }
             }
@@ -201,10 +216,17 @@ impl Loop {
             }
             let deadline = self.w.pipe.delay.next_release().unwrap_or(u64::MAX).min(next_flush);
             let t = now_ns();
-            if deadline <= t + tol {
+            // Single-segment frames closer together than the tolerance (MTU frames at
+            // 1 Gbit/s are 12 us apart; the last round sent several): a round at most every
+            // DENSE_PERIOD_NS, so a frame due just after a round waits for the next (up to
+            // DENSE_PERIOD_NS - tol late) instead of a wake-up of its own. Chunks of GSO
+            // frames are untouched (a wake-up is small beside their copies; at 10 Gbit/s
+            // the floor doubled their p99 error), and so is spinning mode.
+            let floor = if self.w.spin_ns == 0 && self.dense { self.last_tx + DENSE_PERIOD_NS } else { 0 };
+            if deadline <= t + tol && t >= floor {
                 continue;
             }
-            let mut wait = (deadline - t).min(MAX_SLEEP_NS);
+            let mut wait = (deadline.max(floor) - t).min(MAX_SLEEP_NS);
             let coalesce = !self.w.pipe.delay.is_empty() && self.w.pipe.min_delay_ns() >= 2 * RX_COALESCE_NS;
             if coalesce {
                 wait = wait.min(RX_COALESCE_NS);
@@ -382,9 +404,11 @@ impl Loop {
         }
     }
 
-    /// Transmit every chunk due at `now`.
-    fn tx_due(&mut self, now: u64, tol: u64) {
+    /// Transmit every chunk due at `now`; returns how many were handed over and how
+    /// many segments they held.
+    fn tx_due(&mut self, now: u64, tol: u64) -> (usize, u64) {
         let fd = self.w.tx.as_raw_fd();
+        let mut sent = (0, 0);
         loop {
             let b = &mut *self.txb;
             let mut n = 0;
@@ -426,8 +450,10 @@ impl Loop {
                 n += 1;
             }
             if n == 0 {
-                return;
+                return sent;
             }
+            sent.0 += n;
+            sent.1 += b.items[..n].iter().map(|(_, c)| c.nseg as u64).sum::<u64>();
             let mut off = 0;
             while off < n {
                 // SAFETY: msgs[off..n] are fully built above.
@@ -457,7 +483,7 @@ impl Loop {
             }
             self.collect_stamp(now);
             if n < TX_BATCH {
-                return;
+                return sent;
             }
         }
     }
