@@ -221,8 +221,11 @@ impl Loop {
             // DENSE_PERIOD_NS, so a frame due just after a round waits for the next (up to
             // DENSE_PERIOD_NS - tol late) instead of a wake-up of its own. Chunks of GSO
             // frames are untouched (a wake-up is small beside their copies; at 10 Gbit/s
-            // the floor doubled their p99 error), and so is spinning mode.
-            let floor = if self.w.spin_ns == 0 && self.dense { self.last_tx + DENSE_PERIOD_NS } else { 0 };
+            // the floor doubled their p99 error), and so are links of less than 1 ms
+            // (where reads are not coalesced either: 100 us is a share of their delay)
+            // and spinning mode.
+            let hold = self.dense && self.w.spin_ns == 0 && self.w.pipe.min_delay_ns() >= 2 * RX_COALESCE_NS;
+            let floor = if hold { self.last_tx + DENSE_PERIOD_NS } else { 0 };
             if deadline <= t + tol && t >= floor {
                 continue;
             }
