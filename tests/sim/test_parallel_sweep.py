@@ -33,12 +33,17 @@ def bench(out, *extra: str) -> pd.DataFrame:
 
 
 def test_cells_side_by_side_and_on_dask_give_the_tables_of_one_at_a_time(tmp_path):
+    import dask
     from dask.distributed import LocalCluster
 
     one = bench(tmp_path / "one", "--jobs", "1")
     two = bench(tmp_path / "two", "--jobs", "2")
     pd.testing.assert_frame_equal(one, two)
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster:
+    # the cluster's scratch space in the test's directory, not /tmp/dask-scratch-space
+    with (
+        dask.config.set({"temporary-directory": str(tmp_path / "scratch")}),
+        LocalCluster(n_workers=2, threads_per_worker=1, processes=True) as cluster,
+    ):
         on_dask = bench(tmp_path / "dask", "--dask", cluster.scheduler_address)
     pd.testing.assert_frame_equal(one, on_dask)
     assert len(one) == 2 and (one["repetitions"] == 2).all()

@@ -682,6 +682,9 @@ fn profile_kept_by_the_writes() {
 
 #[test]
 fn bad_profiles_are_usage_errors() {
+    // flow writes its summary (the error) even for a usage error: into this test's directory
+    let d = tmpdir("badprofile");
+    let (log, summary) = (d.join("x.csv"), d.join("x.json"));
     for (args, words) in [
         (vec!["--profile", "5:1000000"], "date 0"),
         (vec!["--profile", "0:1000000", "--rate-bps", "1000"], "cannot be used with"),
@@ -696,9 +699,9 @@ fn bad_profiles_are_usage_errors() {
             "--streams",
             "1",
             "--log",
-            "/tmp/x.csv",
+            s(&log),
             "--summary",
-            "/tmp/x.json",
+            s(&summary),
         ];
         a.extend(args);
         let (st, err) = run(&a, Duration::from_secs(5));
