@@ -140,6 +140,14 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// CLOCK_REALTIME in ns: the clock of the kernel's packet stamps.
+pub fn real_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid timespec pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
 /// The first timestamp (CLOCK_REALTIME ns) of a control message of type `ty` at level
 /// SOL_SOCKET in a received message: SO_TIMESTAMPNS on receive, SCM_TIMESTAMPING (its
 /// software stamp, the first of three) on the error queue.

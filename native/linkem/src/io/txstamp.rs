@@ -119,13 +119,6 @@ mod tests {
     use std::net::UdpSocket;
     use std::os::fd::AsRawFd;
 
-    fn realtime_minus_monotonic() -> u64 {
-        let mut r = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-        // SAFETY: valid timespec pointer.
-        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut r) };
-        (r.tv_sec as u64 * 1_000_000_000 + r.tv_nsec as u64).wrapping_sub(crate::io::sock::now_ns())
-    }
-
     /// Sends one datagram to the socket itself, asking for a stamp when `ask`.
     fn send(st: &mut TxStamps, sock: &UdpSocket, due: u64) -> bool {
         let mut byte = [7u8];
@@ -153,7 +146,7 @@ mod tests {
         let t0 = crate::io::sock::now_ns();
         assert!(send(&mut st, &sock, t0));
         assert!(!send(&mut st, &sock, t0 + 600_000), "a second sample while one is pending");
-        let off = realtime_minus_monotonic();
+        let off = crate::io::sock::real_ns().wrapping_sub(crate::io::sock::now_ns());
         let Some(Ok((due, actual))) = st.collect(crate::io::sock::now_ns(), off) else {
             panic!("loopback gives a software transmit stamp at once");
         };

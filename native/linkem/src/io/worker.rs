@@ -12,7 +12,7 @@ use crate::logsink::LogSink;
 use crate::pipeline::{ChunkRef, DirStats, Pipeline};
 use crate::pool::{MmapArray, Pool, BLOCK, BLOCKS_PER_MAX, MAX_FRAME};
 use crate::queue::Queue;
-use crate::sock::{cmsg_stamp, eventfd_clear, now_ns, PacketSocket};
+use crate::sock::{cmsg_stamp, eventfd_clear, now_ns, real_ns, PacketSocket};
 use crate::txstamp::TxStamps;
 use std::io::Write;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -72,13 +72,6 @@ struct Slot {
     nblocks: u32,
 }
 
-fn real_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: valid timespec pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 fn iov0() -> libc::iovec {
     libc::iovec { iov_base: std::ptr::null_mut(), iov_len: 0 }
 }
@@ -123,12 +116,6 @@ struct Loop {
     w: Worker,
     /// Latest arrival time given to the pipeline (arrivals are monotonic).
     last_arrival: u64,
-    /// When what was due was last sent at the top of the loop (the wake-up floor's base).
-    last_tx: u64,
-    /// The last round sent more than one frame, each a single segment (MTU-size frames,
-    /// ACKs; not chunks of GSO frames): they are closer together than the tolerance, and
-    /// the next round waits for the floor.
-    dense: bool,
     /// Learned mean overshoot of ppoll timeouts; we wake this much early.
     early_ns: u64,
     slots: MmapArray<Slot>,
@@ -168,7 +155,7 @@ impl Worker {
             items: [(0, ChunkRef { pkt: 0, first: 0, nseg: 0 }); TX_BATCH],
         });
         let stamps = TxStamps::new(self.tx.as_raw_fd())?;
-        Loop { w: self, last_arrival: 0, last_tx: 0, dense: false, early_ns: 50_000, slots, rxb, txb, stamps }.run()
+        Loop { w: self, last_arrival: 0, early_ns: 50_000, slots, rxb, txb, stamps }.run()
     }
 }
 
@@ -195,10 +182,12 @@ impl Loop {
             // 64 KB frames takes tens of us to copy, one of MTU frames a few, and a
             // sendmmsg for every one or two frames would cost more than it saves. What
             // became due while reading goes at the top of the next round.
-            let mut checked = now_ns();
-            let (frames, segments) = self.tx_due(checked, tol);
-            self.last_tx = checked;
-            self.dense = frames > 1 && segments == frames as u64;
+            let round = now_ns();
+            let (frames, segments) = self.tx_due(round, tol);
+            // several frames, each a single segment (MTU-size frames, ACKs; not chunks of
+            // GSO frames): closer together than the tolerance (the wake-up floor below)
+            let dense = frames > 1 && segments == frames as u64;
+            let mut checked = round;
             let mut rounds = 0;
             while self.rx_batch()? == RX_BATCH && rounds < RX_ROUNDS {
                 rounds += 1;
@@ -224,13 +213,13 @@ impl Loop {
             // the floor doubled their p99 error), and so are links of less than 1 ms
             // (where reads are not coalesced either: 100 us is a share of their delay)
             // and spinning mode.
-            let hold = self.dense && self.w.spin_ns == 0 && self.w.pipe.min_delay_ns() >= 2 * RX_COALESCE_NS;
-            let floor = if hold { self.last_tx + DENSE_PERIOD_NS } else { 0 };
+            let long_link = self.w.pipe.min_delay_ns() >= 2 * RX_COALESCE_NS;
+            let floor = if dense && long_link && self.w.spin_ns == 0 { round + DENSE_PERIOD_NS } else { 0 };
             if deadline <= t + tol && t >= floor {
                 continue;
             }
             let mut wait = (deadline.max(floor) - t).min(MAX_SLEEP_NS);
-            let coalesce = !self.w.pipe.delay.is_empty() && self.w.pipe.min_delay_ns() >= 2 * RX_COALESCE_NS;
+            let coalesce = !self.w.pipe.delay.is_empty() && long_link;
             if coalesce {
                 wait = wait.min(RX_COALESCE_NS);
             }
