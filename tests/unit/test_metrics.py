@@ -632,11 +632,14 @@ def test_run_metrics_per_repetition():
     assert per["a"].ideal_s == pytest.approx(0.2) and per["r"].ideal_s is None
     assert per["b"].cc == "bbr" and per["b"].error is None
 
-    # rep 2: b failed → n 1: no σ, no Jain of one flow; b's bytes still count for
-    # efficiency and utilisation: 1.85 MB delivered for 2 MB sent, 16 Mbit over 0.3 s
+    # rep 2: b failed → n 1: no σ; b's bytes still count for efficiency and utilisation:
+    # 1.85 MB delivered for 2 MB sent, 16 Mbit over 0.3 s
     c = r2.completion
     assert (c.n, c.n_failed, c.t_mean, c.sigma_t) == (1, 1, 0.3, None)
-    assert r2.jain is None
+    # and for Jain, as delivered over the time it ran (to the repetition's last end,
+    # 0.3 s): b 4.8 Mbit / 0.3 s = 16 Mbit/s beside a's 10 / 0.3 = 100/3 Mbit/s →
+    # J = (148/3)² / (2 · (10000/9 + 256)) = 21904 / 24608
+    assert r2.jain == pytest.approx(21904 / 24608)
     assert r2.efficiency == pytest.approx(0.925)
     assert r2.utilisation == pytest.approx(16 / 30)
     assert r2.link_utilisation == pytest.approx(1_980_000 * 80 / 3 / 1e8)
@@ -669,7 +672,8 @@ def test_run_metrics_overall():
     mg = o.margins
     assert mg.m68_s == pytest.approx(0.022) and mg.m68_pct == pytest.approx(2.2 / 0.35)
     assert mg.m95_s == pytest.approx(0.13) and mg.m95_pct == pytest.approx(13 / 0.35)
-    assert o.jain_mean == pytest.approx(0.9)  # rep 2 had one flow: no Jain
+    # rep 1's 0.9 and rep 2's, where b failed having delivered 16 Mbit/s: 21904 / 24608
+    assert o.jain_mean == pytest.approx((0.9 + 21904 / 24608) / 2)
     assert o.efficiency_mean == pytest.approx((2500 / 2650 + 0.925) / 2)
     assert o.utilisation_mean == pytest.approx((0.424 + 16 / 30) / 2)
     assert o.link_utilisation_mean == pytest.approx(
@@ -827,4 +831,33 @@ def test_jain_pooled_and_among_the_transfers_of_each_cc():
     # pooled: 80² / (3 · (40² + 20² + 20²)) = 6400 / 7200; cubic: 60² / (2 · 2000) = 0.9
     assert r1.jain == pytest.approx(6400 / 7200)
     assert r1.jain_by_cc == {"bbr": None, "cubic": pytest.approx(0.9)}
-    assert m.overall.jain_by_cc_mean == {"bbr": None, "cubic": pytest.approx(0.9)}
+    # rep 2's a and b (failed, as delivered) are both cubic: 21904 / 24608 (above)
+    assert m.overall.jain_by_cc_mean == {
+        "bbr": None,
+        "cubic": pytest.approx((0.9 + 21904 / 24608) / 2),
+    }
+
+
+def test_a_flow_starved_until_it_fails_counts_in_jains_index_with_what_it_delivered():
+    # two flows at 0: a delivers 1.25 MB in 1 s, b is starved (0 bytes) until the
+    # repetition ends → goodputs 10 and 0 Mbit/s: J = 10² / (2 · 10²) = 0.5
+    ms = 1_000_000
+    tr = transfers_df(
+        {"transfer": "a", "bytes": 1_250_000, "end_ns": 1000 * ms, "completion_s": 1.0},
+        {"transfer": "b", "bytes": 0, "end_ns": NAN, "ok": False, "error": "timeout"},
+    )
+    m = run_metrics(tr, samples_df(), bottleneck_df(), CONTEXT)
+    assert m.repetitions[0].jain == pytest.approx(0.5)
+    assert m.repetitions[0].jain_by_cc == {"cubic": pytest.approx(0.5)}
+
+
+def test_a_completed_flow_of_zero_bytes_leaves_the_utilisation_of_the_others():
+    # a: 2.5 MB of wire bytes over 0 .. 0.2 s; z: a zero-byte transfer, done at once, that
+    # put nothing on the wire → 20 Mbit / 0.2 s = 100 Mbit/s of C = 200 Mbit/s
+    ms = 1_000_000
+    tr = transfers_df(
+        {"transfer": "a", "bytes": 2_400_000, "end_ns": 200 * ms, "completion_s": 0.2,
+         "wire_bytes": 2_500_000},
+        {"transfer": "z", "bytes": 0, "end_ns": 0, "completion_s": 0.0, "wire_bytes": 0},
+    )  # fmt: skip
+    assert utilisation(tr, 200e6) == pytest.approx(0.5)

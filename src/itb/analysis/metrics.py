@@ -26,6 +26,7 @@ from itb.analysis.series import (
     common_interval_s,
     completed_times,
     efficiency,
+    fairness_goodput,
     finite_rate,
     goodput_distribution,
     link_utilisation,
@@ -224,15 +225,12 @@ def _repetition(
     times = completed_times(fwd)
     fwd_ids = set(fwd["transfer"])
 
-    g = gput[gput["transfer"].isin(fwd_ids)].dropna(subset=["mean_goodput_bps"])
     # fairness, pooled over every forward transfer and among the transfers of each
-    # congestion control (intra-protocol)
-    jain = _jain(g["mean_goodput_bps"])
-    cc_of = dict(zip(fwd["transfer"], fwd["cc"]))
-    ccs = g["transfer"].map(cc_of)
+    # congestion control (intra-protocol); a failed transfer with what it delivered
+    share = fairness_goodput(fwd)
+    jain = _jain(share.dropna())
     jain_by_cc = {
-        str(cc): _jain(g.loc[ccs == cc, "mean_goodput_bps"])
-        for cc in sorted(set(fwd["cc"].dropna()))
+        str(cc): _jain(share[fwd["cc"] == cc].dropna()) for cc in sorted(set(fwd["cc"].dropna()))
     }
 
     fwd_samples = samples[(samples["series"] == "goodput") & samples["transfer"].isin(fwd_ids)]

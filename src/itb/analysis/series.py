@@ -198,6 +198,24 @@ def interval_starts(rows: pd.DataFrame) -> pd.Series:
     return rows["t_ns"] - (rows["interval_s"].fillna(0) * 1e9).round().astype("int64")
 
 
+def fairness_goodput(transfers: pd.DataFrame) -> pd.Series:
+    """Per transfer of one repetition (indexed as `transfers`), the goodput Jain's index is
+    taken over: a completed transfer's ḡ = bytes·8 / completion_s; a failed one's as
+    delivered, its bytes·8 over the time it ran, from its start to the repetition's last
+    end (it was running until the awaited transfers were done or it timed out: a flow
+    starved until it fails counts, at about 0). NaN where its bytes are unknown."""
+    t = completed_times(transfers)
+    nbytes = pd.to_numeric(transfers["bytes"], errors="coerce").astype("float64").to_numpy()
+    start = pd.to_numeric(transfers["start_ns"], errors="coerce").astype("float64").to_numpy()
+    end = pd.to_numeric(transfers["end_ns"], errors="coerce").astype("float64").to_numpy()
+    last = np.nanmax(end) if np.isfinite(end).any() else np.nan
+    ran_s = (np.fmax(end, last) - start) / 1e9
+    with np.errstate(divide="ignore", invalid="ignore"):
+        done = np.where(t > 0, nbytes * 8 / t, np.nan)
+        failed = np.where(nbytes == 0, 0.0, np.where(ran_s > 0, nbytes * 8 / ran_s, np.nan))
+    return pd.Series(np.where(np.isfinite(t), done, failed), index=transfers.index)
+
+
 def bottleneck_throughput(
     bottleneck: pd.DataFrame,
     direction: str = "forward",
@@ -285,7 +303,8 @@ def utilisation(transfers: pd.DataFrame, capacity_bps: float | None) -> float | 
         return None
     if transfers.empty:
         raise ValueError("utilisation of no flows")
-    if len(_wire_rows(transfers)) != len(transfers):
+    known = "wire_bytes" in transfers  # 0 is known: a flow that sent nothing
+    if not known or pd.to_numeric(transfers["wire_bytes"], errors="coerce").isna().any():
         raise ValueError("utilisation needs every flow's wire bytes")
     bits = span_s = 0.0
     for _, rep in transfers.groupby("repetition"):
