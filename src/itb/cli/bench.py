@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 import typer
 from rich.table import Table
@@ -90,9 +90,10 @@ def bench_cmd(
         "--capacity",
         help="Scale each class to this bottleneck C instead of the calibrated one, e.g. 500Mbit.",
     ),
-    scaling: str = typer.Option(
+    scaling: Literal["rate", "window"] = typer.Option(
         "rate",
         "--scaling",
+        case_sensitive=False,
         help="What scaling preserves: rate "
         "keeps every RTT (per-flow windows shrink by the factor); "
         "window multiplies every RTT by the factor (per-flow "
@@ -168,7 +169,7 @@ def bench_cmd(
         1, "--seed", min=0, help="Seed of the run order and of every random draw."
     ),
     inventory: Path | None = INVENTORY,
-    backend: str = typer.Option(
+    backend: Literal["local", "ssh", "sim"] = typer.Option(
         "local",
         "--backend",
         help="local or ssh (with --inventory): the testbed; sim: every cell simulated in "
@@ -221,13 +222,11 @@ def bench_cmd(
     ]
     cc_list = parse_ccs(ccs or q.get("ccs") or "cubic,reno,bbr", udt=True)
     cap = parse_capacity(capacity)
-    if backend not in ("local", "ssh", "sim"):
-        raise typer.BadParameter("local, ssh or sim", param_hint="--backend")
     sc = make_scale(
         factor=scale,
         capacity_bps=cap,
         transfer_time_s=transfer_time or q.get("transfer_time") or 240.0,
-        mode=scaling.lower(),
+        mode=scaling,
         buffer=buffer,
         access_bps=parse_access(access),
         simulated=backend == "sim",  # the documents' C, not what this machine emulates

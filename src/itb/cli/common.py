@@ -3,21 +3,70 @@ parsers of comma lists, capacities and congestion-control names: `itb.scenario.o
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
+import typer.core
 from rich.console import Console
+
+# A help text is Markdown (rich_markup_mode): `code` is shown as code, and a `<` would open
+# inline HTML, which the renderer drops ("runs/bench-<hash>" shown as "runs/bench-"): every
+# `<` written in a help is escaped before the help is shown (ItbGroup).
+_HTML_OPEN = re.compile(r"(?<!\\)<")
+
+
+def _placeholders(cmd: Any, ctx: Any) -> None:
+    """What a command's help shows for its parameters (Typer 0.29 shows a type for every
+    option: `<bool>` after a flag, `<str>` after a text option): a flag shows nothing, a
+    text option the name of what it takes (--access-rate ACCESS_RATE; a choice is typed
+    as a Literal and shows its choices, <local|ssh|sim>), an argument its name in capitals,
+    and a `<placeholder>` in a help text stays as written. Idempotent."""
+    if cmd.help:
+        cmd.help = _HTML_OPEN.sub(r"\\<", cmd.help)
+    for p in cmd.get_params(ctx):  # with the --help option Click adds
+        if getattr(p, "help", None):
+            p.help = _HTML_OPEN.sub(r"\\<", p.help)
+        if p.metavar is not None:
+            continue
+        if p.param_type_name == "argument":
+            p.metavar = p.name.upper()
+        elif p.is_flag:
+            p.metavar = ""
+        elif p.display_type_rich(ctx) in ("<str>", "<list[str]>"):
+            p.metavar = max(p.opts, key=len).lstrip("-").replace("-", "_").upper()
+
+
+class ItbGroup(typer.core.TyperGroup):
+    """Every group of `itb` (typer.Typer(cls=ItbGroup)): a command it hands out, to run it
+    or to show its help, and the group itself when its help is shown, first get their
+    placeholders (_placeholders). Only the commands on the path given are touched: the
+    start-up of a command does not pay for the whole tree."""
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is not None:
+            _placeholders(cmd, ctx)
+        return cmd
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        _placeholders(self, ctx)
+        super().format_help(ctx, formatter)
+
 
 app = typer.Typer(
     help="ITB: benchmark transport protocols by how long transfers take, how predictable "
     "that time is and how fairly a path is shared, on emulated long-distance networks.",
+    cls=ItbGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
 testbed_app = typer.Typer(
+    cls=ItbGroup,
     help="Build, inspect and remove the local emulated WAN (eWAN): hosts are network "
     "namespaces, the bottleneck runs through ITB's user-space link emulator.",
     no_args_is_help=True,
@@ -25,12 +74,14 @@ testbed_app = typer.Typer(
 )
 app.add_typer(testbed_app, name="testbed")
 study_app = typer.Typer(
+    cls=ItbGroup,
     help="Studies: sweeps with their own analysis and report.",
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
 app.add_typer(study_app, name="study")
 cc_app = typer.Typer(
+    cls=ItbGroup,
     help="Congestion controls by canonical name (reno, cubic, bbr, bic, highspeed, htcp, "
     "scalable, vegas, nocc): the kernel's when it has them, else ITB's eBPF ones. "
     "Runs load what they need themselves; see docs/cc.md.",
@@ -39,6 +90,7 @@ cc_app = typer.Typer(
 )
 app.add_typer(cc_app, name="cc")
 profile_app = typer.Typer(
+    cls=ItbGroup,
     help="Profile pursuit: transfers that follow a rate profile (steps of rate over time). "
     "Calibrate a mechanism's input → goodput/throughput model, then predict the input "
     "profile and the completion time of a volume; see docs/profile.md.",

@@ -7,9 +7,10 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from itb.cli.common import app, err, load_inventory, out, progress
+from itb.cli.common import ItbGroup, app, err, load_inventory, out, progress
 
 inventory_app = typer.Typer(
+    cls=ItbGroup,
     help="The hosts of an SSH testbed's inventory (docs/ssh.md): "
     "accept their host keys, check that ITB can use them.",
     no_args_is_help=True,

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 
-from itb.cli.common import app, out, progress
+from itb.cli.common import ItbGroup, app, out, progress
 
 lab_app = typer.Typer(
+    cls=ItbGroup,
     help="An SSH testbed on this one machine, to try the SSH backend: "
     "each host is a network namespace with its own OpenSSH server, the "
     "left and right hosts are joined through an emulator host (or, with "
@@ -50,7 +52,7 @@ def up(
         "during a run), or directly (a real bottleneck: the "
         "scenario's is not applied; calibration measures it).",
     ),
-    topology: str = typer.Option(
+    topology: Literal["dumbbell", "chain", "star"] = typer.Option(
         "dumbbell",
         "--topology",
         help="dumbbell (left and right joined by one emulator host), chain (segments "

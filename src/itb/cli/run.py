@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import typer
 from rich.markup import escape
@@ -58,7 +58,7 @@ def run_cmd(
     buffer: str | None = BUFFER,
     mtu: int | None = MTU,
     inventory: Path | None = INVENTORY,
-    backend: str = typer.Option(
+    backend: Literal["local", "ssh", "sim"] = typer.Option(
         "local",
         "--backend",
         help="local (namespaces and ITB's link emulator), ssh (implied by --inventory) or "
@@ -85,8 +85,6 @@ def run_cmd(
         raise typer.BadParameter("--resume needs --out RUN_DIR", param_hint="--resume")
     # the inputs first: a bad one is refused before the engine is even imported
     sc = load_scenario(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
-    if backend not in ("local", "ssh", "sim"):
-        raise typer.BadParameter("local, ssh or sim", param_hint="--backend")
     if backend == "sim" and inventory is not None:
         raise typer.BadParameter(
             "a simulation has no hosts: not with --inventory", param_hint="--backend"

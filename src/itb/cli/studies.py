@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import annotated_types
 import typer
@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 from rich.table import Table as RichTable
 
-from itb.cli.common import app, err, out, profile_app, study_app, ticker
+from itb.cli.common import ItbGroup, app, err, out, profile_app, study_app, ticker
 from itb.errors import ScenarioError
 from itb.study.args import StudyArgs, option_of
 from itb.study.registry import Line, Registered, Report, Table, studies
@@ -102,7 +102,7 @@ def command(entry: Registered) -> Callable[..., None]:
 BACKEND = inspect.Parameter(
     "backend",
     inspect.Parameter.KEYWORD_ONLY,
-    annotation=str,
+    annotation=Literal["local", "sim"],
     default=typer.Option(
         "local",
         "--backend",
@@ -184,7 +184,7 @@ def group(
     if path not in groups:
         parent = group(groups, path[:-1], None)
         groups[path] = typer.Typer(
-            help=help_text, no_args_is_help=True, rich_markup_mode="markdown"
+            cls=ItbGroup, help=help_text, no_args_is_help=True, rich_markup_mode="markdown"
         )
         parent.add_typer(groups[path], name=path[-1])
     return groups[path]
