@@ -42,7 +42,9 @@ class TransferProgress:
 
     def line(self, zero_ns: int) -> str:
         now = time.monotonic_ns()
-        parts = [f"t = {(now - zero_ns) / 1e9:6.1f} s"]
+        # before the timeline's zero (the prelude: listeners starting) there is no time to
+        # show yet, and a negative one reads as a fault
+        parts = ["starting" if now < zero_ns else f"t = {(now - zero_ns) / 1e9:6.1f} s"]
         done = 0
         for event, expected, tail in self.items:
             got = tail.update()
