@@ -35,7 +35,7 @@ def main() -> None:
     5 no testbed up, 70 internal error, 128 + N stopped by signal N (130 Ctrl-C, 143
     SIGTERM)."""
     try:
-        if not {"--help", "-h"} & set(sys.argv[1:]) and len(sys.argv) > 1:
+        if not {"--help", "-h", "--version"} & set(sys.argv[1:]) and len(sys.argv) > 1:
             naming.prefix()  # a bad ITB_PREFIX is refused before anything is touched
         app()
     except ItbError as e:

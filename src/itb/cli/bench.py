@@ -8,7 +8,7 @@ from typing import Literal, TypedDict
 import typer
 from rich.table import Table
 
-from itb.cli.common import INVENTORY, app, err, load_inventory, out, ticker
+from itb.cli.common import INVENTORY, app, err, load_inventory, out, say, ticker
 from itb.errors import ScenarioError
 from itb.scenario.options import csv_option, parse_capacity, parse_ccs
 
@@ -251,14 +251,14 @@ def bench_cmd(
         dask=dask,
     )
     target = out_dir or default_dir("bench", args.key())
-    err.print(f"benchmark directory: {target}")
+    say(f"benchmark directory: {target}")
     tick = ticker()
     result = run_bench(
         args,
         target,
         build_bench_report,
         analyse_run,
-        say=lambda m: err.print(m, highlight=False),
+        say=say,
         tick=tick,
     )
     tick("")

@@ -11,6 +11,7 @@ from typing import Any
 import typer
 import typer.core
 from rich.console import Console
+from rich.markup import escape
 
 # A help text is Markdown (rich_markup_mode): `code` is shown as code, and a `<` would open
 # inline HTML, which the renderer drops ("runs/bench-<hash>" shown as "runs/bench-"): every
@@ -72,6 +73,58 @@ testbed_app = typer.Typer(
     no_args_is_help=True,
     rich_markup_mode="markdown",
 )
+
+
+def version_text() -> str:
+    """`itb 0.1.0`, and the commit of the source tree ITB runs from when it is a git
+    checkout (`-dirty`: with changes not committed)."""
+    import subprocess
+    from importlib.metadata import version
+
+    from itb import native
+
+    text = f"itb {version('itb')}"
+    if not (native.REPO / ".git").exists():  # an installed package: no tree of its own
+        return text
+    try:
+        git = subprocess.run(
+            ["git", "-C", str(native.REPO), "describe", "--always", "--dirty", "--abbrev=12"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return text
+    commit = git.stdout.strip()
+    return f"{text} (git {commit})" if git.returncode == 0 and commit else text
+
+
+def _version(given: bool) -> None:
+    if given:
+        out.print(version_text(), highlight=False, markup=False)
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_version,
+        help="Print ITB's version (and the git commit of its source tree) and exit.",
+    ),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet",
+        "-q",
+        help="No progress on stderr (stage lines, the status line, a sweep's messages): "
+        "warnings, errors and the results only. Given before the command: itb -q run ….",
+    ),
+) -> None:
+    Verbosity.quiet = quiet
+
+
 app.add_typer(testbed_app, name="testbed")
 study_app = typer.Typer(
     cls=ItbGroup,
@@ -136,8 +189,22 @@ def load_testbed_file(file: Path | None, overrides: dict):
     return load_testbed(file, overrides)
 
 
+class Verbosity:
+    """`itb --quiet`: no progress (stage lines, the status line, a sweep's messages);
+    warnings, errors and the results are printed all the same."""
+
+    quiet = False
+
+
 def progress(msg: str) -> None:
-    err.print(f"[dim]· {msg}[/dim]")
+    if not Verbosity.quiet:
+        err.print(f"[dim]· {escape(msg)}[/dim]")
+
+
+def say(msg: str) -> None:
+    """A message of a run's or a sweep's progress, as written (stderr; none with --quiet)."""
+    if not Verbosity.quiet:
+        err.print(msg, highlight=False, markup=False)
 
 
 def ticker():
@@ -145,6 +212,8 @@ def ticker():
     count = {"n": 0}
 
     def tick(line: str) -> None:
+        if Verbosity.quiet:
+            return
         if err.is_terminal:
             err.file.write("\r\033[K" + line[: err.width - 1])
             err.file.flush()

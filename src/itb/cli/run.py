@@ -19,11 +19,11 @@ from itb.cli.common import (
     RATE,
     RTT,
     app,
-    err,
     load_inventory,
     out,
     overrides,
     progress,
+    say,
     ticker,
 )
 
@@ -96,7 +96,7 @@ def run_cmd(
     from itb.engine.runner import RunOptions, run
 
     target = out_dir or rundir.default_run_dir(Path("runs"), sc.experiment.name)
-    err.print(f"run directory: {target}")
+    say(f"run directory: {target}")
     tick = ticker()
     from itb.report.build import analyse_run
 

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 from rich.table import Table as RichTable
 
-from itb.cli.common import ItbGroup, app, err, out, profile_app, study_app, ticker
+from itb.cli.common import ItbGroup, app, err, out, profile_app, say, study_app, ticker
 from itb.errors import ScenarioError
 from itb.study.args import StudyArgs, option_of
 from itb.study.registry import Line, Registered, Report, Table, studies
@@ -139,13 +139,9 @@ def run(entry: Registered, args: StudyArgs, simulate: bool = False) -> None:
         err.print(w, highlight=False)
     key = args.key() | (SIMULATED if simulate else {})
     target = args.out or default_dir(study.kind, key)
-    err.print(f"study directory: {target}")
+    say(f"study directory: {target}")
     build = report_of(entry)
     tick = ticker()
-
-    def say(m: str) -> None:
-        err.print(m, highlight=False)
-
     sweep = study.plan(args, target, say)
     res = drive(
         simulated(sweep, " ".join(study.name)) if simulate else sweep,
