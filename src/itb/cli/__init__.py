@@ -11,6 +11,7 @@ import traceback
 
 from itb.cli import bench, cc, inventory, lab, profile, run, serve, studies, testbed
 from itb.cli.common import app, err
+from itb.cli.output import legacy_args
 from itb.emulation import naming
 from itb.errors import INTERNAL, SIGNAL_BASE, ItbError
 
@@ -34,6 +35,9 @@ def main() -> None:
     (testbed, commands, busy prefix or lab, output directory), 4 missing prerequisite,
     5 no testbed up, 70 internal error, 128 + N stopped by signal N (130 Ctrl-C, 143
     SIGTERM)."""
+    sys.argv[1:], note = legacy_args(sys.argv[1:])
+    if note:
+        err.print(f"[dim]note: {note}[/dim]", highlight=False)
     try:
         if not {"--help", "-h", "--version"} & set(sys.argv[1:]) and len(sys.argv) > 1:
             naming.prefix()  # a bad ITB_PREFIX is refused before anything is touched

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from itb.cli.common import INVENTORY, app, err, load_inventory, out, say, ticker
+from itb.cli.output import JSON, print_json
 from itb.errors import ScenarioError
 from itb.scenario.options import csv_option, parse_capacity, parse_ccs
 
@@ -190,6 +191,7 @@ def bench_cmd(
         help="With --backend sim: simulate the cells on this Dask cluster (tcp://host:8786; "
         "its workers must see this directory).",
     ),
+    as_json: bool = JSON,
 ) -> None:
     """Run the ITB benchmark: application × class × protocol, repeated, then print the
     table and write the report.
@@ -262,11 +264,14 @@ def bench_cmd(
         tick=tick,
     )
     tick("")
-    _print_bench(result)
-    for line in _axes_lines(args, result.rows):
-        out.print(line, highlight=False)
-    if quick:
-        out.print(QUICK_SHORTENS, highlight=False)
+    if as_json:
+        print_json(bench_document(result, _axes_lines(args, result.rows), quick))
+    else:
+        _print_bench(result)
+        for line in _axes_lines(args, result.rows):
+            out.print(line, highlight=False)
+        if quick:
+            out.print(QUICK_SHORTENS, highlight=False)
     for w in result.warnings:
         err.print(f"[yellow]warning:[/yellow] {w}", highlight=False)
     if result.status != "complete":
@@ -274,6 +279,24 @@ def bench_cmd(
         raise typer.Exit(128 + (result.signal or 2))
     if any(r.failed or r.failed_repetitions for r in result.rows):
         raise typer.Exit(1)
+
+
+def bench_document(result, axes: list[str], quick: bool) -> dict:
+    """`itb bench --json`: the table's rows (table.json's, a row's class under "class")
+    and comparisons, with where they are and what the command ran that is not the
+    documents' default (the lines printed under the table)."""
+    return {
+        "out": result.out,
+        "status": result.status,
+        "signal": result.signal,
+        "rows": result.rows,
+        "comparisons": result.comparisons,
+        "table": result.out / "table.csv",
+        "report": result.report,
+        "axes": axes,
+        "quick": QUICK_SHORTENS if quick else None,
+        "warnings": result.warnings,
+    }
 
 
 def _axes_lines(args, rows) -> list[str]:

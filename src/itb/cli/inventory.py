@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from itb.cli.common import ItbGroup, app, err, load_inventory, out, progress
+from itb.cli.output import JSON, print_json
 
 inventory_app = typer.Typer(
     cls=ItbGroup,
@@ -64,7 +65,7 @@ def trust(
 
 
 @inventory_app.command("check")
-def check(file: Path = FILE) -> None:
+def check(file: Path = FILE, as_json: bool = JSON) -> None:
     """Log in to every host (host key, user, key, sudo) and check there what the
     inventory claims: the tools ITB needs, each data-plane interface and address, a
     remote_dir owned by the SSH user (or absent: ITB creates it), no directory of
@@ -89,8 +90,10 @@ def check(file: Path = FILE) -> None:
         remotes.update(got)
         found += [problem] if problem else []
     table = Table(title=f"hosts of {file}")
-    for col in ("host", "role", "user", "kernel", "cpu", "nic", "congestion controls"):
+    columns = ("host", "role", "user", "kernel", "cpu", "nic", "congestion controls")
+    for col in columns:
         table.add_column(col)
+    hosts: list[dict] = []  # --json: the table's rows
     try:
         found += [p.message for p in verify.same_machine(remotes)]
         for name, r in sorted(remotes.items()):
@@ -103,7 +106,7 @@ def check(file: Path = FILE) -> None:
             iface = h.iface
             f = host_facts(r, iface)
             nic = f.get("nic", {})
-            table.add_row(
+            row = (
                 name,
                 h.role,
                 r.conn.user + (" (sudo)" if r.sudo else ""),
@@ -112,13 +115,19 @@ def check(file: Path = FILE) -> None:
                 f"{iface} {nic.get('driver', '?')} mtu {nic.get('mtu')}",
                 " ".join(f["congestion_controls"]),
             )
+            table.add_row(*row)
+            hosts.append(dict(zip(columns, row)))
     finally:
         for r in remotes.values():
             r.conn.close()
-    out.print(table)
+    if as_json:  # problems as the lines printed on stderr without --json
+        print_json({"inventory": file, "hosts": hosts, "problems": found})
+    else:
+        out.print(table)
     if found:
         for msg in found:
             err.print(f"[red]problem:[/red] {msg}", highlight=False, soft_wrap=True)
         err.print(f"{file}: {len(found)} problem(s)")
         raise typer.Exit(1)
-    out.print(f"{file}: {len(inv.host)} host(s) as the inventory says")
+    if not as_json:
+        out.print(f"{file}: {len(inv.host)} host(s) as the inventory says")

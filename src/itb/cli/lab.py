@@ -8,6 +8,7 @@ from typing import Literal
 import typer
 
 from itb.cli.common import ItbGroup, app, out, progress
+from itb.cli.output import JSON, print_json
 
 lab_app = typer.Typer(
     cls=ItbGroup,
@@ -69,6 +70,7 @@ def up(
     emulators: int = typer.Option(
         1, "--emulators", help="Emulator hosts sharing a chain's or star's links in turn."
     ),
+    as_json: bool = JSON,
 ) -> None:
     """Start the lab and write its inventory (printed): pass it as --inventory to
     `itb run`, `itb bench`, `itb calibrate` and `itb clean`."""
@@ -76,6 +78,18 @@ def up(
 
     n_links = links if links is not None else (1 if topology == "dumbbell" else 3)
     path = lab.up(hosts, d, progress, control_net, emulator, topology, n_links, emulators)
+    if as_json:
+        print_json(
+            {
+                "inventory": path,
+                "hosts": hosts,
+                "topology": topology,
+                "emulator": emulator,
+                "links": n_links,
+                "emulators": emulators,
+            }
+        )
+        return
     out.print(path.read_text(), markup=False, highlight=False)
     if topology == "dumbbell":
         shape = " + emulator host" if emulator else ", sides joined directly"
@@ -94,6 +108,7 @@ def down(
         "lab first (SIGTERM: a run restores its hosts and keeps "
         "the repetitions it finished), then take it down.",
     ),
+    as_json: bool = JSON,
 ) -> None:
     """Stop the lab's sshd servers and remove its namespaces, veths, keys and inventory
     (only what `itb lab up` recorded in <dir>/lab.json). Refused (exit 3, nothing
@@ -102,6 +117,9 @@ def down(
     from itb.backends.ssh import lab
 
     removed = lab.down(d, progress, force=force)
+    if as_json:
+        print_json({"removed_namespaces": removed})
+        return
     out.print(
         f"lab down: removed {len(removed)} namespace(s)" if removed else "lab down: no lab up"
     )

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from itb.cli import studies  # noqa: F401  (registers `itb profile calibrate` before `predict`)
 from itb.cli.common import err, out, profile_app
+from itb.cli.output import JSON, print_json
 from itb.scenario.options import csv_option
 
 
@@ -31,6 +32,7 @@ def profile_predict(
     enforce: str = typer.Option(
         "pacing", "--enforce", help="Mechanism's enforcement (picks the model)."
     ),
+    as_json: bool = JSON,
 ) -> None:
     """The input profile that gives a wanted throughput profile, and when a volume sent
     along it completes (the calibrated model inverted: RR-6874 eq. 3 and 6)."""
@@ -62,6 +64,26 @@ def profile_predict(
             f"--cc {cc} --enforce {enforce}` first",
         )
     m = Model.load(path)
+    asked = m.input_profile(steps, rtt_ms)
+    lo, hi = min(p.rtt_ms for p in m.per_rtt), max(p.rtt_ms for p in m.per_rtt)
+    if not lo <= rtt_ms <= hi:
+        err.print(f"RTT {rtt_ms:g} ms is outside the calibrated {lo:g}–{hi:g} ms: extrapolated")
+    completion_s = m.completion_s(steps, vol, rtt_ms)
+    if as_json:
+        rows = [
+            {
+                "from_s": at / 1e6,
+                "wanted_throughput_bps": want,
+                "input_bps": x,
+                "expected_goodput_bps": m.goodput_for_throughput(want, rtt_ms),
+            }
+            for (at, want), (_at, x) in zip(steps, asked)
+        ]
+        scenario = [[at / 1e6, f"{x / 1e6:.3f}Mbit"] for at, x in asked]
+        doc = {"mechanism": m.mechanism, "model": path, "rtt_ms": rtt_ms, "steps": rows}
+        doc |= {"extrapolated": not lo <= rtt_ms <= hi, "scenario_profile": scenario}
+        print_json(doc | {"volume_bytes": vol, "completion_s": completion_s})
+        return
     t = Table(title=f"{m.mechanism} at RTT {rtt_ms:g} ms ({path})")
     for col in ("from (s)", "wanted throughput", "input to ask", "expected goodput"):
         t.add_column(col)
@@ -69,15 +91,11 @@ def profile_predict(
     def mbit(bps: float) -> str:
         return f"{bps / 1e6:.2f} Mbit/s"
 
-    asked = m.input_profile(steps, rtt_ms)
     for (at, want), (_at, x) in zip(steps, asked):
         t.add_row(
             f"{at / 1e6:g}", mbit(want), mbit(x), mbit(m.goodput_for_throughput(want, rtt_ms))
         )
     out.print(t)
-    lo, hi = min(p.rtt_ms for p in m.per_rtt), max(p.rtt_ms for p in m.per_rtt)
-    if not lo <= rtt_ms <= hi:
-        err.print(f"RTT {rtt_ms:g} ms is outside the calibrated {lo:g}–{hi:g} ms: extrapolated")
     line = ", ".join(f'[{at / 1e6:g}, "{x / 1e6:.3f}Mbit"]' for at, x in asked)
     out.print(f"as a scenario's profile: profile = [{line}]", soft_wrap=True)
-    out.print(f"predicted completion of {volume}: {m.completion_s(steps, vol, rtt_ms):.3f} s")
+    out.print(f"predicted completion of {volume}: {completion_s:.3f} s")

@@ -26,6 +26,7 @@ from itb.cli.common import (
     say,
     ticker,
 )
+from itb.cli.output import JSON, print_json
 
 if TYPE_CHECKING:
     from itb.analysis.run_results import RunMetrics
@@ -64,6 +65,7 @@ def run_cmd(
         help="local (namespaces and ITB's link emulator), ssh (implied by --inventory) or "
         "sim (ns-3: the same scenario simulated, the same run directory; docs/simulation.md).",
     ),
+    as_json: bool = JSON,
 ) -> None:
     """Run a scenario's timeline on the local testbed (or, with --inventory, on SSH
     hosts; with --backend sim, in ns-3), N times, into a run directory.
@@ -115,7 +117,10 @@ def run_cmd(
         tick,
     )
     tick("")
-    _print_run(result)
+    if as_json:
+        print_json(run_document(result))
+    else:
+        _print_run(result)
     if result.signal is not None:
         raise typer.Exit(128 + result.signal)  # 130 SIGINT, 143 SIGTERM, 129 SIGHUP
     if result.status != "complete" or any(r.get("status") != "ok" for r in result.repetitions):
@@ -125,12 +130,29 @@ def run_cmd(
 @app.command("report")
 def report_cmd(
     run_dir: Path = typer.Argument(..., help="A run directory written by `itb run`."),
+    as_json: bool = JSON,
 ) -> None:
     """Recompute the tables, metrics and figures of an archived run from its raw logs."""
     from itb.report.build import build_report
 
     path = build_report(run_dir)
-    out.print(f"report written to {path}")
+    if as_json:
+        print_json({"run_dir": run_dir, "report": path})
+    else:
+        out.print(f"report written to {path}")
+
+
+def run_document(result) -> dict:
+    """`itb run --json`: the run directory, its status, each repetition's outcome (as
+    result.json records it) and the run's metrics (metrics.json; null when the analysis
+    failed or did not run)."""
+    return {
+        "run_dir": result.run_dir,
+        "status": result.status,
+        "signal": result.signal,
+        "repetitions": result.repetitions,
+        "metrics": result.metrics,
+    }
 
 
 def _print_run(result) -> None:

@@ -20,6 +20,7 @@ from pydantic.fields import FieldInfo
 from rich.table import Table as RichTable
 
 from itb.cli.common import ItbGroup, app, err, out, profile_app, say, study_app, ticker
+from itb.cli.output import JSON, print_json
 from itb.errors import ScenarioError
 from itb.study.args import StudyArgs, option_of
 from itb.study.registry import Line, Registered, Report, Table, studies
@@ -79,6 +80,7 @@ def command(entry: Registered) -> Callable[..., None]:
     study = entry.study
 
     def run_command(**given: Any) -> None:
+        as_json = given.pop("as_json")
         backend = given.pop("backend")
         if backend not in ("local", "sim"):
             raise ScenarioError(None, "--backend", f"{backend!r}: give local or sim")
@@ -89,9 +91,9 @@ def command(entry: Registered) -> Callable[..., None]:
             field = study.Args.model_fields.get(str(first["loc"][0])) if first["loc"] else None
             opt = option_of(field) if field else None
             raise ScenarioError(None, opt.name if opt else "(arguments)", first["msg"]) from None
-        run(entry, args, simulate=backend == "sim")
+        run(entry, args, simulate=backend == "sim", as_json=as_json)
 
-    params = [*parameters(study.Args), BACKEND]
+    params = [*parameters(study.Args), BACKEND, AS_JSON]
     run_command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     run_command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
     run_command.__doc__ = study.help
@@ -114,6 +116,11 @@ BACKEND = inspect.Parameter(
 )
 
 
+AS_JSON = inspect.Parameter(
+    "as_json", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=JSON
+)
+
+
 SIMULATED = {"backend": "sim"}  # in a simulated study's key: another directory
 
 
@@ -128,7 +135,7 @@ def simulated(sweep: Sweep, study: str) -> Sweep:
     return sweep
 
 
-def run(entry: Registered, args: StudyArgs, simulate: bool = False) -> None:
+def run(entry: Registered, args: StudyArgs, simulate: bool = False, as_json: bool = False) -> None:
     """A study's life on the command line (exit 0 complete, 130 or 128 + the signal when
     stopped; the same command resumes)."""
     from itb.report.build import analyse_run
@@ -152,13 +159,35 @@ def run(entry: Registered, args: StudyArgs, simulate: bool = False) -> None:
         analyse_run,
     )
     tick("")
-    for shown in study.conclude(res, args):
-        show(shown)
-    out.print(f"results: {res.out / 'results.json'}")
-    out.print(f"report: {res.report}")
+    concluded = study.conclude(res, args)  # (also what it keeps, e.g. a calibrated model)
+    if as_json:
+        for note in (s for s in concluded if isinstance(s, Line) and s.err):
+            show(note)  # stderr's lines stay there
+        print_json(study_document(study.name, res, concluded))
+    else:
+        for shown in concluded:
+            show(shown)
+        out.print(f"results: {res.out / 'results.json'}")
+        out.print(f"report: {res.report}")
     if res.status != "complete":
         err.print("interrupted: run the same command again to resume")
         raise typer.Exit(res.exit_code() if res.signal is not None else 130)
+
+
+def study_document(name: tuple[str, ...], res: Any, concluded: list[Table | Line]) -> dict:
+    """`itb study … --json`: the study's typed results (results.json's content), where
+    they are, and the tables and lines the command prints on stdout without --json."""
+    return {
+        "study": " ".join(name),
+        "out": res.out,
+        "status": res.status,
+        "signal": res.signal,
+        "results": res.results,
+        "results_file": res.out / "results.json",
+        "report": res.report,
+        "tables": [s for s in concluded if isinstance(s, Table)],
+        "lines": [s.text for s in concluded if isinstance(s, Line) and not s.err],
+    }
 
 
 def show(shown: Table | Line) -> None:

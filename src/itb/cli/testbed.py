@@ -18,6 +18,7 @@ from itb.cli.common import (
     RATE,
     RTT,
     app,
+    err,
     load_testbed_file,
     num,
     out,
@@ -25,6 +26,7 @@ from itb.cli.common import (
     progress,
     testbed_app,
 )
+from itb.cli.output import JSON, print_json
 
 
 @testbed_app.command("up")
@@ -37,6 +39,7 @@ def testbed_up(
     loss: str | None = LOSS,
     buffer: str | None = BUFFER,
     mtu: int | None = MTU,
+    as_json: bool = JSON,
 ) -> None:
     """Build the testbed: namespaces, veth links, addresses, routes, shaping, emulators."""
     from itb.backends import local
@@ -44,6 +47,9 @@ def testbed_up(
     topo = load_testbed_file(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
     state = local.up(topo, progress, bound=False)  # stays up after this command
     st = local.status(state)
+    if as_json:  # what `itb testbed status --json` gives
+        print_json(st)
+        return
     out.print(
         f"testbed [bold]{topo.name}[/bold] up: {len(st['hosts'])} hosts, "
         f"{len(st['links'])} links, hash {topo.content_hash()[:12]}"
@@ -53,26 +59,28 @@ def testbed_up(
 
 @testbed_app.command("status")
 def testbed_status(
-    as_json: bool = typer.Option(
-        False, "--json", help="Machine-readable (format in docs/testbed.md)."
-    ),
+    as_json: bool = JSON,
 ) -> None:
-    """Show the hosts (namespace, addresses, role, side) and links of the running testbed."""
+    """Show the hosts (namespace, addresses, role, side) and links of the running testbed
+    (--json: the format in docs/testbed.md)."""
     from itb.backends import local
 
     st = local.status(local.require_state())
     if as_json:
-        out.print_json(json.dumps(st))
+        print_json(st)
     else:
         _print_status(st)
 
 
 @testbed_app.command("down")
-def testbed_down() -> None:
+def testbed_down(as_json: bool = JSON) -> None:
     """Stop the emulators and remove every namespace of the testbed."""
     from itb.backends import local
 
     stats = local.down(progress)
+    if as_json:  # per emulated link, its emulator's last statistics
+        print_json({"emulators": stats})
+        return
     for link, s in stats.items():
         late = sum(s.get(d, {}).get("late_packets", 0) for d in ("ab", "ba"))
         out.print(
@@ -92,6 +100,7 @@ def testbed_plan(
     loss: str | None = LOSS,
     buffer: str | None = BUFFER,
     mtu: int | None = MTU,
+    as_json: bool = JSON,
 ) -> None:
     """Print, per node, every command `up` would run (nothing is executed)."""
     from itb.emulation.actions import StartEmulator
@@ -99,6 +108,9 @@ def testbed_plan(
 
     topo = load_testbed_file(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
     plan = build_plan(topo)
+    if as_json:
+        print_json(plan_document(topo, plan))
+        return
     print(f"# testbed {topo.name} ({topo.kind}), hash {topo.content_hash()}")
     for node, steps in plan.by_node().items():
         print(f"\n## node {node} (netns {steps[0].ns})")
@@ -108,6 +120,23 @@ def testbed_plan(
                 print(f"# {step.config_path}:")
                 for line in json.dumps(step.config, indent=1).splitlines():
                     print(f"#   {line}")
+
+
+def plan_document(topo, plan) -> dict:
+    """`itb testbed plan --json`: per node, its namespace and every step's argv (an
+    emulator's with the path and content of its configuration)."""
+    from itb.emulation.actions import StartEmulator
+
+    nodes = []
+    for node, steps in plan.by_node().items():
+        shown = []
+        for step in steps:
+            one: dict = {"argv": step.argv()}
+            if isinstance(step, StartEmulator):
+                one |= {"config_path": step.config_path, "config": step.config}
+            shown.append(one)
+        nodes.append({"node": node, "netns": steps[0].ns, "steps": shown})
+    return {"testbed": topo.name, "kind": topo.kind, "hash": topo.content_hash(), "nodes": nodes}
 
 
 def _quote(arg: str) -> str:
@@ -133,6 +162,7 @@ def clean(
         "changed, remove its qdiscs and directory. Exit 3 naming any host that does "
         "not answer.",
     ),
+    as_json: bool = JSON,
 ) -> None:
     """Remove what ITB recorded as created under this ITB_PREFIX: the testbed's
     namespaces, its emulators (checked by PID and start time), their logs and the state
@@ -149,6 +179,9 @@ def clean(
 
         done = ssh_testbed.clean(load_inventory(inventory), force=force, say=progress)
         n = sum(restored(d) for d in done)
+        if as_json:  # per host, what was restored and what was left
+            print_json({"restored": n, "hosts": done})
+            return
         out.print(
             f"clean: restored {n} host(s)"
             if n
@@ -163,13 +196,23 @@ def clean(
 
     removed = local.clean(progress, force=force)
     cleaned = cc.clean(progress=progress)
+    foreign = sorted(set(local.owned_namespaces()) - set(removed))
+    if as_json:
+        print_json(
+            {
+                "removed_namespaces": removed,
+                "unregistered": cleaned.unregistered,
+                "kept": cleaned.kept,  # congestion control → why it was left
+                "foreign_namespaces": foreign,  # look like ITB's, not in its state
+            }
+        )
+        return
     parts = ([f"removed {len(removed)} namespace(s)"] if removed else []) + (
         [f"unregistered {', '.join(cleaned.unregistered)}"] if cleaned.unregistered else []
     )
     out.print(f"clean: {'; '.join(parts)}" if parts else "clean: nothing to remove")
     for name, why in cleaned.kept.items():
         out.print(f"clean: left {name}: {why}")
-    foreign = sorted(set(local.owned_namespaces()) - set(removed))
     if foreign:
         out.print(
             f"clean: left namespace(s) {', '.join(foreign)}: not created by ITB (not in its state)"
@@ -179,9 +222,13 @@ def clean(
 @app.command("calibrate")
 def calibrate(
     file: Path | None = FILE_ARG,
-    json_out: Path | None = typer.Option(
-        None, "--json", help="Write the full calibration (checks, inventory) here."
+    json_file: Path | None = typer.Option(
+        None,
+        "--json-file",
+        help="Also write the full calibration (checks, inventory) to this file, as JSON "
+        "(--json FILE.json, the form before --json meant stdout, is still read so).",
     ),
+    as_json: bool = JSON,
     tcp_seconds: float = typer.Option(10.0, help="Duration of the bulk TCP test."),
     udp_seconds: float = typer.Option(
         5.0,
@@ -238,11 +285,14 @@ def calibrate(
         progress,
         inventory=inv,
     )
-    _print_calibration(cal)
-    if json_out:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(cal.to_json(), indent=1))
-        out.print(f"calibration written to {json_out}")
+    if as_json:
+        print_json(cal.to_json())
+    else:
+        _print_calibration(cal)
+    if json_file:
+        json_file.parent.mkdir(parents=True, exist_ok=True)
+        json_file.write_text(json.dumps(cal.to_json(), indent=1))
+        (err if as_json else out).print(f"calibration written to {json_file}")
     if not cal.ok:
         raise typer.Exit(1)
 
