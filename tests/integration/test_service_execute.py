@@ -86,7 +86,7 @@ def test_committed_plans_run_on_the_testbed_and_stop_with_the_service(engine_env
         submit("d", "500MB", 60, max_rate="100Mbit")
         wait(lambda: (r := run_of("d")) and r["state"] == "launched", 20, "d's launch")
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0
+        assert proc.wait(timeout=60) == 143  # SIGTERM: 128 + 15 (docs/exit-codes.md)
         assert no_namespaces_left()
         from itb.service.store import Store
 

@@ -19,11 +19,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from itb.service import check
+from itb.service import intplan
 from itb.service.store import Store
 
 ITB = Path(sys.executable).parent / "itb"
-GBIT = 1e9
+GBIT = 10**9
 MARGIN = 0.025
 
 
@@ -140,15 +140,15 @@ def rows(db: Path) -> list[tuple]:
         return c.execute("SELECT * FROM requests ORDER BY id").fetchall()
 
 
-def checked_store(db: Path, rate_bps: float = GBIT) -> list:
-    """Every held and committed plan in the store, re-verified by the checker."""
+def checked_store(db: Path, rate_bps: int = GBIT) -> list:
+    """Every held and committed plan in the store, re-verified by the (exact) checker."""
     store = Store(db)
     try:
         active = store.active()
         reqs = {r.request.id: r.request for r in active}
         plans = {r.request.id: r.plan for r in active}
         assert all(p is not None for p in plans.values())
-        assert check.violations(reqs, plans, rate_bps * (1 - MARGIN)) == []
+        assert intplan.violations(reqs, plans, intplan.planning_cap(rate_bps, MARGIN)) == []
         return store.all()
     finally:
         store.close()
@@ -266,7 +266,7 @@ def test_a_lower_capacity_after_a_restart_replans_and_names_the_commitments_it_b
         r = c.put("/v1/links/access", json={"rate": "500Mbit"})
         assert r.json()["broken"] == ["r1"]
     again.stop()
-    checked_store(again.db, 500e6)
+    checked_store(again.db, 500 * 10**6)
 
 
 def test_a_service_bound_beyond_loopback_needs_a_token_and_checks_it(server, tmp_path):

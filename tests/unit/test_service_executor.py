@@ -13,7 +13,7 @@ from itb.engine.session import JobResult
 from itb.errors import ScenarioError
 from itb.scenario import load_testbed
 from itb.service import execute as ex
-from itb.service.model import Request
+from itb.service.intplan import IntRequest
 from itb.service.store import Record, Run
 
 TOPO = load_testbed(None)  # 2 pairs, 1 Gbit/s, 20 ms
@@ -53,7 +53,7 @@ def job(tmp_path, recv: dict, status="ok", reason=None, offset_ns=0) -> JobResul
 
 
 REC = Record(
-    Request("x", 1000, 0.0, 10.0, 1e9), "committed", None, None, None, 0.0, 0.0,
+    IntRequest("x", "access", 1000, 0, 10 * 10**9, 10**9), "committed", None, None, None, 0, 0,
     Run("launched", launched_s=999.0),
 )  # fmt: skip
 PAIR = (1000.0, 5_000_000_000)  # wall 1000 s read with engine 5 s

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import ipaddress
+import math
 import os
 import signal
 import time
@@ -13,25 +14,31 @@ from pathlib import Path
 import typer
 
 from itb.cli.common import INVENTORY, app, load_inventory, load_testbed_file, out, progress
-from itb.errors import OutputError, ScenarioError
+from itb.errors import SIGNAL_BASE, OutputError, ScenarioError, os_reason
 
 TOKEN_ENV = "ITB_SERVICE_TOKEN"
+HOLD_MAX_S = 7 * 86400.0
 
 
 def _link(spec: str):
     from itb.scenario.units import UnitError, parse_rate
     from itb.service.ledger import LinkSpec
+    from itb.service.schema import link_name
 
     name, sep, rate = spec.partition("=")
     if not sep or not name.strip():
         raise ScenarioError(None, "--link", f"{spec!r}: expected NAME=RATE, e.g. access=1Gbit")
+    try:
+        link_name(name.strip())
+    except ValueError as e:
+        raise ScenarioError(None, "--link", f"{spec!r}: {e}") from None
     try:
         bps = parse_rate(rate, lo=1_000_000, hi=10**12)
     except UnitError as e:
         raise ScenarioError(None, "--link", f"{spec!r}: {e}") from None
     if bps is None:
         raise ScenarioError(None, "--link", f"{spec!r}: a link's capacity must be finite")
-    return LinkSpec(name.strip(), float(bps))
+    return LinkSpec(name.strip(), int(bps))
 
 
 def _loopback(host: str) -> bool:
@@ -63,8 +70,7 @@ def serve(
     hold: float = typer.Option(
         300.0,
         "--hold",
-        min=1.0,
-        help="Seconds a quote holds its capacity before it expires without a commit.",
+        help=f"Seconds a quote holds its capacity before it expires without a commit (1 to {HOLD_MAX_S:.0f}).",
     ),
     host: str = typer.Option(
         "127.0.0.1", "--host", help="Address to listen on. Anything but loopback needs a token."
@@ -89,39 +95,48 @@ def serve(
         None, "--runs", help="With --execute: where the transfers' records go (default FILE.runs/)."
     ),
     inventory: Path | None = INVENTORY,
+    max_connections: int = typer.Option(
+        1024,
+        "--max-connections",
+        min=16,
+        max=60000,
+        help="Connections open at once; one more closes the oldest that has no request being answered.",
+    ),
 ) -> None:
     """Serve transfer requests over HTTP: each (volume, release, deadline, max-rate) is
     quoted a plan (a start, a rate profile, a finish) when it fits what the link's held and
     committed plans leave, held until committed or expired; the store survives restarts,
     and a restart with another capacity re-plans and names the promises it breaks. API and
     page: docs/service.md."""
-    import uvicorn
-
+    from itb.service import serving
     from itb.service.api import make_app
+    from itb.service.guard import loopback_hosts
     from itb.service.ledger import Ledger
-    from itb.service.store import Store, StoreError
 
     links = [_link(s) for s in link]
     if len({x.name for x in links}) != len(links):
         raise ScenarioError(None, "--link", "a link is named twice")
+    if not (math.isfinite(hold) and 1.0 <= hold <= HOLD_MAX_S):
+        raise ScenarioError(None, "--hold", f"{hold}: seconds from 1 to {HOLD_MAX_S:.0f}")
+    if not math.isfinite(margin):
+        raise ScenarioError(None, "--margin", f"{margin}: a share from 0 to 0.9")
     if not _loopback(host) and not token:
         raise ScenarioError(
             None, "--host", f"{host} is not loopback: give --token (or ${TOKEN_ENV})"
         )
-    if not db.parent.is_dir():
-        raise ScenarioError(str(db), "--db", f"the directory {db.parent} does not exist")
-    lock = open(f"{db}.lock", "a")
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        raise OutputError(db, f"served by another `itb serve` (it holds {db}.lock)") from None
-    try:
-        store = Store(db)
-    except StoreError as e:
-        raise ScenarioError(str(db), "--db", str(e)) from None
     plan_for = _testbed(execute, links) if execute else None
-    now = time.time()
-    interrupted = store.interrupt_runs(now)
+    serving.raise_nofile()
+    try:
+        sock = serving.bind(host, port)
+    except serving.BindError as e:
+        raise OutputError(f"{host}:{port}", str(e)) from None
+    try:
+        store, lock_fd = _open_store(db)
+    except BaseException:
+        sock.close()
+        raise
+    now = time.time_ns()
+    interrupted = store.interrupt_runs(now / 1e9)
     if interrupted:
         out.print(f"interrupted when the service stopped: {', '.join(interrupted)}")
     ledger = Ledger(store, links, margin, hold, now, **(plan_for[2] if plan_for else {}))
@@ -130,20 +145,62 @@ def serve(
             f"link {name}: the new capacity broke {len(broken)} promise(s): {', '.join(broken) or '-'}"
         )
     # uvicorn stops on SIGINT/SIGTERM, then raises the signal again with the handlers it
-    # found: these make it an exception, so the testbed is torn down on the way out
-    for sig in (signal.SIGTERM, signal.SIGHUP):
+    # found: these make it an exception, so the testbed is torn down on the way out, and
+    # the command exits 128 + the signal (docs/exit-codes.md)
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, _stop)
-    with contextlib.suppress(KeyboardInterrupt), contextlib.ExitStack() as stack:
-        if plan_for is not None:
-            topo, by_link, _ = plan_for
-            _execute(stack, ledger, topo, by_link, runs or Path(f"{db}.runs"), inventory)
-        out.print(
-            f"serving {', '.join(f'{x.name}={x.rate_bps:.0f} bit/s' for x in links)} on http://{host}:{port}/ (store {db}, pid {os.getpid()})"
-        )
-        uvicorn.run(make_app(ledger, token), host=host, port=port, log_level="warning")
+    hosts = None if token else loopback_hosts(port)
+    try:
+        with contextlib.suppress(KeyboardInterrupt), contextlib.ExitStack() as stack:
+            stack.callback(store.close)
+            if plan_for is not None:
+                topo, by_link, _ = plan_for
+                _execute(stack, ledger, topo, by_link, runs or Path(f"{db}.runs"), inventory)
+            out.print(
+                f"serving {', '.join(f'{x.name}={x.rate_bps} bit/s' for x in links)} on http://{host}:{port}/ (store {db}, pid {os.getpid()})"
+            )
+            serving.serve(make_app(ledger, token, hosts=hosts), sock, max_connections)
+    finally:
+        sock.close()
+        os.close(lock_fd)
+    if _STOPPED:
+        raise typer.Exit(SIGNAL_BASE + _STOPPED[-1])
+
+
+def _open_store(db: Path):
+    """The store, and the descriptor holding the lock on its file: one server per store
+    whatever path names it (a symbolic or hard link locks the same file). A file that is
+    not a store, or cannot be written, is refused and left as it was."""
+    from itb.service.store import Store, StoreError, StoreUnwritable, inspect
+
+    if not db.parent.is_dir():
+        raise ScenarioError(str(db), "--db", f"the directory {db.parent} does not exist")
+    try:
+        inspect(db)
+    except StoreError as e:
+        raise ScenarioError(str(db), "--db", str(e)) from None
+    existed = db.exists()
+    try:
+        fd = os.open(db, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise OutputError(db, f"the store cannot be opened for writing: {os_reason(e)}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise OutputError(db, "served by another `itb serve` (it holds the store's lock)") from None
+    try:
+        return Store(db, checkpoints=True), fd
+    except (StoreError, StoreUnwritable) as e:
+        if not existed:
+            for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
+                p.unlink(missing_ok=True)
+        os.close(fd)
+        raise OutputError(db, str(e)) from None
 
 
 _MAIN_PID = os.getpid()
+_STOPPED: list[int] = []  # the signals that stopped the service
 
 
 def _stop(signum, frame):
@@ -152,6 +209,7 @@ def _stop(signum, frame):
         # the handler: raising there would unwind a copy of this process's stack through
         # its clean-ups (the testbed build's removes what it created); it just ends
         os._exit(128 + signum)
+    _STOPPED.append(signum)
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 

@@ -1,231 +1,195 @@
 """The service over HTTP (docs/service.md): a FastAPI application around a `Ledger`.
 
     POST   /v1/requests                 quote: 201 held or refused (200 when the id was seen)
+    GET    /v1/requests                 every request, any state (?state=&link=&after=&limit=)
     POST   /v1/requests/{id}/commit     held → committed
     DELETE /v1/requests/{id}            held or committed → cancelled
     GET    /v1/requests/{id}            the request's state, plan and predicted completion
-    GET    /v1/links/{name}/schedule    every held and committed plan on the link
+    GET    /v1/links/{name}/schedule    the held and committed plans on the link (bounded)
     PUT    /v1/links/{name}             a new capacity: re-plans, lists the broken promises
     GET    /                            the schedule page
+    GET    /docs                        the API's documentation (Swagger UI, served locally)
 
 An invalid request is answered 422 with the field and the reason (FastAPI's format:
-`detail[k].loc` ends with the field's name) and changes nothing. A token, when the
-service has one, is required as `Authorization: Bearer TOKEN` on every /v1 call.
+`detail[k].loc` ends with the field's name; the input is not echoed past 64 characters)
+and changes nothing. Host, Origin, the token and the body's size are checked before
+(itb.service.guard). A store that cannot be written is 503, never 500.
 """
 
 from __future__ import annotations
 
-import re
-import secrets
+import json
+import sqlite3
+import threading
 import time
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from importlib import resources
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, Header, HTTPException
-from fastapi.responses import HTMLResponse, JSONResponse
-from pydantic import BaseModel, Field, field_validator, model_validator
+from fastapi import FastAPI, HTTPException, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
 
-from itb.scenario.units import UnitError, parse_rate, parse_size
+from itb.service import schema
+from itb.service.guard import Guard
+from itb.service.intplan import IntRequest, ns_of, s_of
 from itb.service.ledger import Conflict, Ledger, NotFound
-from itb.service.model import Request
-from itb.service.store import Record
+from itb.service.schema import LinkIn, RequestIn, RequestOut, out
+from itb.service.store import STATES, Record
 
-RATE_HI = 10**12
-ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
-DATE_MAX = 4102444800.0  # 2100-01-01: a date beyond is a unit mistake (ms, µs)
+MAX_BODY = 64 * 1024
+SCHEDULE_LIMIT, SCHEDULE_MAX = 500, 5000
+LIST_LIMIT, LIST_MAX = 100, 1000
 
-
-class RequestIn(BaseModel):
-    model_config = {"extra": "forbid"}
-
-    id: str = Field(
-        description="the client's id: a retry with the same id and body is answered the same"
-    )
-    link: str
-    volume: int | str = Field(description='bytes, or with a unit: "3.5GB"')
-    release: float = Field(ge=0, le=DATE_MAX, description="seconds since the Unix epoch")
-    deadline: float = Field(ge=0, le=DATE_MAX, description="seconds since the Unix epoch")
-    max_rate: float | str = Field(description='bit/s, or with a unit: "1Gbit"')
-
-    @field_validator("id")
-    @classmethod
-    def _id(cls, v: str) -> str:
-        if not ID.fullmatch(v):
-            raise ValueError("1 to 128 letters, digits or . _ : -, starting with a letter or digit")
-        return v
-
-    @field_validator("volume")
-    @classmethod
-    def _volume(cls, v: int | str) -> int:
-        n = v if isinstance(v, int) else _unit(parse_size, v)
-        if not 0 < n <= 10**15:
-            raise ValueError("a volume of 1 byte to 1 PB")
-        return n
-
-    @field_validator("max_rate")
-    @classmethod
-    def _rate(cls, v: float | str) -> float:
-        r = (
-            float(v)
-            if not isinstance(v, str)
-            else float(_unit(lambda s: parse_rate(s, lo=1, hi=RATE_HI), v))
-        )
-        if not 0 < r <= RATE_HI:
-            raise ValueError("a rate of more than 0 and at most 1 Tbit/s")
-        return r
-
-    @model_validator(mode="after")
-    def _window(self) -> RequestIn:
-        if self.deadline <= self.release:
-            raise ValueError("deadline: must be after the release")
-        return self
+RequestId = Annotated[str, Path(max_length=128, pattern=schema.ID.pattern)]
+LinkName = Annotated[str, Path(max_length=64, pattern=schema.LINK.pattern)]
 
 
-def _unit(parse: Callable, v: str) -> int:
-    try:
-        out = parse(v)
-    except UnitError as e:
-        raise ValueError(str(e)) from None
-    if out is None:
-        raise ValueError("must be finite")
-    return out
+class Schedules:
+    """Each link's held and committed records sorted by start (and their finishes sorted),
+    rebuilt when the link's version changes — once for every reader of a version, outside
+    the ledger's lock."""
 
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.lock = threading.Lock()
+        self.cache: dict[str, tuple[int, list[Record], list[int], list]] = {}
 
-class LinkIn(BaseModel):
-    model_config = {"extra": "forbid"}
-    rate: float | str
+    def get(self, link: str, now: int) -> tuple[list[Record], list[int], list]:
+        self.ledger.tick(now)  # (holds past their time: expired first)
+        with self.lock:
+            hit = self.cache.get(link)
+            if hit is None or hit[0] != self.ledger.version[link]:
+                recs, _, steps, version = self.ledger.snapshot(link, now)
+                recs = [r for r in recs if r.plan is not None]
+                recs.sort(key=lambda r: (r.plan.start_ns, r.seq))  # type: ignore[union-attr]
+                ends = sorted(r.plan.finish_ns for r in recs)  # type: ignore[union-attr]
+                hit = self.cache[link] = (version, recs, ends, steps)
+            return hit[1], hit[2], hit[3]
 
-    @field_validator("rate")
-    @classmethod
-    def _rate(cls, v: float | str) -> float:
-        return RequestIn._rate(v)
-
-
-class RunOut(BaseModel):
-    """What became of a committed request's transfer on the testbed (--execute)."""
-
-    state: str  # launched | done | failed | interrupted | missed
-    launched: float | None
-    finish: float | None  # the last byte's arrival (seconds since the Unix epoch)
-    late: float | None  # finish − deadline (negative: early)
-    met: bool | None  # every byte by the deadline
-    bytes: int | None
-    reason: str | None
-
-
-class RequestOut(BaseModel):
-    id: str
-    link: str
-    state: str
-    reason: str | None
-    volume: int
-    release: float
-    deadline: float
-    max_rate: float
-    profile: list[tuple[float, float]]
-    start: float | None
-    finish: float | None
-    expires: float | None
-    predicted_completion: float | None
-    run: RunOut | None = None
-
-
-def _run(rec: Record) -> RunOut | None:
-    run, dt = rec.run, rec.request.deadline_s
-    if run is None:
-        return None
-    late = None if run.finish_s is None else run.finish_s - dt
-    met = None if run.state == "launched" else run.state == "done" and (late or 0.0) <= 0
-    return RunOut(
-        state=run.state, launched=run.launched_s, finish=run.finish_s, late=late, met=met,
-        bytes=run.bytes, reason=run.reason,
-    )  # fmt: skip
-
-
-def _out(rec: Record) -> RequestOut:
-    r, p = rec.request, rec.plan
-    return RequestOut(
-        id=r.id, link=r.link, state=rec.state, reason=rec.reason, volume=r.volume_bytes,
-        release=r.release_s, deadline=r.deadline_s, max_rate=r.max_rate_bps,
-        profile=p.profile() if p else [], start=p.start if p else None,
-        finish=p.finish if p else None, expires=rec.expires_s,
-        predicted_completion=p.finish if p and rec.state in ("held", "committed") else None,
-        run=_run(rec),
-    )  # fmt: skip
+    @staticmethod
+    def window(recs: list[Record], ends: list[int], a: int, b: int | None, limit: int):
+        """The plans that end after a and start before b, by start: the first `limit`, and
+        how many there are (those starting before b less those ended by a)."""
+        if b is not None and b <= a:
+            return [], 0
+        starts = len(recs) if b is None else bisect_left([r.plan.start_ns for r in recs], b)  # type: ignore[union-attr]
+        total = starts - bisect_right(ends, a)
+        chosen = []
+        for r in recs[:starts]:
+            if r.plan.finish_ns > a:  # type: ignore[union-attr]
+                chosen.append(r)
+                if len(chosen) == limit:
+                    break
+        return chosen, total
 
 
 def make_app(
-    ledger: Ledger, token: str | None = None, clock: Callable[[], float] = time.time
+    ledger: Ledger,
+    token: str | None = None,
+    clock: Callable[[], int] = time.time_ns,
+    hosts: set[bytes] | None = None,
 ) -> FastAPI:
-    app = FastAPI(title="ITB transfer service", version="1")
+    """`hosts`: the Host headers a loopback service without a token answers (None: any)."""
+    app = FastAPI(title="ITB transfer service", version="2", docs_url=None, redoc_url=None)
+    app.add_middleware(Guard, token=token, hosts=hosts, max_body=MAX_BODY)
+    schedules = Schedules(ledger)
+    swagger = _swagger_dir()
+    if swagger is not None:
+        app.mount("/static/swagger", StaticFiles(directory=swagger), name="swagger")
 
-    def auth(authorization: Annotated[str | None, Header()] = None) -> None:
-        if token is not None and not (
-            authorization and secrets.compare_digest(authorization, f"Bearer {token}")
-        ):
-            raise HTTPException(401, "a token is required: Authorization: Bearer TOKEN")
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError):
+        return JSONResponse({"detail": schema.trimmed(list(exc.errors()))}, status_code=422)
 
-    guarded = [Depends(auth)]
+    @app.exception_handler(sqlite3.OperationalError)
+    async def _store(request: Request, exc: sqlite3.OperationalError):
+        return JSONResponse({"detail": f"the store cannot be written: {exc}"}, status_code=503)
 
     def link_of(name: str) -> str:
         if name not in ledger.rate:
             raise HTTPException(404, f"no link {name!r}; the links are {sorted(ledger.rate)}")
         return name
 
-    @app.post("/v1/requests", status_code=201, dependencies=guarded, response_model=RequestOut)
+    @app.post("/v1/requests", status_code=201, response_model=RequestOut)
     def quote(body: RequestIn):
         if body.link not in ledger.rate:
-            raise HTTPException(
-                422,
-                [
-                    {
-                        "loc": ["body", "link"],
-                        "msg": f"no link {body.link!r}; the links are {sorted(ledger.rate)}",
-                        "type": "value_error",
-                    }
-                ],
-            )
-        req = Request(
-            body.id, int(body.volume), body.release, body.deadline, float(body.max_rate), body.link
-        )
+            raise HTTPException(422, [{
+                "loc": ["body", "link"], "type": "value_error",
+                "msg": f"no link {body.link!r}; the links are {sorted(ledger.rate)}",
+            }])  # fmt: skip
+        req = IntRequest(
+            body.id, body.link, int(body.volume), ns_of(body.release), ns_of(body.deadline),
+            int(body.max_rate),
+        )  # fmt: skip
         try:
             rec, new = ledger.quote(req, clock())
         except Conflict as e:
             raise HTTPException(409, str(e)) from None
-        if not new:  # a retry: what the first one got
-            return JSONResponse(_out(rec).model_dump(), status_code=200)
-        return _out(rec)
+        return JSONResponse(out(rec), status_code=201 if new else 200)  # 200: a retry
 
-    @app.post("/v1/requests/{rid}/commit", dependencies=guarded, response_model=RequestOut)
-    def commit(rid: str):
-        return _out(_call(ledger.commit, rid, clock()))
+    @app.get("/v1/requests")
+    def listing(
+        state: Annotated[str | None, Query(description=f"one of {', '.join(STATES)}")] = None,
+        link: Annotated[str | None, Query(max_length=64, pattern=schema.LINK.pattern)] = None,
+        after: Annotated[int, Query(ge=0, description="the `next` of the page before")] = 0,
+        limit: Annotated[int, Query(ge=1, le=LIST_MAX)] = LIST_LIMIT,
+    ):
+        if state is not None and state not in STATES:
+            raise HTTPException(422, [{
+                "loc": ["query", "state"], "type": "value_error",
+                "msg": f"one of {', '.join(STATES)}",
+            }])  # fmt: skip
+        ledger.tick(clock())  # (holds past their time: expired first)
+        recs = ledger.store.page(state, link, after, limit)
+        nxt = recs[-1].seq if len(recs) == limit else None
+        return _json({"requests": [out(r) for r in recs], "next": nxt})
 
-    @app.delete("/v1/requests/{rid}", dependencies=guarded, response_model=RequestOut)
-    def cancel(rid: str):
-        return _out(_call(ledger.cancel, rid, clock()))
+    @app.post("/v1/requests/{rid}/commit", response_model=RequestOut)
+    def commit(rid: RequestId):
+        return _json(out(_call(ledger.commit, rid, clock())))
 
-    @app.get("/v1/requests/{rid}", dependencies=guarded, response_model=RequestOut)
-    def get(rid: str):
-        return _out(_call(ledger.get, rid, clock()))
+    @app.delete("/v1/requests/{rid}", response_model=RequestOut)
+    def cancel(rid: RequestId):
+        return _json(out(_call(ledger.cancel, rid, clock())))
 
-    @app.get("/v1/links/{name}/schedule", dependencies=guarded)
-    def schedule(name: str):
+    @app.get("/v1/requests/{rid}", response_model=RequestOut)
+    def get(rid: RequestId):
+        return _json(out(_call(ledger.get, rid, clock())))
+
+    @app.get("/v1/links/{name}/schedule")
+    def schedule(
+        name: LinkName,
+        since: Annotated[float | None, Query(alias="from", ge=0, le=schema.DATE_MAX)] = None,
+        until: Annotated[float | None, Query(alias="to", ge=0, le=schema.DATE_MAX)] = None,
+        limit: Annotated[int, Query(ge=1, le=SCHEDULE_MAX)] = SCHEDULE_LIMIT,
+    ):
         link_of(name)
-        recs, rate = ledger.promises(name, clock())
-        return {
+        now = clock()
+        recs, ends, steps = schedules.get(name, now)
+        a = ns_of(since) if since is not None else now
+        b = ns_of(until) if until is not None else None
+        chosen, total = Schedules.window(recs, ends, a, b, limit)
+        rate = ledger.rate[name]
+        usage = [[s_of(t), v] for t, v in steps if b is None or t < b]
+        return _json({
             "link": name, "rate": rate, "margin": ledger.margin,
-            "capacity": rate * (1 - ledger.margin), "now": clock(),
-            "requests": [_out(r).model_dump() for r in recs],
-        }  # fmt: skip
+            "capacity": ledger.capacity(name), "now": s_of(now), "from": s_of(a),
+            "to": s_of(b) if b is not None else None, "total": total,
+            "truncated": total > len(chosen), "usage": usage[: 4 * SCHEDULE_MAX],
+            "requests": [out(r) for r in chosen],
+        })  # fmt: skip
 
-    @app.put("/v1/links/{name}", dependencies=guarded)
-    def set_link(name: str, body: LinkIn):
+    @app.put("/v1/links/{name}")
+    def set_link(name: LinkName, body: LinkIn):
         link_of(name)
-        broken = ledger.set_capacity(name, float(body.rate), clock())
-        return {"link": name, "rate": float(body.rate), "broken": broken}
+        broken = ledger.set_capacity(name, int(body.rate), clock())
+        return {"link": name, "rate": int(body.rate), "broken": broken}
 
-    @app.get("/v1/links", dependencies=guarded)
+    @app.get("/v1/links")
     def links():
         return {
             "links": [{"name": k, "rate": v} for k, v in ledger.rate.items()],
@@ -236,10 +200,40 @@ def make_app(
     def page():
         return resources.files("itb.service").joinpath("page.html").read_text()
 
+    @app.get("/docs", include_in_schema=False)
+    def docs():
+        if swagger is None:
+            return HTMLResponse(_PLAIN_DOCS)
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json", title="ITB transfer service — API",
+            swagger_js_url="/static/swagger/swagger-ui-bundle.js",
+            swagger_css_url="/static/swagger/swagger-ui.css",
+            swagger_favicon_url="/static/swagger/favicon-32x32.png",
+            swagger_ui_parameters={"validatorUrl": None},
+        )  # fmt: skip
+
     return app
 
 
-def _call(fn, rid: str, now: float) -> Record:
+_PLAIN_DOCS = """<!doctype html><meta charset="utf-8"><title>ITB transfer service — API</title>
+<p>The API is described by <a href="/openapi.json">/openapi.json</a> (Swagger UI is not
+installed: pip install swagger-ui-bundle).</p>"""
+
+
+def _swagger_dir() -> str | None:
+    """Swagger UI's files from the swagger-ui-bundle package (no CDN), if installed."""
+    try:
+        from swagger_ui_bundle import swagger_ui_path
+    except ImportError:
+        return None
+    return str(swagger_ui_path)
+
+
+def _json(content) -> Response:
+    return Response(json.dumps(content, allow_nan=False), media_type="application/json")
+
+
+def _call(fn, rid: str, now: int) -> Record:
     try:
         return fn(rid, now)
     except NotFound:

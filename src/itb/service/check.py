@@ -2,16 +2,49 @@
 planner that made it.
 
 A set of plans on one link is valid when, for each plan, its segments lie inside the
-request's window [rt, dt], no rate exceeds max-rate, the rates sum to the request's
-volume; and, at every instant, the plans crossing each link (its own access link, and the
-shared bottleneck if any: itb.service.network) stay within its capacity. Tolerance:
-`model.TOLERANCE` of the quantity checked.
+request's window [rt, dt], do not overlap, their rate (summed wherever segments meet) is
+never above max-rate, and they deliver the request's volume; and, at every instant, the
+plans crossing each link (its own access link, and the shared bottleneck if any:
+itb.service.network) stay within its capacity. Tolerance: `model.TOLERANCE` of the
+quantity checked. (The service's own plans, in integers, have an exact checker:
+`intplan.violations`.)
 """
 
 from __future__ import annotations
 
 from itb.service.model import TOLERANCE, Plan, Request
 from itb.service.network import Links, Load
+from itb.service.usage import Usage
+
+
+def plan_violations(r: Request, p: Plan) -> list[str]:
+    """What is wrong with one plan against its request, one line each."""
+    rid, out = r.id, []
+    if not p.segments:
+        return [f"{rid}: an empty plan"]
+    slack = TOLERANCE * max(1.0, r.deadline_s - r.release_s)
+    if p.start < r.release_s - slack:
+        out.append(f"{rid}: starts at {p.start:.6f}, before its release {r.release_s:.6f}")
+    if p.finish > r.deadline_s + slack:
+        out.append(f"{rid}: ends at {p.finish:.6f}, after its deadline {r.deadline_s:.6f}")
+    for a, b, rate in p.segments:
+        if not (b >= a and rate >= 0):  # (NaN is neither)
+            out.append(f"{rid}: a malformed segment ({a}, {b}, {rate})")
+    if out:
+        return out
+    ordered = sorted(p.segments)
+    if any(b0 > a1 for (_, b0, _), (a1, _, _) in zip(ordered, ordered[1:])):
+        out.append(f"{rid}: segments overlap")
+    own = Usage()
+    own.add(p.segments)
+    out += [
+        f"{rid}: {x:.0f} bit/s from {a:.6f} above max-rate"
+        for a, _, x in own.pieces(own.t[0], own.t[-1])
+        if x > r.max_rate_bps * (1 + TOLERANCE)
+    ] if own.t else []  # fmt: skip
+    if abs(p.bits - r.bits) > TOLERANCE * r.bits:
+        out.append(f"{rid}: delivers {p.bits / 8:.0f} of {r.volume_bytes} bytes")
+    return out
 
 
 def violations(
@@ -21,24 +54,7 @@ def violations(
     out = []
     for rid, p in plans.items():
         r = requests.get(rid)
-        if r is None:
-            out.append(f"{rid}: a plan without its request")
-            continue
-        if not p.segments:
-            out.append(f"{rid}: an empty plan")
-            continue
-        slack = TOLERANCE * max(1.0, r.deadline_s - r.release_s)
-        if p.start < r.release_s - slack:
-            out.append(f"{rid}: starts at {p.start:.6f}, before its release {r.release_s:.6f}")
-        if p.finish > r.deadline_s + slack:
-            out.append(f"{rid}: ends at {p.finish:.6f}, after its deadline {r.deadline_s:.6f}")
-        for a, b, rate in p.segments:
-            if b < a or rate < 0:
-                out.append(f"{rid}: a malformed segment ({a}, {b}, {rate})")
-            if rate > r.max_rate_bps * (1 + TOLERANCE):
-                out.append(f"{rid}: {rate:.0f} bit/s from {a:.6f} above max-rate")
-        if abs(p.bits - r.bits) > TOLERANCE * r.bits:
-            out.append(f"{rid}: delivers {p.bits / 8:.0f} of {r.volume_bytes} bytes")
+        out += [f"{rid}: a plan without its request"] if r is None else plan_violations(r, p)
     links = Links.of(cap)
     load = Load(links)
     for rid, p in plans.items():

@@ -36,6 +36,7 @@ from itb.rundir.records import RunDirError, read_record
 from itb.scenario.scenario import Scenario, timeline_on
 from itb.scenario.testbed.model import Topology
 from itb.scenario.testbed.pathspec import path_spec
+from itb.service.intplan import ns_of, s_of
 from itb.service.ledger import Ledger
 from itb.service.scenario import planned_transfer
 from itb.service.store import Record, Run
@@ -137,12 +138,13 @@ class Executor:
             self.tick(self.wall())
 
     def tick(self, now: float) -> None:
-        for rec in self.ledger.due(now + LAUNCH_AHEAD_S + max(self.rtt.values())):
+        until = now + LAUNCH_AHEAD_S + max(self.rtt.values())
+        for rec in self.ledger.due(ns_of(until)):
             self._launch(rec, now)
 
     def _launch(self, rec: Record, now: float) -> None:
-        r, plan = rec.request, rec.plan
-        assert plan is not None
+        assert rec.plan is not None
+        r, plan = rec.request.as_float(), rec.plan.as_float()  # (the scenario's seconds)
         rid = r.id
         if not self.ledger.claim(rid):  # cancelled meanwhile
             return
@@ -182,10 +184,11 @@ class Executor:
     def done(self, res: JobResult) -> None:
         """The session's report of a job: what became of the request, in the store."""
         rid = res.name
-        rec = self.ledger.get(rid, self.wall())
+        rec = self.ledger.get(rid, ns_of(self.wall()))
         run = outcome_run(rec, res, self.pair)
         self.ledger.ran(rid, run, self.wall())
-        late = "" if run.finish_s is None else f", {run.finish_s - rec.request.deadline_s:+.3f} s"
+        deadline_s = s_of(rec.request.deadline_ns)
+        late = "" if run.finish_s is None else f", {run.finish_s - deadline_s:+.3f} s"
         self.say(f"request {rid}: {run.state}{late}" + (f" ({run.reason})" if run.reason else ""))
 
 
