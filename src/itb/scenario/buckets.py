@@ -1,6 +1,7 @@
 """`enforce = "tbf"`: a transfer's rate kept by a token bucket on its source host, the
 Linux token bucket filter (tbf) of the host's egress, instead of by the sender's pacing
-(Guillier, Primet et al., "eWAN", 2007, §V.B: token bucket against PSPacer's pacing).
+(eWAN: Vicat-Blanc Primet et al., "Large Scale Gigabit Emulated Testbed for Grid
+Transport Evaluation", PFLDnet 2006, §V.B: token bucket against PSPacer's pacing).
 
 The bucket is the host's access link toward its router, shaped at the sum of the rates of
 the host's tbf transfers: every one of them shares it, as flows from one machine share its

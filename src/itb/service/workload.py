@@ -1,6 +1,6 @@
 """Workloads: the paper's §V example made feasible, and seeded random ones.
 
-The paper's example (Guillier et al. 2006 §V) asks 2 × 500 GB by 60 s at 1 Gbit/s: 8 000 s
+The paper's example (Vicat-Blanc Primet et al., PFLDnet 2006, §V) asks 2 × 500 GB by 60 s at 1 Gbit/s: 8 000 s
 of transfer, infeasible. Made feasible, each request is half of what the planning
 capacity carries in the window: 2 requests released at 0, deadline 60 s, max-rate B_in.
 

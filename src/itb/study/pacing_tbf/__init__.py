@@ -1,7 +1,8 @@
 """`itb study pacing-vs-tbf` (docs/studies.md): a source's rate kept by a token
 bucket on its host or by pacing, with BIC and Reno, one flow, two flows from one host and
-two flows from two hosts (Guillier, Primet et al., "eWAN", 2007, §V.B, Figures 8–10: on a
-700 Mbit/s bottleneck at 100 ms with sources limited to 490 Mbit/s, "the token bucket
+two flows from two hosts (eWAN: Vicat-Blanc Primet et al., "Large Scale Gigabit Emulated
+Testbed for Grid Transport Evaluation", PFLDnet 2006, §V.B, Figures 8–10: on a 700
+Mbit/s bottleneck at 100 ms with sources limited to 490 Mbit/s, "the token bucket
 rate limitation approach seems to be very penalizing in very large bandwidth-delay
 product environments"; PSPacer's pacing "performs much better").
 
@@ -29,7 +30,7 @@ class PacingTbf:
     rank = 32
     group_help = None  # `itb study` is the CLI's
     Args = PacingTbfArgs
-    help = """Token bucket against pacing as a source's rate limit (eWAN 2007, §V.B).
+    help = """Token bucket against pacing as a source's rate limit (eWAN, PFLDnet 2006, §V.B).
 
     Per congestion control (BIC, Reno), RTT, socket buffer and pattern (1 flow; 2 flows
     from one host; 2 flows from two hosts), transfers of one volume started together,

@@ -45,7 +45,7 @@ def cell_doc(a: PacingTbfArgs, name: str, cc: str, rtt: float, buf: int, pattern
     doc = testbed_doc(
         f"ptbf-{name}",
         f"{pattern}, {cc}, {mech} at {a.limit_bps / 1e6:g} Mbit/s per host, RTT {rtt:g} ms "
-        "(eWAN 2007 §V.B)",
+        "(eWAN, PFLDnet 2006, §V.B)",
         2,
         a.capacity_bps,
         rtt,

@@ -1,5 +1,6 @@
-"""`itb study service` (docs/service.md): the scheduled transfer service of eWAN (Guillier,
-Primet et al. 2007 §V) on the testbed. Each workload's requests are planned by each
+"""`itb study service` (docs/service.md): the scheduled transfer service of eWAN
+(Vicat-Blanc Primet et al., "Large Scale Gigabit Emulated Testbed for Grid Transport
+Evaluation", PFLDnet 2006, §V) on the testbed. Each workload's requests are planned by each
 policy (ITB's exact planner, TS2, EDF, ALAP: plans kept by TCP without congestion
 control, paced) or started at once (TS1: each congestion control sharing the link), and
 every transfer's finish is measured against its deadline and its plan.
@@ -25,7 +26,7 @@ class Service:
     rank = 40
     group_help = None
     Args = ServiceArgs
-    help = """The scheduled transfer service on the testbed (eWAN 2007 §V; docs/service.md).
+    help = """The scheduled transfer service on the testbed (eWAN, PFLDnet 2006, §V; docs/service.md).
 
     Requests (volume, release, deadline, max-rate) on one access link: the paper's example
     made feasible (two 3.4 GB requests in 60 s) and a seeded random workload. Planned

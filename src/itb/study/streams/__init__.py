@@ -1,8 +1,8 @@
-"""`itb study streams` (docs/studies.md): parallel streams per node (R. Guillier, L.
-Hablot, P. Primet et al., "A study of large flow interactions in high-speed shared
-networks with Grid5000 and GtrcNET-10 instruments", INRIA, 2007, §4.1, Table 4: 11
-pairs of nodes, 1, 2, 5 or 10 BIC streams each, started 1 s apart; mean total goodput,
-flow mean and Jain's index).
+"""`itb study streams` (docs/studies.md): parallel streams per node (the NXE paper:
+R. Guillier, P. Vicat-Blanc Primet, "Methodologies and Tools for Exploring Transport
+Protocols in the Context of High-speed Networks", §4.1, Table 4: 11 pairs of nodes, 1,
+2, 5 or 10 BIC streams each, started 1 s apart; mean total goodput, flow mean and
+Jain's index).
 
 Points: per congestion control and streams per node, one cell of 11 nodes on a K = 10
 dumbbell (C_g = 1.1), each node's streams sharing its C_a, measured over the same window
