@@ -2,9 +2,10 @@
 release, then id) and the planning capacity B_in · (1 − m):
 
 - **TS1** (eWAN's first service, Vicat-Blanc Primet et al., PFLDnet 2006, §V): everything
-  accepted and started at its release; the transport shares the link. Its plans are the fluid model's: max-min
-  fair shares, each capped at its max-rate, recomputed at every release and completion.
-  A TS1 plan may end after its deadline: that is a miss, not a refusal.
+  accepted and started at its release; the transport shares the link. Its plans are the
+  fluid model's: max-min fair shares, each capped at its max-rate, recomputed at every
+  release and completion. A TS1 plan may end after its deadline: that is a miss, not a
+  refusal.
 - **TS2** (the paper's second service, "bandwidth protection": requests serialised
   greedily): each request is given one constant rate, min(max-rate, capacity), from the
   earliest date its rate fits what the requests before it left; refused if that ends

@@ -1,8 +1,9 @@
 """Workloads: the paper's §V example made feasible, and seeded random ones.
 
-The paper's example (Vicat-Blanc Primet et al., PFLDnet 2006, §V) asks 2 × 500 GB by 60 s at 1 Gbit/s: 8 000 s
-of transfer, infeasible. Made feasible, each request is half of what the planning
-capacity carries in the window: 2 requests released at 0, deadline 60 s, max-rate B_in.
+The paper's example (Vicat-Blanc Primet et al., PFLDnet 2006, §V) asks 2 × 500 GB by
+60 s at 1 Gbit/s: 8 000 s of transfer, infeasible. Made feasible, each request is half of
+what the planning capacity carries in the window: 2 requests released at 0, deadline 60 s,
+max-rate B_in.
 
 A random workload (seed, N, offered load ρ, sites) spreads N releases uniformly over a horizon
 H; each window lasts 5–40 % of H, each max-rate is B_in, B_in/2 or B_in/4; volumes are
