@@ -1,6 +1,7 @@
 """`itb study multiplexing` (docs/studies.md): the multiplexing factor at one congestion
-and reverse-traffic level (R. Guillier, S. Soudan, P. Primet, INRIA report on TCP
-variants' completion times, 2008, §4.3.2, Figures 9 and 10: 2 flows on a 1 Gbit/s
+and reverse-traffic level (R. Guillier, S. Soudan, P. Vicat-Blanc Primet, "TCP Variants
+and Transfer Time Predictability in Very High Speed Networks", INRIA RR-6256, 2007,
+§4.3.2, Figures 9 and 10: 2 flows on a 1 Gbit/s
 bottleneck against 20 on 10 Gbit/s, the same C_g = 2.0 with reverse traffic; the latest
 completion time 30 % shorter and the aggregate goodput's swings 20 % of the link against
 50 % with more flows).
