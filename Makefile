@@ -75,12 +75,12 @@ $(BPF_STAMP): $(wildcard bpf/*.c bpf/*.h)
 
 # Calibrate the default testbed against its configuration (exit 1 if a check is off).
 calibrate: setup
-	$(ITB) calibrate --json runs/calibration.json
+	$(ITB) calibrate --json-file runs/calibration.json
 
 # The main job: calibrate, then the quick benchmark scaled to the calibrated rate. A
 # check that is off is reported by the calibration and recorded with the results.
 quick: setup
-	$(ITB) calibrate --json runs/calibration.json || test -s runs/calibration.json
+	$(ITB) calibrate --json-file runs/calibration.json || test -s runs/calibration.json
 	$(ITB) bench --quick
 
 # The whole suite: every test, native and Python (the integration tests build namespaces:
