@@ -102,6 +102,13 @@ def serve(
         max=60000,
         help="Connections open at once; one more closes the oldest that has no request being answered.",
     ),
+    read_timeout: float = typer.Option(
+        10.0,
+        "--read-timeout",
+        min=0.1,
+        max=600.0,
+        help="Seconds a client has to send a request's head and body once connected (or answered).",
+    ),
 ) -> None:
     """Serve transfer requests over HTTP: each (volume, release, deadline, max-rate) is
     quoted a plan (a start, a rate profile, a finish) when it fits what the link's held and
@@ -159,7 +166,7 @@ def serve(
             out.print(
                 f"serving {', '.join(f'{x.name}={x.rate_bps} bit/s' for x in links)} on http://{host}:{port}/ (store {db}, pid {os.getpid()})"
             )
-            serving.serve(make_app(ledger, token, hosts=hosts), sock, max_connections)
+            serving.serve(make_app(ledger, token, hosts=hosts), sock, max_connections, read_timeout)
     finally:
         sock.close()
         os.close(lock_fd)
@@ -171,20 +178,18 @@ def _open_store(db: Path):
     """The store, and the descriptor holding the lock on its file: one server per store
     whatever path names it (a symbolic or hard link locks the same file). A file that is
     not a store, or cannot be written, is refused and left as it was."""
-    from itb.service.store import Store, StoreError, StoreUnwritable, inspect
+    from itb.service.store import Store, StoreError, StoreUnwritable
 
     if not db.parent.is_dir():
         raise ScenarioError(str(db), "--db", f"the directory {db.parent} does not exist")
-    try:
-        inspect(db)
-    except StoreError as e:
-        raise ScenarioError(str(db), "--db", str(e)) from None
+    if db.is_dir():
+        raise ScenarioError(str(db), "--db", f"{db} is a directory, not a store")
     existed = db.exists()
     try:
         fd = os.open(db, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as e:
         raise OutputError(db, f"the store cannot be opened for writing: {os_reason(e)}") from None
-    try:
+    try:  # (before reading it: a server's WAL under another name is not seen from here)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         os.close(fd)
@@ -196,6 +201,8 @@ def _open_store(db: Path):
             for p in (db, Path(f"{db}-wal"), Path(f"{db}-shm")):
                 p.unlink(missing_ok=True)
         os.close(fd)
+        if isinstance(e, StoreError):
+            raise ScenarioError(str(db), "--db", str(e)) from None
         raise OutputError(db, str(e)) from None
 
 

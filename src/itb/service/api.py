@@ -44,8 +44,9 @@ MAX_BODY = 64 * 1024
 SCHEDULE_LIMIT, SCHEDULE_MAX = 500, 5000
 LIST_LIMIT, LIST_MAX = 100, 1000
 
-RequestId = Annotated[str, Path(max_length=128, pattern=schema.ID.pattern)]
-LinkName = Annotated[str, Path(max_length=64, pattern=schema.LINK.pattern)]
+# (anchored: a pattern is searched, not matched whole)
+RequestId = Annotated[str, Path(max_length=128, pattern=f"^{schema.ID.pattern}$")]
+LinkName = Annotated[str, Path(max_length=64, pattern=f"^{schema.LINK.pattern}$")]
 
 
 class Schedules:
@@ -134,7 +135,9 @@ def make_app(
     @app.get("/v1/requests")
     def listing(
         state: Annotated[str | None, Query(description=f"one of {', '.join(STATES)}")] = None,
-        link: Annotated[str | None, Query(max_length=64, pattern=schema.LINK.pattern)] = None,
+        link: Annotated[
+            str | None, Query(max_length=64, pattern=f"^{schema.LINK.pattern}$")
+        ] = None,
         after: Annotated[int, Query(ge=0, description="the `next` of the page before")] = 0,
         limit: Annotated[int, Query(ge=1, le=LIST_MAX)] = LIST_LIMIT,
     ):

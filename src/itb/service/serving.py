@@ -1,7 +1,7 @@
 """The HTTP server around the application (uvicorn, h11), bounded against clients that
 hold connections (docs/service.md, "Security"):
 
-- a request's head and body must arrive within `READ_TIMEOUT_S` of the connection (or of
+- a request's head and body must arrive within `READ_TIMEOUT_S` (10 s) of the connection (or of
   the previous answer on a kept-alive one), or the connection is closed;
 - at most `max_connections` are open: one more closes the oldest connection that has
   no request being answered (a half-open one, or one kept alive), so that connections
@@ -71,11 +71,12 @@ def guarded_protocol(max_connections: int, read_timeout_s: float = READ_TIMEOUT_
             super().connection_made(transport)
             self._since = time.monotonic()
             self._arm()
-            if len(self.connections) > max_connections:
-                idle = [
-                    c for c in self.connections
-                    if c is not self and isinstance(c, Guarded) and c._idle()
-                ]  # fmt: skip
+            live = [
+                c for c in self.connections
+                if isinstance(c, Guarded) and not c.transport.is_closing()
+            ]  # fmt: skip
+            if len(live) > max_connections:  # (closed ones stay in the set until lost)
+                idle = [c for c in live if c is not self and c._idle()]
                 victim = min(idle, key=lambda c: c._since) if idle else self
                 victim.transport.close()
 
@@ -117,16 +118,21 @@ def guarded_protocol(max_connections: int, read_timeout_s: float = READ_TIMEOUT_
     return Guarded
 
 
-def serve(app, sock: socket.socket, max_connections: int = MAX_CONNECTIONS) -> None:
+def serve(
+    app,
+    sock: socket.socket,
+    max_connections: int = MAX_CONNECTIONS,
+    read_timeout_s: float = READ_TIMEOUT_S,
+) -> None:
     """Runs the application on the bound socket until SIGINT or SIGTERM."""
     import uvicorn
 
     config = uvicorn.Config(
         app,
-        http=guarded_protocol(max_connections),
+        http=guarded_protocol(max_connections, read_timeout_s),
         log_level="warning",
         timeout_keep_alive=int(KEEP_ALIVE_S),
-        limit_concurrency=max_connections + 64,
+        limit_concurrency=2 * max_connections + 64,  # (closing ones are counted)
         h11_max_incomplete_event_size=16 * 1024,
     )
     uvicorn.Server(config).run(sockets=[sock])

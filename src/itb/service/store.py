@@ -139,7 +139,10 @@ def inspect(path: Path) -> bool:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
         try:
             tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
-            meta = dict(db.execute("SELECT key, value FROM meta")) if "meta" in tables else {}
+            try:
+                meta = dict(db.execute("SELECT key, value FROM meta"))
+            except sqlite3.Error:  # (none, or another application's of that name)
+                meta = {}
         finally:
             db.close()
     except sqlite3.Error as e:
