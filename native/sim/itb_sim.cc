@@ -23,7 +23,8 @@
 // - loss is drawn per packet at the receiving end of a direction: Bernoulli or
 //   Gilbert-Elliott, as linkem's;
 // - TCP is ns-3's, with Linux's defaults: MSS = MTU − 52 (timestamps), initial window 10,
-//   minimum RTO 200 ms, delayed ACKs every 2 segments or 40 ms, SACK, PRR recovery,
+//   minimum RTO 200 ms, delayed ACKs every 2 segments or 40 ms, SACK, Linux's PRR
+//   recovery (recovery.h: ns-3.44's own wraps around in 32 bits),
 //   pacing only where a rate caps the sender (as Linux's internal pacing with
 //   SO_MAX_PACING_RATE); the congestion control is ns-3's model named in the config.
 
@@ -34,6 +35,7 @@
 #include "ns3/point-to-point-module.h"
 
 #include "linux_cc.h"
+#include "recovery.h"
 
 #include <algorithm>
 #include <cmath>
@@ -302,15 +304,28 @@ class ItbSocket : public TcpSocketBase
         return m_congestionControl;
     }
 
-    void CountSent() // Linux's code learns of every segment sent (linux_cc.cc)
+    // Linux's code learns of every segment sent (linux_cc.cc): the date, and how full
+    // the window is then (after it)
+    void CountSent()
     {
         TraceConnectWithoutContext(
             "Tx",
-            MakeCallback(+[](TcpCongestionOps* c,
-                             Ptr<const Packet>,
-                             const TcpHeader&,
-                             Ptr<const TcpSocketBase>) { LinuxCcSent(Ptr<TcpCongestionOps>(c)); })
-                .Bind(PeekPointer(m_congestionControl)));
+            MakeCallback(
+                +[](ItbSocket* s, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
+                    s->Sent(h.GetSequenceNumber() + p->GetSize());
+                })
+                .Bind(this));
+    }
+
+    void Sent(SequenceNumber32 end)
+    {
+        SequenceNumber32 nxt = std::max(m_tcb->m_highTxMark.Get(), end);
+        LinuxCcSent(m_congestionControl,
+                    m_txBuffer->BytesInFlight(),
+                    m_tcb->m_cWnd.Get(),
+                    m_tcb->m_segmentSize,
+                    m_txBuffer->HeadSequence().GetValue(),
+                    nxt.GetValue());
     }
 
   protected:
@@ -336,7 +351,11 @@ make_socket(Ptr<Node> node, Ptr<TcpL4Protocol> tcp, const std::string& cc, uint3
     s->SetRtt(rtt.Create<RttEstimator>());
     s->SetCongestionControlAlgorithm(make_cc(cc));
     s->CountSent();
-    s->SetRecoveryAlgorithm(CreateObject<TcpPrrRecovery>());
+    // Linux's PRR (recovery.h); ns-3's own when ITB_SIM_NS3_PRR is set (tests: its
+    // arithmetic wraps, tests/sim/test_sim_fidelity.py)
+    static const bool ns3_prr = std::getenv("ITB_SIM_NS3_PRR") != nullptr;
+    s->SetRecoveryAlgorithm(ns3_prr ? Ptr<TcpRecoveryOps>(CreateObject<TcpPrrRecovery>())
+                                    : Ptr<TcpRecoveryOps>(CreateObject<LinuxPrrRecovery>()));
     s->SetAttribute("SegmentSize", UintegerValue(mss));
     tcp->AddSocket(s);
     return s;

@@ -31,6 +31,10 @@ extern "C"
 namespace ns3
 {
 
+// the testbed's hosts' largest GSO frame (a veth's gso_max_size, Linux's default
+// GSO_LEGACY_MAX_SIZE): HyStart's ACK-train threshold reads it (tcp_cubic.c)
+static constexpr u32 GSO_MAX_SIZE = 65536;
+
 class LinuxCongestion : public TcpCongestionOps
 {
   public:
@@ -118,9 +122,11 @@ class LinuxCongestion : public TcpCongestionOps
         Out(tcb, false);
     }
 
-    void Sent()
+    void Sent(uint32_t in_flight, uint32_t cwnd, uint32_t mss, uint32_t una, uint32_t nxt)
     {
         m_sent_ns = Simulator::Now().GetNanoSeconds();
+        // no room left for a full segment: the window is what limits (ns-3's own test)
+        itb_state_sent(&m_tp, in_flight + mss > cwnd, (nxt - una) / mss, una, nxt);
     }
 
   private:
@@ -139,10 +145,13 @@ class LinuxCongestion : public TcpCongestionOps
         v.srtt_ns = tcb->m_srtt.Get().GetNanoSeconds();
         v.last_acked_seq = tcb->m_lastAckedSeq.GetValue();
         v.next_tx_seq = tcb->m_nextTxSequence.Get().GetValue();
-        v.cwnd_limited = tcb->m_isCwndLimited;
+        v.cwnd_limited = m_tp.is_cwnd_limited; // Linux's rule, kept by Sent()
+        v.max_packets_out = m_tp.max_packets_out;
         v.ca_state = (u8)tcb->m_congState.Get();
         v.now_us = Simulator::Now().GetMicroSeconds();
         v.lsndtime = (u32)(1000000UL + m_sent_ns / (1000000000ULL / CCDIFF_HZ));
+        v.max_pacing_rate = tcb->m_pacing ? tcb->m_maxPacingRate.GetBitRate() / 8 : ~0ULL;
+        v.gso_max_size = GSO_MAX_SIZE;
         return v;
     }
 
@@ -186,12 +195,17 @@ LinuxCc(const std::string& name)
 }
 
 void
-LinuxCcSent(Ptr<TcpCongestionOps> cc)
+LinuxCcSent(Ptr<TcpCongestionOps> cc,
+            uint32_t in_flight_bytes,
+            uint32_t cwnd_bytes,
+            uint32_t mss,
+            uint32_t snd_una,
+            uint32_t snd_nxt)
 {
     Ptr<LinuxCongestion> l = DynamicCast<LinuxCongestion>(cc);
     if (l)
     {
-        l->Sent();
+        l->Sent(in_flight_bytes, cwnd_bytes, mss, snd_una, snd_nxt);
     }
 }
 

@@ -11,8 +11,15 @@ namespace ns3
 // Linux's algorithm of that name (reno, cubic, bic, highspeed, htcp, scalable, vegas), or
 // nullptr when none is linked in.
 Ptr<TcpCongestionOps> LinuxCc(const std::string& name);
-// The socket sent a segment (Linux's lsndtime, for the idle restart's CA_EVENT_TX_START).
-void LinuxCcSent(Ptr<TcpCongestionOps> cc);
+// The socket sent a segment: Linux's lsndtime (the idle restart's CA_EVENT_TX_START) and
+// whether the window is used (tcp_cwnd_validate), from the bytes in flight and the
+// window after it, the segment size, SND.UNA and SND.NXT (the highest sent).
+void LinuxCcSent(Ptr<TcpCongestionOps> cc,
+                 uint32_t in_flight_bytes,
+                 uint32_t cwnd_bytes,
+                 uint32_t mss,
+                 uint32_t snd_una,
+                 uint32_t snd_nxt);
 } // namespace ns3
 
 #endif
