@@ -41,10 +41,11 @@ def test_a_plan_starts_lead_after_now_and_ends_guard_before_the_deadline(tmp_pat
 def test_a_commit_is_refused_once_the_plan_starts_sooner_than_its_launch_needs(tmp_path):
     lg = executing(tmp_path)
     lg.quote(Request("x", 125_000_000, 0.0, 20.0, GBIT, "a"), now=0)  # starts at 5 s
+    lg.quote(Request("y", 125_000_000, 0.0, 20.0, GBIT, "a"), now=0)  # starts at 6 s
+    assert lg.commit("y", now=1900000000).state == "committed"  # 4.1 s before: in time
     with pytest.raises(Conflict, match="too late to commit"):
         lg.commit("x", now=2500000000)  # 2.5 s before its start, 3 s are needed
     assert lg.get("x", now=2500000000).state == "held"
-    assert lg.commit("x", now=1900000000).state == "committed"
 
 
 def test_a_claimed_request_is_launched_once_and_a_cancelled_one_never(tmp_path):

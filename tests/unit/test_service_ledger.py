@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from itb.service import intplan
 from itb.service.intplan import IntRequest
 from itb.service.ledger import Conflict, Ledger, LinkSpec
 from itb.service.store import Store
@@ -70,3 +71,20 @@ def test_a_restart_with_a_larger_margin_replans_and_breaks_what_no_longer_fits(t
     # and the capacity y left is free again
     z = IntRequest("z", "a", 250_000_000, 100 * S, 110 * S, 2 * 10**8)
     assert again.quote(z, now=2 * S)[0].state == "held"
+
+
+def test_a_quote_whose_clock_reading_is_older_than_the_last_one_does_not_book_the_past(tmp_path):
+    """Requests read the clock before taking the ledger's lock: one may come with a now
+    older than the previous one's. x fills the link over [10, 20] s; a quote at 15 s
+    forgets the past; then one that read its clock at 12 s must not be planned in
+    [12, 15] (taken by x, forgotten by the usage): it is planned from 20 s."""
+    lg = ledger(tmp_path)
+    lg.commit(
+        lg.quote(IntRequest("x", "a", 1_250_000_000, 10 * S, 20 * S, GBIT), 0)[0].request.id, 0
+    )
+    lg.tick(15 * S)
+    late, _ = lg.quote(IntRequest("y", "a", 125_000_000, 10 * S, 30 * S, GBIT), now=12 * S)
+    assert late.plan.segments == ((20 * S, 21 * S, GBIT),)
+    active = lg.store.active()
+    plans = {r.request.id: r.plan for r in active}
+    assert intplan.violations({r.request.id: r.request for r in active}, plans, GBIT) == []

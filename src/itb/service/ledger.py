@@ -67,6 +67,7 @@ class Ledger:
         self.launched: set[str] = {r.request.id for r in store.all() if r.run is not None}
         self.on_cancel: Callable[[str], None] | None = None  # a launched request cancelled
         self.lock = threading.Lock()
+        self.now = now  # the latest now given (expire)
         self.rate: dict[str, int] = {}
         self.usage: dict[str, Usage] = {}
         self.records: dict[str, dict[str, Record]] = {}  # per link: held and committed
@@ -89,7 +90,7 @@ class Ledger:
             if r.state == "held" and r.request.link in self.rate:
                 self.holds[r.request.id] = r.expires_ns or 0
         with self.lock:
-            self.expire(now)
+            now = self.expire(now)
             for link in links:
                 if link.name not in stored:
                     with store.transaction(durable=True) as db:
@@ -109,14 +110,18 @@ class Ledger:
             self.records[link].pop(rid, None)
         self.version[link] += 1
 
-    def expire(self, now: int) -> None:
+    def expire(self, now: int) -> int:
         """Holds whose time ran out release their capacity; the past is forgotten by each
-        link's usage (the lock is held)."""
+        link's usage (the lock is held). Returns the ledger's now: never earlier than a
+        now it was given before (requests read the clock before they take the lock, so
+        one may come with a now older than the previous one's: planning from it would
+        use capacity of the past the usage has forgotten)."""
+        now = self.now = max(self.now, now)
         for u in self.usage.values():
             u.prune(now)
         gone = [rid for rid, exp in self.holds.items() if exp <= now]
         if not gone:
-            return
+            return now
         recs = [self.store.get(rid) for rid in gone]
         with self.store.transaction() as db:
             for rid in gone:
@@ -130,12 +135,13 @@ class Ledger:
             if rec.plan and rec.request.link in self.usage:
                 self.usage[rec.request.link].remove(rec.plan.segments)
             self._changed(replace(rec, state="expired", updated_ns=now))
+        return now
 
     def quote(self, req: IntRequest, now: int) -> tuple[Record, bool]:
         """(the record, whether it is new). The same id with the same request answers what
         the first one got; with another request it is a Conflict."""
         with self.lock:
-            self.expire(now)
+            now = self.expire(now)
             old = self.store.get(req.id)
             if old is not None:
                 if old.request != req:
@@ -172,7 +178,7 @@ class Ledger:
 
     def commit(self, rid: str, now: int) -> Record:
         with self.lock:
-            self.expire(now)
+            now = self.expire(now)
             rec = self._get(rid)
             if rec.state == "committed":
                 return rec
@@ -186,26 +192,30 @@ class Ledger:
                     f"and its transfer must be launched {self.launch_ns / NS:.1f} s before: too "
                     "late to commit this quote, ask for another"
                 )
-            with self.store.transaction(durable=True) as db:
+            with self.store.transaction() as db:
                 self.store.update(db, rid, "committed", now, expires_ns=None)
+            ticket = self.store.written()
             self.holds.pop(rid, None)
             rec = self._get(rid)
             self._changed(rec)
-            return rec
+        self.store.sync(ticket)  # (on disk before it is answered; outside the lock)
+        return rec
 
     def cancel(self, rid: str, now: int) -> Record:
         with self.lock:
-            self.expire(now)
+            now = self.expire(now)
             rec = self._get(rid)
             if rec.state not in ("held", "committed"):
                 return rec
-            with self.store.transaction(durable=True) as db:
+            with self.store.transaction() as db:
                 self.store.update(db, rid, "cancelled", now)
+            ticket = self.store.written()
             self.holds.pop(rid, None)
             if rec.plan:
                 self.usage[rec.request.link].remove(rec.plan.segments)
             rec = self._get(rid)
             self._changed(rec)
+        self.store.sync(ticket)
         if rid in self.launched and self.on_cancel is not None:
             self.on_cancel(rid)  # (its transfer stopped; what it became is recorded then)
         return rec
@@ -213,11 +223,11 @@ class Ledger:
     def tick(self, now: int) -> None:
         """Holds past their time expired, the past forgotten."""
         with self.lock:
-            self.expire(now)
+            now = self.expire(now)
 
     def get(self, rid: str, now: int) -> Record:
         with self.lock:
-            self.expire(now)
+            now = self.expire(now)
             return self._get(rid)
 
     def due(self, until: int) -> list[Record]:
@@ -249,26 +259,31 @@ class Ledger:
     def ran(self, rid: str, run: Run, now_s: float) -> None:
         """Records what became of a committed request's transfer (launched, done, …)."""
         with self.lock:
-            with self.store.transaction(durable=True) as db:
+            with self.store.transaction() as db:
                 self.store.set_run(db, rid, run, now_s)
+            ticket = self.store.written()
             self.launched.add(rid)
             rec = self.store.get(rid)
             if rec is not None and rec.request.link in self.records:
                 self._changed(rec)
+        self.store.sync(ticket)
 
     def snapshot(self, link: str, now: int) -> tuple[list[Record], int, list, int]:
         """The link's held and committed records (arrival order), its rate, its allocated
         rate from now on ([[date ns, bit/s], …]) and its version, as of now."""
         with self.lock:
-            self.expire(now)
+            now = self.expire(now)
             u = self.usage[link]
             steps = [[t, v] for t, v in zip(u.t, u.v)]
             return list(self.records[link].values()), self.rate[link], steps, self.version[link]
 
     def set_capacity(self, link: str, rate_bps: int, now: int) -> list[str]:
         with self.lock:
-            self.expire(now)
-            return self._replan(link, rate_bps, now)
+            now = self.expire(now)
+            broken = self._replan(link, rate_bps, now)
+            ticket = self.store.written()
+        self.store.sync(ticket)
+        return broken
 
     def _get(self, rid: str) -> Record:
         rec = self.store.get(rid)

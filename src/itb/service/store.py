@@ -6,11 +6,13 @@ links' rates and margins are stored too, so that a restart with another capacity
 re-plans. Dates are integer nanoseconds since the Unix epoch, rates integer bit/s, a plan
 its integer segments (itb.service.intplan): what is read back is what was planned.
 
-Durability: a commitment, a cancel and a capacity change are written with
-`synchronous=FULL` (on disk when answered, whatever happens to the machine); a quote's
-hold or refusal with `synchronous=NORMAL` (WAL: it survives the process being killed; a
-power cut may lose the last ones — whose clients have not committed yet). Checkpoints
-run in a thread of their own, not in a request's commit. Measured in docs/service.md.
+Durability: every transaction is written with `synchronous=NORMAL` (WAL: it survives
+the process being killed). A commitment, a cancel, a run's record and a capacity change
+are then made durable against a power cut before they are answered (`sync`: the WAL
+fsynced, outside the ledger's lock, one fsync for every change written before it: a group
+commit); a quote's hold or refusal is not (a power cut may lose the last ones, whose
+clients have not committed yet). Checkpoints run in a thread of their own, not in a
+request's commit. Measured in docs/service.md.
 
 States: held (a quote with a plan, until `expires`), committed, refused (no plan, with the
 reason), cancelled, expired (a hold not committed in time), broken (a commitment a
@@ -32,6 +34,7 @@ directory, another kind of file, another application's database, a store of form
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -167,6 +170,10 @@ class Store:
         existing = inspect(path)
         self._local = threading.local()
         self._stop = threading.Event()
+        self._sync = threading.Condition()
+        self._written = self._synced = 0  # changes written (tickets), made durable
+        self._syncing = False
+        self._wal_fd: int | None = None
         try:
             self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA busy_timeout=5000")
@@ -201,6 +208,44 @@ class Store:
         if self._checkpointer is not None:
             self._checkpointer.join()
         self.db.close()
+        if self._wal_fd is not None:
+            os.close(self._wal_fd)
+
+    def written(self) -> int:
+        """A ticket for the changes committed so far (called by their one writer)."""
+        self._written += 1
+        return self._written
+
+    def sync(self, ticket: int) -> None:
+        """Returns once the changes of `ticket` are on disk: the WAL fsynced, by this
+        thread or by one that started after them (a group commit)."""
+        with self._sync:
+            while self._synced < ticket:
+                if self._syncing:
+                    self._sync.wait()
+                    continue
+                self._syncing, target = True, self._written
+                self._sync.release()
+                try:
+                    os.fsync(self._wal())
+                finally:
+                    self._sync.acquire()
+                    self._syncing = False
+                    self._synced = max(self._synced, target)
+                    self._sync.notify_all()
+
+    def _wal(self) -> int:
+        if self._wal_fd is None:
+            try:
+                self._wal_fd = os.open(f"{self.path}-wal", os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:  # (nothing in a WAL yet: the database itself)
+                fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                return self._wal()
+        return self._wal_fd
 
     def _checkpoints(self) -> None:
         """The WAL copied back into the database once a second, off the requests' path."""
