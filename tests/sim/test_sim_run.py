@@ -137,6 +137,9 @@ def test_the_simulator_runs_under_the_normal_scheduler_not_the_engines_real_time
     probe = tmp_path / "probe"
     probe.write_text(
         f"#!{sys.executable}\nimport os, sys\n"
+        # (run without arguments, as itb-sim is before a run: its usage)
+        "if len(sys.argv) == 1: print('itb-sim: usage: itb-sim CONFIG OUTDIR', "
+        "file=sys.stderr) or sys.exit(2)\n"
         f"open({str(tmp_path / 'policy')!r}, 'w').write(str(os.sched_getscheduler(0)))\n"
         "sys.exit(3)\n"
     )
@@ -146,7 +149,7 @@ def test_the_simulator_runs_under_the_normal_scheduler_not_the_engines_real_time
     env = {**os.environ, "ITB_SIM": str(probe)}
     res = itb("run", str(sc), "--backend", "sim", "--repeat", "1", "--out", str(tmp_path / "r"),
               env=env)  # fmt: skip
-    assert res.returncode != 0
+    assert res.returncode == 1 and "itb-sim exited 3" in res.stdout, res.stderr + res.stdout
     # the policy it was started with: this test's own (make test runs it SCHED_IDLE)
     assert int((tmp_path / "policy").read_text()) == os.sched_getscheduler(0)
     assert os.sched_getscheduler(0) not in (os.SCHED_FIFO, os.SCHED_RR)

@@ -74,8 +74,9 @@ def test_a_sleep_command_is_a_timer_and_a_transfer_says_whether_it_is_awaited():
     lines = config.config(TOPO, ev, 7, 60_000_000, 100_000, 1, 1).splitlines()
     assert "timer end 1000000 2500000 1" in lines  # from 1 s, 2.5 s long, awaited
     assert next(x for x in lines if x.startswith("tcp a ")).endswith(" 0")  # not awaited
-    # anything else a command could be is a program: refused
-    for argv in (["sleep", "1", "2"], ["sleep", "inf"], ["sleep", "x"], ["/bin/sleep", "1"]):
+    # anything else a command could be is a program: refused (sleep's "inf" is a timer
+    # that ends with the timeline: tests/unit/test_sim_bad_input.py)
+    for argv in (["sleep", "1", "2"], ["sleep", "-1"], ["sleep", "x"], ["/bin/sleep", "1"]):
         cmd = events({"command": [{"id": "c", "host": "l1", "at": "0s", "argv": argv}]})
         assert "only `sleep SECONDS`, a timer, is simulated" in config.unsupported(TOPO, cmd)
 

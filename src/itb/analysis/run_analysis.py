@@ -16,9 +16,16 @@ from itb.analysis.fairshare import tcp_payload_share
 from itb.analysis.run_results import RunMetrics
 from itb.analysis.steps import profiles_kept
 from itb.analysis.summary import scenario_metrics
+from itb.errors import ItbError
 from itb.rundir.records import RepEvents, ResolvedScenario, RunMeta, read_record
 
 NEEDED = ("meta.json", "scenario.resolved.json")
+
+
+class NothingToReport(ItbError):
+    """No repetition of the run left a log of its transfers (each failed before its
+    programs wrote: a simulator killed or stopped at its start): exit 1, the
+    experiment failed; the message says what is missing and why."""
 
 
 @dataclass
@@ -61,6 +68,8 @@ def analyse_run_dir(run: Path) -> RunAnalysis:
     meta, sc = read_run(run)
     topo = sc.topology
     tables = logs.build_tables(run, topo, sc.experiment.interval_us / 1e6)
+    if len(tables["transfers"]) and tables["samples"].empty:
+        raise NothingToReport(_missing(run, tables["transfers"]))
     logs.write_tables(run, tables)
     dispatch = meta.dispatch.model_dump(mode="json") if meta.dispatch is not None else None
     metrics = scenario_metrics(tables, topo, dispatch)
@@ -79,3 +88,30 @@ def analyse_run_dir(run: Path) -> RunAnalysis:
     )
     metrics.save(run / "metrics.json")
     return RunAnalysis(meta, sc, tables, metrics)
+
+
+def _missing(run: Path, transfers: pd.DataFrame) -> str:
+    """What a run without a single sample lacks: each repetition's transfers' logs (empty
+    or missing) and the reason the repetition gave."""
+    lines = []
+    for r, rows in transfers.groupby("repetition"):
+        rd = rundir.rep_dir(run, int(r))
+        logs_of = []
+        for t in rows.itertuples():
+            recv, send = ("udp-recv", "udp-send") if t.kind == "udp" else ("recv", "send")
+            for node, name in (
+                (t.dst, f"{t.transfer}.{recv}.csv"),
+                (t.src, f"{t.transfer}.{send}.csv"),
+            ):
+                path = rd / "nodes" / node / name
+                size = f"{path.stat().st_size} bytes" if path.exists() else "missing"
+                logs_of.append(f"{path.relative_to(run)} ({size})")
+        reason = next((e for e in rows["error"] if isinstance(e, str) and e), "no reason given")
+        shown = ", ".join(logs_of[:4]) + (
+            f" and {len(logs_of) - 4} more" if len(logs_of) > 4 else ""
+        )
+        lines.append(f"repetition {int(r)}: {reason}; its logs: {shown}")
+    return (
+        f"{run}: nothing to report: no repetition wrote a sample of its transfers (every "
+        "log is empty or missing):\n  " + "\n  ".join(lines)
+    )

@@ -227,7 +227,9 @@ def bench_cmd(
     sc = make_scale(
         factor=scale,
         capacity_bps=cap,
-        transfer_time_s=transfer_time or q.get("transfer_time") or 240.0,
+        transfer_time_s=(
+            transfer_time if transfer_time is not None else q.get("transfer_time", 240.0)
+        ),
         mode=scaling,
         buffer=buffer,
         access_bps=parse_access(access),
@@ -252,6 +254,8 @@ def bench_cmd(
         jobs=jobs or (_cores() if backend == "sim" else 1),
         dask=dask,
     )
+    if args.simulate:  # what it needs, before its directory is made
+        _simulation_ready(args)
     target = out_dir or default_dir("bench", args.key())
     say(f"benchmark directory: {target}")
     tick = ticker()
@@ -387,6 +391,18 @@ def _print_bench(result) -> None:
         out.print(f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}: {c.sentence()}")
     out.print(f"table: {result.out / 'table.csv'}")
     out.print(f"report: {result.report}")
+
+
+def _simulation_ready(args) -> None:
+    """The simulator and its congestion controls, and the Dask scheduler when one is given:
+    refused (exit 4; 3 for a scheduler that does not answer) before anything is written."""
+    from itb import cc
+    from itb.backends.sim.testbed import ready
+    from itb.suite.parallel import check_dask
+
+    ready(args.ccs, cc.support(), say)
+    if args.dask:
+        check_dask(args.dask)
 
 
 def _cores() -> int:

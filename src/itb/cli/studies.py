@@ -150,8 +150,15 @@ def run(entry: Registered, args: StudyArgs, simulate: bool = False, as_json: boo
     build = report_of(entry)
     tick = ticker()
     sweep = study.plan(args, target, say)
+    if simulate:
+        sweep = simulated(sweep, " ".join(study.name))
+    if sweep.simulate or sweep.simulated:  # the simulator runs: before anything is written
+        from itb import cc
+        from itb.backends.sim.testbed import ready
+
+        ready([], cc.support(), say)
     res = drive(
-        simulated(sweep, " ".join(study.name)) if simulate else sweep,
+        sweep,
         lambda sw: study.analyse(sw, args),
         lambda sw, results: build(target, sw.index, args, results),
         say,

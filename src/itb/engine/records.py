@@ -25,10 +25,17 @@ EMULATOR_LOG_WAIT_S = 3.0  # linkem writes a row ~100 ms after its interval, flu
 
 
 def versions() -> dict[str, str | bool | None]:
-    """Versions of ITB, Python, the native programs, iperf3 and the git tree."""
-    from importlib.metadata import version
+    """Versions of ITB, Python, the native programs, iperf3, the libraries the figures
+    depend on (ns-3's package for a simulation, numpy, scipy, pandas; None when not
+    installed) and the git tree."""
+    from importlib.metadata import PackageNotFoundError, version
 
     out: dict[str, str | bool | None] = {"itb": version("itb"), "python": platform.python_version()}
+    for package in ("ns3", "numpy", "scipy", "pandas"):
+        try:
+            out[package] = version(package)
+        except PackageNotFoundError:
+            out[package] = None
     for name in ("flow", "linkem"):
         try:
             res = subprocess.run(

@@ -61,6 +61,10 @@ class Versions(Record):
     flow: str | None = None
     linkem: str | None = None
     iperf3: str | None = None
+    ns3: str | None = None  # the ns3 package (a simulation's ns-3)
+    numpy: str | None = None
+    scipy: str | None = None
+    pandas: str | None = None
     git_commit: str | None = None
     git_dirty: bool | None = None
 

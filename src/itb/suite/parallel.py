@@ -18,6 +18,7 @@ from typing import Any
 from itb import rundir
 from itb.backends import owner
 from itb.backends.facts import usable_cores
+from itb.errors import BackendError, PreflightError
 from itb.say import Say
 
 # set in a worker of this machine's pool once a repetition anywhere was interrupted (a
@@ -60,6 +61,58 @@ def jobs_default() -> int:
     return usable_cores()
 
 
+def workers(jobs: int, cells: int, cores: int, fit: int | None = None) -> tuple[int, list[str]]:
+    """How many cells run side by side on this machine: `jobs`, but never more than its
+    cores (a simulation keeps one busy), the cells, or the simulations its memory holds
+    at once (`fit`, from their estimates); and a note for each cap that applied."""
+    n, notes = max(1, jobs), []
+    if n > cores:
+        n = cores
+        notes.append(f"--jobs {jobs}: capped at this machine's {cores} core(s)")
+    if fit is not None and n > max(1, fit):
+        n = max(1, fit)
+        notes.append(
+            f"{n} simulation(s) at a time: what this machine's memory holds of the largest cell"
+        )
+    return min(n, max(1, cells)), notes
+
+
+def _memory_fit(scenarios: list[str]) -> int | None:
+    """How many of these simulations this machine's memory holds at once, by the largest's
+    estimate (itb.backends.sim.memory); None when it cannot say."""
+    from itb.backends.sim import memory
+    from itb.scenario.scenario import load_scenario
+
+    try:
+        largest = max(
+            memory.estimate(sc.topology, list(sc.experiment.events)).total_bytes
+            for sc in map(load_scenario, scenarios)
+        )
+    except Exception:  # (the runs themselves report what is wrong with a scenario)
+        return None
+    return memory.available_bytes() // max(1, largest)
+
+
+DASK_TIMEOUT_S = 5  # connecting to a Dask scheduler: an answer takes milliseconds
+
+
+def check_dask(address: str) -> None:
+    """A Dask scheduler answers at `address` (within DASK_TIMEOUT_S), or `BackendError`
+    (exit 3) saying so; dask.distributed missing is a `PreflightError` (exit 4)."""
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise PreflightError("--dask needs dask.distributed: pip install -e '.[sim]'") from None
+    try:
+        with Client(address, timeout=f"{DASK_TIMEOUT_S}s"):
+            pass
+    except (OSError, TimeoutError, ValueError) as e:
+        raise BackendError(
+            f"--dask: no Dask scheduler answers at {address} within {DASK_TIMEOUT_S} s "
+            f"({type(e).__name__}: {str(e)[:200]})"
+        ) from None
+
+
 def run_cells(
     cells: dict[str, list[int]],
     scenario: Callable[[str], Path],
@@ -75,6 +128,11 @@ def run_cells(
         (name, (str(scenario(name)), str(run_dir(name)), reps, analyse))
         for name, reps in cells.items()
     ]
+    if not dask:
+        fit = _memory_fit([a[0] for _n, a in args])
+        jobs, notes = workers(jobs, len(args), usable_cores(), fit)
+        for note in notes:
+            say(note)
     say(
         f"simulating {len(args)} cell(s) in parallel on "
         + (f"the Dask cluster at {dask}" if dask else f"{jobs} core(s)")
@@ -99,7 +157,10 @@ def _on_cores(jobs: int, args: list, say: Say) -> dict[str, list]:
     ctx = multiprocessing.get_context("fork")
     stop = ctx.Event()
     with ProcessPoolExecutor(
-        max_workers=max(1, jobs), mp_context=ctx, initializer=_worker, initargs=(stop, os.getpid())
+        max_workers=max(1, min(jobs, len(args))),
+        mp_context=ctx,
+        initializer=_worker,
+        initargs=(stop, os.getpid()),
     ) as pool:
         futures = {pool.submit(run_cell, *a): name for name, a in args}
         pending = set(futures)
@@ -120,6 +181,6 @@ def _on_cores(jobs: int, args: list, say: Say) -> dict[str, list]:
 def _on_dask(address: str, args: list) -> dict[str, list]:
     from dask.distributed import Client
 
-    with Client(address) as client:
+    with Client(address, timeout=f"{DASK_TIMEOUT_S}s") as client:
         futures = {name: client.submit(run_cell, *a, pure=False) for name, a in args}
         return {name: f.result() for name, f in futures.items()}

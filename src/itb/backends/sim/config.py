@@ -8,17 +8,26 @@ What a simulation cannot run is refused before anything runs (`unsupported`), wi
 reason: commands (a program on a host; only `sleep SECONDS`, which only waits, is kept
 as a timer), UDT, per-pair extra RTTs,
 links whose two directions have different delays, loss changes in `[[set]]`, IPv6-only
-testbeds.
+testbeds, a congestion control that has no code here (Linux's without its code in the
+simulator, an `ns3:<model>` that ns-3's registry has not), and a scenario whose
+simulation would need more memory than the machine has (itb.backends.sim.memory).
 """
 
 from __future__ import annotations
 
 import math
 
+from itb.backends.sim import memory, ns3types
 from itb.emulation.plan import socket_buffer_max, tbf_params
 from itb.scenario.experiment.events import Command, Pingpong, SetLink, Transfer, Udp
 from itb.scenario.testbed.model import Direction, Topology
 
+# the algorithms whose Linux code runs in the simulator (itb.cc.simlinux); ns-3's own
+# models run as "ns3:<model>" (ns3:TcpCubic, ns3:TcpBbr, …)
+LINUX = ("reno", "cubic", "bic", "highspeed", "htcp", "scalable", "vegas")
+# a timer never lasts past this (ns-3 counts time in int64 ns): a longer sleep ends the
+# same way, with the timeline (experiment.duration, 24 h at most)
+TIMER_MAX_US = 2**62 // 1000
 BASE_PORT = 20000
 # a UDP receiver listens until this long after its sender's end, as the engine's
 # (itb.engine.processes.UDP_DRAIN_S; tests/unit/test_sim_config.py holds them equal)
@@ -52,7 +61,31 @@ def unsupported(topo: Topology, events: list) -> str | None:
             return f"{e.id}: loss changes are not simulated yet"
         if isinstance(e, SetLink) and e.delay_us is not None and e.direction != "both":
             return f"{e.id}: a delay change is simulated on both directions only"
-    return None
+    for e in events:
+        cc = getattr(e, "cc", None)
+        why = cc_unsupported(cc) if isinstance(cc, str) else None
+        if why:
+            return f"{e.id}: {why}"
+    return memory.refusal(topo, events)
+
+
+def cc_unsupported(name: str) -> str | None:
+    """Why this congestion control cannot run in the simulator, or None: Linux's whose
+    code is built in, and ns-3's models its TypeId registry has (itb.backends.sim.ns3types)."""
+    if name in LINUX:
+        return None
+    if name.startswith("ns3:"):
+        known = ns3types.congestion_controls()
+        if name in known:
+            return None
+        return (
+            f"congestion control {name!r}: ns-3 has no such model (its models: "
+            f"{', '.join(sorted(known))})"
+        )
+    return (
+        f"congestion control {name!r}: its Linux code does not run in the simulator "
+        f"(Linux's: {', '.join(LINUX)}); ns-3's models run as ns3:<model>, e.g. ns3:TcpBbr"
+    )
 
 
 def _dir(d: Direction, mtu: int, emulated: bool) -> str:
@@ -78,7 +111,10 @@ def sleep_us(c: Command) -> int | None:
         seconds = float(c.argv[1])
     except ValueError:
         return None
-    return int(seconds * 1e6) if math.isfinite(seconds) and seconds >= 0 else None
+    if math.isnan(seconds) or seconds < 0:
+        return None
+    # (sleep's "inf" and 1e30 wait as long as the timeline: capped, the same run)
+    return int(min(seconds * 1e6, TIMER_MAX_US))
 
 
 def config(
@@ -129,7 +165,9 @@ def config(
                 f"{UDP_DRAIN_US}"
             )
         elif isinstance(e, Command):  # a timer (`unsupported` lets no other through)
-            lines.append(f"timer {e.id} {e.at_us} {sleep_us(e)} {int(e.wait)}")
+            # past the timeline's end it never fires: kept just past it (no overflow)
+            length = min(sleep_us(e) or 0, max(0, duration_us - e.at_us) + 1)
+            lines.append(f"timer {e.id} {e.at_us} {length} {int(e.wait)}")
         elif isinstance(e, SetLink):
             d = {"forward": "ab", "reverse": "ba", "both": "both"}[e.direction]
             rate = "-" if not e.rate_given else (e.rate_bps or "inf")

@@ -13,7 +13,9 @@ import fcntl
 import importlib.util
 import os
 import re
+import signal
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 from itb import native
@@ -45,41 +47,94 @@ def ns3_root() -> Path:
 
 
 def version(root: Path) -> str:
+    """ns-3's version ("3.44"), once every library itb-sim links is there."""
     libs = sorted((root / "lib64").glob("libns3.*-core.so"))  # libns3.44-core.so: "3.44"
     m = re.match(r"libns(3\.[0-9.]+)-core\.so", libs[0].name) if libs else None
     if m is None:
-        raise PreflightError(f"{root}/lib64: no libns3.<version>-core.so")
-    return m.group(1)
+        raise PreflightError(
+            f"{root}/lib64: no libns3.<version>-core.so: the ns3 package is without its "
+            "libraries (reinstall it: `pip install --force-reinstall ns3`)"
+        )
+    v = m.group(1)
+    missing = [mod for mod in MODULES if not (root / "lib64" / f"libns{v}-{mod}.so").is_file()]
+    if missing:
+        raise PreflightError(
+            f"{root}/lib64: ns-3 {v} without its libraries "
+            f"{', '.join(f'libns{v}-{mod}.so' for mod in missing)} (itb-sim needs them; "
+            "reinstall it: `pip install --force-reinstall ns3`)"
+        )
+    return v
 
 
-def program(linux_objects: list[Path]) -> Path:
+def program(linux_objects: list[Path], say: Callable[[str], None] = lambda m: None) -> Path:
     """The built driver with Linux's algorithms (`linux_objects`, itb.cc.simlinux) linked
-    in (built now if missing or older than a source)."""
+    in (built now, saying so, if missing or older than a source), checked to run."""
     override = os.environ.get("ITB_SIM")
     if override:
-        return Path(override)
+        return check_runs(Path(override), "$ITB_SIM")
     root = ns3_root()
     v = version(root)
     out = native.REPO / "build" / "native" / f"itb-sim-{v}"
     # (and the wheel's internet library, which itb-sim runs a copy of: itb.backends.sim.
     # libraries)
-    inputs = [SOURCE, ADAPTER, NEXTSEG, SOURCE.with_name("linux_cc.h"), SOURCE.with_name("udp.h"),
+    inputs = [SOURCE, ADAPTER, NEXTSEG, *SOURCE.parent.glob("*.h"),
               *linux_objects,
               root / "lib64" / f"libns{v}-internet.so", Path(libraries.__file__)]  # fmt: skip
 
     def current() -> bool:
         return out.exists() and out.stat().st_mtime >= max(p.stat().st_mtime for p in inputs)
 
-    if current():
-        return out
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # one build at a time (a sweep's workers may all find it stale): the others wait for
-    # it, then find it current
-    with open(str(out) + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not current():
-            _build(root, v, linux_objects, out)
-    return out
+    if not current():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        # one build at a time (a sweep's workers may all find it stale): the others wait
+        # for it, then find it current
+        with open(str(out) + ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not current():
+                say(f"building itb-sim against ns-3 {v} into {out} (once)")
+                _build(root, v, linux_objects, out)
+    return check_runs(out, "itb-sim")
+
+
+_RAN: dict[tuple[str, float], None] = {}  # the programs seen to run (path, mtime)
+
+
+def check_runs(prog: Path, what: str) -> Path:
+    """`prog` if it starts as itb-sim does (run without arguments it prints its usage and
+    exits 2); else a `PreflightError` that says what happened: not there, not
+    executable, killed by a signal (its name), or its loader's message (ns-3's libraries
+    not found)."""
+    try:
+        key = (str(prog), prog.stat().st_mtime)
+    except OSError as e:
+        raise PreflightError(f"{what} {prog}: {e.strerror or e}") from None
+    if key in _RAN:
+        return prog
+    try:
+        res = subprocess.run([str(prog)], capture_output=True, text=True, timeout=30)
+    except subprocess.TimeoutExpired:
+        raise PreflightError(
+            f"{what} {prog}: run without arguments, it did not answer in 30 s (itb-sim "
+            "prints its usage at once): not the simulator"
+        ) from None
+    except OSError as e:
+        raise PreflightError(f"{what} {prog} cannot be run: {e.strerror or e}") from None
+    if res.returncode == 2 and "usage: itb-sim" in res.stderr:
+        _RAN[key] = None
+        return prog
+    said = (res.stderr.strip() or res.stdout.strip() or "nothing").splitlines()[-1][:300]
+    raise PreflightError(f"{what} {prog} does not run: {ended(res.returncode)}; it said: {said}")
+
+
+def ended(returncode: int) -> str:
+    """How a program ended, for people: "killed by SIGSEGV (signal 11)", "exited 127"."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = "a signal"
+        return f"killed by {name} (signal {-returncode})"
+    return f"exited {returncode}"
 
 
 def _build(root: Path, v: str, linux_objects: list[Path], out: Path) -> None:

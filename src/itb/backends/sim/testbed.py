@@ -6,8 +6,11 @@ refused before anything runs (itb.backends.sim.config.unsupported)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
+import shutil
 import signal
 import subprocess
 import threading
@@ -16,14 +19,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from itb.backends.host import Host, with_parent
-from itb.backends.sim import config, driver
+from itb.backends.sim import config, driver, memory
 from itb.backends.testbed import CcSupport, Emulator, Say, quiet
 from itb.errors import BackendError, PreflightError
 from itb.scenario.testbed.model import Topology
 
-# the algorithms whose Linux code runs in the simulator (itb.cc.simlinux); ns-3's own
-# models run as "ns3:<model>" (ns3:TcpCubic, ns3:TcpBbr, …)
-LINUX = ("reno", "cubic", "bic", "highspeed", "htcp", "scalable", "vegas")
 EMULATOR_INTERVAL_US = 1000
 
 
@@ -48,16 +48,8 @@ class SimTestbed:
         pass  # nothing of the machine is used
 
     def preflight(self, ccs: Sequence[str]) -> list[str]:
-        for name in ccs:
-            if name not in LINUX and not name.startswith("ns3:"):
-                raise PreflightError(
-                    f"congestion control {name!r}: its Linux code does not run in the "
-                    f"simulator (Linux's: {', '.join(LINUX)}); ns-3's models run as "
-                    "ns3:<model>, e.g. ns3:TcpBbr"
-                )
+        self._program = ready(ccs, self._support, self.say)
         self._ccs = list(ccs)
-        self.say("building itb-sim against ns-3 (once)")
-        self._program = driver.program(self._support.simulator_objects())
         return list(self.warnings)
 
     def cc_names(self) -> dict[str, str]:
@@ -143,18 +135,19 @@ class SimTestbed:
         (rep_dir / "sim.conf").write_text(text)
         self._link_configs(rep_dir)
         t0 = time.monotonic()
-        prog = self._program or driver.program(self._support.simulator_objects())
+        prog = self._program or driver.program(self._support.simulator_objects(), self.say)
+        limit = memory.available_bytes() + ADDRESS_SLACK
         rc, stdout, rss = _run(
-            [str(prog), str(rep_dir / "sim.conf"), str(rep_dir)], rep_dir / "sim.err", stop
-        )
+            [str(prog), str(rep_dir / "sim.conf"), str(rep_dir)], rep_dir / "sim.err", stop,
+            limit,
+        )  # fmt: skip
         wall = time.monotonic() - t0
         if stop is not None and stop.is_set():
             return {"status": "interrupted", "reason": "interrupted by the user"}
         if rc in STOPPED_BY:  # a signal from outside (a Ctrl-C to the group): run it again
             return {"status": "interrupted", "reason": f"itb-sim was stopped (signal {-rc})"}
         if rc != 0:
-            lines = (rep_dir / "sim.err").read_text(errors="replace").strip().splitlines()
-            return {"status": "failed", "reason": f"itb-sim exited {rc}: {(lines or ['?'])[-1]}"}
+            return {"status": "failed", "reason": failure(rc, rep_dir, wall, rss, limit)}
         try:
             out = json.loads(stdout.strip().splitlines()[-1])
         except (ValueError, IndexError):
@@ -191,19 +184,66 @@ class SimTestbed:
             (d / "linkem.json").write_text(json.dumps(conf, indent=1))
 
 
+def ready(ccs: Sequence[str], support: CcSupport, say: Say = quiet) -> Path:
+    """What a simulation needs before anything is written: these congestion controls
+    (Linux's code built in, ns-3's models in its registry) and the simulator (built now,
+    saying so, if missing or stale; seen to run). `PreflightError` (exit 4) naming what
+    is missing; the simulator's path."""
+    for name in ccs:
+        why = config.cc_unsupported(name)
+        if why:
+            raise PreflightError(why)
+    return driver.program(support.simulator_objects(), say)
+
+
 STOPPED_BY = {-signal.SIGINT, -signal.SIGTERM, -signal.SIGHUP}
+# itb-sim's address space may exceed the memory available at its start by this much (its
+# libraries' mappings: ~12 MiB measured) before an allocation fails (RLIMIT_AS)
+ADDRESS_SLACK = 256 * 2**20
 
 
-def _run(argv: list[str], err: Path, stop: threading.Event | None = None) -> tuple[int, str, int]:
-    """(exit code, stdout, peak RSS in bytes) of the program, its stderr into `err`; once
-    `stop` is set, the program is stopped (SIGTERM, then SIGKILL after 2 s)."""
+def failure(rc: int, rep_dir: Path, wall_s: float, peak: int, limit: int) -> str:
+    """Why itb-sim failed, for people: how it ended (a signal by its name), what it said
+    last, and where its messages are; running out of memory said as such."""
+    err = rep_dir / "sim.err"
+    text = err.read_text(errors="replace").strip() if err.exists() else ""
+    where = f"{rep_dir.name}/sim.err" + ("" if text else " (empty)")
+    said = f"; it said: {text.splitlines()[-1][:300]}" if text else ""
+    if "bad_alloc" in text or (rc < 0 and peak > 0.9 * limit):
+        return (
+            f"itb-sim ran out of memory after {wall_s:.1f} s ({driver.ended(rc)}, at "
+            f"{peak / 2**30:.2f} GiB; its limit {limit / 2**30:.1f} GiB, the memory the machine "
+            f"had available at its start): the scenario needs more than this machine has "
+            f"(its messages: {where})"
+        )
+    return f"itb-sim {driver.ended(rc)} after {wall_s:.1f} s{said} (its messages: {where})"
+
+
+def _run(
+    argv: list[str], err: Path, stop: threading.Event | None = None, limit: int | None = None
+) -> tuple[int, str, int]:
+    """(exit code, stdout, peak RSS in bytes) of the program, its stderr into `err`, its
+    address space at most `limit` bytes (an allocation beyond fails: a backstop to the
+    estimate, itb.backends.sim.memory); once `stop` is set, the program is stopped
+    (SIGTERM, then SIGKILL after 2 s).
+
+    The peak is the program's own high-water mark (VmHWM), read while it runs: the
+    rusage of wait4 is not, as Linux keeps in it the largest of every image the process
+    had, the forked copy of this Python process's included."""
     out = err.with_name(err.name + ".out")
     with open(err, "wb") as e, open(out, "wb") as o:
         # it dies with the process that runs it (a killed engine, a sweep's killed worker)
+        prlimit = shutil.which("prlimit")  # (util-linux, as setpriv)
+        if limit is not None and prlimit:
+            argv = [prlimit, f"--as={limit}", "--", *argv]
         p = subprocess.Popen(with_parent(argv), stdout=o, stderr=e)
-    asked = None
+    if limit is not None and not prlimit:  # (from its first instructions on, nearly)
+        with contextlib.suppress(OSError):
+            resource.prlimit(p.pid, resource.RLIMIT_AS, (limit, limit))
+    asked, peak, t0 = None, 0, time.monotonic()
     while True:
-        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
+        peak = max(peak, _high_water_bytes(p.pid))
+        pid, status, _usage = os.wait4(p.pid, os.WNOHANG)
         if pid:
             break
         if stop is not None and stop.is_set():
@@ -212,8 +252,21 @@ def _run(argv: list[str], err: Path, stop: threading.Event | None = None) -> tup
                 p.terminate()
             elif time.monotonic() - asked > 2:
                 p.kill()
-        time.sleep(0.05)
+        # often at first (a short run's peak is read near its end), then every 50 ms
+        time.sleep(min(0.05, max(0.002, (time.monotonic() - t0) / 20)))
     p.returncode = os.waitstatus_to_exitcode(status)
     stdout = out.read_text(errors="replace")
     out.unlink()
-    return p.returncode, stdout, usage.ru_maxrss * 1024
+    return p.returncode, stdout, peak
+
+
+def _high_water_bytes(pid: int) -> int:
+    """The process's peak resident set so far (VmHWM), 0 once it is gone."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as f:
+            for line in f:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0

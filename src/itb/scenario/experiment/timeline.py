@@ -223,6 +223,7 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
                 wait=u.wait,
             )
         )
+    background_flows = 0.0
     for i, b in enumerate(sections.tcp_background):
         where = f"tcp_background[{i}]"
         for name in b.src:
@@ -237,10 +238,13 @@ def resolve(sections: ScenarioSections, topo: Topology, source: str | None) -> E
             fail(f"{where}.sizes.shape", "a Pareto size distribution needs shape > 1 (finite mean)")
         if sz.distribution == "weibull" and (sz.shape is None or sz.shape <= 0):
             fail(f"{where}.sizes.shape", "a Weibull size distribution needs shape > 0")
-        if b.duration / b.mean_gap > MAX_BACKGROUND_FLOWS:
+        background_flows += b.duration / b.mean_gap
+        if background_flows > MAX_BACKGROUND_FLOWS:  # over every section, not each
+            expected = sum(s.duration / s.mean_gap for s in sections.tcp_background)
             fail(
                 f"{where}.mean_gap",
-                f"more than {MAX_BACKGROUND_FLOWS} flows expected; use a longer mean gap",
+                f"{expected:.0f} background flows expected in all, more than "
+                f"{MAX_BACKGROUND_FLOWS}; use longer mean gaps",
             )
         events.append(
             TcpBackground(
