@@ -169,3 +169,45 @@ def test_an_unreachable_dask_scheduler_is_refused_at_once_before_anything_is_wri
     assert res.returncode == 3, res.stderr + res.stdout
     assert "--dask: no Dask scheduler answers at tcp://nowhere.invalid:8786" in res.stderr
     assert not out.exists() and time.monotonic() - t0 < 30
+
+
+def test_building_the_simulator_is_said_only_when_it_is_built(tmp_path):
+    sc = scenario(tmp_path, SCENARIO.replace("repetitions = 2", "repetitions = 1"))
+    itb("run", str(sc), "--backend", "sim", "--out", str(tmp_path / "first"))  # (built if stale)
+    res = itb("run", str(sc), "--backend", "sim", "--out", str(tmp_path / "second"))
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "building itb-sim" not in res.stderr and "stage: preflight" in res.stderr
+
+
+def test_a_simulation_past_its_memory_limit_fails_saying_it_ran_out_of_memory(
+    tmp_path, monkeypatch
+):
+    # the estimate let through (as if it were wrong), the address space limited to 64 MiB:
+    # a UDP stream of 400 Mbit/s into 100 Mbit/s fills a 50 MB queue (~79 MiB measured)
+    from itb import cc
+    from itb.backends import open_testbed
+    from itb.backends.sim import memory, testbed
+    from itb.scenario.scenario import scenario_from_data
+
+    doc = {
+        "testbed": {"name": "oom", "topology": "dumbbell"},
+        "dumbbell": {"pairs": 1},
+        "bottleneck": {"rate": "100Mbit", "rtt": "20ms", "buffer": "50MB"},
+        "experiment": {"duration": "3.5s"},
+        "udp": [{"id": "u", "src": "l1", "dst": "r1", "at": "0s", "rate": "400Mbit",
+                 "duration": "3s", "size": 1472}],
+    }  # fmt: skip
+    sc = scenario_from_data(doc, "t")
+    monkeypatch.setattr(memory, "refusal", lambda *a, **k: None)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 0)
+    monkeypatch.setattr(testbed, "ADDRESS_SLACK", 64 * 2**20)
+    tb = open_testbed(sc.topology, cc.support(), simulate=True)
+    tb.preflight([])
+    rep = tmp_path / "rep-001"
+    rep.mkdir()
+    res = tb.simulate(list(sc.experiment.events), rep, sc.experiment.duration_us, 100_000, 1)
+    assert res["status"] == "failed", res
+    assert res["reason"].startswith("itb-sim ran out of memory after "), res["reason"]
+    assert (
+        "its limit 0.1 GiB" in res["reason"] and "(its messages: rep-001/sim.err)" in res["reason"]
+    )
