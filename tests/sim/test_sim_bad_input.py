@@ -211,3 +211,31 @@ def test_a_simulation_past_its_memory_limit_fails_saying_it_ran_out_of_memory(
     assert (
         "its limit 0.1 GiB" in res["reason"] and "(its messages: rep-001/sim.err)" in res["reason"]
     )
+
+
+def test_a_dask_address_where_something_else_answers_is_refused_as_no_scheduler():
+    # a server that answers in HTTP (a proxy did, here): "HTTP/1.1" read as a Dask frame's
+    # length made distributed ask numpy for 3.07 EiB (a MemoryError, exit 70)
+    import socket
+    import threading
+
+    from itb.errors import BackendError
+    from itb.suite.parallel import check_dask
+
+    srv = socket.create_server(("127.0.0.1", 0))
+    port = srv.getsockname()[1]
+
+    def answer() -> None:
+        conn, _ = srv.accept()
+        with conn:
+            conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+            time.sleep(6)
+
+    threading.Thread(target=answer, daemon=True).start()
+    try:
+        with pytest.raises(
+            BackendError, match=f"no Dask scheduler answers at tcp://127.0.0.1:{port}"
+        ):
+            check_dask(f"tcp://127.0.0.1:{port}")
+    finally:
+        srv.close()
