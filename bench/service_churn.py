@@ -2,7 +2,8 @@
 """The service's ledger over time and beside a busy disk (docs/service.md, "Measured").
 
 1. Churn: `--cycles` (100 000) quote/cancel cycles on a link holding `--base` (200)
-   committed plans (100 Mbit/s for 20 s every 3 s), the clock advancing 10 ms a cycle, each request released 0–60 s
+   committed plans (100 Mbit/s for 20 s every 3 s, one more every 3 s of the run, so
+   that the link stays as loaded as time passes), the clock advancing 10 ms a cycle, each request released 0–60 s
    ahead; every tenth of the run prints the link's breakpoints, the planner's time per
    quote (intplan.fill_early on the link's usage) and the whole quote's (plan and SQLite
    write), p50 / p99. Before integer plans the breakpoints grew without bound (22 000
@@ -50,10 +51,14 @@ def churn(cycles: int, base: int) -> None:
     with tempfile.TemporaryDirectory(dir="/dev/shm") as tmp:
         lg = Ledger(Store(Path(tmp) / "s.db"), [LinkSpec("access", GBIT)], 0.025, 300.0, T0)
         rng = random.Random(1)
-        for k in range(base):  # commitments of 100 Mbit/s each over [3k s, 3k + 20 s]
+
+        def commitment(k: int) -> None:  # 100 Mbit/s over [3k s, 3k + 20 s]
             r = IntRequest(f"b{k}", "access", 100_000_000 * 20 // 8, T0 + 3 * k * NS,
                            T0 + (3 * k + 20) * NS, 100_000_000)  # fmt: skip
-            lg.commit(lg.quote(r, T0)[0].request.id, T0)
+            lg.commit(lg.quote(r, lg.now)[0].request.id, lg.now)
+
+        for k in range(base):
+            commitment(k)
         print(f"churn: {cycles} quote/cancel cycles on a link with {base} commitments")
         plan_s: list[float] = []
         quote_s: list[float] = []
@@ -73,6 +78,8 @@ def churn(cycles: int, base: int) -> None:
             quote_s.append(time.perf_counter() - t)
             if rec.state == "held":
                 lg.cancel(r.id, now)
+            if c % 300 == 299:  # one more commitment every 3 s: the link stays as loaded
+                commitment(base + c // 300)
             if (c + 1) % max(1, cycles // 10) == 0:
                 print(
                     f"  {c + 1:7d} cycles: {len(u.t):5d} breakpoints, planning p50 "

@@ -22,7 +22,6 @@ import json
 import sqlite3
 import threading
 import time
-from bisect import bisect_left, bisect_right
 from collections.abc import Callable
 from importlib import resources
 from typing import Annotated
@@ -41,7 +40,7 @@ from itb.service.schema import LinkIn, RequestIn, RequestOut, out
 from itb.service.store import STATES, Record
 
 MAX_BODY = 64 * 1024
-SCHEDULE_LIMIT, SCHEDULE_MAX = 500, 5000
+SCHEDULE_LIMIT, SCHEDULE_MAX = 200, 5000
 LIST_LIMIT, LIST_MAX = 100, 1000
 
 # (anchored: a pattern is searched, not matched whole)
@@ -49,43 +48,27 @@ RequestId = Annotated[str, Path(max_length=128, pattern=f"^{schema.ID.pattern}$"
 LinkName = Annotated[str, Path(max_length=64, pattern=f"^{schema.LINK.pattern}$")]
 
 
-class Schedules:
-    """Each link's held and committed records sorted by start (and their finishes sorted),
-    rebuilt when the link's version changes — once for every reader of a version, outside
-    the ledger's lock."""
+class Fragments:
+    """Each record's JSON as the API answers it, made once per version of the record (a
+    schedule is then mostly joined, not serialised: its readers leave the CPU to the
+    writers)."""
 
-    def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
+    MAX = 100_000
+
+    def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.cache: dict[str, tuple[int, list[Record], list[int], list]] = {}
+        self.cache: dict[str, tuple[Record, str]] = {}
 
-    def get(self, link: str, now: int) -> tuple[list[Record], list[int], list]:
-        self.ledger.tick(now)  # (holds past their time: expired first)
+    def of(self, rec: Record) -> str:
+        hit = self.cache.get(rec.request.id)
+        if hit is not None and hit[0] is rec:
+            return hit[1]
+        text = json.dumps(out(rec), allow_nan=False)
         with self.lock:
-            hit = self.cache.get(link)
-            if hit is None or hit[0] != self.ledger.version[link]:
-                recs, _, steps, version = self.ledger.snapshot(link, now)
-                recs = [r for r in recs if r.plan is not None]
-                recs.sort(key=lambda r: (r.plan.start_ns, r.seq))  # type: ignore[union-attr]
-                ends = sorted(r.plan.finish_ns for r in recs)  # type: ignore[union-attr]
-                hit = self.cache[link] = (version, recs, ends, steps)
-            return hit[1], hit[2], hit[3]
-
-    @staticmethod
-    def window(recs: list[Record], ends: list[int], a: int, b: int | None, limit: int):
-        """The plans that end after a and start before b, by start: the first `limit`, and
-        how many there are (those starting before b less those ended by a)."""
-        if b is not None and b <= a:
-            return [], 0
-        starts = len(recs) if b is None else bisect_left([r.plan.start_ns for r in recs], b)  # type: ignore[union-attr]
-        total = starts - bisect_right(ends, a)
-        chosen = []
-        for r in recs[:starts]:
-            if r.plan.finish_ns > a:  # type: ignore[union-attr]
-                chosen.append(r)
-                if len(chosen) == limit:
-                    break
-        return chosen, total
+            if len(self.cache) >= self.MAX:
+                self.cache.clear()
+            self.cache[rec.request.id] = (rec, text)
+        return text
 
 
 def make_app(
@@ -97,7 +80,10 @@ def make_app(
     """`hosts`: the Host headers a loopback service without a token answers (None: any)."""
     app = FastAPI(title="ITB transfer service", version="2", docs_url=None, redoc_url=None)
     app.add_middleware(Guard, token=token, hosts=hosts, max_body=MAX_BODY)
-    schedules = Schedules(ledger)
+    fragments = Fragments()
+    # one schedule or list built at a time: readers queue among themselves, not in front
+    # of the quotes and commits (each read is a share of the CPU a writer waits for)
+    reading = threading.Semaphore(1)
     swagger = _swagger_dir()
     if swagger is not None:
         app.mount("/static/swagger", StaticFiles(directory=swagger), name="swagger")
@@ -147,7 +133,8 @@ def make_app(
                 "msg": f"one of {', '.join(STATES)}",
             }])  # fmt: skip
         ledger.tick(clock())  # (holds past their time: expired first)
-        recs = ledger.store.page(state, link, after, limit)
+        with reading:
+            recs = ledger.store.page(state, link, after, limit)
         nxt = recs[-1].seq if len(recs) == limit else None
         return _json({"requests": [out(r) for r in recs], "next": nxt})
 
@@ -171,20 +158,22 @@ def make_app(
         limit: Annotated[int, Query(ge=1, le=SCHEDULE_MAX)] = SCHEDULE_LIMIT,
     ):
         link_of(name)
-        now = clock()
-        recs, ends, steps = schedules.get(name, now)
-        a = ns_of(since) if since is not None else now
+        a = ns_of(since) if since is not None else None
         b = ns_of(until) if until is not None else None
-        chosen, total = Schedules.window(recs, ends, a, b, limit)
-        rate = ledger.rate[name]
-        usage = [[s_of(t), v] for t, v in steps if b is None or t < b]
-        return _json({
-            "link": name, "rate": rate, "margin": ledger.margin,
-            "capacity": ledger.capacity(name), "now": s_of(now), "from": s_of(a),
-            "to": s_of(b) if b is not None else None, "total": total,
-            "truncated": total > len(chosen), "usage": usage[: 4 * SCHEDULE_MAX],
-            "requests": [out(r) for r in chosen],
+        with reading:
+            return _schedule(name, a, b, limit)
+
+    def _schedule(name: str, a: int | None, b: int | None, limit: int) -> Response:
+        chosen, total, steps, now = ledger.window(name, clock(), a, b, limit)
+        head = json.dumps({
+            "link": name, "rate": ledger.rate[name], "margin": ledger.margin,
+            "capacity": ledger.capacity(name), "now": s_of(now),
+            "from": s_of(a if a is not None else now), "to": s_of(b) if b is not None else None,
+            "total": total, "truncated": total > len(chosen),
+            "usage": [[s_of(t), v] for t, v in steps],
         })  # fmt: skip
+        body = head[:-1] + ', "requests": [' + ",".join(map(fragments.of, chosen)) + "]}"
+        return Response(body, media_type="application/json")
 
     @app.put("/v1/links/{name}")
     def set_link(name: LinkName, body: LinkIn):

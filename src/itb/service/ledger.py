@@ -23,13 +23,17 @@ Dates are integer nanoseconds since the Unix epoch (`now` included), rates bit/s
 from __future__ import annotations
 
 import threading
+from bisect import bisect_right
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from itb.service import replan
 from itb.service.intplan import NS, IntPlan, IntRequest, fill_early, free_bit_ns, planning_cap
+from itb.service.schedule import Active
 from itb.service.store import Record, Run, Store
 from itb.service.usage import Usage
+
+FORGET_NS = 3600 * NS  # plans ended this long ago leave the schedule's index
 
 
 class NotFound(Exception):
@@ -68,9 +72,10 @@ class Ledger:
         self.on_cancel: Callable[[str], None] | None = None  # a launched request cancelled
         self.lock = threading.Lock()
         self.now = now  # the latest now given (expire)
+        self.forgot = now
         self.rate: dict[str, int] = {}
         self.usage: dict[str, Usage] = {}
-        self.records: dict[str, dict[str, Record]] = {}  # per link: held and committed
+        self.active: dict[str, Active] = {}  # per link: held and committed
         self.version: dict[str, int] = {}  # per link: changes so far (readers' caches)
         # held requests' expiry, so that expiring needs no read of the store
         self.holds: dict[str, int] = {}
@@ -80,9 +85,10 @@ class Ledger:
         for link in links:
             self.rate[link.name] = link.rate_bps
             mine = [r for r in active if r.request.link == link.name]
-            self.records[link.name] = {r.request.id: r for r in mine}
+            self.active[link.name] = Active()
             self.usage[link.name] = Usage()
             for r in mine:
+                self.active[link.name].put(r)
                 if r.plan:
                     self.usage[link.name].add(r.plan.segments)
             self.version[link.name] = 0
@@ -103,12 +109,8 @@ class Ledger:
 
     def _changed(self, rec: Record) -> None:
         """A record's new state in the links' active sets (the lock is held)."""
-        link, rid = rec.request.link, rec.request.id
-        if rec.state in ("held", "committed"):
-            self.records[link][rid] = rec
-        else:
-            self.records[link].pop(rid, None)
-        self.version[link] += 1
+        self.active[rec.request.link].put(rec)
+        self.version[rec.request.link] += 1
 
     def expire(self, now: int) -> int:
         """Holds whose time ran out release their capacity; the past is forgotten by each
@@ -119,6 +121,12 @@ class Ledger:
         now = self.now = max(self.now, now)
         for u in self.usage.values():
             u.prune(now)
+        if now - self.forgot > FORGET_NS // 60:  # once a minute: plans ended an hour ago
+            self.forgot = now
+            for a in self.active.values():
+                a.forget(
+                    now - FORGET_NS, lambda r: not self.launch_ns or r.request.id in self.launched
+                )
         gone = [rid for rid, exp in self.holds.items() if exp <= now]
         if not gone:
             return now
@@ -236,8 +244,8 @@ class Ledger:
             return sorted(
                 (
                     r
-                    for recs in self.records.values()
-                    for r in recs.values()
+                    for a in self.active.values()
+                    for r in a.recs.values()
                     if r.state == "committed"
                     and r.plan
                     and r.request.id not in self.launched
@@ -264,18 +272,28 @@ class Ledger:
             ticket = self.store.written()
             self.launched.add(rid)
             rec = self.store.get(rid)
-            if rec is not None and rec.request.link in self.records:
+            if rec is not None and rec.request.link in self.active:
                 self._changed(rec)
         self.store.sync(ticket)
 
-    def snapshot(self, link: str, now: int) -> tuple[list[Record], int, list, int]:
-        """The link's held and committed records (arrival order), its rate, its allocated
-        rate from now on ([[date ns, bit/s], …]) and its version, as of now."""
+    def window(
+        self, link: str, now: int, a: int | None, b: int | None, limit: int
+    ) -> tuple[list[Record], int, list[list[int]], int]:
+        """The link's plans that end after a (None: now) and start before b, by start (the
+        first `limit`), how many there are, its allocated rate from a to b or to the last
+        of these plans' finish ([[date ns, bit/s], …], at most 4 · limit + 2 steps), and
+        the ledger's now."""
         with self.lock:
             now = self.expire(now)
+            a = now if a is None else a
+            chosen, total = self.active[link].window(a, b, limit)
+            end = (
+                b if b is not None else max((r.plan.finish_ns for r in chosen if r.plan), default=a)
+            )
             u = self.usage[link]
-            steps = [[t, v] for t, v in zip(u.t, u.v)]
-            return list(self.records[link].values()), self.rate[link], steps, self.version[link]
+            i = max(0, bisect_right(u.t, a) - 1)
+            j = min(bisect_right(u.t, end), i + 4 * limit + 2)
+            return chosen, total, [[t, v] for t, v in zip(u.t[i:j], u.v[i:j])], now
 
     def set_capacity(self, link: str, rate_bps: int, now: int) -> list[str]:
         with self.lock:
