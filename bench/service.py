@@ -36,7 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.service import check, exact, greedy, workload
+from itb.service import check, exact, greedy, intplan, workload
+from itb.service.intplan import IntRequest, ns_of
 from itb.service.ledger import Ledger, LinkSpec
 from itb.service.model import Request
 from itb.service.network import Links
@@ -94,44 +95,56 @@ def held_requests(n: int, now: float, seed: int) -> list[Request]:
     return out
 
 
+def as_int(r: Request) -> IntRequest:
+    """The service's form of a request: integer ns dates (itb.service.intplan)."""
+    return IntRequest(r.id, r.link, r.volume_bytes, ns_of(r.release_s), ns_of(r.deadline_s),
+                      int(r.max_rate_bps))  # fmt: skip
+
+
 def admission(held: int, probes: int, seed: int) -> dict:
     with tempfile.TemporaryDirectory() as d:
         now = time.time()
+        now_ns = ns_of(now)
         store = Store(Path(d) / "bench.db")
-        ledger = Ledger(store, [LinkSpec("access", B_IN)], MARGIN, 86_400 * 7, now)
+        ledger = Ledger(store, [LinkSpec("access", int(B_IN))], MARGIN, 86_400 * 7, now_ns)
         reqs = held_requests(held, now, seed)
         for r in reqs:
-            rec, _ = ledger.quote(r, now)
+            rec, _ = ledger.quote(as_int(r), now_ns)
             assert rec.state == "held", rec.reason
         rng = random.Random(seed + 1)
         whole, planner = [], []
         for k in range(probes):
             rt = now + rng.uniform(10, 86_400)
             r = Request(f"p{k:05d}", int(rng.uniform(10e6, 2e9)), rt, rt + 3600, 1e9, "access")
-            usage = ledger.usage["access"]
+            ir = as_int(r)
+            usage, cap = ledger.usage["access"], ledger.capacity("access")
             t0 = time.perf_counter()
-            usage.fill_early(CAP, r.release_s, r.deadline_s, r.max_rate_bps, r.bits)
+            intplan.fill_early(
+                usage, cap, ir.release_ns, ir.deadline_ns, ir.max_rate_bps, ir.bit_ns
+            )
             planner.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            ledger.quote(r, now)
+            ledger.quote(ir, now_ns)
             whole.append(time.perf_counter() - t0)
-            ledger.cancel(r.id, now)
+            ledger.cancel(r.id, now_ns)
         t0 = time.perf_counter()
         feasible = exact.feasible(reqs + [r], CAP)
         lp_s = time.perf_counter() - t0
         for rec in store.active():
-            ledger.commit(rec.request.id, now)
+            ledger.commit(rec.request.id, now_ns)
         # -20 %: the plans (at most 100 Mbit/s each, rarely together) all still fit
         t0 = time.perf_counter()
-        broken = ledger.set_capacity("access", 0.8 * B_IN, now)
+        broken = ledger.set_capacity("access", int(0.8 * B_IN), now_ns)
         replan_s = time.perf_counter() - t0
         # to 6 % (below every plan's 100 Mbit/s): every plan placed again, some broken
         t0 = time.perf_counter()
-        broken2 = ledger.set_capacity("access", LOW * B_IN, now)
+        broken2 = ledger.set_capacity("access", int(LOW * B_IN), now_ns)
         replan2_s = time.perf_counter() - t0
         left = store.active()
-        bad = check.violations(
-            {x.request.id: x.request for x in left}, {x.request.id: x.plan for x in left}, LOW * CAP
+        bad = intplan.violations(
+            {x.request.id: x.request for x in left},
+            {x.request.id: x.plan for x in left if x.plan},
+            intplan.planning_cap(int(LOW * B_IN), MARGIN),
         )
         store.close()
     q = lambda xs, p: float(np.percentile(xs, p)) * 1e3  # noqa: E731
