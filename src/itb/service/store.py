@@ -1,34 +1,22 @@
-"""The service's store: requests and their plans in SQLite (WAL).
+"""The service's store: requests and their plans in SQLite (WAL), docs/service.md.
 
-One row per request, whatever its state; a change is one transaction, committed whole or
-not at all (a process killed mid-write leaves the previous state: SQLite's journal). The
-links' rates and margins are stored too, so that a restart with another capacity
-re-plans. Dates are integer nanoseconds since the Unix epoch, rates integer bit/s, a plan
-its integer segments (itb.service.intplan): what is read back is what was planned.
+One row per request, whatever its state (held, committed, refused, cancelled, expired,
+broken); a change is one transaction, committed whole or not at all. The links' rates and
+margins are stored too, so that a restart with another capacity re-plans. Dates are
+integer ns since the Unix epoch, rates integer bit/s, a plan its integer segments
+(itb.service.intplan). With `itb serve --execute` each launched transfer has a row in
+`runs` (launched, done, failed, interrupted, missed).
 
-Durability: every transaction is written with `synchronous=NORMAL` (WAL: it survives
-the process being killed). A commitment, a cancel, a run's record and a capacity change
-are then made durable against a power cut before they are answered (`sync`: the WAL
-fsynced, outside the ledger's lock, one fsync for every change written before it: a group
-commit); a quote's hold or refusal is not (a power cut may lose the last ones, whose
-clients have not committed yet). Checkpoints run in a thread of their own, not in a
-request's commit. Measured in docs/service.md.
+Durability: every transaction is written with `synchronous=NORMAL` (WAL: it survives the
+process being killed); a commitment, a cancel, a run or a capacity change is then made
+durable by `sync` before it is answered (the WAL fsynced outside the ledger's lock, one
+fsync for every change before it: a group commit); a quote's hold or refusal is not.
+Checkpoints run in a thread of their own. Refused quotes are kept, the latest
+`REFUSED_KEPT`.
 
-States: held (a quote with a plan, until `expires`), committed, refused (no plan, with the
-reason), cancelled, expired (a hold not committed in time), broken (a commitment a
-capacity change could not keep, with the reason). Refused quotes are kept so that a
-client can list them, the latest `REFUSED_KEPT` of them (older ones are deleted in
-batches; their ids may then be quoted again).
-
-With `itb serve --execute`, a committed request's transfer on the testbed is recorded in
-`runs` (one row per request, created when it is launched): launched, done (every byte
-arrived; `finish_s` is the last byte's date), failed (with the reason), interrupted (the
-service stopped while it ran), missed (never launched).
-
-A file is opened as a store only when it is one (`inspect`): a new or empty file, or a
-SQLite database whose `meta` table says it is ITB's, of this format. Anything else — a
-directory, another kind of file, another application's database, a store of format 1
-(float dates) — is refused before anything is written to it.
+A file is opened only when it is a store (`inspect`): new or empty, or a SQLite database
+whose `meta` table says it is ITB's, of this format; anything else is refused before
+anything is written to it.
 """
 
 from __future__ import annotations
