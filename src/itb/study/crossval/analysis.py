@@ -5,9 +5,10 @@ Measures: steady: the flow's goodput over the window; single: its completion tim
 the first loss (time after the start, from the first tcp_info row with a
 retransmission, and the window in the row before it); multi: T_mean, the CoV of the
 completion times, Jain's index of the transfers' mean goodputs (per repetition, from
-the run's metrics). Bounds (the issue's acceptance, docs/simulation.md): steady goodput
-±2 %, single T ±5 %, multi T_mean ±10 % with overlapping 95 % intervals, Jain ±0.05,
-the CoV ratio in [0.5, 2]; the first loss is shown, not judged. A repetition during which
+the run's metrics). Bounds (docs/simulation.md), inclusive: steady goodput ±2 %, single
+T ±5 %, multi T_mean ±10 % shown by an equivalence test (itb.study.crossval.verdicts),
+Jain ±0.05, the CoV ratio in [0.5, 2] (nil on both sides agrees); the first loss is
+shown, not judged. A repetition during which
 the hypervisor took STEAL_WARN (5 %) of the CPU time or more is left out and counted
 (`disturbed`). A cell of one of ns-3's own models is held to the same bounds against the
 emulated algorithm it models; the rankings are Linux's algorithms'."""
@@ -24,6 +25,16 @@ from itb.engine.steal import STEAL_WARN
 from itb.study.crossval.args import MODEL_OF
 from itb.study.crossval.cells import CrossvalCell
 from itb.study.crossval.results import CellResult, Comparison, Measure, Ranking, Results
+from itb.study.crossval.verdicts import (
+    ALPHA,
+    COV_FLOOR,
+    STILL_REL,
+    at_most,
+    equivalence,
+    nil,
+    overlap_test,
+    still,
+)
 from itb.study.longlived import repetitions_of, window_goodputs
 from itb.suite.sweep import Sweep
 
@@ -80,9 +91,9 @@ def _still(c: CellResult) -> bool:
     """A multi cell whose completion times do not vary: T_mean's repetitions within
     0.01 % of each other and every repetition's CoV below 10⁻⁴."""
     t, cov = c.measures.get("t_mean_s"), c.measures.get("cov")
-    if t is None or cov is None or t.n < 2 or not t.mean:
+    if t is None or cov is None:
         return False
-    return (max(t.values) - min(t.values)) / t.mean < 1e-4 and max(cov.values) < 1e-4
+    return still(t) and max(cov.values) < STILL_REL
 
 
 def _first_loss(samples: pd.DataFrame, transfers: pd.DataFrame, rep: int) -> tuple | None:
@@ -163,24 +174,33 @@ def _compare(
     apart: bool = False,
 ) -> Comparison:
     """`still`: the simulated completion times do not vary; `apart`: the sources never
-    meet at the bottleneck (C_g < 1)."""
+    meet at the bottleneck (C_g < 1). Bounds hold inclusively; T_mean's is an
+    equivalence test (itb.study.crossval.verdicts)."""
     judged = name in BOUNDS
     how, bound, cause = BOUNDS.get(name, ("relative", 0.0, ""))
     if apart and name == "t_mean_s":
         cause = HELD_BY_ACCESS
-    diff = within = overlap = None
+    diff = within = overlap = test = None
     if e.mean is not None and s.mean is not None:
         if how == "absolute":
             diff = s.mean - e.mean
-            within = abs(diff) <= bound
+            within = at_most(abs(diff), bound)
         elif how == "ratio":
-            diff = s.mean / e.mean if e.mean else None
-            within = diff is not None and 1 / bound <= diff <= bound
+            if nil(e.mean) and nil(s.mean):  # no spread on either side: the same
+                diff, within = 1.0, True
+            else:
+                diff = s.mean / e.mean if not nil(e.mean) else None
+                within = diff is not None and at_most(1 / bound, diff) and at_most(diff, bound)
+                if at_most(e.mean, COV_FLOOR) and at_most(s.mean, COV_FLOOR):
+                    within = True  # both spreads negligible: their ratio is noise
+                    test = f"both under {COV_FLOOR:g}: agree whatever their ratio"
         else:
             diff = s.mean / e.mean - 1 if e.mean else None
-            within = diff is not None and abs(diff) <= bound
+            within = diff is not None and at_most(abs(diff), bound)
         if e.ci95 is not None and s.ci95 is not None:
-            overlap = abs(s.mean - e.mean) <= e.ci95 + s.ci95
+            overlap = at_most(abs(s.mean - e.mean), e.ci95 + s.ci95)
+    untested = interval = None
+    undecided = False
     if not judged:
         text, within = "shown", None
     elif how == "ratio":
@@ -188,14 +208,32 @@ def _compare(
     elif how == "absolute":
         text = f"±{bound:g}"
     else:
-        text = f"±{100 * bound:g} %" + (" and overlapping intervals" if name == "t_mean_s" else "")
+        text = f"±{100 * bound:g} %" + (" (equivalence)" if name == "t_mean_s" else "")
     if name == "t_mean_s" and within is not None:
-        within = within and overlap is not False
-    if still and name in ("t_mean_s", "cov"):
+        eq = equivalence(e, s, bound)
+        if eq.shown is None:
+            untested = f"the equivalence test: {eq.why}; judged on the means alone"
+        else:
+            test = (
+                f"the 90 % interval of the difference within ±{100 * bound:g} % of the "
+                f"emulated mean (two one-sided tests at {100 * ALPHA:g} %)"
+            )
+            assert eq.low is not None and eq.high is not None  # (tested: both set)
+            interval = (eq.low, eq.high)
+            if within and not eq.shown:  # the means inside, the interval past the bound
+                within, undecided = False, True
+                cause = (
+                    f"the means are {100 * (diff or 0):+.1f} % apart, within ±{100 * bound:g} %, "
+                    f"but the difference's 90 % interval [{100 * eq.low:+.1f}, "
+                    f"{100 * eq.high:+.1f}] % reaches past it: more repetitions would decide"
+                )
+    if still and name in ("t_mean_s", "cov") and not undecided:
         cause = f"{STILL}; {cause}"
     return Comparison(
         scenario=scen, cc=cc, measure=name, emulated=e, simulated=s, difference=diff, how=how,
         bound=text, within=within, overlap=overlap, cause=cause if within is False else None,
+        overlap_test=overlap_test(e, s) if overlap is not None else None, test=test,
+        interval=interval, untested=untested, undecided=undecided,
     )  # fmt: skip
 
 

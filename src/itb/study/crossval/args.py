@@ -3,15 +3,24 @@ BDP), the repetitions and their start jitter, the transfers' length."""
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Annotated
 
-from pydantic import Field, model_validator
+from pydantic import Field, computed_field, model_validator
 
 from itb.errors import ScenarioError
 from itb.study import options
-from itb.study.args import Option, OutDir, Seed
+from itb.study.args import KEY_IF_SET, Option, OutDir, Seed
 from itb.study.bulk import STUDY_DIR, Capacity, Rtt
 from itb.study.pursuit import AtCapacity
+
+GRIDS = ("none", "space", "tiny")
+
+
+def _grid(text: str, flag: str) -> str | None:
+    if text not in GRIDS:
+        raise ScenarioError(None, flag, f"unknown grid {text!r}; give {', '.join(GRIDS)}")
+    return None if text == "none" else text
 
 
 class CrossvalArgs(AtCapacity):
@@ -50,11 +59,30 @@ class CrossvalArgs(AtCapacity):
     repeat: Annotated[int, Option("--repeat")] = Field(
         10, ge=2, le=100, description="Repetitions per cell, emulated and simulated alike."
     )
+    grid: Annotated[str | None, Option("--grid", _grid), KEY_IF_SET] = Field(
+        None,
+        description="none (the default): the cells above at --capacity and --rtt; space: instead, cells "
+        "spread over the space the studies use (queues 0.1–2 BDP, RTT 10–200 ms, 1–12 flows "
+        "together or staggered, paced by access links or rate caps; docs/simulation.md); "
+        "tiny: two small cells of that code path (tests).",
+    )
     out_dir: OutDir = Field(None, description=STUDY_DIR)
     seed: Seed = Field(1, description="Seed of the run order and of the start jitter.")
 
+    @computed_field  # type: ignore[prop-decorator]
+    @cached_property
+    def capacity_bps(self) -> int:
+        """C of the cells at --capacity (0 with a --grid: its cells have their own)."""
+        return 0 if self.grid else options.capacity_bps(self.capacity)
+
     @model_validator(mode="after")
     def _models(self) -> CrossvalArgs:
+        from itb.backends.sim.config import cc_unsupported
+
+        for cc in self.ccs:  # each is compared with its Linux code in ns-3: it must be there
+            why = cc_unsupported(cc)
+            if why:
+                raise ScenarioError(None, "--cc", why)
         if self.models == ("none",):
             object.__setattr__(self, "models", ())
         elif self.models == ("auto",):

@@ -6,7 +6,8 @@ the testbed and in ns-3, with the same seeded start jitter (docs/simulation.md):
 - multi-<C_g>: --sources transfers at once, each source at C_a = C_g · C / sources, each
   of C_a · T (T_mean, CoV, Jain's index).
 
-ns-3's own models (--models) run the same scenarios in simulation only.
+ns-3's own models (--models) run the same scenarios in simulation only. With --grid, the
+cells are instead the grid's points (itb.study.crossval.grid), each its own path.
 
 The queue is one BDP; the goodput and tcp_info series are sampled every 10 ms (the first
 loss's window and time)."""
@@ -19,6 +20,7 @@ from pathlib import Path
 from itb.scenario.units import format_rate
 from itb.study.crossval.args import CrossvalArgs
 from itb.study.crossval.cells import CrossvalCell
+from itb.study.crossval.grid import GRIDS, Point
 from itb.study.pursuit import secs, testbed_doc
 from itb.suite.parallel import jobs_default
 from itb.suite.sweep import Sweep, SweepCell
@@ -72,12 +74,55 @@ def cell_doc(a: CrossvalArgs, name: str, cc: str, n: int, ca: int | None, vol: i
     return doc
 
 
+def point_doc(a: CrossvalArgs, p: Point, name: str, cc: str) -> dict:
+    """A --grid cell's scenario: its path, queue, flows, their starts, caps and access."""
+    vol = p.volume(a.seconds)
+    doc = testbed_doc(
+        f"crossval-{name}", f"{p.name}: {p.what}; {cc}", p.sources, p.capacity_bps, p.rtt_ms,
+        False, f"{p.buffer_bdp:g}bdp",
+    )  # fmt: skip
+    if p.access_bps:
+        doc["dumbbell"]["access_rate"] = format_rate(p.access_bps)
+    # the last start plus twice its time at its share: long enough for any cell here
+    longest = (p.sources - 1) * p.spacing_s + 2 * vol * 8 / p.share_bps()
+    doc["experiment"] = {
+        "name": f"crossval-{name}",
+        "duration": secs(math.ceil(2 * longest + 30)),
+        "interval": INTERVAL,
+        "repetitions": a.repeat,
+        "seed": a.seed,
+        "start_jitter": secs(a.jitter_ms / 1000),
+    }
+    doc["transfer"] = [
+        {"id": f"f{k + 1}", "src": f"l{k + 1}", "dst": f"r{k + 1}",
+         "at": secs(k * p.spacing_s), "volume": f"{vol}B", "cc": cc,
+         **({"rate": format_rate(p.cap_bps)} if p.cap_bps else {})}
+        for k in range(p.sources)
+    ]  # fmt: skip
+    return doc
+
+
+def grid_cells(a: CrossvalArgs, runs: list[tuple[str, str]]) -> list[SweepCell]:
+    """The cells of --grid: each point with each congestion control on each side."""
+    cells = []
+    for p in GRIDS[a.grid or ""]:
+        for cc, backend in runs:
+            name = f"{p.name}-{cc.replace(':', '-')}-{backend[:3]}"
+            cell = CrossvalCell(
+                name=name, scenario=p.name, cc=cc, backend=backend,
+                capacity_bps=p.capacity_bps, sources=p.sources, access_bps=p.access_bps,
+                volume_bytes=p.volume(a.seconds), rtt_ms=p.rtt_ms, buffer_bdp=p.buffer_bdp,
+                cap_bps=p.cap_bps, spacing_s=p.spacing_s,
+            )  # fmt: skip
+            cells.append(SweepCell(cell, point_doc(a, p, name, cc)))
+    return cells
+
+
 def sweep_of(a: CrossvalArgs, out: Path) -> Sweep[CrossvalCell]:
     cells = []
-    simulated = set()
     runs = [(cc, backend) for cc in a.ccs for backend in BACKENDS]
     runs += [(model, "simulated") for model in a.models]  # ns-3's own, in simulation only
-    for scen, n, ca, vol, window in scenarios(a):
+    for scen, n, ca, vol, window in [] if a.grid else scenarios(a):
         for cc, backend in runs:
             name = f"{scen}-{cc.replace(':', '-')}-{backend[:3]}"
             cell = CrossvalCell(
@@ -86,8 +131,9 @@ def sweep_of(a: CrossvalArgs, out: Path) -> Sweep[CrossvalCell]:
                 window_s=window,
             )  # fmt: skip
             cells.append(SweepCell(cell, cell_doc(a, name, cc, n, ca, vol)))
-            if backend == "simulated":
-                simulated.add(name)
+    if a.grid:
+        cells = grid_cells(a, runs)
+    simulated = {c.info.name for c in cells if c.info.backend == "simulated"}
     sweep = Sweep(out, "crossval", SweepIndex[CrossvalCell], a.key(), cells, a.repeat, a.seed)
     sweep.simulated = simulated
     sweep.jobs = jobs_default()  # the simulated cells side by side, after the emulated ones

@@ -43,9 +43,14 @@ class Comparison(BaseModel):
     difference: float | None  # relative (sim / emu − 1), or absolute for Jain, ratio for CoV
     how: str  # "relative", "absolute", "ratio"
     bound: str  # the acceptance bound, as text
-    within: bool | None  # None: a side has no value
-    overlap: bool | None  # the two 95 % intervals overlap (None: a side has none)
+    within: bool | None  # the verdict: agrees (None: a side has no value, or shown only)
+    overlap: bool | None  # shown: what `overlap_test` says (None: a side has no interval)
     cause: str | None = None  # for a disagreement: its likely cause
+    overlap_test: str | None = None  # what `overlap` tests for these two sides
+    test: str | None = None  # the interval test behind the verdict, beyond the bound
+    interval: tuple[float, float] | None = None  # its 90 % interval of (sim − emu) / emu
+    untested: str | None = None  # what could not be tested, and why (judged on the means)
+    undecided: bool = False  # the means within the bound, the interval not: not "differs"
 
 
 class Ranking(BaseModel):

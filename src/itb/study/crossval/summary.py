@@ -26,9 +26,14 @@ def cc_shown(cc: str) -> str:
 
 
 def verdict(c: Comparison) -> str:
+    """agrees, DIFFERS, undecided (the means within the bound, the interval test not);
+    with what could not be tested when a side has one repetition."""
     if c.within is None:
         return "shown" if c.bound == "shown" else "–"
-    return "agrees" if c.within else "DIFFERS"
+    said = "agrees" if c.within else "undecided" if c.undecided else "DIFFERS"
+    if c.untested:
+        said += " (means only: one repetition on a side)"
+    return said
 
 
 def difference(c: Comparison) -> str:
@@ -42,10 +47,14 @@ def difference(c: Comparison) -> str:
 
 
 def tables(res: Outcome[Results], a: CrossvalArgs) -> list[Shown]:
+    where = (
+        f"the {a.grid} grid's cells (docs/simulation.md)"
+        if a.grid
+        else f"C {a.capacity_bps / 1e6:g} Mbit/s, RTT {a.rtt_ms:g} ms, one-BDP queue"
+    )
     t = Table(
-        title=f"emulation against simulation ({res.status}): C {a.capacity_bps / 1e6:g} Mbit/s, "
-        f"RTT {a.rtt_ms:g} ms, one-BDP queue, {a.repeat} repetitions with {a.jitter_ms:g} ms "
-        "of start jitter; mean ± 95 % interval",
+        title=f"emulation against simulation ({res.status}): {where}, {a.repeat} repetitions "
+        f"with {a.jitter_ms:g} ms of start jitter; mean ± 95 % interval",
         columns=["scenario", "cc", "measure", "emulated", "simulated", "difference", "bound",
                  "verdict"],
     )  # fmt: skip
@@ -71,5 +80,8 @@ def tables(res: Outcome[Results], a: CrossvalArgs) -> list[Shown]:
                           "them"))  # fmt: skip
     for c in res.results.comparisons:
         if c.cause:
-            shown.append(Line(text=f"{c.scenario} {c.cc} {c.measure}: likely {c.cause}"))
+            how = "undecided:" if c.undecided else "likely"
+            shown.append(Line(text=f"{c.scenario} {c.cc} {c.measure}: {how} {c.cause}"))
+        if c.untested:
+            shown.append(Line(text=f"{c.scenario} {c.cc} {c.measure}: untested: {c.untested}"))
     return shown
