@@ -109,13 +109,24 @@ def test_a_one_byte_request_at_one_gigabit_gets_an_eight_nanosecond_plan_of_eigh
     assert intplan.violations({"tiny": r}, {"tiny": IntPlan("tiny", segs)}, 10**9) == []
 
 
-def test_a_ten_byte_plan_splits_its_last_nanoseconds_between_two_rates_one_bit_apart():
-    """80 bits at up to 300 Mbit/s: ceil(80e9 / 3e8) = 267 ns; 80e9 = 299 625 468 · 267 +
-    44, so 44 ns at 299 625 469 bit/s and 223 ns at 299 625 468 bit/s."""
+def test_a_ten_byte_plan_carries_its_remainder_in_its_last_nanosecond():
+    """80 bits at up to 300 Mbit/s: 80e9 bit·ns = 266 ns · 3e8 + 2e8, so 266 ns at
+    300 Mbit/s and 1 ns at 200 Mbit/s."""
     r = IntRequest("ten", "a", 10, EPOCH, EPOCH + NS, 300_000_000)
     segs = intplan.fill_early(Usage(), 10**9, r.release_ns, r.deadline_ns, 300_000_000, r.bit_ns)
-    assert segs == ((EPOCH, EPOCH + 44, 299_625_469), (EPOCH + 44, EPOCH + 267, 299_625_468))
+    assert segs == ((EPOCH, EPOCH + 266, 300_000_000), (EPOCH + 266, EPOCH + 267, 200_000_000))
     assert intplan.IntPlan("ten", segs).bit_ns == 80 * NS
+
+
+def test_a_plan_leaves_no_sliver_of_capacity_beside_it_but_its_last_nanosecond():
+    """x takes the whole 975 Mbit/s link for 100 MB (820 512 820 ns and one at the
+    remainder); y, quoted next, starts in x's last nanosecond, not in 1 bit/s beside x."""
+    u, cap = Usage(), 975_000_000
+    x = intplan.fill_early(u, cap, 0, 10 * NS, 10**9, 8 * 10**8 * NS)
+    assert x == ((0, 820_512_820, cap), (820_512_820, 820_512_821, 500_000_000))
+    u.add(x)
+    y = intplan.fill_early(u, cap, 0, 10 * NS, 10**9, 8 * 10**8 * NS)
+    assert y[0] == (820_512_820, 820_512_821, cap - 500_000_000)
 
 
 def test_the_exact_checker_finds_a_plan_one_bit_short_and_a_rate_one_bit_per_second_over():
@@ -150,3 +161,12 @@ def test_ten_thousand_quote_and_cancel_cycles_leave_the_breakpoints_where_they_w
         u.remove(segs)
         assert len(u.t) <= base
     assert u.t == []  # at 9.999 s every plan (the last from 9 s to 9.5 s) is past
+
+
+def test_a_plan_whose_first_segment_lasts_a_nanosecond_becomes_a_valid_profile():
+    """The service's plan may start with 1 ns beside another plan's last one: its
+    profile's next step would be at 0 s again (rounded to the µs), folded into the first."""
+    from itb.service.scenario import profile_steps
+
+    plan = IntPlan("b", ((EPOCH - 1, EPOCH, 200_000_000), (EPOCH, EPOCH + NS, 975_000_000)))
+    assert profile_steps(plan.as_float()) == [[0.0, "975000000bit"]]

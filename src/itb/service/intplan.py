@@ -7,11 +7,13 @@ arithmetic, checked without a tolerance. (In float seconds since the epoch a dat
 is 2.4·10⁻⁷ s near 1.8·10⁹: a 1-byte request at 1 Gbit/s, 8 ns, vanished, and plans of
 small requests lost or gained bytes.)
 
-The granularity is 1 ns. A plan's last piece takes the whole nanoseconds its remaining
-bits need at the rate available, rounded up, and is split into two rates one bit/s apart
-(q + 1 for the first `rem` ns, q after) so that its bits are exact: a 10-byte request at
-up to 300 Mbit/s gets 44 ns at 299 625 469 bit/s then 223 ns at 299 625 468 bit/s. Rates
-never exceed max-rate nor what the link has left.
+The granularity is 1 ns. A plan's last piece runs at the rate available for the whole
+nanoseconds its remaining bits fill, and its last nanosecond carries the remainder at a
+lower rate, so that its bits are exact: a 10-byte request at up to 300 Mbit/s gets 266 ns
+at 300 Mbit/s then 1 ns at 200 Mbit/s. Rates never exceed max-rate nor what the link has
+left, and what a plan leaves free beside it lasts at most that one nanosecond (two rates
+one bit/s apart over the whole piece left 1 bit/s free for its length: a later request
+took it as a sliver of 1 bit/s).
 
 `Usage` (itb.service.usage) holds a link's sum of these plans exactly: a plan added then
 removed leaves no trace, so equal neighbours merge and the breakpoints stay bounded.
@@ -138,9 +140,8 @@ def fill_early(
             out.append((a, b, rate))
             need -= rate * (b - a)
             continue
-        d = -(-need // rate)  # whole ns, rounded up: ≤ b − a
-        q, rem = divmod(need, d)  # rem ns at q + 1 (≤ rate when rem > 0), the rest at q
-        out += [(a, a + rem, q + 1), (a + rem, a + d, q)]
+        k, rem = divmod(need, rate)  # k ns at the rate, then one at what is left (< rate)
+        out += [(a, a + k, rate), (a + k, a + k + 1, rem)]  # (≤ b − a: need ≤ rate · (b − a))
         return joined(out)
     return None
 

@@ -45,7 +45,11 @@ def profile_steps(plan: Plan) -> list[list]:
             continue
         if a - end >= MIN_STEP_S:
             steps.append([round(end - t0, 6), 0])
-        steps.append([round(a - t0, 6), max(RATE_LO, math.ceil(r))])
+        at, rate = round(a - t0, 6), max(RATE_LO, math.ceil(r))
+        if steps and at <= steps[-1][0]:  # (after a first segment shorter than a µs)
+            steps[-1][1] = max(steps[-1][1], rate)
+        else:
+            steps.append([at, rate])
         end = b
     steps[0][0] = 0.0
     return [[t, f"{r}bit"] for t, r in steps]
