@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Quotes beside schedule readers (docs/service.md, "Measured"): a store of `--plans`
 (20 000) held and committed plans served by a real `itb serve`, one client quoting
-`--quotes` (300) times while `--readers` (5) clients read the link's schedule in a loop
+`--quotes` (300) times while `--readers` (5) clients, processes of their own, read the
+link's schedule in a loop or every `--every` seconds (the page: 5)
 (tests/service/readers.py); the quotes' p50 / p99 answer time beside the same without
 readers, and the schedules read. Issue 42 measured quotes' p50 at 6.4 s with five
-readers at 14–20 k plans.
+readers at 14–20 k plans, p99 2.7 s with three open pages.
 
-    python3 bench/service_readers.py [--plans 20000] [--readers 5] [--quotes 300]
+    python3 bench/service_readers.py [--plans 20000] [--readers 5] [--quotes 300] [--every 0]
 
 Exit status 0 once printed (figures reported, not asserted).
 """
@@ -32,6 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--plans", type=int, default=20_000)
     ap.add_argument("--readers", type=int, default=5)
     ap.add_argument("--quotes", type=int, default=300)
+    ap.add_argument(
+        "--every",
+        type=float,
+        default=0.0,
+        help="seconds between a reader's reads (0: in a loop; the page reloads every 5 s)",
+    )
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="itb-readers-") as tmp:
         db = Path(tmp) / "service.db"
@@ -41,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         s = Server(db, rate="10Gbit")
         try:
             for n in (0, args.readers):
-                got, reads = asyncio.run(readers.measure(s.url, n, args.quotes))
+                got, reads = asyncio.run(readers.measure(s.url, n, args.quotes, args.every))
                 got.sort()
                 print(
                     f"  {n} readers: quote p50 {statistics.median(got) * 1e3:.1f} ms, p99 "

@@ -10,6 +10,7 @@ clients read the link's schedule in a loop.
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import random
 import time
 from pathlib import Path
@@ -36,37 +37,48 @@ def fill(db: Path, plans: int, seed: int = 3) -> None:
     store.close()
 
 
-async def measure(url: str, readers: int, quotes: int) -> tuple[list[float], int]:
-    """Each quote's answer time, and the schedules read meanwhile."""
-    done = asyncio.Event()
-    reads = 0
+def _read(url: str, every_s: float, stop, reads) -> None:
+    """One reader: the link's schedule again and again (every_s 0: in a loop; a page
+    reloads it every 5 s), until `stop` is set."""
+    with httpx.Client(base_url=url, timeout=120) as c:
+        while not stop.is_set():
+            r = c.get("/v1/links/access/schedule")
+            assert r.status_code == 200
+            with reads.get_lock():
+                reads.value += 1
+            stop.wait(every_s)
 
-    async def reader() -> None:
-        nonlocal reads
-        async with httpx.AsyncClient(base_url=url, timeout=120) as c:
-            while not done.is_set():
-                r = await c.get("/v1/links/access/schedule")
-                assert r.status_code == 200
-                reads += 1
 
-    async def writer() -> list[float]:
-        out = []
-        rng = random.Random(4)
+async def measure(
+    url: str, readers: int, quotes: int, every_s: float = 0.0
+) -> tuple[list[float], int]:
+    """Each quote's answer time (each quote cancelled after it), and the schedules read
+    meanwhile. The readers are processes of their own, so that their clients' work is not
+    counted in the writer's answer times (the server's share of the CPU is)."""
+    ctx = multiprocessing.get_context("fork")
+    stop, reads = ctx.Event(), ctx.Value("i", 0)
+    procs = [ctx.Process(target=_read, args=(url, every_s, stop, reads)) for _ in range(readers)]
+    for p in procs:
+        p.start()
+    out = []
+    rng = random.Random(4)
+    try:
         async with httpx.AsyncClient(base_url=url, timeout=120) as c:
-            await asyncio.sleep(0.5)  # the readers under way
+            await asyncio.sleep(0.5 if readers else 0)  # the readers under way
             for k in range(quotes):
                 a = time.time() + rng.uniform(60, 6 * 3600)
-                body = {"id": f"w{readers}-{k:04d}", "link": "access", "volume": "10MB", "release": a,
+                rid = f"w{readers}-{k:04d}"
+                body = {"id": rid, "link": "access", "volume": "10MB", "release": a,
                         "deadline": a + 60, "max_rate": "1Gbit"}  # fmt: skip
                 t = time.perf_counter()
                 r = await c.post("/v1/requests", json=body)
                 out.append(time.perf_counter() - t)
                 assert r.status_code == 201, r.text
-                await c.delete(f"/v1/requests/w{k:04d}")
-        done.set()
-        return out
-
-    tasks = [asyncio.create_task(reader()) for _ in range(readers)]
-    got = await writer()
-    await asyncio.gather(*tasks)
-    return got, reads
+                assert (await c.delete(f"/v1/requests/{rid}")).status_code == 200
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(30)
+            if p.is_alive():
+                p.kill()
+    return out, reads.value
