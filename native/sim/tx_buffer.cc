@@ -1,6 +1,8 @@
-// itb-sim's TcpTxBuffer::NextSeg, taking the place of ns-3's (libns3-internet calls it
-// through its PLT; itb-sim is linked with -rdynamic so that its definition is the one
-// found). ns-3's rule 1 (RFC 6675's NextSeg: the first lost segment not yet
+// itb-sim's own TcpTxBuffer::NextSeg and TcpTxBuffer::Update, taking the place of
+// ns-3's (libns3-internet calls them through its PLT; itb-sim is linked with -rdynamic so
+// that its definitions are the ones found); each calls ns-3's own (dlsym RTLD_NEXT).
+//
+// NextSeg: ns-3's rule 1 (RFC 6675's NextSeg: the first lost segment not yet
 // retransmitted) walks the whole sent list for every segment sent: a window of 1 700
 // segments costs 60 % of a 10 Gbit/s simulation with no loss at all. When nothing is
 // marked lost (m_lostOut, the lost bytes ns-3 keeps with every mark) that walk finds
@@ -8,6 +10,9 @@
 // as the receiver's window allows) is taken at once, as ns-3 would take it after the
 // walk. Every other case is ns-3's own function. Exact: tests/sim compares repetitions'
 // logs byte for byte with and without it (ITB_SIM_NS3_NEXTSEG set: ns-3's always).
+//
+// Update (the SACK scoreboard): ns-3's, then a lost retransmission found as Linux finds
+// one (below).
 
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +26,7 @@
 #include "ns3/object.h"
 #include "ns3/packet.h"
 #include "ns3/sequence-number.h"
+#include "ns3/tcp-option-sack.h"
 #include "ns3/traced-value.h"
 
 // the members rule 2 reads (m_sentSize, m_rWndCallback, m_segmentSize, …) are private
@@ -63,6 +69,62 @@ TcpTxBuffer::NextSeg(SequenceNumber32* seq, SequenceNumber32* seqHigh, bool isRe
     *seq = next;
     *seqHigh = next + std::min<uint32_t>(m_segmentSize, rwnd - m_sentSize);
     return true;
+}
+
+// itb-sim's TcpTxBuffer::Update (the SACK scoreboard's update, found first as NextSeg is):
+// ns-3's own, then a lost retransmission found as Linux finds one (RACK, RFC 8985;
+// net/ipv4/tcp_recovery.c): a segment retransmitted before a segment that has since
+// been SACKed was sent is lost again, since the later one got through. ns-3.44 finds
+// it only by the retransmission timeout (RTO, 200 ms at least, then slow start from one
+// segment): in a queue still full of the other flows' overshoot, where Linux loses no
+// time, ns-3 timed out. Here the segment loses its "retransmitted" mark (it stays marked
+// lost), which takes it out of the pipe and lets NextSeg's rule 1 send it again; ns-3's
+// own invariants hold (lost, SACKed and retransmitted bytes counted as its
+// ConsistencyCheck counts them). ITB_SIM_NS3_LOST_RETRANS set: ns-3's alone (tests).
+uint32_t
+TcpTxBuffer::Update(const TcpOptionSack::SackList& list, const Callback<void, TcpTxItem*>& sackedCb)
+{
+    using Fn = uint32_t (*)(TcpTxBuffer*,
+                            const TcpOptionSack::SackList&,
+                            const Callback<void, TcpTxItem*>&);
+    static const Fn ns3s = reinterpret_cast<Fn>(
+        dlsym(RTLD_NEXT,
+              "_ZN3ns311TcpTxBuffer6UpdateERKNSt7__cxx114listISt4pairINS_14SequenceNumberIjiEES5_"
+              "ESaIS6_EEERKNS_8CallbackIvJPNS_9TcpTxItemEEEE"));
+    if (ns3s == nullptr)
+    {
+        std::fprintf(stderr, "itb-sim: ns-3's TcpTxBuffer::Update not found: %s\n", dlerror());
+        std::abort();
+    }
+    static const bool ns3s_only = std::getenv("ITB_SIM_NS3_LOST_RETRANS") != nullptr;
+    uint32_t sacked = ns3s(this, list, sackedCb);
+    if (sacked == 0 || m_retrans == 0 || ns3s_only)
+    {
+        return sacked;
+    }
+    Time latest = Time::Min(); // the last transmission of a segment SACKed
+    for (const TcpTxItem* item : m_sentList)
+    {
+        if (item->m_sacked && item->m_lastSent > latest)
+        {
+            latest = item->m_lastSent;
+        }
+    }
+    for (TcpTxItem* item : m_sentList)
+    {
+        if (item->m_retrans && !item->m_sacked && item->m_lastSent < latest)
+        {
+            uint32_t size = item->m_packet->GetSize();
+            item->m_retrans = false;
+            m_retrans -= size;
+            if (!item->m_lost)
+            {
+                item->m_lost = true;
+                m_lostOut += size;
+            }
+        }
+    }
+    return sacked;
 }
 
 } // namespace ns3

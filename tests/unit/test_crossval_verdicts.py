@@ -297,3 +297,36 @@ def test_crossval_with_bbr_exits_2_naming_the_reason_and_writes_nothing(tmp_path
         res.stderr
     )
     assert "study directory" not in res.stdout + res.stderr and not out.exists()
+
+
+def test_the_grid_covers_each_axis_of_the_studies_space():
+    from itb.study.crossval.grid import SPACE
+
+    assert min(p.buffer_bdp for p in SPACE) == 0.1 and max(p.buffer_bdp for p in SPACE) == 2.0
+    assert min(p.rtt_ms for p in SPACE) == 10.0 and max(p.rtt_ms for p in SPACE) == 200.0
+    assert {p.sources for p in SPACE} >= {1, 12}
+    assert any(p.spacing_s for p in SPACE) and any(not p.spacing_s for p in SPACE)
+    assert any(p.access_bps for p in SPACE) and any(p.cap_bps for p in SPACE)
+    assert max(p.capacity_bps for p in SPACE) <= 1_000_000_000
+
+
+def test_a_grid_cell_is_its_points_scenario_on_each_side(tmp_path):
+    from itb.study.crossval.args import CrossvalArgs
+    from itb.study.crossval.plan import sweep_of
+
+    a = CrossvalArgs(ccs="reno", grid="tiny", models="none", seconds=1, repeat=2)
+    cells = {c.info.name: c for c in sweep_of(a, tmp_path).cells}
+    assert sorted(cells) == ["tiny-cap-reno-emu", "tiny-cap-reno-sim", "tiny-stagger-reno-emu",
+                             "tiny-stagger-reno-sim"]  # fmt: skip
+    st = cells["tiny-stagger-reno-sim"].doc
+    # 2 flows on 20 Mbit/s: a share of 10 Mbit/s for 1 s is 1 250 000 B each, 0.5 s apart
+    assert [t["at"] for t in st["transfer"]] == ["0ms", "500ms"]
+    assert {t["volume"] for t in st["transfer"]} == {"1250000B"}
+    assert st["bottleneck"] == {"rate": "20Mbit", "rtt": "20ms", "buffer": "0.5bdp"}
+    # capped at 5 Mbit/s: a share of 5 Mbit/s for 1 s, 625 000 B; the cap is the rate
+    cap = cells["tiny-cap-reno-emu"].doc
+    assert {(t["volume"], t["rate"]) for t in cap["transfer"]} == {("625000B", "5Mbit")}
+    assert cap["experiment"]["start_jitter"] == "20ms" and cap["experiment"]["repetitions"] == 2
+    # a grid needs no --capacity (its cells have their own), and has a directory of its own
+    assert a.capacity_bps == 0 and a.key()["grid"] == "tiny"
+    assert "grid" not in CrossvalArgs(ccs="reno", capacity="100Mbit").key()

@@ -28,10 +28,13 @@ class Crossval:
     Per congestion control: one long flow (its steady goodput), one transfer (its
     completion time and first loss), and --sources transfers at once per --cg (T_mean, CoV,
     Jain), each run --repeat times on the testbed and in ns-3 (Linux's own algorithm), every
-    transfer started up to --jitter later per repetition. Prints every measure side by
-    side with the bound it is held to (goodput ±2 %, single T ±5 %, T_mean ±10 % with
-    overlapping intervals, Jain ±0.05, CoV ratio in [0.5, 2]) and the protocols' ranking
-    on each side; a disagreement names its likely cause. Resumable like `itb bench`.
+    transfer started up to --jitter later per repetition. With --grid space, instead,
+    cells spread over the space the studies use (queues 0.1–2 BDP, RTT 10–200 ms, 1–12
+    flows together or staggered, paced by access links or rate caps). Prints every
+    measure side by side with the bound it is held to, inclusive (goodput ±2 %, single T
+    ±5 %, T_mean ±10 % by an equivalence test, Jain ±0.05, CoV ratio in [0.5, 2]) and the
+    protocols' ranking on each side; a disagreement names its likely cause. Resumable
+    like `itb bench`.
     """
 
     def plan(self, args: CrossvalArgs, out: Path, say: Say) -> Sweep[CrossvalCell]:
