@@ -310,11 +310,12 @@ class ItbSocket : public TcpSocketBase
     {
         TraceConnectWithoutContext(
             "Tx",
-            MakeCallback(
-                +[](ItbSocket* s, Ptr<const Packet> p, const TcpHeader& h, Ptr<const TcpSocketBase>) {
-                    s->Sent(h.GetSequenceNumber() + p->GetSize());
-                })
-                .Bind(this));
+            MakeCallback(+[](ItbSocket* s,
+                             Ptr<const Packet> p,
+                             const TcpHeader& h,
+                             Ptr<const TcpSocketBase>) {
+                s->Sent(h.GetSequenceNumber() + p->GetSize());
+            }).Bind(this));
     }
 
     void Sent(SequenceNumber32 end)
@@ -325,7 +326,8 @@ class ItbSocket : public TcpSocketBase
                     m_tcb->m_cWnd.Get(),
                     m_tcb->m_segmentSize,
                     m_txBuffer->HeadSequence().GetValue(),
-                    nxt.GetValue());
+                    nxt.GetValue(),
+                    end.GetValue());
     }
 
   protected:

@@ -19,6 +19,10 @@
 
 #include "linux_cc.h"
 
+#include <algorithm>
+#include <map>
+#include <utility>
+
 extern "C"
 {
 #include "linux_state.h"
@@ -90,15 +94,15 @@ class LinuxCongestion : public TcpCongestionOps
         Out(tcb, true);
     }
 
-    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time& rtt) override
+    // (ns-3 passes its smoothed RTT: Linux passes the ACK's own sample, below)
+    void PktsAcked(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked, const Time&) override
     {
         if (!m_ops->pkts_acked)
         {
             return;
         }
         In(tcb);
-        ack_sample s{segmentsAcked, rtt.IsStrictlyPositive() ? (s32)rtt.GetMicroSeconds() : -1,
-                     m_tp.packets_out};
+        ack_sample s{segmentsAcked, Sample(tcb->m_lastAckedSeq.GetValue()), m_tp.packets_out};
         m_ops->pkts_acked(Sk(), &s);
         Out(tcb, false);
     }
@@ -122,14 +126,72 @@ class LinuxCongestion : public TcpCongestionOps
         Out(tcb, false);
     }
 
-    void Sent(uint32_t in_flight, uint32_t cwnd, uint32_t mss, uint32_t una, uint32_t nxt)
+    void Sent(uint32_t in_flight, uint32_t cwnd, uint32_t mss, uint32_t una, uint32_t nxt,
+              uint32_t end)
     {
         m_sent_ns = Simulator::Now().GetNanoSeconds();
+        if (m_ops->pkts_acked) // the send dates its RTT samples come from
+        {
+            Unwrap(una, true);
+            uint64_t e = Unwrap(end);
+            if (e > m_high)
+            {
+                m_sent_at[e] = {m_sent_ns, false};
+                m_high = e;
+            }
+            else if (auto it = m_sent_at.find(e); it != m_sent_at.end())
+            {
+                it->second.second = true; // retransmitted: no sample from it (Karn)
+            }
+        }
         // no room left for a full segment: the window is what limits (ns-3's own test)
         itb_state_sent(&m_tp, in_flight + mss > cwnd, (nxt - una) / mss, una, nxt);
     }
 
   private:
+    // A sequence number as a 64-bit offset, relative to SND.UNA's (all are within 2 GiB
+    // of it); `una`: it is SND.UNA, the new reference.
+    uint64_t Unwrap(uint32_t seq, bool una = false)
+    {
+        if (!m_unwrapping) // the first: the reference
+        {
+            m_unwrapping = true;
+            m_una_raw = seq;
+        }
+        uint64_t u = m_una_u + (int64_t)(int32_t)(seq - m_una_raw);
+        if (una && (int32_t)(seq - m_una_raw) > 0)
+        {
+            m_una_u = u;
+            m_una_raw = seq;
+        }
+        return u;
+    }
+
+    // The ACK's RTT sample as Linux's pkts_acked gets it (tcp_clean_rtx_queue's
+    // ca_rtt_us): from the send date of the newest segment it acknowledges that was not
+    // retransmitted, in µs; -1 without one (a duplicate ACK). ns-3's own samples are
+    // its timestamps' (whole milliseconds), and it passes the smoothed RTT, which lags
+    // a rising RTT: HyStart found a queue a round or two late, at 2–4 times the window
+    // the testbed's Linux left slow start with.
+    s32 Sample(uint32_t una)
+    {
+        uint64_t u = Unwrap(una, true);
+        int64_t newest = -1;
+        while (!m_sent_at.empty() && m_sent_at.begin()->first <= u)
+        {
+            if (!m_sent_at.begin()->second.second)
+            {
+                newest = m_sent_at.begin()->second.first;
+            }
+            m_sent_at.erase(m_sent_at.begin());
+        }
+        if (newest < 0)
+        {
+            return -1;
+        }
+        return (s32)std::max<int64_t>(1, (Simulator::Now().GetNanoSeconds() - newest) / 1000);
+    }
+
     sock* Sk()
     {
         return reinterpret_cast<sock*>(&m_tp);
@@ -181,6 +243,11 @@ class LinuxCongestion : public TcpCongestionOps
     tcp_sock m_tp;
     uint32_t m_ssthresh_in = 0;
     uint64_t m_sent_ns = 0;
+    // new segments' ends (offsets, Unwrap) → (send date in ns, retransmitted since)
+    std::map<uint64_t, std::pair<int64_t, bool>> m_sent_at;
+    uint64_t m_high = 0, m_una_u = 1ULL << 32;
+    uint32_t m_una_raw = 0;
+    bool m_unwrapping = false;
 };
 
 Ptr<TcpCongestionOps>
@@ -200,12 +267,13 @@ LinuxCcSent(Ptr<TcpCongestionOps> cc,
             uint32_t cwnd_bytes,
             uint32_t mss,
             uint32_t snd_una,
-            uint32_t snd_nxt)
+            uint32_t snd_nxt,
+            uint32_t seg_end)
 {
     Ptr<LinuxCongestion> l = DynamicCast<LinuxCongestion>(cc);
     if (l)
     {
-        l->Sent(in_flight_bytes, cwnd_bytes, mss, snd_una, snd_nxt);
+        l->Sent(in_flight_bytes, cwnd_bytes, mss, snd_una, snd_nxt, seg_end);
     }
 }
 

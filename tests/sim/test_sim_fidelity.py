@@ -148,3 +148,20 @@ def test_a_lost_retransmission_is_found_by_the_sack_of_a_later_one_not_by_a_time
     # 80 MB at the payload rate (478.2 Mbit/s) take 1.34 s for the last one; measured
     # T_mean 1.64 s (1.05–2.08 s each)
     assert t["ok"].all() and t["completion_s"].mean() < 1.8
+
+
+def test_hystart_ends_contending_slow_starts_at_the_windows_linux_ends_them(tmp_path):
+    # the same four transfers with CUBIC: HyStart's delay test compares the least RTT of
+    # a round's first 8 ACKs with the minimum; Linux gives it each ACK's own sample, ns-3
+    # passed its smoothed RTT, which lags a rising RTT: slow start ended a round or two
+    # late (first thresholds 681–1 296 segments, T_mean 1.506 s)
+    run = simulated(tmp_path, CONTENDED.replace('cc = "reno"', 'cc = "cubic"'))
+    first = []
+    for log in sorted((run / "rep-001" / "nodes").glob("l*/*.send.csv")):
+        ti = pd.read_csv(log)
+        first.append(int(ti["ssthresh"].dropna().iloc[0]))
+    # measured: 336, 336, 656, 2 334 segments (the testbed, 3 repetitions: 301–348 twice,
+    # 646–672, 2 172–2 340); T_mean 1.90 s (the testbed 1.79–1.90 s)
+    assert sorted(first)[1] <= 400 and max(first) < 2500
+    t = pd.read_parquet(run / "transfers.parquet")
+    assert 1.75 < t["completion_s"].mean() < 1.95
