@@ -1354,6 +1354,38 @@ main(int argc, char** argv)
     }
     Simulator::Stop(MicroSeconds(duration_us)); // the timeline's end, whatever runs
     Simulator::Run();
+    // what the run awaited and the timeline's end cut short (the engine's message names
+    // the processes an emulated run would have left running: <id>.recv, <id>.send)
+    std::vector<std::string> unfinished;
+    for (size_t k = 0; k < receivers.size(); k++)
+    {
+        if (!counted(tcps[k].wait))
+        {
+            continue;
+        }
+        if (!receivers[k]->done)
+        {
+            unfinished.push_back(tcps[k].id + ".recv");
+        }
+        if (!senders[k]->done)
+        {
+            unfinished.push_back(tcps[k].id + ".send");
+        }
+    }
+    for (auto& f : udp_flows)
+    {
+        if (counted(f->cfg.wait) && !(f->recv_done && f->send_done))
+        {
+            unfinished.push_back(f->cfg.id);
+        }
+    }
+    for (auto& t : timers) // (one past the end was kept just past it: config.py)
+    {
+        if (t.wait && t.at_us + t.length_us > duration_us)
+        {
+            unfinished.push_back(t.id);
+        }
+    }
     for (auto& r : receivers)
     {
         r->Finish("the timeline ended before the transfer did");
@@ -1379,7 +1411,12 @@ main(int argc, char** argv)
         d->f.close();
     }
     std::cout << "{\"simulated_ns\": " << Simulator::Now().GetNanoSeconds()
-              << ", \"last_end_us\": " << last_end << "}" << std::endl;
+              << ", \"last_end_us\": " << last_end << ", \"unfinished\": [";
+    for (size_t k = 0; k < unfinished.size(); k++) // (ids: letters, digits, . _ -)
+    {
+        std::cout << (k ? ", " : "") << '"' << unfinished[k] << '"';
+    }
+    std::cout << "]}" << std::endl;
     Simulator::Destroy();
     return 0;
 }

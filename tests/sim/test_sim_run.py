@@ -265,3 +265,32 @@ def test_a_simulated_transfer_behind_its_profile_sends_its_backlog_before_a_step
     send = json.loads(next((run / "rep-001").rglob("p.send.json")).read_text())
     ((at_ns, rate),) = send["rate_changes"]
     assert rate == 10_500_000 and (at_ns - send["start_ns"]) / 1e9 > 2.5  # after its backlog
+
+
+def test_a_transfer_the_timeline_cuts_short_fails_its_repetition_as_an_emulated_one_does(
+    tmp_path,
+):
+    # 2 MB on 10 Mbit/s take 1.7 s; the timeline ends at 1 s. An emulated repetition fails
+    # then ("the timeline ended (1 s) with 2 process(es) still running: cut.recv,
+    # cut.send", itb.engine.execute); a simulated one was "ok" with the transfer's row
+    # failed, and studies averaged the transfers that ended (issue 42's grid: a flow that
+    # never finished left out of T_mean)
+    sc = tmp_path / "s.toml"
+    sc.write_text(
+        SCENARIO.replace("repetitions = 2", "repetitions = 1")
+        .replace('duration = "20s"', 'duration = "1s"')
+        .replace('id = "one"', 'id = "cut"')
+        .replace('volume = "1MB"', 'volume = "2MB"')
+        .replace('at = "2s"', 'at = "0s"')
+    )
+    run = tmp_path / "run"
+    res = itb("run", str(sc), "--backend", "sim", "--out", str(run))
+    assert res.returncode == 1, res.stderr + res.stdout
+    rec = json.loads((run / "rep-001" / "result.json").read_text())
+    assert rec["status"] == "failed"
+    assert rec["reason"] == (
+        "the timeline ended (1 s) with 4 process(es) still running: "
+        "cut.recv, cut.send, two.recv, two.send"
+    )
+    t = pd.read_parquet(run / "transfers.parquet")
+    assert not t["ok"].any()

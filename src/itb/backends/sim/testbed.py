@@ -153,9 +153,16 @@ class SimTestbed:
         except (ValueError, IndexError):
             return {"status": "failed", "reason": f"itb-sim said {stdout[-200:]!r}"}
         simulated = out["simulated_ns"]
+        cut = sorted(out.get("unfinished", []))
+        # as an emulated repetition whose awaited processes outlive the timeline
+        # (itb.engine.execute)
+        why = (
+            f"the timeline ended ({duration_us / 1e6:g} s) with {len(cut)} process(es) "
+            f"still running: {', '.join(cut[:5])}"
+        )
         return {
-            "status": "ok",
-            "reason": None,
+            "status": "failed" if cut else "ok",
+            "reason": why if cut else None,
             "start_ns": zero,
             "zero_ns": zero,
             "end_ns": zero + simulated,
