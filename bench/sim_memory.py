@@ -94,7 +94,7 @@ def measure(name: str, doc: dict) -> dict:
         res = tb.simulate(
             events, Path(d), sc.experiment.duration_us, sc.experiment.interval_us, 1
         )  # fmt: skip
-    if "simulated_s" not in res:  # (a transfer cut short by the timeline is still measured)
+    if res["status"] != "ok":
         raise SystemExit(f"{name}: {res['reason']}")
     peak = res["peak_rss_bytes"]
     return {

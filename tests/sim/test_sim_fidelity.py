@@ -171,35 +171,12 @@ def test_hystart_ends_contending_slow_starts_at_the_windows_linux_ends_them(tmp_
 # 200 ms, a one-BDP queue: the crossval grid's rtt200 cell (docs/simulation.md), 8 s of
 # its timeline. One flow's early slow-start rounds wait ~200 ms for each ACK burst while
 # the others fill the queue.
-LONG_RTT = """
-[testbed]
-name = "long-rtt"
-topology = "dumbbell"
-
-[dumbbell]
-pairs = 4
-
-[bottleneck]
-rate = "500Mbit"
-rtt = "200ms"
-buffer = "1bdp"
-
-[experiment]
-repetitions = 1
-seed = 1
-duration = "8s"
-interval = "10ms"
-start_jitter = "20ms"
-
-[[transfer]]
-id = "f"
-src = ["l1", "l2", "l3", "l4"]
-dst = ["r1", "r2", "r3", "r4"]
-at = "0s"
-spacing = "0s"
-volume = "46875000B"
-cc = "reno"
-"""
+LONG_RTT = (
+    CONTENDED.replace('rtt = "50ms"', 'rtt = "200ms"')
+    .replace('buffer = "0.5bdp"', 'buffer = "1bdp"')
+    .replace('duration = "30s"', 'seed = 1\nduration = "8s"\nstart_jitter = "20ms"')
+    .replace('volume = "20MB"', 'volume = "46875000B"')
+)
 
 
 def test_the_retransmission_timeout_is_linuxs_srtt_plus_at_least_200_ms(tmp_path):

@@ -128,8 +128,9 @@ class Testbed(Protocol):
     ) -> dict:
         """A simulated testbed's repetition: the logs written into rep_dir as the
         programs' and the emulators' would be; {"status", "reason", "start_ns", "zero_ns",
-        "end_ns", "simulated_s", "wall_s"}; "interrupted" once `stop` is set (the
-        simulator stopped). A real testbed raises BackendError."""
+        "end_ns", "simulated_s", "wall_s", "unfinished"} ("unfinished": the awaited
+        processes the timeline's end cut short, named as on a testbed); "interrupted" once
+        `stop` is set (the simulator stopped). A real testbed raises BackendError."""
         ...
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from itb.engine.processes import ProcSpec
@@ -42,6 +42,16 @@ class Outcome:
         if self.status == "ok":  # the first cause is the one worth reporting
             self.status, self.reason, self.environment = status, reason, environment
             self.failed_ns = self.now_ns()
+
+    def cut_short(self, duration_us: int, running: Iterable[str]) -> None:
+        """The timeline ended before these awaited processes did (emulated or simulated:
+        the same message; a simulated transfer is named as its processes, id.recv and
+        id.send)."""
+        names = sorted(running)
+        self.fail(
+            f"the timeline ended ({duration_us / 1e6:g} s) with {len(names)} process(es) "
+            f"still running: {', '.join(names[:5])}"
+        )
 
     def to_json(self) -> dict:
         return {

@@ -218,12 +218,12 @@ def simulated(
     tick(f"repetition {r}: simulating")
     res = tb.simulate(events, rd, exp.duration_us, exp.interval_us, r, stop)
     out = Outcome()
-    if "start_ns" not in res:  # (it did not run through: nothing to date)
+    if res["status"] != "ok":
         out.fail(res["reason"], status=res["status"])
         return out
     out.start_ns, out.zero_ns, out.end_ns = res["start_ns"], res["zero_ns"], res["end_ns"]
-    if res["status"] != "ok":  # ran to the timeline's end, with what it awaited cut short
-        out.fail(res["reason"], status=res["status"])
+    if res["unfinished"]:
+        out.cut_short(exp.duration_us, res["unfinished"])
     out.warnings.append(
         f"simulated: {res['simulated_s']:.3f} s in {res['wall_s']:.3f} s of wall time, "
         f"peak memory {res['peak_rss_bytes'] / 2**20:.0f} MiB"
