@@ -17,6 +17,7 @@ from pathlib import Path
 import httpx
 
 from .test_engine import no_namespaces_left
+from .wakeup import wakeup_lag
 
 ITB = Path(sys.executable).parent / "itb"
 RTT_S = 0.020  # the default testbed's
@@ -71,11 +72,14 @@ def test_committed_plans_run_on_the_testbed_and_stop_with_the_service(engine_env
         submit("c", "500MB", 60, max_rate="100Mbit")
         assert plans["b"]["start"] >= plans["a"]["finish"] - 1e-6
         for rid in ("a", "b"):
-            run = wait(lambda rid=rid: (r := run_of(rid)) and r["state"] != "launched" and r,
-                       40, f"{rid}'s transfer")  # fmt: skip
+            with wakeup_lag() as lag:
+                run = wait(lambda rid=rid: (r := run_of(rid)) and r["state"] != "launched" and r,
+                           40, f"{rid}'s transfer")  # fmt: skip
             assert run["state"] == "done" and run["met"] and run["bytes"] == 100_000_000, run
-            # its last byte arrives within the guard (4 RTT) of the plan's finish
-            assert -RTT_S < run["finish"] - plans[rid]["finish"] < 4 * RTT_S, run
+            # its last byte arrives within the guard (4 RTT) of the plan's finish, plus the
+            # longest this machine was late waking a sleeper meanwhile (tests run alongside)
+            late_s = run["finish"] - plans[rid]["finish"]
+            assert -RTT_S < late_s < 4 * RTT_S + lag.max_ms / 1e3, (run, lag.max_ms)
         wait(lambda: (r := run_of("c")) and r["state"] == "launched", 20, "c's launch")
         time.sleep(2)
         assert c.delete("/v1/requests/c").json()["state"] == "cancelled"

@@ -29,6 +29,7 @@ import pytest
 import tomli_w
 
 from tests.integration.conftest import FLOW, REPO, calibrate_over_ssh, itb, lab_up, ssh_env
+from tests.integration.wakeup import wakeup_lag
 
 DATA = Path(__file__).parent / "data"
 TWO_PAIRS = DATA / "ssh-two-pairs.toml"
@@ -434,7 +435,8 @@ def test_a_real_bottleneck_is_measured_not_configured(real_bottleneck, tmp_path)
 
 
 def test_a_run_over_ssh_moves_exact_volumes_with_submillisecond_skew(lab, tmp_path):
-    res = _run(lab, tmp_path, "--repeat", "2", scenario=_scenario(tmp_path))
+    with wakeup_lag() as lag:
+        res = _run(lab, tmp_path, "--repeat", "2", scenario=_scenario(tmp_path))
     assert res.returncode == 0, res.stdout + res.stderr
     meta = _meta(tmp_path)
     assert meta["backend"] == "ssh" and meta["status"] == "complete"
@@ -449,7 +451,10 @@ def test_a_run_over_ssh_moves_exact_volumes_with_submillisecond_skew(lab, tmp_pa
     assert (tr["bytes"] == tr["bytes_expected"]).all()
     assert (tr["bytes"] == SMALL_VOLUME_BYTES).all()
     skew = meta["dispatch"]["start_skew"]
-    assert skew["events"] == 4 and skew["p99_ms"] < 1.0, skew
+    # under 1 ms, plus how late this machine woke a sleeper meanwhile (99th percentile:
+    # the unit and simulation tests run alongside on the same cores)
+    lag_ms = lag.quantile_ms(0.99)
+    assert skew["events"] == 4 and skew["p99_ms"] < 1.0 + lag_ms, (skew, lag_ms)
     for r in (1, 2):
         res_json = json.loads((tmp_path / "run" / f"rep-{r:03d}" / "result.json").read_text())
         for node, c in res_json["clock"].items():
