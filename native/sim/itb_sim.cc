@@ -26,7 +26,9 @@
 //   minimum RTO 200 ms, delayed ACKs every 2 segments or 40 ms, SACK, Linux's PRR
 //   recovery (recovery.h: ns-3.44's own wraps around in 32 bits),
 //   pacing only where a rate caps the sender (as Linux's internal pacing with
-//   SO_MAX_PACING_RATE); the congestion control is ns-3's model named in the config.
+//   SO_MAX_PACING_RATE); the congestion control is ns-3's model named in the config;
+// - a receiver offers Linux's window (rcv_window.h: from tcp_rmem[1], autotuned as the
+//   reader takes data) unless the testbed opens it (open_receive_window: the buffer).
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -35,6 +37,7 @@
 #include "ns3/point-to-point-module.h"
 
 #include "linux_cc.h"
+#include "rcv_window.h"
 #include "recovery.h"
 
 #include <algorithm>
@@ -46,6 +49,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -55,6 +59,10 @@ namespace fs = std::filesystem;
 
 static int64_t g_base_ns = 0;
 static std::string g_out;
+// receivers' windows as Linux's (rcv_window.h; config `rcvwin linux RMEM_DEFAULT RMEM_MAX`);
+// else ns-3's: the whole buffer from the first ACK
+static bool g_rcvwin_linux = false;
+static int64_t g_rmem_default = 131072, g_rmem_max = 131072;
 
 static int64_t
 now_ns()
@@ -330,15 +338,102 @@ class ItbSocket : public TcpSocketBase
                     end.GetValue());
     }
 
+    void LinuxWindow(uint32_t mss) // Linux's receive window (rcv_window.h) from now on
+    {
+        m_linuxRcv = true;
+        m_rw.Init(g_rmem_default, g_rmem_max, mss);
+    }
+
+    Ptr<Packet> Recv(uint32_t maxSize, uint32_t flags) override
+    {
+        Ptr<Packet> p = TcpSocketBase::Recv(maxSize, flags);
+        if (m_linuxRcv && p && p->GetSize() > 0)
+        {
+            m_copied += p->GetSize();
+            const auto& rx = m_tcb->m_rxBuffer;
+            m_rw.Read(Simulator::Now().GetMicroSeconds(),
+                      m_copied,
+                      rx->Available(),
+                      rx->Size() - rx->Available());
+        }
+        return p;
+    }
+
   protected:
     Ptr<TcpSocketBase> Fork() override // an accepted socket: an ItbSocket too, its cc forked
     {
         return CopyObject<ItbSocket>(this);
     }
 
+    static uint32_t Echo(const TcpHeader& h)
+    {
+        return h.HasOption(TcpOption::TS)
+                   ? DynamicCast<const TcpOptionTS>(h.GetOption(TcpOption::TS))->GetEcho()
+                   : 0;
+    }
+
+    // the handshake's end: the receiver's measures start (tcp_init_buffer_space)
+    void DoForwardUp(Ptr<Packet> packet, const Address& from, const Address& to) override
+    {
+        if (!m_linuxRcv || m_state == ESTABLISHED)
+        {
+            TcpSocketBase::DoForwardUp(packet, from, to);
+            return;
+        }
+        TcpHeader h;
+        packet->PeekHeader(h);
+        TcpSocketBase::DoForwardUp(packet, from, to);
+        if (m_state == ESTABLISHED && !m_rw.established)
+        {
+            m_rw.Establish(Simulator::Now().GetMicroSeconds(),
+                           Echo(h),
+                           m_copied,
+                           m_tcb->m_rxBuffer->NextRxSequence().GetValue());
+        }
+    }
+
+    // a data segment, before it is queued and ACKed: the receiver's RTT, its rcv_ssthresh
+    void ReceivedData(Ptr<Packet> p, const TcpHeader& h) override
+    {
+        if (m_linuxRcv && m_rw.established && p->GetSize() > 0)
+        {
+            const auto& rx = m_tcb->m_rxBuffer;
+            m_rw.Data(TcpOptionTS::NowToTsValue(),
+                      Echo(h),
+                      p->GetSize(),
+                      rx->Size() + p->GetSize(),
+                      rx->Available() == 0);
+        }
+        TcpSocketBase::ReceivedData(p, h);
+    }
+
+    uint16_t AdvertisedWindowSize(bool scale = true) const override
+    {
+        if (!m_linuxRcv)
+        {
+            return TcpSocketBase::AdvertisedWindowSize(scale);
+        }
+        auto& rw = const_cast<LinuxRcvWindow&>(m_rw); // offering a window is its record
+        if (!scale) // SYN, SYN-ACK
+        {
+            return (uint16_t)std::min<int64_t>(rw.rcv_wnd, 65535);
+        }
+        int64_t w = rw.rcv_wnd;
+        if (!m_tcb->m_rxBuffer->GotFin())
+        {
+            rw.wscale = m_rcvWindShift;
+            w = rw.Select(m_tcb->m_rxBuffer->NextRxSequence().GetValue(),
+                          m_tcb->m_rxBuffer->Size());
+        }
+        return (uint16_t)std::min<int64_t>(w >> m_rcvWindShift, m_maxWinSize);
+    }
+
   public:
 
     SequenceNumber32 m_isn{0};
+    bool m_linuxRcv = false;
+    LinuxRcvWindow m_rw;
+    uint64_t m_copied = 0; // bytes the application read
 };
 
 // A socket as TcpL4Protocol::CreateSocket makes one, with the congestion control named.
@@ -359,6 +454,10 @@ make_socket(Ptr<Node> node, Ptr<TcpL4Protocol> tcp, const std::string& cc, uint3
     s->SetRecoveryAlgorithm(ns3_prr ? Ptr<TcpRecoveryOps>(CreateObject<TcpPrrRecovery>())
                                     : Ptr<TcpRecoveryOps>(CreateObject<LinuxPrrRecovery>()));
     s->SetAttribute("SegmentSize", UintegerValue(mss));
+    if (g_rcvwin_linux)
+    {
+        s->LinuxWindow(mss);
+    }
     tcp->AddSocket(s);
     return s;
 }
@@ -380,6 +479,9 @@ struct Receiver
     EventId tick;
     std::function<void()> on_done;
     uint64_t in_message = 0, owed = 0, messages = 0; // an echo's
+    std::set<Socket*> reading;               // sockets with a read scheduled
+    std::map<Socket*, int64_t> last_read_us; // when each last read
+    static constexpr uint32_t READ_SIZE = 131072;
 
     void Start(Ptr<Node> node, uint32_t mss)
     {
@@ -388,6 +490,10 @@ struct Receiver
             Ptr<ItbSocket> s = make_socket(node, node->GetObject<TcpL4Protocol>(), cfg.cc, mss);
             s->Cap(cfg.rate_bps);
             listener = s;
+        }
+        else if (g_rcvwin_linux) // an ItbSocket for its receive window (it sends no data)
+        {
+            listener = make_socket(node, node->GetObject<TcpL4Protocol>(), cfg.cc, mss);
         }
         else
         {
@@ -408,7 +514,7 @@ struct Receiver
             DynamicCast<ItbSocket>(s)->CountSent(); // (a fork: its own cc, not yet told)
             s->SetSendCallback(MakeCallback(&Receiver::Room, this));
         }
-        s->SetRecvCallback(MakeCallback(&Receiver::Read, this));
+        s->SetRecvCallback(MakeCallback(&Receiver::Arrived, this));
         s->SetCloseCallbacks(MakeCallback(&Receiver::Closed, this),
                              MakeCallback(&Receiver::Reset, this));
         open++;
@@ -419,32 +525,91 @@ struct Receiver
         }
     }
 
+    // data arrived. With Linux's receive window, flow recv reads it as the testbed's does
+    // (measured: raw_tp on tcp_rcv_space_adjust, 2026-12-07): after the ACK the arrival
+    // caused (the kernel ACKs, then wakes the reader); a reader that has slept over
+    // READER_IDLE_US wakes READER_WAKE_US late and its first read takes the data that woke
+    // it, the rest arriving meanwhile still unread when that read's autotuning measures
+    // (6-10 segments at 500 Mbit/s on the testbed); an awake reader reads at once, in reads
+    // of 128 kB (flow recv's --read-size). An echo (flow recv --pingpong) reads at once.
+    static constexpr int64_t READER_IDLE_US = 1000, READER_WAKE_US = 200;
+
+    void Arrived(Ptr<Socket> s)
+    {
+        if (!g_rcvwin_linux || cfg.count > 0) // (an echo: as it always did, at once)
+        {
+            Read(s);
+            return;
+        }
+        if (!reading.insert(PeekPointer(s)).second)
+        {
+            return; // a read is due: it takes this too
+        }
+        int64_t now = Simulator::Now().GetMicroSeconds();
+        auto it = last_read_us.find(PeekPointer(s));
+        bool asleep = it == last_read_us.end() || now - it->second > READER_IDLE_US;
+        if (asleep)
+        {
+            Simulator::Schedule(MicroSeconds(READER_WAKE_US),
+                                &Receiver::Woken,
+                                this,
+                                s,
+                                s->GetRxAvailable());
+        }
+        else
+        {
+            Simulator::ScheduleNow(&Receiver::Deferred, this, s);
+        }
+    }
+
+    void Woken(Ptr<Socket> s, uint32_t first) // the first read: what woke the reader
+    {
+        Consume(s, s->Recv(first, 0));
+        last_read_us[PeekPointer(s)] = Simulator::Now().GetMicroSeconds();
+        Simulator::ScheduleNow(&Receiver::Deferred, this, s);
+    }
+
+    void Deferred(Ptr<Socket> s)
+    {
+        reading.erase(PeekPointer(s));
+        last_read_us[PeekPointer(s)] = Simulator::Now().GetMicroSeconds();
+        Read(s);
+    }
+
     void Read(Ptr<Socket> s)
     {
-        Ptr<Packet> p;
-        while ((p = s->Recv()) && p->GetSize() > 0)
+        while (Consume(s, s->Recv(READ_SIZE, 0)))
         {
-            uint32_t n = p->GetSize();
-            if (first_ns < 0)
-            {
-                first_ns = now_ns();
-            }
-            last_ns = now_ns();
-            total += n;
-            interval_bytes += n;
-            per_stream[index[PeekPointer(s)]] += n;
-            in_message += cfg.count > 0 ? n : 0; // an echo owes an answer per whole message
-            while (cfg.count > 0 && in_message >= (uint64_t)cfg.size)
-            {
-                in_message -= cfg.size;
-                owed += cfg.reply;
-                messages++;
-            }
         }
         if (owed > 0)
         {
             Room(s, 0);
         }
+    }
+
+    bool Consume(Ptr<Socket> s, Ptr<Packet> p) // bytes read: counted; false if none
+    {
+        if (!p || p->GetSize() == 0)
+        {
+            return false;
+        }
+        uint32_t n = p->GetSize();
+        if (first_ns < 0)
+        {
+            first_ns = now_ns();
+        }
+        last_ns = now_ns();
+        total += n;
+        interval_bytes += n;
+        per_stream[index[PeekPointer(s)]] += n;
+        in_message += cfg.count > 0 ? n : 0; // an echo owes an answer per whole message
+        while (cfg.count > 0 && in_message >= (uint64_t)cfg.size)
+        {
+            in_message -= cfg.size;
+            owed += cfg.reply;
+            messages++;
+        }
+        return true;
     }
 
     void Room(Ptr<Socket> s, uint32_t) // an echo writes what it owes
@@ -1009,6 +1174,12 @@ main(int argc, char** argv)
         if (kind == "run")
         {
             ls >> g_base_ns >> duration_us >> interval_us >> emu_interval_us >> seed >> run;
+        }
+        else if (kind == "rcvwin") // rcvwin linux RMEM_DEFAULT RMEM_MAX
+        {
+            std::string how;
+            ls >> how >> g_rmem_default >> g_rmem_max;
+            g_rcvwin_linux = how == "linux";
         }
         else if (kind == "node")
         {

@@ -146,8 +146,10 @@ def test_a_lost_retransmission_is_found_by_the_sack_of_a_later_one_not_by_a_time
         assert "Loss" not in set(pd.read_csv(log)["ca_state"].dropna()), log
     t = pd.read_parquet(run / "transfers.parquet")
     # 80 MB at the payload rate (478.2 Mbit/s) take 1.34 s for the last one; measured
-    # T_mean 1.64 s (1.05–2.08 s each)
-    assert t["ok"].all() and t["completion_s"].mean() < 1.8
+    # T_mean 1.91 s (1.67–2.44 s each; 1.64 s while the receivers offered their whole
+    # buffer at once); the testbed, 3 repetitions (2026-12-07): T_mean 1.60, 2.04 and
+    # 2.00 s (1.18–3.06 s each)
+    assert t["ok"].all() and t["completion_s"].mean() < 2.1
 
 
 def test_hystart_ends_contending_slow_starts_at_the_windows_linux_ends_them(tmp_path):
@@ -161,10 +163,13 @@ def test_hystart_ends_contending_slow_starts_at_the_windows_linux_ends_them(tmp_
         ti = pd.read_csv(log)
         first.append(int(ti["ssthresh"].dropna().iloc[0]))
     # measured: 336, 336, 656, 2 334 segments (the testbed, 3 repetitions: 301–348 twice,
-    # 646–672, 2 172–2 340); T_mean 1.90 s (the testbed 1.79–1.90 s)
+    # 646–672, 2 172–2 340)
     assert sorted(first)[1] <= 400 and max(first) < 2500
+    # T_mean within ±10 % of the testbed's 1.904 s (3 repetitions, 2026-12-07: 1.892,
+    # 1.926, 1.894 s); measured 2.02 s (1.90 s while the receivers offered their whole
+    # buffer at once: the receive window's first round trips hold the slow starts back)
     t = pd.read_parquet(run / "transfers.parquet")
-    assert 1.75 < t["completion_s"].mean() < 1.95
+    assert 1.904 * 0.9 < t["completion_s"].mean() < 1.904 * 1.1
 
 
 # Four reno transfers of 46.875 MB at once (20 ms of seeded start jitter) on 500 Mbit/s,

@@ -47,6 +47,10 @@ def path_bdp_bytes(topo: Topology) -> int:
     return bdp
 
 
+# Linux's tcp_rmem[1]: the receive buffer a socket starts from (its window grows from it)
+RMEM_DEFAULT = 131072
+
+
 def socket_buffer_max(topo: Topology) -> int:
     """Socket buffers sized to the BDP: 2 × BDP lets one flow fill the path (autotuning
     gives part of the buffer to overhead) while its window stays near BDP + one-BDP queue,
@@ -117,7 +121,7 @@ def build_plan(topo: Topology, log_root: Path | None = None, seed: int = 1) -> P
                 A.Sysctl(n.name, ns, "net.ipv6.conf.all.forwarding", "1"),
             ]
         else:
-            rmem_default = bufmax if topo.open_receive_window else 131072
+            rmem_default = bufmax if topo.open_receive_window else RMEM_DEFAULT
             steps += [
                 A.Sysctl(n.name, ns, "net.ipv4.tcp_rmem", f"4096 {rmem_default} {bufmax}"),
                 A.Sysctl(n.name, ns, "net.ipv4.tcp_wmem", f"4096 16384 {bufmax}"),

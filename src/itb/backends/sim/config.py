@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from itb.backends.sim import memory, ns3types
-from itb.emulation.plan import socket_buffer_max, tbf_params
+from itb.emulation.plan import RMEM_DEFAULT, socket_buffer_max, tbf_params
 from itb.scenario.experiment.events import Command, Pingpong, SetLink, Transfer, Udp
 from itb.scenario.testbed.model import Direction, Topology
 
@@ -138,6 +138,10 @@ def config(
             f"ba {_dir(lk.reverse, lk.mtu, lk.emulated)}"
         )
     buffer = socket_buffer_max(topo)
+    # receivers as the testbed's: Linux's window from tcp_rmem[1], autotuned up to the
+    # buffer (native/sim/rcv_window.h); with open_receive_window, the whole buffer at once
+    if not topo.open_receive_window:
+        lines.append(f"rcvwin linux {RMEM_DEFAULT} {buffer}")
     port = BASE_PORT
     for e in events:
         if isinstance(e, Transfer):
