@@ -48,6 +48,21 @@ def test_links_transfers_and_changes_become_one_record_each():
     assert "set s 3000000 rl-rr both 500000000 -" in lines
 
 
+def test_receivers_start_from_linuxs_buffer_unless_the_testbed_opens_their_window():
+    ev = events({"transfer": [{"id": "a", "src": "l1", "dst": "r1", "at": "0s",
+                               "volume": "1MB", "cc": "reno"}]})  # fmt: skip
+    lines = config.config(TOPO, ev, 7, 60_000_000, 100_000, 1, 2).splitlines()
+    # tcp_rmem "4096 131072 16777216" on the hosts: the window from 131 072 bytes, grown
+    # up to the 16 MiB buffer
+    assert "rcvwin linux 131072 16777216" in lines
+    assert lines.index("rcvwin linux 131072 16777216") < next(
+        i for i, x in enumerate(lines) if x.startswith("tcp ")
+    )
+    opened = TOPO.model_copy(update={"open_receive_window": True})
+    lines = config.config(opened, ev, 7, 60_000_000, 100_000, 1, 2).splitlines()
+    assert not any(x.startswith("rcvwin") for x in lines)
+
+
 def test_what_a_simulator_has_not_is_refused_with_the_reason():
     cmd = events({"command": [{"id": "c", "host": "l1", "at": "0s", "argv": ["true"]}]})
     assert "a command runs a program on a host" in config.unsupported(TOPO, cmd)
