@@ -389,6 +389,7 @@ class ItbSocket : public TcpSocketBase
                            Echo(h),
                            m_copied,
                            m_tcb->m_rxBuffer->NextRxSequence().GetValue());
+            m_rw.port = m_endPoint ? m_endPoint->GetLocalPort() : 0;
         }
     }
 

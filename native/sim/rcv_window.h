@@ -30,6 +30,10 @@
 // Differences from Linux, stated:
 // - the scaling ratio is the testbed's measured one (170/256 at MTU 1500) for every
 //   segment size; Linux computes it from each skb's true size;
+// - the receiver's first RTT sample is the first data segment's that echoes a timestamp
+//   of an ACK (Linux takes one from the handshake's last ACK too: on the testbed 51 ms
+//   at a 50 ms path, replaced by the 50 ms of the next round trip's data, the first
+//   date it is compared at);
 // - the out-of-order span is the bytes held out of order (ns-3 keeps no last skb);
 // - no memory pressure, no window-update ACK when a read frees space (tcp_cleanup_rbuf):
 //   the reader takes what arrived right after the ACK that arrival caused;
@@ -64,6 +68,7 @@ struct LinuxRcvWindow
     uint64_t space_seq = 0;
     int64_t space_time_us = 0;
     bool established = false;
+    unsigned port = 0; // the local port (the trace's sport)
 
     // ITB_SIM_TRACE_RCVBUF set: each growth on stderr, to set beside the testbed's trace
     static bool Traced()
@@ -165,11 +170,11 @@ struct LinuxRcvWindow
             std::fprintf(stderr,
                          "tcp_rcvbuf_grow: t_us=%lld time=%lld rtt_us=%lld copied=%lld inq=%llu "
                          "space=%lld scaling_ratio=%u rcvbuf=%lld rcv_ssthresh=%lld "
-                         "window_clamp=%lld rcv_wnd=%lld\n",
+                         "window_clamp=%lld rcv_wnd=%lld sport=%u\n",
                          (long long)now_us, (long long)time, (long long)(rtt_us8 >> 3),
                          (long long)(copied - space_seq), (unsigned long long)unread,
                          (long long)space, ratio, (long long)rcvbuf, (long long)rcv_ssthresh,
-                         (long long)window_clamp, (long long)rcv_wnd);
+                         (long long)window_clamp, (long long)rcv_wnd, port);
         }
         if (got > space)
         {

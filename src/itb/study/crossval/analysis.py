@@ -55,8 +55,9 @@ BOUNDS: dict[str, tuple[str, float, str]] = {
     "t_mean_s": (
         "relative",
         0.10,
-        "loss detection and recovery under contention (ns-3's "
-        "SACK scoreboard and RACK-less recovery against Linux's RACK-TLP)",
+        "losses under contention: the testbed's senders burst up to 64 kB "
+        "(GSO) on ACKs of ~10 segments (GRO), which overflow a small queue that "
+        "itb-sim's one segment per ACK of two does not; no tail loss probe in itb-sim",
     ),
     "jain": (
         "absolute",
