@@ -7,7 +7,8 @@ transfer's receiver are printed side by side (the bytes read over the receiver r
 trip that grew the buffer, less those still unread; the last measure's; the buffer and
 its window clamp before the growth), then every transfer's completion time on each
 side and the difference. One repetition a side: the testbed's vary (the staggered
-scenario's second transfer took 8.9-14.6 s over five), the simulation's do not.
+scenario's second transfer took 3.7 s, 9.2-10.1 s and 14.6 s in nine repetitions on
+2026-12-07, docs/simulation.md), the simulation's do not.
 
     python3 bench/receive_window.py [SCENARIO] [--growths N]
 
