@@ -322,6 +322,7 @@ class ItbSocket : public TcpSocketBase
                              Ptr<const Packet> p,
                              const TcpHeader& h,
                              Ptr<const TcpSocketBase>) {
+                s->m_payloadSent += p->GetSize();
                 s->Sent(h.GetSequenceNumber() + p->GetSize());
             }).Bind(this));
     }
@@ -432,6 +433,7 @@ class ItbSocket : public TcpSocketBase
   public:
 
     SequenceNumber32 m_isn{0};
+    uint64_t m_payloadSent = 0; // payload bytes sent, retransmissions included (tcpi_bytes_sent)
     bool m_linuxRcv = false;
     LinuxRcvWindow m_rw;
     uint64_t m_copied = 0; // bytes the application read
@@ -1037,7 +1039,8 @@ struct Sender
         }
         int64_t ss = s.Ssthresh();
         uint64_t pace = s.PacingBps();
-        log << now_ns() << ',' << k << ',' << s.Acked() << ',' << "" << ',' << s.Cwnd() << ','
+        log << now_ns() << ',' << k << ',' << s.Acked() << ',' << s.m_payloadSent << ','
+            << s.Cwnd() << ','
             << (ss >= 0 ? std::to_string(ss) : "") << ',' << s.Srtt().GetMicroSeconds() << ','
             << s.RttVar().GetMicroSeconds() << ',' << retrans_segs << ','
             << (pace ? std::to_string(pace) : "") << ",," << s.Mss() << ',' << s.Unacked()

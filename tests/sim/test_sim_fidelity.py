@@ -6,6 +6,8 @@ growing while the window is used as Linux judges it (tcp_cwnd_validate)."""
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 
@@ -117,6 +119,19 @@ def test_hystart_does_not_end_a_paced_flows_slow_start_on_its_own_ack_train(tmp_
     # sender rarely sets: Linux's tcp_cwnd_validate now keeps it)
     tr = pd.read_parquet(run / "transfers.parquet").iloc[0]
     assert tr["completion_s"] < 0.6
+
+
+def test_the_senders_log_counts_every_byte_sent_retransmissions_included(tmp_path):
+    # tcpi_bytes_sent as flow's log has it: 30 MB and what the overshoot retransmitted
+    run = simulated(tmp_path, OVERSHOOT)
+    (log,) = (run / "rep-001" / "nodes" / "l1").glob("*.send.csv")
+    ti = pd.read_csv(log)
+    send = json.loads(next((run / "rep-001" / "nodes" / "l1").glob("*.send.json")).read_text())
+    sent = ti["bytes_sent"]
+    assert sent.notna().all() and (sent.diff().dropna() >= 0).all()
+    assert (sent >= ti["bytes_acked"] - 1).all()  # (acked counts the SYN, as Linux's)
+    assert sent.iloc[-1] <= send["sent"]["bytes"] == 30_000_000 + send["sent"]["retrans_bytes"]
+    assert sent.iloc[-1] > 30_000_000 and send["sent"]["retrans_bytes"] > 0
 
 
 # Four reno transfers of 20 MB at once on 500 Mbit/s, 50 ms, a half-BDP queue: their
