@@ -46,8 +46,7 @@ def run(scenario: Path, out: Path, *extra: str, env: dict | None = None) -> None
 
 
 def traced_testbed_run(scenario: Path, out: Path) -> list[dict]:
-    """The scenario on the testbed with the tracepoint on: the growths of the receiver
-    listening on the first transfer's port (ITB numbers them from 20001)."""
+    """The scenario on the testbed with the tracepoint on: the first receiver's growths."""
     on = TRACEFS / "tracing_on"
     was_on = on.read_text().strip()
     (TRACEFS / "trace").write_text("")
@@ -60,15 +59,19 @@ def traced_testbed_run(scenario: Path, out: Path) -> list[dict]:
         EVENT.write_text("0")
         on.write_text(was_on)
         (TRACEFS / "trace").write_text("")
+    return first_receivers_growths(text)
+
+
+def first_receivers_growths(text: str) -> list[dict]:
+    """The tcp_rcvbuf_grow lines of the receiver on the first transfer's port (ITB
+    numbers them from 20001), as dicts of their fields."""
     rows = [dict(FIELDS.findall(line)) for line in text.splitlines() if "tcp_rcvbuf_grow:" in line]
     return [r for r in rows if r.get("sport") == "20001"]
 
 
 def simulated_run(scenario: Path, out: Path) -> list[dict]:
     run(scenario, out, "--backend", "sim", env={**os.environ, "ITB_SIM_TRACE_RCVBUF": "1"})
-    err = (out / "rep-001" / "sim.err").read_text()
-    rows = [dict(FIELDS.findall(line)) for line in err.splitlines() if "tcp_rcvbuf_grow:" in line]
-    return [r for r in rows if r.get("sport") == "20001"]
+    return first_receivers_growths((out / "rep-001" / "sim.err").read_text())
 
 
 def main() -> None:

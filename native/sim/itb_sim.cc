@@ -568,8 +568,7 @@ struct Receiver
     void Woken(Ptr<Socket> s, uint32_t first) // the first read: what woke the reader
     {
         Consume(s, s->Recv(first, 0));
-        last_read_us[PeekPointer(s)] = Simulator::Now().GetMicroSeconds();
-        Simulator::ScheduleNow(&Receiver::Deferred, this, s);
+        Simulator::ScheduleNow(&Receiver::Deferred, this, s); // (it records the read's date)
     }
 
     void Deferred(Ptr<Socket> s)

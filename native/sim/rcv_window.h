@@ -164,42 +164,54 @@ struct LinuxRcvWindow
             return;
         }
         int64_t got = (int64_t)(copied - space_seq) - (int64_t)unread;
-        if (got > space && Traced())
-        {
-            // as Linux's tcp:tcp_rcvbuf_grow tracepoint prints it (fields it has)
-            std::fprintf(stderr,
-                         "tcp_rcvbuf_grow: t_us=%lld time=%lld rtt_us=%lld copied=%lld inq=%llu "
-                         "space=%lld scaling_ratio=%u rcvbuf=%lld rcv_ssthresh=%lld "
-                         "window_clamp=%lld rcv_wnd=%lld sport=%u\n",
-                         (long long)now_us, (long long)time, (long long)(rtt_us8 >> 3),
-                         (long long)(copied - space_seq), (unsigned long long)unread,
-                         (long long)space, ratio, (long long)rcvbuf, (long long)rcv_ssthresh,
-                         (long long)window_clamp, (long long)rcv_wnd, port);
-        }
         if (got > space)
         {
-            int64_t old = space;
-            space = got;
-            int64_t win = got << 1;
-            win += ((win << 1) * (got - old)) / std::max<int64_t>(old, 1);
-            win += (int64_t)ooo;
-            int64_t buf = std::min(SpaceFromWin(win), rmem_max);
-            if (buf > rcvbuf)
+            if (Traced())
             {
-                rcvbuf = buf;
-                window_clamp = WinFromSpace(buf);
+                // as Linux's tcp:tcp_rcvbuf_grow tracepoint prints it (fields it has)
+                std::fprintf(stderr,
+                             "tcp_rcvbuf_grow: t_us=%lld time=%lld rtt_us=%lld copied=%lld inq=%llu "
+                             "space=%lld scaling_ratio=%u rcvbuf=%lld rcv_ssthresh=%lld "
+                             "window_clamp=%lld rcv_wnd=%lld sport=%u\n",
+                             (long long)now_us, (long long)time, (long long)(rtt_us8 >> 3),
+                             (long long)(copied - space_seq), (unsigned long long)unread,
+                             (long long)space, ratio, (long long)rcvbuf, (long long)rcv_ssthresh,
+                             (long long)window_clamp, (long long)rcv_wnd, port);
             }
+            Grow(got, ooo);
         }
         space_seq = copied;
         space_time_us = now_us;
+    }
+
+    // tcp_rcvbuf_grow: the buffer for a window of 2·got·(1 + 2·(got − space)/space) and
+    // the out-of-order span, at most tcp_rmem[2]; the clamp with it
+    void Grow(int64_t got, uint64_t ooo)
+    {
+        int64_t old = space;
+        space = got;
+        int64_t win = got << 1;
+        win += ((win << 1) * (got - old)) / std::max<int64_t>(old, 1);
+        win += (int64_t)ooo;
+        int64_t buf = std::min(SpaceFromWin(win), rmem_max);
+        if (buf > rcvbuf)
+        {
+            rcvbuf = buf;
+            window_clamp = WinFromSpace(buf);
+        }
+    }
+
+    static int64_t AlignUp(int64_t x, int64_t unit)
+    {
+        return (x + unit - 1) / unit * unit;
     }
 
     // the window to offer with rcv_nxt where it is (tcp_select_window), in bytes
     int64_t Select(uint32_t rcv_nxt, uint64_t unread)
     {
         int64_t unit = int64_t{1} << wscale;
-        int64_t free_space = Space(unread);
         int64_t allowed = WinFromSpace(rcvbuf);
+        int64_t free_space = allowed - (int64_t)unread; // tcp_space
         int64_t full = std::min(window_clamp, allowed);
         free_space = std::max<int64_t>(0, free_space) / unit * unit;
         int64_t w;
@@ -209,13 +221,12 @@ struct LinuxRcvWindow
         }
         else
         {
-            w = std::min(free_space, rcv_ssthresh);
-            w = (w + unit - 1) / unit * unit;
+            w = AlignUp(std::min(free_space, rcv_ssthresh), unit);
         }
         int64_t cur = std::max<int64_t>(0, (int32_t)(rcv_wup + (uint32_t)rcv_wnd - rcv_nxt));
         if (w < cur) // never shrink what was offered
         {
-            w = (cur + unit - 1) / unit * unit;
+            w = AlignUp(cur, unit);
         }
         rcv_wnd = w;
         rcv_wup = rcv_nxt;
