@@ -23,7 +23,8 @@
 // - loss is drawn per packet at the receiving end of a direction: Bernoulli or
 //   Gilbert-Elliott, as linkem's;
 // - TCP is ns-3's, with Linux's defaults: MSS = MTU − 52 (timestamps), initial window 10,
-//   minimum RTO 200 ms, delayed ACKs every 2 segments or 40 ms, SACK, Linux's PRR
+//   minimum RTO 200 ms, delayed ACKs every 2 segments (every one where the testbed acks
+//   every segment: `delack 1`) or 40 ms, one segment per packet (no GSO), SACK, Linux's PRR
 //   recovery (recovery.h: ns-3.44's own wraps around in 32 bits),
 //   pacing only where a rate caps the sender (as Linux's internal pacing with
 //   SO_MAX_PACING_RATE); the congestion control is ns-3's model named in the config;
@@ -63,6 +64,9 @@ static std::string g_out;
 // else ns-3's: the whole buffer from the first ACK
 static bool g_rcvwin_linux = false;
 static int64_t g_rmem_default = 131072, g_rmem_max = 131072;
+// segments per delayed ACK: 2 (Linux's rule for a bulk receiver, as ns-3's DelAckCount),
+// 1 when the testbed acks every segment (config `delack 1`: the quickack route metric)
+static uint32_t g_delack_count = 2;
 
 static int64_t
 now_ns()
@@ -1184,6 +1188,14 @@ main(int argc, char** argv)
             ls >> how >> g_rmem_default >> g_rmem_max;
             g_rcvwin_linux = how == "linux";
         }
+        else if (kind == "delack") // delack SEGMENTS
+        {
+            ls >> g_delack_count;
+            if (g_delack_count < 1)
+            {
+                die("delack needs at least one segment");
+            }
+        }
         else if (kind == "node")
         {
             std::string n;
@@ -1284,7 +1296,7 @@ main(int argc, char** argv)
     RngSeedManager::SetSeed(seed);
     RngSeedManager::SetRun(run);
     Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(2));
+    Config::SetDefault("ns3::TcpSocket::DelAckCount", UintegerValue(g_delack_count));
     Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(40)));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
     // Linux's RTO: SRTT + max(4 RTTVAR, tcp_rto_min), its 200 ms floor on the variance

@@ -34,3 +34,26 @@ def test_receivers_that_open_their_window_let_the_fourth_round_trip_fill_it(tmp_
     )
     r4 = _fourth_round_trip(simulated(tmp_path, scenario))
     assert r4["unacked"].max() >= 76, r4
+
+
+def _packets(run) -> tuple[int, int]:
+    """The bottleneck's packets forward (data) and reverse (ACKs) over the whole run."""
+    bl = pd.read_parquet(run / "bottleneck.parquet")
+    by = bl.groupby("direction")["packets"].sum()
+    return int(by["forward"]), int(by["reverse"])
+
+
+def test_a_testbed_that_acks_every_segment_is_simulated_with_twice_the_acks(tmp_path):
+    # 30 MB is 20 718 segments of 1 448 bytes (plus a handshake's few packets)
+    for side in ("d", "q"):
+        (tmp_path / side).mkdir()
+    data, acks = _packets(simulated(tmp_path / "d", OVERSHOOT))
+    # Linux's bulk receiver (ns-3's DelAckCount 2): about one ACK per two segments
+    # (one per segment while out of order, after the overshoot's losses)
+    assert 20_718 <= data <= 23_000 and 0.45 * data <= acks <= 0.70 * data, (data, acks)
+    scenario = OVERSHOOT.replace(
+        'topology = "dumbbell"', 'topology = "dumbbell"\nack_every_segment = true'
+    )
+    data, acks = _packets(simulated(tmp_path / "q", scenario))
+    # the testbed's routes then carry quickack: one ACK per segment
+    assert 20_718 <= data <= 23_000 and 0.97 * data <= acks <= 1.03 * data, (data, acks)

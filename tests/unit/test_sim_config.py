@@ -63,6 +63,19 @@ def test_receivers_start_from_linuxs_buffer_unless_the_testbed_opens_their_windo
     assert not any(x.startswith("rcvwin") for x in lines)
 
 
+def test_a_testbed_that_acks_every_segment_is_simulated_with_an_ack_per_segment():
+    ev = events({"transfer": [{"id": "a", "src": "l1", "dst": "r1", "at": "0s",
+                               "volume": "1MB", "cc": "reno"}]})  # fmt: skip
+    # by default one ACK per two segments (Linux's bulk receiver, ns-3's DelAckCount 2)
+    lines = config.config(TOPO, ev, 7, 60_000_000, 100_000, 1, 2).splitlines()
+    assert not any(x.startswith("delack") for x in lines)
+    # ack_every_segment: the testbed's routes carry quickack, so one ACK per segment
+    acking = TOPO.model_copy(update={"ack_every_segment": True})
+    lines = config.config(acking, ev, 7, 60_000_000, 100_000, 1, 2).splitlines()
+    assert "delack 1" in lines
+    assert lines.index("delack 1") < next(i for i, x in enumerate(lines) if x.startswith("tcp "))
+
+
 def test_what_a_simulator_has_not_is_refused_with_the_reason():
     cmd = events({"command": [{"id": "c", "host": "l1", "at": "0s", "argv": ["true"]}]})
     assert "a command runs a program on a host" in config.unsupported(TOPO, cmd)

@@ -142,6 +142,10 @@ def config(
     # buffer (native/sim/rcv_window.h); with open_receive_window, the whole buffer at once
     if not topo.open_receive_window:
         lines.append(f"rcvwin linux {RMEM_DEFAULT} {buffer}")
+    # the testbed's hosts then send one segment per packet (no TSO/GSO), as itb-sim's
+    # always do, and their routes' quickack acknowledges each one
+    if topo.ack_every_segment:
+        lines.append("delack 1")
     port = BASE_PORT
     for e in events:
         if isinstance(e, Transfer):
