@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from itb.analysis.compare import ALPHA, compare_all, fieller, verdict_codes
+from itb.analysis.compare import ALPHA, compare_all, fieller, look_codes, verdict_codes
 
 TABLES = 10_000
 N_REP, MEAN, SD = 5, 10.0, 0.5
@@ -31,28 +31,36 @@ def test_the_family_wise_rate_of_a_false_faster_or_slower_stays_under_5_percent(
     for k in range(2, 7):
         x = _tables(rng, k)
         mean, var = x.mean(axis=2), x.var(axis=2, ddof=1)
-        # protocol 0 is the reference: k − 1 comparisons, the table's family
-        codes = verdict_codes(mean[:, 1:], var[:, 1:], N_REP, mean[:, :1], var[:, :1], N_REP, k - 1)
+        # protocol 0 is the reference: k − 1 comparisons, the table's family, Holm's steps
+        codes, _ = look_codes(mean[:, 1:], var[:, 1:], N_REP, mean[:, :1], var[:, :1], N_REP, k - 1)
         rates[k] = float(((codes == 1) | (codes == 2)).any(axis=1).mean())
     print(f"family-wise rate of a false faster/slower, k = 2 … 6: {rates}")
-    # measured (seed 29): 0.0439, 0.0388, 0.0331, 0.0359, 0.0340 for k = 2 … 6
+    # measured (seed 29): 0.0223, 0.0153, 0.0120, 0.0107, 0.0094 for k = 2 … 6 (Hsu's
+    # degrees of freedom: conservative at 5 repetitions; Welch–Satterthwaite's gave
+    # 0.044 … 0.034)
     assert all(r <= ALPHA + tolerance for r in rates.values()), rates
 
 
-def test_the_fixed_reference_matters_choosing_the_fastest_after_the_fact_breaks_the_rate():
+def test_the_fixed_reference_matters_choosing_the_fastest_after_the_fact_inflates_the_rate():
     # the same rule with the observed fastest as reference, k = 6: the selection biases
-    # every comparison towards "slower" (measured 0.072, above 0.05 + 0.0065)
+    # every comparison towards "slower": measured 0.0173 against 0.0094 with the reference
+    # fixed in advance (seed 29)
     rng = np.random.default_rng(29)
     x = _tables(rng, 6)
     mean, var = x.mean(axis=2), x.var(axis=2, ddof=1)
+    fixed, _ = look_codes(mean[:, 1:], var[:, 1:], N_REP, mean[:, :1], var[:, :1], N_REP, 5)
     best = mean.argmin(axis=1)
     rows = np.arange(TABLES)
-    codes = verdict_codes(
-        mean, var, N_REP, mean[rows, best][:, None], var[rows, best][:, None], N_REP, 5
-    )
     others = np.arange(6)[None, :] != best[:, None]
-    assert (((codes == 2) & others).any(axis=1).mean()) > ALPHA + 3 * math.sqrt(
-        ALPHA * 0.95 / TABLES
+    chosen, _ = look_codes(
+        mean, var, N_REP, mean[rows, best][:, None], var[rows, best][:, None], N_REP, 5,
+        live=others,
+    )  # fmt: skip
+    rate_fixed = float((fixed > 0).any(axis=1).mean())
+    rate_chosen = float(((chosen == 2) & others).any(axis=1).mean())
+    assert rate_chosen > 1.5 * rate_fixed + 3 * math.sqrt(0.02 * 0.98 / TABLES), (
+        rate_chosen,
+        rate_fixed,
     )
 
 
@@ -65,6 +73,10 @@ def test_fiellers_interval_holds_the_true_ratio_when_the_tested_one_is_twice_as_
     assert np.mean((lo <= 2.0) & (2.0 <= hi)) >= 0.95 - 3 * math.sqrt(0.05 * 0.95 / TABLES)
 
 
+def _var(v: np.ndarray) -> float:
+    return float(v.var(ddof=1))
+
+
 def _exactly(rng, mean: float, sd: float, n: int) -> list[float]:
     """n values whose mean and sample standard deviation are exactly `mean` and `sd`."""
     z = rng.normal(size=n)
@@ -73,8 +85,10 @@ def _exactly(rng, mean: float, sd: float, n: int) -> list[float]:
 
 def test_the_repetitions_asked_for_are_what_the_verdict_rule_needs():
     # tables of 3 with true effects (+6 %, −1 %); an inconclusive comparison's m, given the
-    # same means and standard deviations with m repetitions a side, is settled; with m − 1
-    # it is not, and asks for m again. The public path (compare_all) end to end.
+    # same means and standard deviations with m repetitions a side, is settled (the public
+    # path, compare_all, end to end); with m − 1 the Bonferroni level the count is computed
+    # at does not settle it and asks for m again (Holm's steps may settle it sooner: m is
+    # at most what it takes)
     rng = np.random.default_rng(7)
     checked = 0
     for _ in range(60):
@@ -99,8 +113,15 @@ def test_the_repetitions_asked_for_are_what_the_verdict_rule_needs():
                     _exactly(rng, c.mean_reference, c.sd_reference, reps),
                 )
                 d = compare_all(again)[j]
-                assert (d.verdict != "inconclusive") == settled, (c, reps, d)
-                assert settled or d.repetitions_needed == m
+                if settled:
+                    assert d.verdict != "inconclusive", (c, reps, d)
+                    continue
+                stats = [
+                    f(np.array(v)) for v in (again[j][1], again[j][3]) for f in (np.mean, _var)
+                ]
+                code = verdict_codes(stats[0], stats[1], reps, stats[2], stats[3], reps, 2)
+                assert code == 0, (c, reps, d)
+                assert d.verdict != "inconclusive" or d.repetitions_needed == m, (c, reps, d)
             checked += 1
     assert checked >= 60  # most comparisons of n = 5 at CoV 5 % are inconclusive
 
@@ -112,7 +133,7 @@ def test_the_table_path_gives_the_vectorised_rules_verdicts(k):
     delta = np.array([0, 0.003, -0.06, 0.1, -0.01, 0.03])[:k]
     x = MEAN * (1 + delta)[None, :, None] * rng.normal(1, 0.01, (50, k, N_REP))
     mean, var = x.mean(axis=2), x.var(axis=2, ddof=1)
-    codes = verdict_codes(mean[:, 1:], var[:, 1:], N_REP, mean[:, :1], var[:, :1], N_REP, k - 1)
+    codes, _ = look_codes(mean[:, 1:], var[:, 1:], N_REP, mean[:, :1], var[:, :1], N_REP, k - 1)
     assert {1, 3} <= set(codes.ravel())
     names = ("inconclusive", "faster", "slower", "equivalent")
     for table, row in zip(x, codes):

@@ -11,7 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from itb.analysis.compare import Comparison
 from itb.analysis.results import VersionedResults
 
-FORMAT_VERSION = 2  # 2: comparisons against a fixed reference, Fieller, Bonferroni
+FORMAT_VERSION = (
+    3  # 2: comparisons against a fixed reference, Fieller, Bonferroni; 3: Hsu, Holm, looks
+)
 
 
 class BenchRow(BaseModel):

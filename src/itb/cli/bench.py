@@ -384,8 +384,8 @@ def _print_bench(result) -> None:
     if result.comparisons:
         c = result.comparisons[0]
         out.print(
-            f"against {c.reference}, {c.family} comparison(s), each at {c.level_text} "
-            f"(Bonferroni over the table), practical margin ±{100 * c.margin:.0f} %:"
+            f"against {c.reference}, {c.family} comparison(s) sharing a 5 % chance of a false "
+            f"verdict (Holm's steps), practical margin ±{100 * c.margin:.0f} %:"
         )
     for c in result.comparisons:
         out.print(f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}: {c.sentence()}")

@@ -91,7 +91,7 @@ def compare(
     """Per application × class, every other protocol against `reference`, fixed by the
     arguments before any data (choosing the fastest after the fact would make a false
     "slower" likelier than the level says), on the per-repetition T_mean; one table, every
-    comparison at the Bonferroni level 1 − α/m for its m comparisons (itb.analysis.compare:
+    comparison of the m sharing α = 0.05 by Holm's steps (itb.analysis.compare:
     the relative difference with Fieller's interval, faster / slower / equivalent /
     inconclusive). A cell's T leaves its failed transfers out: the comparison says so."""
     groups: dict[tuple, dict[str, tuple[list[float], int]]] = {}

@@ -36,7 +36,7 @@ class Friendliness:
     between the tested protocol and the reference, plus one cell per C_g with every
     source on the reference. Reports each group's T, the ratio T_reference / T_tested
     and whether the reference is slower next to the tested protocol than alone (Fieller's
-    interval at a Bonferroni level over all points, ±2 % margin). Resumable like `itb bench` (docs/friendliness.md).
+    interval, Holm's steps over all points, ±2 % margin). Resumable like `itb bench` (docs/friendliness.md).
     """
 
     def plan(self, args: FriendlinessArgs, out: Path, say: Say) -> Sweep[FriendlinessCell]:

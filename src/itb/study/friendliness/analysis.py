@@ -2,7 +2,7 @@
 congestion control), the forward transfers' mean completion time; per point the ratio
 T_reference / T_tested and what the tested protocol costs the reference: its T next to the
 tested protocol against its T alone, the reference fixed by the plan (itb.analysis.compare:
-Fieller's interval at the Bonferroni level over every point of the study)."""
+Fieller's interval, Holm's steps over every point of the study)."""
 
 from __future__ import annotations
 

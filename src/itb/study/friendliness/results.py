@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict
 from itb.analysis.compare import Comparison
 from itb.analysis.results import VersionedResults
 
-FORMAT_VERSION = 2  # 2: the cost to the reference by Fieller, Bonferroni
+FORMAT_VERSION = 3  # 2: the cost to the reference by Fieller, Bonferroni; 3: Hsu, Holm
 
 
 class GroupRun(BaseModel):

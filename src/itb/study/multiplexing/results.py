@@ -1,7 +1,7 @@
 """The results of `itb study multiplexing`, typed (results.json, `format_version` checked
 on reading): per cell the forward transfers' mean and latest completion time, the CoV of
 the bottleneck's aggregate forward throughput in 1 s bins while they run, and each K
-against the first by Fieller's interval on the latest completion time (Bonferroni over
+against the first by Fieller's interval on the latest completion time (Holm's steps over
 the study), each figure the mean over repetitions ± its 95 % Student-t half-width (none
 from one repetition)."""
 
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from itb.analysis.compare import Comparison
 from itb.analysis.results import VersionedResults
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: comparisons by Hsu and Holm
 
 
 class Point(BaseModel):

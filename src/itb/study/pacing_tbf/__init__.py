@@ -37,7 +37,7 @@ class PacingTbf:
     each source host limited to --limit in all, either by a token bucket on its egress
     (Linux tbf, unpaced senders) or by the senders' pacing. Reports each cell's mean
     completion time against the fair ideal, Jain's index of the flows' throughputs, and
-    the token bucket against pacing (Fieller's interval, Bonferroni over the study).
+    the token bucket against pacing (Fieller's interval, Holm's steps over the study).
     Resumable like `itb bench` (docs/studies.md).
     """
 

@@ -102,7 +102,7 @@ def build(out: Path, index: SweepIndex[PacingTbfCell], args: PacingTbfArgs, res:
                 lambda p: penalty_figure(res, p),
                 "penalty.png",
                 "The token bucket's completion time against pacing's, in % (bars: Fieller's "
-                "interval at the Bonferroni level over the study)",
+                "interval at its level: Holm's step or 1 − 0.05/m over the study)",
             ),
         ],
     )

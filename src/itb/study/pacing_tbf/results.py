@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from itb.analysis.compare import Comparison
 from itb.analysis.results import VersionedResults
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: comparisons by Hsu and Holm
 
 
 class Cell(BaseModel):
