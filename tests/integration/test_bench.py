@@ -90,3 +90,31 @@ def test_bench_resumes_after_ctrl_c_and_its_report_renders(engine_env, isolated)
     for name in ("tmean-by-protocol", "completion-times"):
         assert (out / "report" / f"{name}.png").stat().st_size > 0
         assert (out / "report" / f"{name}.svg").stat().st_size > 0
+
+
+def test_a_sequence_stops_at_its_budget_says_so_and_itb_report_rebuilds_its_table(
+    engine_env, isolated
+):
+    # BU B with reno and cubic (2 cells): repetitions until decided, at most 3, within a
+    # 15 s budget: the budget ends before the first look (3 repetitions of 2 cells)
+    out = isolated / "seq"
+    args = [*ARGS[:6], "reno,cubic", *ARGS[7:], "--out", str(out)]
+    args[args.index("--repeat") : args.index("--repeat") + 2] = ["--max-repeat", "3"]
+    args[args.index("BU,PA")] = "BU"
+    res = itb(*args, "--budget", "15s", env=engine_env, timeout=400)
+    assert res.returncode == 0, res.stderr + res.stdout
+    assert "the budget of 0.25 min has ended" in res.stderr
+    index = json.loads((out / "bench.json").read_text())
+    assert index["args"]["design"] == "sequential" and index["args"]["repeat"] == 3
+    assert index["stopped_by"] == "budget"
+    [c] = json.loads((out / "table.json").read_text())["comparisons"]
+    assert c["tested"] == "cubic" and c["reference"] == "reno"
+    if c["verdict"] == "inconclusive":  # (a 2 s transfer alone may be decided at once)
+        assert c["stopped_by"] == "budget" and "the budget stopped" in res.stdout
+    # the verdicts come first, then the table
+    assert res.stdout.index("Which protocol is faster") < res.stdout.index("ITB benchmark (")
+    before = (out / "table.csv").read_bytes()
+    again = itb("report", str(out), env=engine_env, timeout=300)
+    assert again.returncode == 0, again.stderr + again.stdout
+    assert (out / "table.csv").read_bytes() == before  # rebuilt from the raw logs, the same
+    assert "Which protocol is faster" in again.stdout and no_namespaces_left()

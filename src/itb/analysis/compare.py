@@ -111,6 +111,19 @@ class Comparison(BaseModel):
             parts.append(self.reason)
         return f"{what}: {'; '.join(parts)}" if parts else what
 
+    def why_undecided(self) -> str:
+        """Why an inconclusive comparison is so and what it would take: the observed CoV
+        of both protocols, the reason, and whether the budget stopped it."""
+        covs = [
+            f"{name} {100 * cov:.2g} %"
+            for name, cov in ((self.tested, self.cov_tested), (self.reference, self.cov_reference))
+            if cov is not None
+        ]
+        parts = [f"CoV {', '.join(covs)}" if covs else "", self.reason]
+        if self.stopped_by:
+            parts.append(f"the {self.stopped_by} stopped its repetitions")
+        return "; ".join(x for x in parts if x)
+
     @property
     def level_text(self) -> str:
         """The interval's level, e.g. "98.3 %"."""

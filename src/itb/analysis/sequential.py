@@ -44,10 +44,10 @@ class Design:
     alphas: tuple[float, ...]
 
     @classmethod
-    def adaptive(cls, max_repeat: int) -> Design:
-        """Looks at 3, 5, 7, 10, 14, … up to max_repeat (always a look there)."""
+    def adaptive(cls, max_repeat: int, first: int = FIRST_LOOK) -> Design:
+        """Looks at 3 (`first`), 5, 7, 10, 14, … up to max_repeat (always a look there)."""
         looks: list[int] = []
-        n = FIRST_LOOK
+        n = first
         while n < max_repeat:
             looks.append(n)
             n = max(n + 2, round(n * GROWTH))
@@ -68,6 +68,15 @@ class Design:
     def next_look(self, n: int) -> int | None:
         """The repetitions of the first look after n, or None after the last."""
         return next((x for x in self.looks if x > n), None)
+
+
+def design_of(key: dict) -> Design:
+    """A sweep's design from its arguments' key: `repeat`, and `design` "sequential"
+    (with `first_look` when not 3) for a sequence, else a fixed design."""
+    repeat = int(key.get("repeat", 1))
+    if key.get("design") == "sequential":
+        return Design.adaptive(repeat, int(key.get("first_look", FIRST_LOOK)))
+    return Design.fixed(repeat)
 
 
 def decide(pairs: Sequence[Pair], design: Design, margin: float = MARGIN) -> list[Comparison]:

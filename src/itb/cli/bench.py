@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Literal, TypedDict
 
 import typer
-from rich.table import Table
 
+from itb.cli.bench_print import QUICK_SHORTENS, axes_lines, bench_document, print_bench
 from itb.cli.common import INVENTORY, app, err, load_inventory, out, say, ticker
 from itb.cli.output import JSON, print_json
 from itb.errors import ScenarioError
@@ -20,8 +21,11 @@ class Defaults(TypedDict, total=False):
     apps: str
     classes: str
     ccs: str
-    repeat: int
+    max_repeat: int
+    first_look: int
+    budget_s: float
     transfer_time: float
+    spacing_s: float
     pa_messages: int
 
 
@@ -29,15 +33,15 @@ QUICK: Defaults = {
     "apps": "BU,PA",
     "classes": "B,F",
     "ccs": "cubic,reno,bbr",
-    "repeat": 2,
-    "transfer_time": 6.0,
-    "pa_messages": 27,  # 27 × (1 MB + 2 MB back): the bytes of the 40 × 2 MB it ran before
+    # one look, after 4 repetitions (3 degrees of freedom: at 3 the t quantile at the
+    # table's level is 2 to 4 times larger); what 10 minutes of runs on 2 cores allow
+    "max_repeat": 4,
+    "first_look": 4,
+    "budget_s": 600.0,  # with set-up and calibration, under 15 min
+    "transfer_time": 2.0,
+    "spacing_s": 0.25,  # PA's load up within 1.5 s (not 4.3)
+    "pa_messages": 8,  # 8 × (1 MB + 2 MB back)
 }
-# What the quick benchmark shortens, printed with its table
-QUICK_SHORTENS = (
-    "quick benchmark: classes B and F of A-L, 2 repetitions (not 3), BU transfers of 6 s "
-    "(not 240 s), PA 27 round trips (the documents' 200); options given explicitly win"
-)
 
 
 @app.command("bench")
@@ -62,15 +66,36 @@ def bench_cmd(
         "[default: the first of --cc]",
     ),
     repeat: int | None = typer.Option(
-        None, "--repeat", min=1, max=100, help="Repetitions of every cell. [default: 3]"
+        None,
+        "--repeat",
+        min=1,
+        max=100,
+        help="Exactly this many repetitions of every cell (a fixed design) instead of "
+        "repeating until each comparison is decided.",
+    ),
+    max_repeat: int | None = typer.Option(
+        None,
+        "--max-repeat",
+        min=3,
+        max=100,
+        help="Repetitions until every comparison of an application × class is faster, "
+        "slower or equivalent, at most this many per cell, looking at the data after 3, "
+        "5, 7, 10, 14, … (docs/benchmark.md). [default: 10]",
+    ),
+    budget: str | None = typer.Option(
+        None,
+        "--budget",
+        metavar="DURATION",
+        help="Stop repeating after this long (e.g. 20min, 2h, 900s) of this invocation; "
+        "undecided comparisons then say the budget stopped them. [default: none]",
     ),
     quick: bool = typer.Option(
         False,
         "--quick",
-        help="A short benchmark: BU and PA on "
-        "classes B and F, cubic/reno/bbr, 2 repetitions, 6 s "
-        "transfers, 27 PA round trips (about 10 minutes on a 2-core machine). Options given "
-        "explicitly win.",
+        help="A short benchmark: BU and PA on classes B and F, cubic/reno/bbr, 4 "
+        "repetitions within 10 minutes of runs (one look at the data), 2 s transfers "
+        "started 0.25 s apart, 8 PA round trips (about 13 minutes on a 2-core machine). "
+        "Options given explicitly win.",
     ),
     out_dir: Path | None = typer.Option(
         None,
@@ -108,11 +133,12 @@ def bench_cmd(
         "documents: 240 = 30 GB at 1 Gbit/s). "
         "[default: 240]",
     ),
-    spacing: float = typer.Option(
-        1.0,
+    spacing: float | None = typer.Option(
+        None,
         "--spacing",
         min=0,
-        help="Start spacing of bulk transfers in seconds (0 = synchronised).",
+        help="Start spacing of bulk transfers in seconds (0 = synchronised). [default: 1; "
+        "--quick: 0.25]",
     ),
     streams: int = typer.Option(
         1,
@@ -201,12 +227,17 @@ def bench_cmd(
     sources are kept, C, C_a and volumes divided by one factor per class, taken from the
     last `itb calibrate` (or --scale / --capacity); the RTT is kept (--scaling rate) or
     multiplied by the factor (--scaling window). Classes whose sources' windows fall under
-    20 segments are warned about. Repetition r of every cell runs before repetition r+1
-    of any, in a seeded random order. Ctrl-C stops cleanly; the same command resumes
-    without redoing finished runs. Per application and class, every protocol is compared
-    with the reference (--reference) at a level that holds over the whole table. Exit
-    code 0 when every run succeeded, 1 when some failed, 130 when interrupted, 2 for bad
-    arguments.
+    20 segments are warned about. Per application and class, every protocol is compared
+    with the reference (--reference): faster, slower, equivalent within ±2 % or
+    inconclusive, with a 5 % chance of any false verdict over the whole table. Cells are
+    repeated until every comparison of their application and class is decided: rounds
+    of one repetition per cell still open (repetition r of every open cell before r+1 of
+    any, in a seeded random order), a look at the data after 3, 5, 7, 10, … repetitions,
+    at most --max-repeat, or until --budget ends (--repeat N: exactly N, one look).
+    The verdicts are printed first, then the table. Ctrl-C stops cleanly; the same
+    command resumes without redoing finished runs and takes the same decisions; `itb
+    report DIR` rebuilds the table and report from the raw logs. Exit code 0 when every
+    run succeeded, 1 when some failed, 130 when interrupted, 2 for bad arguments.
     """
     from itb.report.bench import build_bench_report
     from itb.report.build import analyse_run
@@ -219,6 +250,12 @@ def bench_cmd(
     from itb.suite.sweep import default_dir
 
     q: Defaults = QUICK if quick else {}
+    if repeat is not None and (max_repeat is not None or budget is not None):
+        flag = "--max-repeat" if max_repeat is not None else "--budget"
+        raise ScenarioError(
+            None, flag, "--repeat fixes the repetitions; --max-repeat and --budget end a sequence"
+        )
+    budget_s = parse_budget(budget) if budget is not None else q.get("budget_s")
     app_list = [
         check_app(a) for a in csv_option(apps or q.get("apps") or "BU,PA", "--app", upper=True)
     ]
@@ -239,9 +276,9 @@ def bench_cmd(
         tuple(app_list),
         tuple(parse_classes(classes or q.get("classes") or "A-L")),
         tuple(cc_list),
-        repeat or q.get("repeat") or 3,
+        repeat or max_repeat or q.get("max_repeat") or 10,
         seed,
-        spacing,
+        spacing if spacing is not None else q.get("spacing_s", 1.0),
         sc,
         pa_messages or q.get("pa_messages") or 200,
         load_inventory(inventory),
@@ -253,6 +290,9 @@ def bench_cmd(
         simulate=backend == "sim",
         jobs=jobs or (_cores() if backend == "sim" else 1),
         dask=dask,
+        sequential=repeat is None,
+        first_look=q.get("first_look", 3) if max_repeat is None else 3,
+        budget_s=budget_s,
     )
     if args.simulate:  # what it needs, before its directory is made
         _simulation_ready(args)
@@ -269,10 +309,10 @@ def bench_cmd(
     )
     tick("")
     if as_json:
-        print_json(bench_document(result, _axes_lines(args, result.rows), quick))
+        print_json(bench_document(result, axes_lines(args, result.rows), quick))
     else:
-        _print_bench(result)
-        for line in _axes_lines(args, result.rows):
+        print_bench(result)
+        for line in axes_lines(args, result.rows):
             out.print(line, highlight=False)
         if quick:
             out.print(QUICK_SHORTENS, highlight=False)
@@ -285,41 +325,14 @@ def bench_cmd(
         raise typer.Exit(1)
 
 
-def bench_document(result, axes: list[str], quick: bool) -> dict:
-    """`itb bench --json`: the table's rows (table.json's, a row's class under "class")
-    and comparisons, with where they are and what the command ran that is not the
-    documents' default (the lines printed under the table)."""
-    return {
-        "out": result.out,
-        "status": result.status,
-        "signal": result.signal,
-        "rows": result.rows,
-        "comparisons": result.comparisons,
-        "table": result.out / "table.csv",
-        "report": result.report,
-        "axes": axes,
-        "quick": QUICK_SHORTENS if quick else None,
-        "warnings": result.warnings,
-    }
-
-
-def _axes_lines(args, rows) -> list[str]:
-    """What the table ran that is not the documents' default, one line per axis."""
-    lines = []
-    if args.scale.buffer != "bdp":
-        queues = sorted({f"{r.cls}: {r.buffer}" for r in rows})
-        lines.append(f"bottleneck queue {args.scale.buffer}: {', '.join(queues)}")
-    if args.streams != 1:
-        lines.append(f"N_s = {args.streams} parallel streams per BU forward source")
-    if args.k != 10:
-        lines.append(f"K = {args.k} for the data-centre classes")
-    if args.rtt_modes_ms:
-        lines.append(f"RTT {', '.join(sorted({r.rtt or '' for r in rows}))} for every class")
-    if args.scale.access_bps != 1_000_000_000:
-        lines.append(f"C_a = {args.scale.access_bps / 1e6:g} Mbit/s in the documents' terms")
-    if args.background.kind != "none":
-        lines.append(f"background B = {args.background.text} of C on a host pair of its own")
-    return lines
+def parse_budget(text: str) -> float:
+    """--budget: a duration with its unit, s, min or h (e.g. 20min) → seconds."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*(s|min|h)\s*", text)
+    if m is None or float(m.group(1)) <= 0:
+        raise ScenarioError(
+            None, "--budget", f"{text!r}: give a positive duration with s, min or h (e.g. 20min)"
+        )
+    return float(m.group(1)) * {"s": 1, "min": 60, "h": 3600}[m.group(2)]
 
 
 def _one_cc(text: str | None) -> str | None:
@@ -329,68 +342,6 @@ def _one_cc(text: str | None) -> str | None:
     if len(ccs) != 1:
         raise ScenarioError(None, "--reference", f"one protocol, not {text!r}")
     return ccs[0]
-
-
-def _print_bench(result) -> None:
-    from itb.draw.html import pm
-
-    t = Table(
-        title=f"ITB benchmark ({result.status}): completion time T in s, "
-        "mean over repetitions ± 95 % interval"
-    )
-    for col in (
-        "app",
-        "class",
-        "protocol",
-        "reps",
-        "T_mean",
-        "T_min",
-        "T_max",
-        "σ_T",
-        "CoV",
-        "J pooled",
-        "J intra",
-        "effic.",
-        "util.",
-        "scale",
-    ):
-        t.add_column(col, justify="left" if col in ("app", "class", "protocol") else "right")
-    for r in result.rows:
-        t.add_row(
-            r.label,
-            r.cls,
-            r.cc,
-            str(r.repetitions),
-            pm(r.t_mean, r.t_mean_ci95),
-            pm(r.t_min, r.t_min_ci95),
-            pm(r.t_max, r.t_max_ci95),
-            pm(r.sigma_t, r.sigma_t_ci95),
-            pm(r.cov, r.cov_ci95, 3),
-            pm(r.jain, None, 3),
-            pm(r.jain_intra, None, 3),
-            pm(r.efficiency, None, 3),
-            pm(r.utilisation, None, 3),
-            f"{r.scale_factor:g}",
-        )
-    out.print(t)
-    for r in result.rows:
-        if r.failed or r.failed_repetitions:
-            corrupt = f", {r.corrupt} of them with a corrupt window (not used)" if r.corrupt else ""
-            out.print(
-                f"[red]{r.app} {r.cls} {r.cc}: {r.failed_repetitions} failed "
-                f"repetition(s), {r.failed} failed transfer(s){corrupt}[/red] (see the "
-                "cell's run directory under cells/)"
-            )
-    if result.comparisons:
-        c = result.comparisons[0]
-        out.print(
-            f"against {c.reference}, {c.family} comparison(s) sharing a 5 % chance of a false "
-            f"verdict (Holm's steps), practical margin ±{100 * c.margin:.0f} %:"
-        )
-    for c in result.comparisons:
-        out.print(f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}: {c.sentence()}")
-    out.print(f"table: {result.out / 'table.csv'}")
-    out.print(f"report: {result.report}")
 
 
 def _simulation_ready(args) -> None:

@@ -129,12 +129,41 @@ def run_cmd(
 
 @app.command("report")
 def report_cmd(
-    run_dir: Path = typer.Argument(..., help="A run directory written by `itb run`."),
+    run_dir: Path = typer.Argument(
+        ...,
+        help="A run directory written by `itb run`, or a benchmark's or a study's "
+        "directory (`itb bench`, `itb study …`).",
+    ),
     as_json: bool = JSON,
 ) -> None:
-    """Recompute the tables, metrics and figures of an archived run from its raw logs."""
+    """Recompute the tables, metrics and figures of an archived run from its raw logs.
+
+    Given a benchmark's or a study's directory: every cell's run is analysed again from
+    its raw logs, then the benchmark's table (table.csv, table.json) or the study's
+    results (results.json) and the report are rebuilt, and printed as the command that
+    made it prints them (the benchmark's verdicts and table)."""
+    from itb.cli.report_dir import rerender_bench, rerender_study, sweep_kind
     from itb.report.build import build_report
 
+    kind = sweep_kind(run_dir) if run_dir.is_dir() else None
+    tick = ticker()
+    if kind == "bench":
+        from itb.cli.bench_print import bench_document, print_bench
+
+        result = rerender_bench(run_dir, tick)
+        if as_json:
+            print_json(bench_document(result, [], False))
+        else:
+            print_bench(result)
+        return
+    if kind is not None:
+        results, report = rerender_study(run_dir, kind, tick)
+        if as_json:
+            print_json({"out": run_dir, "results_file": results, "report": report})
+        else:
+            out.print(f"results: {results}")
+            out.print(f"report: {report}")
+        return
     path = build_report(run_dir)
     if as_json:
         print_json({"run_dir": run_dir, "report": path})

@@ -6,13 +6,64 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import BaseModel
+
 from itb import rundir
 from itb.analysis.benchmark import BenchComparison, BenchRow
 from itb.analysis.cells import forward_completions
+from itb.analysis.compare import MARGIN
+from itb.analysis.sequential import design_of
 from itb.draw.html import figure, render
 from itb.report import figures
 from itb.suite.realisation import BenchCell, BenchRealisation, WindowRecord
 from itb.suite.sweep_index import SweepIndex
+
+
+class MatrixRow(BaseModel):
+    key: str  # "BU F"
+    repetitions: int  # the most any of its protocols ran
+    cells: list[BenchComparison | None]  # per tested protocol, as Matrix.protocols
+
+
+class Matrix(BaseModel):
+    """The verdicts as a matrix: application × class rows, tested-protocol columns."""
+
+    protocols: list[str] = []
+    rows: list[MatrixRow] = []
+    margin: float = MARGIN
+    undecided: list[tuple[str, BenchComparison, str]] = []  # (row key, comparison, why)
+
+
+def verdict_matrix(comps: list[BenchComparison], rows: list[BenchRow]) -> Matrix:
+    protocols = list(dict.fromkeys(c.tested for c in comps))
+    by: dict[str, dict[str, BenchComparison]] = {}
+    for c in comps:
+        by.setdefault(figures.group_label(c.app, c.variant, c.cls), {})[c.tested] = c
+    reps: dict[str, int] = {}
+    for r in rows:
+        key = figures.group_label(r.app, r.variant, r.cls)
+        reps[key] = max(reps.get(key, 0), r.repetitions)
+    return Matrix(
+        protocols=protocols,
+        rows=[
+            MatrixRow(key=k, repetitions=reps.get(k, 0), cells=[v.get(p) for p in protocols])
+            for k, v in by.items()
+        ],
+        margin=comps[0].margin if comps else MARGIN,
+        undecided=[
+            (figures.group_label(c.app, c.variant, c.cls), c, c.why_undecided())
+            for c in comps
+            if c.verdict == "inconclusive"
+        ],
+    )
+
+
+def spread_table(rows: list[BenchRow]) -> list[tuple[str, dict[str, BenchRow]]]:
+    """Per application × class, each protocol's row (its CoV and Jain's index)."""
+    out: dict[str, dict[str, BenchRow]] = {}
+    for r in rows:
+        out.setdefault(figures.group_label(r.app, r.variant, r.cls), {})[r.cc] = r
+    return list(out.items())
 
 
 class WindowShown(WindowRecord):
@@ -76,12 +127,18 @@ def build_bench_report(
         figs.append(figure(f, "completion-time distributions per protocol"))
     cal_path = out / "calibration.json"
     calibration = rundir.read_json(cal_path) if cal_path.exists() else None
+    args = index.args
+    reference = args.get("reference") or next(iter(args.get("ccs") or []), "")
     return render(
         "bench.html.j2",
         rep / "report.html",
         index=index,
         rows=rows,
         comps=comps,
+        reference=reference,
+        looks=design_of(args).looks,
+        matrix=verdict_matrix(comps, rows),
+        spread=spread_table(rows),
         figs=figs,
         cell_figs=_cell_figures(out, index),
         classes=_classes(index),

@@ -30,9 +30,21 @@ def build_report(run: Path) -> Path:
         link = metrics.context.link
         for r in sorted(int(r) for r in tables["transfers"]["repetition"].unique()):
             gp, bn = out / f"goodput-rep{r:03d}.png", out / f"bottleneck-rep{r:03d}.png"
-            jobs.append(partial(figures.goodput_over_time, tables, r, gp, profiles))
-            jobs.append(partial(figures.bottleneck_over_time, tables, r, link, bn))
-        jobs.append(partial(figures.completion_times, tables, out / "completion-times.png"))
+            jobs.append(
+                partial(
+                    figures.goodput_over_time,
+                    tables,
+                    r,
+                    gp,
+                    profiles,
+                    run.name,
+                    metrics.context.capacity_bps,
+                )  # fmt: skip
+            )
+            jobs.append(partial(figures.bottleneck_over_time, tables, r, link, bn, run.name))
+        jobs.append(
+            partial(figures.completion_times, tables, out / "completion-times.png", run.name)
+        )
     figs = draw_all(jobs)
     warnings = list(a.meta.warnings)
     for r in range(1, a.meta.repetitions + 1):

@@ -8,20 +8,30 @@ from pathlib import Path
 import numpy as np
 
 from itb.analysis.benchmark import BenchRow
-from itb.analysis.series import aggregate_goodput, bottleneck_throughput
+from itb.analysis.rates import aggregate_within, goodput_rates
+from itb.analysis.series import bottleneck_throughput
 from itb.analysis.statistics import floats
 from itb.draw.plot import plt, save_figure
 
 
 def goodput_over_time(
-    tables: dict, repetition: int, path: Path, profiles: dict | None = None
+    tables: dict,
+    repetition: int,
+    path: Path,
+    profiles: dict | None = None,
+    name: str = "",
+    capacity_bps: float | None = None,
 ) -> Path:
-    """Goodput per transfer and G(t); a transfer with a rate profile has its profile drawn
-    dashed in its colour, from its start (the profile counts payload, as goodput does)."""
+    """Goodput per transfer and G(t), as rates over intervals long enough to mean one
+    (itb.analysis.rates: a transfer's short last sample joined to the one before; G(t)
+    over the shortest bins that keep it within the bottleneck's rate); a transfer with a
+    rate profile has its profile drawn dashed in its colour, from its start (the profile
+    counts payload, as goodput does)."""
     tr = tables["transfers"]
     tr = tr[tr["repetition"] == repetition]
-    s = tables["samples"]
-    s = s[(s["repetition"] == repetition) & (s["series"] == "goodput")]
+    samples = tables["samples"]
+    samples = samples[samples["repetition"] == repetition]
+    s = goodput_rates(samples)
     zero = int(tr["rep_start_ns"].min())
     fig, ax = plt.subplots(figsize=(9, 4.5))
     starts = dict(zip(tr["transfer"], tr["start_ns"]))
@@ -35,21 +45,29 @@ def goodput_over_time(
             ]
             ys = [r / 1e6 for _at, r in steps for _ in (0, 1)]
             ax.plot(xs, ys, ls="--", lw=0.8, color=line.get_color())
-    G = aggregate_goodput(tables["samples"], tables["transfers"], "forward")
-    G = G[G["repetition"] == repetition]
+    G, bin_s = aggregate_within(samples, tr, capacity_bps) if len(s) else (s.iloc[0:0], 0.0)
     if len(G):
-        ax.plot(G["t_s"], G["goodput_bps"] / 1e6, color="black", lw=1.5, label="G(t) forward")
+        label = f"G(t) forward, {bin_s:g} s bins"
+        ax.plot(G["t_s"], G["goodput_bps"] / 1e6, color="black", lw=1.5, label=label)
     ax.set_xlabel("time since the repetition's zero (s)")
     ax.set_ylabel("goodput (Mbit/s)")
-    ax.set_title(f"goodput per transfer and aggregate, repetition {repetition}")
-    if s["transfer"].nunique() <= 12:
+    ax.set_title(_titled(name, f"goodput per transfer and aggregate, repetition {repetition}"))
+    n = s["transfer"].nunique()
+    if n <= 12:
         ax.legend(fontsize=7, ncol=2)
+    else:  # one line per transfer, too many to name: the aggregate named, the rest counted
+        handles = [h for h in ax.get_lines() if str(h.get_label()).startswith("G(t)")]
+        ax.legend(handles=handles, fontsize=7, title=f"{n} transfers, one line each")
     ax.grid(alpha=0.3)
     return save_figure(fig, path)
 
 
+def _titled(name: str, what: str) -> str:
+    return f"{name}: {what}" if name else what
+
+
 def bottleneck_over_time(
-    tables: dict, repetition: int, link: str | None, path: Path
+    tables: dict, repetition: int, link: str | None, path: Path, name: str = ""
 ) -> Path | None:
     b = tables["bottleneck"]
     if b.empty:
@@ -70,11 +88,11 @@ def bottleneck_over_time(
     ax2.set_ylabel("queue (kB)")
     ax2.set_xlabel("time since the repetition's zero (s)")
     ax2.grid(alpha=0.3)
-    fig.suptitle(f"bottleneck {link or ''}, repetition {repetition}")
+    fig.suptitle(_titled(name, f"bottleneck {link or ''}, repetition {repetition}"))
     return save_figure(fig, path)
 
 
-def completion_times(tables: dict, path: Path) -> Path | None:
+def completion_times(tables: dict, path: Path, name: str = "") -> Path | None:
     tr = tables["transfers"]
     tr = tr[(tr["direction"] == "forward") & tr["ok"]]
     if tr.empty:
@@ -87,7 +105,7 @@ def completion_times(tables: dict, path: Path) -> Path | None:
     ax.set_xticks(reps)
     ax.set_xlabel("repetition")
     ax.set_ylabel("completion time (s)")
-    ax.set_title("completion time of the forward transfers")
+    ax.set_title(_titled(name, "completion time of the forward transfers"))
     ax.grid(alpha=0.3)
     return save_figure(fig, path)
 
@@ -107,21 +125,28 @@ def tmean_by_protocol(rows: list[BenchRow], path: Path) -> Path | None:
     width = 0.8 / len(ccs)
     fig, ax = plt.subplots(figsize=(max(7, 1.1 * len(groups) * max(1, len(ccs) / 2)), 4.5))
     for j, cc in enumerate(ccs):
-        xs, ys, es = [], [], []
+        xs, ys, lo, hi = [], [], [], []
         for r in rows:
-            if r.cc == cc:
+            if r.cc == cc and r.t_mean is not None:
                 xs.append(groups.index(group_label(r.app, r.variant, r.cls)) + j * width)
                 ys.append(r.t_mean)
-                es.append(r.t_mean_ci95 or 0)
-        ax.bar(xs, floats(ys), width, yerr=es, capsize=3, label=cc)
+                half = r.t_mean_ci95 or 0.0
+                lo.append(min(half, r.t_mean))  # a time is never below 0: the bar stops there
+                hi.append(half)
+        ax.bar(xs, floats(ys), width, yerr=[lo, hi], capsize=3, label=cc)
     ax.set_xticks(
         [i + 0.4 - width / 2 for i in range(len(groups))], groups, rotation=30, ha="right"
     )
     ax.set_ylabel("mean completion time T_mean (s)")
-    ax.set_title("T_mean per application and class (bars: 95 % interval over repetitions)")
+    ax.set_title(
+        "T_mean per application and class (bars: 95 % interval over repetitions, cut at 0)"
+    )
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, axis="y")
     return save_figure(fig, path)
+
+
+MIN_BOX_VALUES = 5  # a box (quartiles) from fewer values draws an illusion of spread
 
 
 def completion_by_protocol(times: dict[tuple[str, str], list[float]], path: Path) -> Path | None:
@@ -131,9 +156,18 @@ def completion_by_protocol(times: dict[tuple[str, str], list[float]], path: Path
     if not items:
         return None
     fig, ax = plt.subplots(figsize=(max(7, 0.6 * len(items) + 2), 4.5))
-    ax.boxplot([v for _, v in items], showmeans=True)
+    boxed = [i for i, (_, v) in enumerate(items, 1) if len(v) >= MIN_BOX_VALUES]
+    if boxed:
+        ax.boxplot([items[i - 1][1] for i in boxed], positions=boxed, showmeans=True)
+    for i, (_, v) in enumerate(items, 1):  # too few values for a box: each one drawn
+        if len(v) < MIN_BOX_VALUES:
+            ax.scatter([i] * len(v), v, s=16, color="black", zorder=3)
     ax.set_xticks(range(1, len(items) + 1), [f"{g}\n{cc}" for (g, cc), _ in items], fontsize=7)
+    ax.set_xlim(0.5, len(items) + 0.5)
     ax.set_ylabel("completion time (s)")
-    ax.set_title("completion-time distribution per protocol (forward transfers; ▲ mean)")
+    ax.set_title(
+        "completion times per protocol (forward transfers; boxes from "
+        f"{MIN_BOX_VALUES} values, ▲ mean; fewer: each value)"
+    )
     ax.grid(alpha=0.3, axis="y")
     return save_figure(fig, path)

@@ -12,6 +12,7 @@ import pandas as pd
 
 from itb import rundir
 from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable
+from itb.analysis.sequential import FIRST_LOOK, Design, design_of
 from itb.errors import ScenarioError
 from itb.say import Say
 from itb.suite import apps, stats, windows
@@ -54,6 +55,11 @@ class BenchArgs:
     simulate: bool = False  # every cell simulated (ns-3, itb.backends.sim)
     jobs: int = 1  # simulated cells side by side on this many cores (not in the key)
     dask: str | None = None  # or on the Dask cluster at this address (not in the key)
+    # repetitions until every comparison is decided, `repeat` at most (itb.analysis.
+    # sequential); False: exactly `repeat` (--repeat)
+    sequential: bool = False
+    first_look: int = FIRST_LOOK  # a sequence's first look (--quick: 4)
+    budget_s: float | None = None  # a sequence's running time, at most (not in the key)
 
     def __post_init__(self) -> None:
         check_k(self.k)
@@ -79,6 +85,12 @@ class BenchArgs:
             raise ScenarioError(
                 None, "--streams", f"{self.streams}: give 1 to {MAX_STREAMS_PER_SOURCE}"
             )
+
+    @property
+    def design(self) -> Design:
+        if self.sequential:
+            return Design.adaptive(self.repeat, self.first_look)
+        return Design.fixed(self.repeat)
 
     @property
     def reference_cc(self) -> str:
@@ -114,6 +126,10 @@ class BenchArgs:
             key["rtt"] = rtt_text(self.rtt_modes_ms)
         if self.background.kind != "none":
             key["background"] = self.background.text
+        if self.sequential:  # `repeat` is then the most a cell runs
+            key["design"] = "sequential"
+            if self.first_look != FIRST_LOOK:
+                key["first_look"] = self.first_look
         return key
 
     def realised_classes(self) -> tuple[ItbClass, ...]:
@@ -178,6 +194,8 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep[BenchCell]:
     sweep.inventory = args.inventory
     sweep.simulate = args.simulate
     sweep.jobs, sweep.dask = args.jobs, args.dask
+    if args.sequential:
+        sweep.design, sweep.still_open, sweep.budget_s = args.design, still_open, args.budget_s
     return sweep
 
 
@@ -212,9 +230,8 @@ def run_bench(
     )
 
 
-def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
-    """The table and comparisons from the cells' metrics.json (also for a partial sweep),
-    against the reference its index records."""
+def _cells(sweep: Sweep[BenchCell]) -> list[tuple[stats.CellKey, list[dict]]]:
+    """Each cell's key and per-repetition rows, from the cells' metrics.json."""
     cells = []
     for c in sweep.index.cells:
         m = sweep.metrics(c)
@@ -224,6 +241,38 @@ def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
                 stats.per_repetition(m, c.cc) if m is not None else [],
             )
         )
+    return cells
+
+
+def _comparisons(sweep: Sweep[BenchCell], cells) -> list[BenchComparison]:
+    reference = reference_of(sweep.index.args)
+    if not reference:
+        return []
+    ran = {c.name: _repetitions_ran(sweep, c) for c in sweep.index.cells}
+    counts = [ran[c.name] for c in sweep.index.cells]
+    return stats.compare(cells, reference, design_of(sweep.index.args), counts)
+
+
+def _repetitions_ran(sweep: Sweep[BenchCell], cell: BenchCell) -> int:
+    """Up to which repetition the cell ran (ended, ok or failed by the experiment)."""
+    done = rundir.repetitions_done(sweep.out / cell.run, int(sweep.index.args.get("repeat", 1)))
+    return max(done, default=0)
+
+
+def still_open(sweep: Sweep[BenchCell]) -> set[str]:
+    """After a look: the cells whose application × class has a comparison undecided."""
+    cells = _cells(sweep)
+    groups = {
+        (c.app, c.variant, c.cls) for c in _comparisons(sweep, cells) if c.verdict == "inconclusive"
+    }
+    return {c.name for c in sweep.index.cells if (c.app, c.variant, c.cls) in groups}
+
+
+def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
+    """The table and comparisons from the cells' metrics.json (also for a partial sweep),
+    against the reference its index records, by its design (a sequence replayed from the
+    repetitions in order)."""
+    cells = _cells(sweep)
     rows = []
     for row, c in zip(stats.table_rows(cells), sweep.index.cells):
         meta_path = sweep.out / c.run / "meta.json"
@@ -249,8 +298,11 @@ def summarise(sweep: Sweep[BenchCell]) -> BenchTable:
             window_warning=w is not None and bool(w.warning),
         )
         rows.append(BenchRow(**row))
-    reference = reference_of(sweep.index.args)
-    comparisons = stats.compare(cells, reference) if reference else []
+    comparisons = _comparisons(sweep, cells)
+    if sweep.index.stopped_by:
+        for comp in comparisons:
+            if comp.verdict == "inconclusive":
+                comp.stopped_by = sweep.index.stopped_by
     table = BenchTable(rows=rows, comparisons=comparisons)
     pd.DataFrame([r.model_dump(by_alias=True) for r in rows]).to_csv(
         sweep.out / "table.csv", index=False

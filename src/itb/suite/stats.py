@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from itb.analysis.benchmark import BenchComparison
-from itb.analysis.compare import MARGIN, compare_all
+from itb.analysis.compare import MARGIN
 from itb.analysis.run_results import RunMetrics
+from itb.analysis.sequential import Design, Pair, decide
 from itb.analysis.statistics import mean_ci
 
 METRICS = (
@@ -86,19 +87,30 @@ def table_rows(cells: list[tuple[CellKey, list[dict]]]) -> list[dict]:
 
 
 def compare(
-    cells: list[tuple[CellKey, list[dict]]], reference: str, margin: float = MARGIN
+    cells: list[tuple[CellKey, list[dict]]],
+    reference: str,
+    design: Design | None = None,
+    ran: list[int] | None = None,
+    margin: float = MARGIN,
 ) -> list[BenchComparison]:
     """Per application × class, every other protocol against `reference`, fixed by the
     arguments before any data (choosing the fastest after the fact would make a false
     "slower" likelier than the level says), on the per-repetition T_mean; one table, every
     comparison of the m sharing α = 0.05 by Holm's steps (itb.analysis.compare:
     the relative difference with Fieller's interval, faster / slower / equivalent /
-    inconclusive). A cell's T leaves its failed transfers out: the comparison says so."""
-    groups: dict[tuple, dict[str, tuple[list[float], int]]] = {}
-    for key, reps in cells:
-        t = [r["t_mean"] for r in reps if r["t_mean"] is not None]
+    inconclusive), by the design: one look at every repetition (None, or fixed), or a
+    sequence replayed from the repetitions in order (itb.analysis.sequential; `ran`: up to
+    which repetition each cell ran, a repetition without a T_mean a gap). A cell's T
+    leaves its failed transfers out: the comparison says so."""
+    groups: dict[tuple, dict[str, tuple[list[float | None], int]]] = {}
+    for i, (key, reps) in enumerate(cells):
+        by_rep = {r["repetition"]: r["t_mean"] for r in reps}
+        last = ran[i] if ran is not None else max(by_rep, default=0)
+        t = [by_rep.get(r) for r in range(1, last + 1)]
         groups.setdefault(key.group, {})[key.cc] = (t, sum(r["n_failed"] for r in reps))
-    keys, pairs, failed = [], [], []
+    keys: list[tuple] = []
+    pairs: list[Pair] = []
+    failed: list[tuple[int, int]] = []
     for group, by_cc in groups.items():
         t_ref, nf_ref = by_cc.get(reference, ([], 0))
         for cc, (t, nf) in by_cc.items():
@@ -107,7 +119,8 @@ def compare(
                 pairs.append((cc, t, reference, t_ref))
                 failed.append((nf, nf_ref))
     out = []
-    for (app, variant, cls), c, (nf, nf_ref) in zip(keys, compare_all(pairs, margin), failed):
+    compared = decide(pairs, design or Design.fixed(1), margin)
+    for (app, variant, cls), c, (nf, nf_ref) in zip(keys, compared, failed):
         notes = [
             f"{n} failed transfer(s) of {who} not in its T"
             for n, who in ((nf, c.tested), (nf_ref, c.reference))

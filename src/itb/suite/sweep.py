@@ -11,6 +11,12 @@ Order: repetition r of every cell runs before repetition r + 1 of any, the cells
 round shuffled with the seed, so slow drifts of the machine spread over all cells.
 Interrupted, the same command (same arguments, same directory) resumes: repetitions
 that ended are not run again. `itb bench` and `itb study` are sweeps.
+
+A sequential sweep (`itb bench` without --repeat: itb.analysis.sequential) runs to each
+look of its design in turn, only the cells its `still_open` says are undecided, and stops
+when none is, at the last look, or when its budget (seconds of this invocation) ends.
+What is open after a look is computed from the repetitions alone, so a resumed sweep
+takes the same sequence.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import tomli_w
 from itb import rundir
 from itb.analysis.results import OtherFormat
 from itb.analysis.run_results import RunMetrics
+from itb.analysis.sequential import Design
 from itb.backends import owner
 from itb.backends.sim.config import unsupported
 from itb.engine import runner
@@ -110,6 +117,10 @@ class Sweep(Generic[C]):
         self.jobs = 1
         self.dask: str | None = None
         self.analyse_run: AnalyseRun | None = None  # each run's analysis (set by `drive`)
+        # a sequential sweep: its looks, and after each the cells still to repeat
+        self.design: Design | None = None
+        self.still_open: Callable[[Sweep[C]], set[str]] | None = None
+        self.budget_s: float | None = None  # this invocation's running time, at most
 
     @property
     def index(self) -> SweepIndex[C]:
@@ -175,23 +186,56 @@ class Sweep(Generic[C]):
         return self.index
 
     def run(self, say: Say, tick: Say) -> Status:
-        """Every (cell, repetition) not yet ended; "complete" or "incomplete"."""
+        """Every (cell, repetition) not yet ended, look by look for a sequential sweep;
+        "complete" (also when a sequence stopped early: decided, or its budget ended) or
+        "incomplete" (interrupted)."""
         units = self.index.order
-        todo = [(n, r) for n, r in units if r not in rundir.repetitions_done(self.run_dir(n), r)]
-        if len(todo) < len(units):
-            say(f"resuming {self.out}: {len(units) - len(todo)} of {len(units)} runs already done")
+        done = sum(r in rundir.repetitions_done(self.run_dir(n), r) for n, r in units)
+        if done:
+            say(f"resuming {self.out}: {done} of {len(units)} runs already done")
+        t0 = time.monotonic()
+        looks = self.design.looks if self.design else (self.repeat,)
+        open_ = {c.name for c in self.cells}
         status: Status = "complete"
+        if self.index.stopped_by:  # a budget's end before: this invocation has its own
+            self.index.stopped_by = None
+        for j, look in enumerate(looks):
+            todo = [
+                (n, r) for n, r in units
+                if r <= look and n in open_ and r not in rundir.repetitions_done(self.run_dir(n), r)
+            ]  # fmt: skip
+            if self.design and todo:
+                say(f"look {j + 1} of {len(looks)}: {len(open_)} cell(s) to {look} repetitions")
+            status = self._run_units(todo, say, tick, t0)
+            if status != "complete" or self.index.stopped_by or j == len(looks) - 1:
+                break
+            if self.still_open is not None:
+                open_ = self.still_open(self)
+            if not open_:
+                say(f"every comparison decided after {look} repetitions")
+                break
+        self.index.status = status
+        self.index.write(self.index_path)
+        return status
+
+    def _run_units(self, todo: list[tuple[str, int]], say: Say, tick: Say, t0: float) -> Status:
+        """Run these (cell, repetition)s in order: "incomplete" when interrupted; a budget
+        that ends before one of them starts marks the index `stopped_by` "budget"."""
         side_by_side: dict[str, list[int]] = {}
         if self.jobs > 1 or self.dask:  # simulated cells in parallel, after the others
             for n, r in todo:
                 if self.simulate or n in self.simulated:
                     side_by_side.setdefault(n, []).append(r)
             todo = [(n, r) for n, r in todo if n not in side_by_side]
-        t0 = time.monotonic()
+        t1 = time.monotonic()
         for i, (name, r) in enumerate(todo, 1):
+            if self.budget_s is not None and time.monotonic() - t0 >= self.budget_s:
+                say(f"the budget of {self.budget_s / 60:g} min has ended")
+                self.index.stopped_by = "budget"
+                return "complete"
             eta = ""
             if i > 1:
-                left = (time.monotonic() - t0) / (i - 1) * (len(todo) - i + 1)
+                left = (time.monotonic() - t1) / (i - 1) * (len(todo) - i + 1)
                 eta = f", about {left / 60:.0f} min left"
             say(f"[{i}/{len(todo)}] {name} repetition {r}/{self.repeat}{eta}")
             run_dir = self.run_dir(name)
@@ -208,29 +252,25 @@ class Sweep(Generic[C]):
                     load_scenario(self.scenario(name)), opts, say=lambda m: None, tick=tick
                 )
             except KeyboardInterrupt:
-                status = "incomplete"
-                break
+                return "incomplete"
             self.signal = res.signal
             if res.signal is not None or r not in rundir.repetitions_done(run_dir, r):
-                status = "incomplete"  # interrupted: the runner tore everything down
-                break
+                return "incomplete"  # interrupted: the runner tore everything down
             rep = res.repetitions[r - 1]
             say(
                 f"      {rep.get('status')}"
                 + (f": {rep.get('reason')}" if rep.get("reason") else "")
                 + _t_line(res.metrics, r)
             )
-        if side_by_side and status == "complete":
+        if side_by_side:
             from itb.suite import parallel
 
             ended = parallel.run_cells(
                 {n: sorted(rs) for n, rs in side_by_side.items()},
                 self.scenario, self.run_dir, self.analyse_run, say, self.jobs, self.dask,
             )  # fmt: skip
-            status = "complete" if ended else "incomplete"
-        self.index.status = status
-        self.index.write(self.index_path)
-        return status
+            return "complete" if ended else "incomplete"
+        return "complete"
 
     def metrics(self, cell: IndexCell) -> RunMetrics | None:
         """A cell's metrics.json, None before its run made one. One of another format

@@ -95,6 +95,9 @@ class SweepIndex(IndexHead, Generic[C]):
     cells: list[C]
     order: list[tuple[str, int]]  # (cell, repetition), in the order they run
     status: Status
+    # what stopped a sequential sweep's repetitions before every comparison was decided
+    # ("budget"; written only then)
+    stopped_by: str | None = None
 
     def write(self, path: Path) -> None:
         """Atomically (`rundir.write_json`), with the keys it holds (module docstring)."""

@@ -18,13 +18,23 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from itb import rundir
 from itb.backends.host import Host, with_parent
 from itb.backends.sim import config, driver, memory
 from itb.backends.testbed import CcSupport, Emulator, Say, quiet
 from itb.errors import BackendError, PreflightError
+from itb.scenario.experiment.background import SIMULATOR_DRAW, started_later
 from itb.scenario.testbed.model import Topology
 
 EMULATOR_INTERVAL_US = 1000
+# What a simulation varies by itself from one repetition to the next: every transfer,
+# ping-pong and UDP stream starts a seeded draw in [0, this] later (on top of a scenario's
+# own start_jitter), recorded in the repetition's events.json. ns-3 is deterministic: the
+# same inputs give the same times, and a comparison of protocols on repetitions without
+# spread is undefined. The testbed's repetitions differ by its own noise (the hosts'
+# scheduling, the emulator's timing); this draw stands for it, its size measured so that
+# simulated repetitions spread as the testbed's do (docs/simulation.md, "Repetitions").
+NATURAL_START_JITTER_US = 1000
 
 
 class SimTestbed:
@@ -127,6 +137,10 @@ class SimTestbed:
         why = config.unsupported(self.topology, events)
         if why:
             return {"status": "failed", "reason": f"not simulated: {why}"}
+        events = started_later(
+            events, self.seed, repetition, NATURAL_START_JITTER_US, SIMULATOR_DRAW
+        )
+        rundir.write_json(rep_dir / "events.json", [e.model_dump(mode="json") for e in events])
         zero = time.monotonic_ns()
         text = config.config(
             self.topology, events, zero, duration_us, interval_us, self.seed, repetition,

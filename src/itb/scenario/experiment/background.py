@@ -49,21 +49,31 @@ def events_for_repetition(exp: Experiment, repetition: int) -> list:
                 )
             )
     if exp.start_jitter_us:
-        out = [_jittered(e, exp, repetition, k) for k, e in enumerate(out)]
+        out = started_later(out, exp.seed, repetition, exp.start_jitter_us)
     out.sort(key=lambda ev: (ev.at_us, ev.id))
     return out
 
 
-def _jittered(e, exp: Experiment, repetition: int, k: int):
-    """A transfer, ping-pong or UDP stream delayed by a draw in [0, start_jitter] (seeded
-    by the experiment's seed, the repetition and the event's place; its deadline, counted
-    from its start, moves with it); other events as they are."""
+SCENARIO_DRAW = 0x6A  # the scenario's start_jitter
+SIMULATOR_DRAW = 0x53  # a simulator's own (itb.backends.sim.testbed)
+
+
+def started_later(
+    events: list, seed: int, repetition: int, jitter_us: int, draw: int = SCENARIO_DRAW
+) -> list:
+    """Every transfer, ping-pong and UDP stream delayed by a draw in [0, jitter_us]
+    (seeded by the seed, the repetition, the event's place and `draw`, which keeps two
+    jitters' draws apart; its deadline, counted from its start, moves with it); other
+    events as they are."""
     import numpy as np
 
-    if not isinstance(e, Transfer | Pingpong | Udp):
-        return e
-    rng = np.random.default_rng([exp.seed, repetition, k, 0x6A])  # (0x6A: this draw's own)
-    return e.model_copy(update={"at_us": e.at_us + int(rng.integers(0, exp.start_jitter_us + 1))})
+    out = []
+    for k, e in enumerate(events):
+        if isinstance(e, Transfer | Pingpong | Udp):
+            rng = np.random.default_rng([seed, repetition, k, draw])
+            e = e.model_copy(update={"at_us": e.at_us + int(rng.integers(0, jitter_us + 1))})
+        out.append(e)
+    return out
 
 
 def draw_size(rng: np.random.Generator, e: TcpBackground) -> float:

@@ -1,0 +1,154 @@
+"""What `itb bench` prints: the verdicts first (application × class rows, protocol
+columns, each against the reference), then the table, and its `--json` document."""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from itb.cli.common import out
+
+# What the quick benchmark shortens, printed with its table
+QUICK_SHORTENS = (
+    "quick benchmark: classes B and F of A-L, 4 repetitions within 10 min of runs (not up "
+    "to 10, looking after 3, 5, 7), BU transfers of 2 s (not 240 s) 0.25 s apart (not 1 s), "
+    "PA 8 round trips (the documents' 200); options given explicitly win"
+)
+
+
+def bench_document(result, axes: list[str], quick: bool) -> dict:
+    """`itb bench --json`: the table's rows (table.json's, a row's class under "class")
+    and comparisons, with where they are and what the command ran that is not the
+    documents' default (the lines printed under the table)."""
+    return {
+        "out": result.out,
+        "status": result.status,
+        "signal": result.signal,
+        "rows": result.rows,
+        "comparisons": result.comparisons,
+        "table": result.out / "table.csv",
+        "report": result.report,
+        "axes": axes,
+        "quick": QUICK_SHORTENS if quick else None,
+        "warnings": result.warnings,
+    }
+
+
+def axes_lines(args, rows) -> list[str]:
+    """What the table ran that is not the documents' default, one line per axis."""
+    lines = []
+    if args.scale.buffer != "bdp":
+        queues = sorted({f"{r.cls}: {r.buffer}" for r in rows})
+        lines.append(f"bottleneck queue {args.scale.buffer}: {', '.join(queues)}")
+    if args.streams != 1:
+        lines.append(f"N_s = {args.streams} parallel streams per BU forward source")
+    if args.k != 10:
+        lines.append(f"K = {args.k} for the data-centre classes")
+    if args.rtt_modes_ms:
+        lines.append(f"RTT {', '.join(sorted({r.rtt or '' for r in rows}))} for every class")
+    if args.scale.access_bps != 1_000_000_000:
+        lines.append(f"C_a = {args.scale.access_bps / 1e6:g} Mbit/s in the documents' terms")
+    if args.background.kind != "none":
+        lines.append(f"background B = {args.background.text} of C on a host pair of its own")
+    return lines
+
+
+COLOUR = {"faster": "green", "slower": "red", "equivalent": "blue", "inconclusive": "yellow"}
+
+
+def verdict_cell(c) -> str:
+    """A comparison in a few words: its verdict, difference and interval."""
+    diff = f" {100 * c.difference:+.1f} %" if c.difference is not None else ""
+    ci = ""
+    if c.difference_ci:
+        lo, hi = c.difference_ci
+        ci = f" [{100 * lo:+.1f}, {100 * hi:+.1f}]"
+    return f"[{COLOUR[c.verdict]}]{c.verdict}[/]{diff}{ci}"
+
+
+def verdict_matrix(comparisons) -> Table:
+    """Application × class rows, protocol columns: each against the reference."""
+    tested = list(dict.fromkeys(c.tested for c in comparisons))
+    c0 = comparisons[0]
+    t = Table(
+        title=f"Which protocol is faster: against {c0.reference}, ±{100 * c0.margin:.0f} % "
+        "margin, a 5 % chance of any false verdict over the table"
+    )
+    t.add_column("app / class")
+    t.add_column("reps", justify="right")
+    for name in tested:
+        t.add_column(name)
+    rows: dict[str, dict[str, object]] = {}
+    for c in comparisons:
+        key = f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}"
+        rows.setdefault(key, {})[c.tested] = c
+    for key, by in rows.items():
+        reps = max(max(x.n_tested, x.n_reference) for x in by.values())  # type: ignore[attr-defined]
+        t.add_row(key, str(reps), *(verdict_cell(by[n]) if n in by else "–" for n in tested))
+    return t
+
+
+def print_bench(result) -> None:
+    if result.comparisons:
+        out.print(verdict_matrix(result.comparisons))
+        for c in result.comparisons:
+            if c.verdict == "inconclusive":
+                key = f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}"
+                out.print(f"  {key} {c.tested}: {c.why_undecided()}", highlight=False)
+    _print_table(result)
+
+
+def _print_table(result) -> None:
+    from itb.draw.html import pm
+
+    t = Table(
+        title=f"ITB benchmark ({result.status}): completion time T in s, "
+        "mean over repetitions ± 95 % interval"
+    )
+    for col in (
+        "app",
+        "class",
+        "protocol",
+        "reps",
+        "T_mean",
+        "T_min",
+        "T_max",
+        "σ_T",
+        "CoV",
+        "J pooled",
+        "J intra",
+        "effic.",
+        "util.",
+        "scale",
+    ):
+        t.add_column(col, justify="left" if col in ("app", "class", "protocol") else "right")
+    for r in result.rows:
+        t.add_row(
+            r.label,
+            r.cls,
+            r.cc,
+            str(r.repetitions),
+            pm(r.t_mean, r.t_mean_ci95),
+            pm(r.t_min, r.t_min_ci95),
+            pm(r.t_max, r.t_max_ci95),
+            pm(r.sigma_t, r.sigma_t_ci95),
+            pm(r.cov, r.cov_ci95, 3),
+            pm(r.jain, None, 3),
+            pm(r.jain_intra, None, 3),
+            pm(r.efficiency, None, 3),
+            pm(r.utilisation, None, 3),
+            f"{r.scale_factor:g}",
+        )
+    out.print(t)
+    for r in result.rows:
+        if r.failed or r.failed_repetitions:
+            corrupt = f", {r.corrupt} of them with a corrupt window (not used)" if r.corrupt else ""
+            out.print(
+                f"[red]{r.app} {r.cls} {r.cc}: {r.failed_repetitions} failed "
+                f"repetition(s), {r.failed} failed transfer(s){corrupt}[/red] (see the "
+                "cell's run directory under cells/)"
+            )
+    for c in result.comparisons:
+        key = f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}"
+        out.print(f"{key}: {c.sentence()}", highlight=False)
+    out.print(f"table: {result.out / 'table.csv'}")
+    out.print(f"report: {result.report}")

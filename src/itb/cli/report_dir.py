@@ -1,0 +1,93 @@
+"""`itb report DIR` on a benchmark's or a study's directory: every cell's run analysed
+again from its raw logs, then the table (or the study's results) and the report rebuilt,
+as the command that made the directory would (docs/run-directory.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from itb.errors import ScenarioError
+from itb.say import Say
+
+
+def sweep_kind(d: Path) -> str | None:
+    """The kind of sweep whose index is in `d` ("bench", a study's kind), or None."""
+    from itb.rundir.records import load_json
+
+    for index in sorted(d.glob("*.json")):
+        if index.stem == "bench" or index.stem in _study_kinds():
+            doc = load_json(index)
+            if isinstance(doc, dict) and doc.get("kind") == index.stem:
+                return index.stem
+    return None
+
+
+def _study_kinds() -> dict[str, Any]:
+    from itb.study.registry import studies
+
+    return {r.study.kind: r for r in studies()}
+
+
+def _reanalyse(out: Path, runs: list[str], tick: Say) -> None:
+    """Every cell's tables, metrics and report from its raw logs (`itb report RUN`)."""
+    from itb.report.build import analyse_run
+
+    ran = [r for r in runs if (out / r / "meta.json").exists()]
+    for i, run in enumerate(ran, 1):
+        tick(f"analysing cell {i}/{len(ran)}: {run}")
+        analyse_run(out / run)
+    tick("")
+
+
+def rerender_bench(out: Path, tick: Say):
+    """The benchmark in `out`: its cells analysed again, table.csv / table.json and the
+    report rebuilt (what `itb bench` wrote, from the same repetitions). Returns the
+    BenchResult `itb bench` prints."""
+    from itb.report.bench import build_bench_report
+    from itb.report.build import analyse_run
+    from itb.suite import windows
+    from itb.suite.benchmark import BenchResult, summarise
+    from itb.suite.realisation import BenchCell
+    from itb.suite.sweep import Sweep
+    from itb.suite.sweep_index import SweepIndex, read_index
+
+    index = read_index(out / "bench.json", SweepIndex[BenchCell])
+    _reanalyse(out, [c.run for c in index.cells], tick)
+    sweep: Sweep[BenchCell] = Sweep(
+        out, "bench", SweepIndex[BenchCell], index.args, [], int(index.args.get("repeat", 1)), 0
+    )
+    sweep.index, sweep.analyse_run = index, analyse_run
+    table = summarise(sweep)
+    report = build_bench_report(out, index, table.rows, table.comparisons)
+    warnings = windows.warnings_of(c.realisation for c in index.cells)
+    return BenchResult(out, index.status, table.rows, table.comparisons, report, warnings)
+
+
+def rerender_study(out: Path, kind: str, tick: Say) -> tuple[Path, Path]:
+    """A study's directory: its cells analysed again, results.json and the report rebuilt
+    from its arguments as its index records them. Returns (results.json, report)."""
+    from itb.cli.studies import SIMULATED, report_of, simulated
+    from itb.report.build import analyse_run
+    from itb.rundir.records import load_json
+
+    entry = _study_kinds()[kind]
+    study = entry.study
+    path = out / f"{kind}.json"
+    key = dict(load_json(path).get("args") or {})
+    simulate = key.get("backend") == SIMULATED["backend"]
+    if simulate and "backend" not in study.Args.model_fields:
+        key.pop("backend")
+    try:
+        args = study.Args.model_validate(key)
+    except ValueError as e:
+        raise ScenarioError(str(path), "args", f"not the arguments of {kind}: {e}") from None
+    sweep = study.plan(args, out, lambda m: None)
+    if simulate:
+        sweep = simulated(sweep, " ".join(study.name))
+    sweep.analyse_run = analyse_run
+    sweep.open()  # the index there, checked to be of these arguments
+    _reanalyse(out, [c.run for c in sweep.index.cells], tick)
+    results = study.analyse(sweep, args)
+    report = report_of(entry)(out, sweep.index, args, results)
+    return out / "results.json", report
