@@ -41,6 +41,12 @@ def test_rtt_sweep_simulated_fills_the_link_and_shares_it(tmp_path):
     t = pd.read_parquet(meta.parent / "transfers.parquet")
     assert len(t) == 12 and not t["ok"].any()
     assert set(t["error"]) == {"stopped once the awaited events were done (wait = false)"}
+    # `itb report DIR` rebuilds the study from its raw logs: the same results
+    before = json.loads((out / "results.json").read_text())
+    again = itb("report", str(out))
+    assert again.returncode == 0, again.stderr + again.stdout
+    assert f"results: {out / 'results.json'}" in again.stdout
+    assert json.loads((out / "results.json").read_text()) == before
 
 
 def test_a_study_a_simulator_cannot_run_is_refused_before_anything_is_written(tmp_path):

@@ -7,7 +7,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from itb.analysis.rates import aggregate_rate, aggregate_within, goodput_rates
+from itb.analysis.rates import (
+    aggregate_rate,
+    aggregate_within,
+    goodput_rates,
+    per_transfer_within,
+)
 
 MS = 1_000_000  # ns
 
@@ -80,3 +85,16 @@ def test_g_takes_longer_bins_until_it_stays_within_the_link():
     # 0.1 s: 1.5 MB in the last bin (120 Mbit/s); 0.2 s: 1.8 MB then 2.2 MB per 200 ms,
     # 88 Mbit/s; 0.5 s: 4 MB in 0.5 s, 64 Mbit/s
     assert bin_s == 0.5 and G["goodput_bps"].max() <= 80e6 * 1.01
+
+
+def test_a_transfer_that_catches_up_is_drawn_over_bins_that_stay_within_the_link():
+    # alone on an 80 Mbit/s link its reader takes 0.4 MB, 0.8 MB, 1.8 MB per 100 ms (the
+    # last 144 Mbit/s); over 0.2 s bins 1.2 MB then 1.8 MB: 48 and 72 Mbit/s
+    s = _samples([("a", 100, 100, 400_000), ("a", 200, 100, 800_000),
+                  ("a", 300, 100, 1_800_000)])  # fmt: skip
+    each, bin_s = per_transfer_within(s, _transfers(["a"]), 80e6)
+    assert bin_s == 0.2 and each["goodput_bps"].tolist() == pytest.approx([48e6, 72e6])
+    assert each["t_s"].tolist() == pytest.approx([0.2, 0.4])
+    # within the link: the log's own samples, at their dates
+    each, bin_s = per_transfer_within(s, _transfers(["a"]), 200e6)
+    assert bin_s == 0.1 and each["t_s"].tolist() == pytest.approx([0.1, 0.2, 0.3])

@@ -62,25 +62,29 @@ def goodput_rates(samples: pd.DataFrame) -> pd.DataFrame:
 
 
 def aggregate_rate(
-    samples: pd.DataFrame, transfers: pd.DataFrame, direction: str = "forward",
-    bin_s: float | None = None,
+    samples: pd.DataFrame, transfers: pd.DataFrame, direction: str | None = "forward",
+    bin_s: float | None = None, per_transfer: bool = False,
 ) -> pd.DataFrame:  # fmt: skip
     """G(t) per repetition from `goodput_rates`: each sample's bytes spread over its
     covered time and split between the bins it overlaps (bin_s: the log's usual interval
     by default). Columns repetition, t_s (the bin's end after the repetition's
-    rep_start_ns), goodput_bps, bytes."""
+    rep_start_ns), goodput_bps, bytes; with `per_transfer`, each transfer's own (and its
+    `transfer` column)."""
     tables.validate(samples, "samples")
     tables.validate(transfers, "transfers")
-    chosen = transfers.loc[transfers["direction"] == direction, _KEY].drop_duplicates()
+    which = transfers if direction is None else transfers[transfers["direction"] == direction]
+    chosen = which[_KEY].drop_duplicates()
     rates = goodput_rates(samples).merge(chosen, on=_KEY)
-    cols = ["repetition", "t_s", "goodput_bps", "bytes"]
+    keys = _KEY if per_transfer else ["repetition"]
+    cols = [*keys, "t_s", "goodput_bps", "bytes"]
     if rates.empty:
         return pd.DataFrame({c: pd.Series(dtype="float64") for c in cols})
     gp = samples[samples["series"] == "goodput"]
     step = round((bin_s or common_interval_s(gp["interval_s"])) * 1e9)
     origin = transfers.groupby("repetition")["rep_start_ns"].min()
     parts = []
-    for rep, r in rates.groupby("repetition"):
+    for key, r in rates.groupby(keys):
+        rep = key[0]
         zero = int(origin[rep])
         a = r["start_ns"].to_numpy(np.int64) - zero
         b = r["t_ns"].to_numpy(np.int64) - zero
@@ -98,7 +102,7 @@ def aggregate_rate(
         parts.append(
             pd.DataFrame(
                 {
-                    "repetition": rep,
+                    **dict(zip(keys, key)),
                     "t_s": (ks + 1) * step / 1e9,
                     "goodput_bps": acc * 8 / (step / 1e9),
                     "bytes": acc,
@@ -127,3 +131,25 @@ def aggregate_within(
         if capacity_bps is None or G.empty or G["goodput_bps"].max() <= OVER_LINK * capacity_bps:
             break
     return G, b
+
+
+def per_transfer_within(samples: pd.DataFrame, transfers: pd.DataFrame,
+                        capacity_bps: float | None) -> tuple[pd.DataFrame, float]:  # fmt: skip
+    """Each transfer's goodput (columns repetition, transfer, t_s after the repetition's
+    start, goodput_bps) at the log's interval, or over the shortest bins of BINS_S in
+    which no transfer exceeds the link (its reader catching up, as for G(t)), and that
+    bin."""
+    rates = goodput_rates(samples)
+    if rates.empty:
+        return rates.assign(t_s=rates["t_ns"])[[*_KEY, "t_s", "goodput_bps"]], 0.0
+    usual = common_interval_s(samples.loc[samples["series"] == "goodput", "interval_s"])
+    if capacity_bps is None or rates["goodput_bps"].max() <= OVER_LINK * capacity_bps:
+        origin = transfers.groupby("repetition")["rep_start_ns"].min()
+        t_s = (rates["t_ns"] - rates["repetition"].map(origin)) / 1e9
+        return rates.assign(t_s=t_s)[[*_KEY, "t_s", "goodput_bps"]], usual
+    b, each = usual, rates.iloc[0:0]
+    for b in (x for x in BINS_S if x > usual * 1.0001):
+        each = aggregate_rate(samples, transfers, None, b, per_transfer=True)
+        if each.empty or each["goodput_bps"].max() <= OVER_LINK * capacity_bps:
+            break
+    return each[[*_KEY, "t_s", "goodput_bps"]], b

@@ -65,10 +65,6 @@ class Design:
     def max_repeat(self) -> int:
         return self.looks[-1]
 
-    def next_look(self, n: int) -> int | None:
-        """The repetitions of the first look after n, or None after the last."""
-        return next((x for x in self.looks if x > n), None)
-
 
 def design_of(key: dict) -> Design:
     """A sweep's design from its arguments' key: `repeat`, and `design` "sequential"
@@ -149,9 +145,3 @@ def replay(x: np.ndarray, design: Design, margin: float = MARGIN) -> tuple[np.nd
         directional += (new & (c < 3)).sum(axis=1)
     ran = np.where((codes > 0).all(axis=1), when.max(axis=1), design.max_repeat)
     return codes, ran
-
-
-def undecided_groups(comparisons: Sequence[Comparison], groups: Sequence[object]) -> set[object]:
-    """The groups (one per comparison, e.g. application × class) with a comparison still
-    inconclusive: those that get the next round of repetitions."""
-    return {g for c, g in zip(comparisons, groups) if c.verdict == "inconclusive"}

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from itb.analysis.benchmark import BenchRow
-from itb.analysis.rates import aggregate_within, goodput_rates
+from itb.analysis.rates import aggregate_within, per_transfer_within
 from itb.analysis.series import bottleneck_throughput
 from itb.analysis.statistics import floats
 from itb.draw.plot import plt, save_figure
@@ -31,15 +31,15 @@ def goodput_over_time(
     tr = tr[tr["repetition"] == repetition]
     samples = tables["samples"]
     samples = samples[samples["repetition"] == repetition]
-    s = goodput_rates(samples)
+    s, each_s = per_transfer_within(samples, tr, capacity_bps)
     zero = int(tr["rep_start_ns"].min())
     fig, ax = plt.subplots(figsize=(9, 4.5))
     starts = dict(zip(tr["transfer"], tr["start_ns"]))
     for tid, g in s.groupby("transfer"):
-        (line,) = ax.plot((g["t_ns"] - zero) / 1e9, g["goodput_bps"] / 1e6, lw=0.8, label=str(tid))
+        (line,) = ax.plot(g["t_s"], g["goodput_bps"] / 1e6, lw=0.8, label=str(tid))
         steps, t0 = (profiles or {}).get(tid), starts.get(tid)
         if steps and t0 is not None and np.isfinite(t0):
-            ends = [at for at, _r in steps[1:]] + [(g["t_ns"].max() - t0) / 1e3]
+            ends = [at for at, _r in steps[1:]] + [(zero + g["t_s"].max() * 1e9 - t0) / 1e3]
             xs = [
                 (t0 - zero) / 1e9 + u / 1e6 for (at, _r), end in zip(steps, ends) for u in (at, end)
             ]
@@ -50,7 +50,7 @@ def goodput_over_time(
         label = f"G(t) forward, {bin_s:g} s bins"
         ax.plot(G["t_s"], G["goodput_bps"] / 1e6, color="black", lw=1.5, label=label)
     ax.set_xlabel("time since the repetition's zero (s)")
-    ax.set_ylabel("goodput (Mbit/s)")
+    ax.set_ylabel(f"goodput (Mbit/s, per transfer over {each_s:g} s)")
     ax.set_title(_titled(name, f"goodput per transfer and aggregate, repetition {repetition}"))
     n = s["transfer"].nunique()
     if n <= 12:
