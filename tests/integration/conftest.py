@@ -171,23 +171,36 @@ def calibrate_over_ssh(testbed: Path, inventory: Path, env: dict, out: Path, udp
 
 PEAK_CHECK = "peak wire rate (100 ms windows)"
 PEAK_WINDOW_US = 100_000
+UDP_CHECK = "UDP at 1.2 × rate: "
 
 
 def late_bursts_only(cal: dict) -> bool:
-    """Every failed check is the peak wire rate, by no more than the emulator's own stats
-    explain: a packet released L late moves from its 100 ms window to the next, which then
-    holds up to L more of the rate (configured · (1 + L / 100 ms)). make test runs the unit
-    and simulation jobs on the same cores, and the emulator says when it was late (its
-    warning stays in the calibration): on a quiet machine the check holds."""
+    """Every failed check is one the emulator's own stats explain (it says when it was
+    late: its warning stays in the calibration; on a quiet machine the checks hold; make
+    test runs the unit and simulation jobs on the same cores):
+    - the peak wire rate: a packet released L late moves from its 100 ms window to the
+      next, which then holds up to L more of the rate (configured · (1 + L / 100 ms));
+    - a UDP rate (delivered, or the emulator's departures) off by at most the share of
+      packets the emulator released late: an emulator short of CPU falls behind its
+      schedule by those packets, and the receiver's window counts some that were due in
+      the one before (measured 2026-12-07: 1.98 % short with 2.29 % late; 1.53 % over
+      with 1.90–2.40 % late)."""
     failed = [c for c in cal["checks"] if c["ok"] is False]
-    stats = cal["emulator"].get("stats", {})
-    lag_us = max((d.get("max_lag_us", 0) for d in stats.values() if isinstance(d, dict)),
-                 default=0)  # fmt: skip
-    return bool(failed) and all(
-        c["quantity"] == PEAK_CHECK
-        and c["measured"] <= c["configured"] * (1 + lag_us / PEAK_WINDOW_US)
-        for c in failed
+    stats = [d for d in cal["emulator"].get("stats", {}).values() if isinstance(d, dict)]
+    lag_us = max((d.get("max_lag_us", 0) for d in stats), default=0)
+    late = max(
+        (d.get("late_packets", 0) / d["tx_segments"] for d in stats if d.get("tx_segments")),
+        default=0.0,
     )
+
+    def explained(c: dict) -> bool:
+        if c["quantity"] == PEAK_CHECK:
+            return c["measured"] <= c["configured"] * (1 + lag_us / PEAK_WINDOW_US)
+        if c["quantity"].startswith(UDP_CHECK):
+            return abs(c["measured"] - c["configured"]) <= c["configured"] * late
+        return False
+
+    return bool(failed) and all(explained(c) for c in failed)
 
 
 ENGINE_SCENARIO = """
