@@ -78,8 +78,15 @@ def rerender_study(out: Path, kind: str, tick: Say) -> tuple[Path, Path]:
     simulate = key.get("backend") == SIMULATED["backend"]
     if simulate and "backend" not in study.Args.model_fields:
         key.pop("backend")
+    # the key is the arguments' dump, derived values included (e.g. capacity_bps): the
+    # fields alone make the arguments again, and the index's digest checks the rest
+    fields = {k: v for k, v in key.items() if k in study.Args.model_fields}
+    for name, value in key.items():  # a value derived from an option left out of the key
+        given = name.removesuffix("_bps")  # (capacity_bps: --capacity, as it was resolved)
+        if given != name and given in study.Args.model_fields and given not in key:
+            fields[given] = value
     try:
-        args = study.Args.model_validate(key)
+        args = study.Args.model_validate(fields)
     except ValueError as e:
         raise ScenarioError(str(path), "args", f"not the arguments of {kind}: {e}") from None
     sweep = study.plan(args, out, lambda m: None)
