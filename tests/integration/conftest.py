@@ -172,6 +172,8 @@ def calibrate_over_ssh(testbed: Path, inventory: Path, env: dict, out: Path, udp
 PEAK_CHECK = "peak wire rate (100 ms windows)"
 PEAK_WINDOW_US = 100_000
 UDP_CHECK = "UDP at 1.2 × rate: "
+UDP_DELIVERED = UDP_CHECK + "delivered to the receiver (frames)"
+UDP_DEPARTURES = UDP_CHECK + "emulator departures"
 
 
 def late_bursts_only(cal: dict) -> bool:
@@ -184,7 +186,8 @@ def late_bursts_only(cal: dict) -> bool:
       packets the emulator released late: an emulator short of CPU falls behind its
       schedule by those packets, and the receiver's window counts some that were due in
       the one before (measured 2026-12-07: 1.98 % short with 2.29 % late; 1.53 % over
-      with 1.90–2.40 % late)."""
+      with 1.90–2.40 % late); or short because the emulator, late, sent less, when the
+      receiver got what it sent (within 0.5 % of the rate)."""
     failed = [c for c in cal["checks"] if c["ok"] is False]
     stats = [d for d in cal["emulator"].get("stats", {}).values() if isinstance(d, dict)]
     lag_us = max((d.get("max_lag_us", 0) for d in stats), default=0)
@@ -193,12 +196,29 @@ def late_bursts_only(cal: dict) -> bool:
         default=0.0,
     )
 
+    udp = {
+        c["quantity"]: c["measured"] for c in cal["checks"] if c["quantity"].startswith(UDP_CHECK)
+    }
+    departures, delivered = udp.get(UDP_DEPARTURES), udp.get(UDP_DELIVERED)
+
     def explained(c: dict) -> bool:
         if c["quantity"] == PEAK_CHECK:
             return c["measured"] <= c["configured"] * (1 + lag_us / PEAK_WINDOW_US)
-        if c["quantity"].startswith(UDP_CHECK):
-            return abs(c["measured"] - c["configured"]) <= c["configured"] * late
-        return False
+        if not c["quantity"].startswith(UDP_CHECK):
+            return False
+        if abs(c["measured"] - c["configured"]) <= c["configured"] * late:
+            return True
+        # an emulator that was late and sent less than its rate, and a receiver that got
+        # what it sent: the shortfall is the emulator's, starved of CPU (the tool says so);
+        # the path measured is right (seen 2026-12-07: departures 2.62 % short, delivered
+        # 2.98 %, 0.90 % of packets late by up to 13.2 ms)
+        return (
+            late > 0
+            and departures is not None
+            and delivered is not None
+            and departures <= c["configured"]
+            and abs(delivered - departures) <= 0.005 * c["configured"]
+        )
 
     return bool(failed) and all(explained(c) for c in failed)
 
