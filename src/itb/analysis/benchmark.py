@@ -84,3 +84,8 @@ class BenchTable(VersionedResults):
     FORMAT: ClassVar[int] = FORMAT_VERSION
     rows: list[BenchRow]
     comparisons: list[BenchComparison]
+
+
+def reference_of(key: dict) -> str | None:
+    """A benchmark's reference protocol from its arguments' key (BenchArgs.key)."""
+    return key.get("reference") or next(iter(key.get("ccs") or []), None)

@@ -52,6 +52,11 @@ def axes_lines(args, rows) -> list[str]:
     return lines
 
 
+def _label(c) -> str:
+    """A comparison's application (and variant) and class, e.g. "BU F"."""
+    return f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}"
+
+
 COLOUR = {"faster": "green", "slower": "red", "equivalent": "blue", "inconclusive": "yellow"}
 
 
@@ -79,7 +84,7 @@ def verdict_matrix(comparisons) -> Table:
         t.add_column(name)
     rows: dict[str, dict[str, object]] = {}
     for c in comparisons:
-        key = f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}"
+        key = _label(c)
         rows.setdefault(key, {})[c.tested] = c
     for key, by in rows.items():
         reps = max(max(x.n_tested, x.n_reference) for x in by.values())  # type: ignore[attr-defined]
@@ -92,8 +97,7 @@ def print_bench(result) -> None:
         out.print(verdict_matrix(result.comparisons))
         for c in result.comparisons:
             if c.verdict == "inconclusive":
-                key = f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}"
-                out.print(f"  {key} {c.tested}: {c.why_undecided()}", highlight=False)
+                out.print(f"  {_label(c)} {c.tested}: {c.why_undecided()}", highlight=False)
     _print_table(result)
 
 
@@ -148,7 +152,6 @@ def _print_table(result) -> None:
                 "cell's run directory under cells/)"
             )
     for c in result.comparisons:
-        key = f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}"
-        out.print(f"{key}: {c.sentence()}", highlight=False)
+        out.print(f"{_label(c)}: {c.sentence()}", highlight=False)
     out.print(f"table: {result.out / 'table.csv'}")
     out.print(f"report: {result.report}")

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from itb import rundir
-from itb.analysis.benchmark import BenchComparison, BenchRow
+from itb.analysis.benchmark import BenchComparison, BenchRow, reference_of
 from itb.analysis.cells import forward_completions
 from itb.analysis.compare import MARGIN
 from itb.analysis.sequential import design_of
@@ -128,14 +128,13 @@ def build_bench_report(
     cal_path = out / "calibration.json"
     calibration = rundir.read_json(cal_path) if cal_path.exists() else None
     args = index.args
-    reference = args.get("reference") or next(iter(args.get("ccs") or []), "")
     return render(
         "bench.html.j2",
         rep / "report.html",
         index=index,
         rows=rows,
         comps=comps,
-        reference=reference,
+        reference=reference_of(args) or "",
         looks=design_of(args).looks,
         matrix=verdict_matrix(comps, rows),
         spread=spread_table(rows),

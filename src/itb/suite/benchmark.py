@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import pandas as pd
 
 from itb import rundir
-from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable
+from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable, reference_of
 from itb.analysis.sequential import FIRST_LOOK, Design, design_of
 from itb.errors import ScenarioError
 from itb.say import Say
@@ -137,11 +137,6 @@ class BenchArgs:
         return tuple(with_axes(c, self.k, self.rtt_modes_ms) for c in self.classes)
 
 
-def reference_of(key: dict) -> str | None:
-    """A benchmark's reference protocol from its arguments' key (BenchArgs.key)."""
-    return key.get("reference") or next(iter(key.get("ccs") or []), None)
-
-
 @dataclass
 class BenchResult:
     out: Path
@@ -248,9 +243,8 @@ def _comparisons(sweep: Sweep[BenchCell], cells) -> list[BenchComparison]:
     reference = reference_of(sweep.index.args)
     if not reference:
         return []
-    ran = {c.name: _repetitions_ran(sweep, c) for c in sweep.index.cells}
-    counts = [ran[c.name] for c in sweep.index.cells]
-    return stats.compare(cells, reference, design_of(sweep.index.args), counts)
+    ran = [_repetitions_ran(sweep, c) for c in sweep.index.cells]
+    return stats.compare(cells, reference, design_of(sweep.index.args), ran)
 
 
 def _repetitions_ran(sweep: Sweep[BenchCell], cell: BenchCell) -> int:

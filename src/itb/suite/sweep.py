@@ -190,9 +190,10 @@ class Sweep(Generic[C]):
         "complete" (also when a sequence stopped early: decided, or its budget ended) or
         "incomplete" (interrupted)."""
         units = self.index.order
-        done = sum(r in rundir.repetitions_done(self.run_dir(n), r) for n, r in units)
+        # checked once (each check reads a repetition's files); grown as runs end
+        done = {(n, r) for n, r in units if r in rundir.repetitions_done(self.run_dir(n), r)}
         if done:
-            say(f"resuming {self.out}: {done} of {len(units)} runs already done")
+            say(f"resuming {self.out}: {len(done)} of {len(units)} runs already done")
         t0 = time.monotonic()
         looks = self.design.looks if self.design else (self.repeat,)
         open_ = {c.name for c in self.cells}
@@ -200,13 +201,10 @@ class Sweep(Generic[C]):
         if self.index.stopped_by:  # a budget's end before: this invocation has its own
             self.index.stopped_by = None
         for j, look in enumerate(looks):
-            todo = [
-                (n, r) for n, r in units
-                if r <= look and n in open_ and r not in rundir.repetitions_done(self.run_dir(n), r)
-            ]  # fmt: skip
+            todo = [(n, r) for n, r in units if r <= look and n in open_ and (n, r) not in done]
             if self.design and todo:
                 say(f"look {j + 1} of {len(looks)}: {len(open_)} cell(s) to {look} repetitions")
-            status = self._run_units(todo, say, tick, t0)
+            status = self._run_units(todo, say, tick, t0, done)
             if status != "complete" or self.index.stopped_by or j == len(looks) - 1:
                 break
             if self.still_open is not None:
@@ -218,9 +216,12 @@ class Sweep(Generic[C]):
         self.index.write(self.index_path)
         return status
 
-    def _run_units(self, todo: list[tuple[str, int]], say: Say, tick: Say, t0: float) -> Status:
-        """Run these (cell, repetition)s in order: "incomplete" when interrupted; a budget
-        that ends before one of them starts marks the index `stopped_by` "budget"."""
+    def _run_units(
+        self, todo: list[tuple[str, int]], say: Say, tick: Say, t0: float, done: set
+    ) -> Status:
+        """Run these (cell, repetition)s in order, adding each that ends to `done`:
+        "incomplete" when interrupted; a budget that ends before one of them starts marks
+        the index `stopped_by` "budget"."""
         side_by_side: dict[str, list[int]] = {}
         if self.jobs > 1 or self.dask:  # simulated cells in parallel, after the others
             for n, r in todo:
@@ -256,6 +257,7 @@ class Sweep(Generic[C]):
             self.signal = res.signal
             if res.signal is not None or r not in rundir.repetitions_done(run_dir, r):
                 return "incomplete"  # interrupted: the runner tore everything down
+            done.add((name, r))
             rep = res.repetitions[r - 1]
             say(
                 f"      {rep.get('status')}"
@@ -269,6 +271,8 @@ class Sweep(Generic[C]):
                 {n: sorted(rs) for n, rs in side_by_side.items()},
                 self.scenario, self.run_dir, self.analyse_run, say, self.jobs, self.dask,
             )  # fmt: skip
+            if ended:
+                done.update((n, r) for n, rs in side_by_side.items() for r in rs)
             return "complete" if ended else "incomplete"
         return "complete"
 
