@@ -174,3 +174,58 @@ def test_an_open_receive_window_sizes_the_hosts_first_window_only():
     assert {
         s.value for s in plain_steps if isinstance(s, A.Sysctl) and s.key == "net.ipv4.tcp_rmem"
     } == {f"4096 131072 {socket_buffer_max(plain)}"}
+
+
+class _Sysctls:
+    """A namespace's sysctl table behind the argv a Host runs: `refuse` keeps its value."""
+
+    def __init__(self, refuse: str | None = None):
+        self.values: dict[str, str] = {}
+        self.refuse, self.calls = refuse, 0
+
+    def __call__(self, argv, check=True):
+        from types import SimpleNamespace
+
+        self.calls += 1
+        args = argv[argv.index("sysctl") + 2 :]
+        if argv[argv.index("sysctl") + 1] == "-qw":
+            for kv in args:
+                k, v = kv.split("=", 1)
+                if k != self.refuse:
+                    self.values[k] = v
+            return SimpleNamespace(stdout="")
+        return SimpleNamespace(
+            stdout="".join("\t".join(self.values.get(k, "0").split()) + "\n" for k in args)
+        )
+
+
+def test_a_namespaces_sysctls_are_one_write_and_one_read_back():
+    steps = [
+        A.Sysctl("l1", "ns-l1", "net.ipv4.tcp_rmem", "4096 131072 5000000"),
+        A.Sysctl("l1", "ns-l1", "net.ipv4.tcp_wmem", "4096 16384 5000000"),
+        A.Sysctl("l1", "ns-l1", "net.ipv4.tcp_no_metrics_save", "1"),
+    ]
+    run = _Sysctls()
+    A.apply_sysctls(steps, run)
+    assert run.calls == 2  # not 2 per key (6)
+    assert run.values == {
+        "net.ipv4.tcp_rmem": "4096 131072 5000000",
+        "net.ipv4.tcp_wmem": "4096 16384 5000000",
+        "net.ipv4.tcp_no_metrics_save": "1",
+    }
+
+
+def test_a_refused_sysctl_in_a_batch_is_named_by_setting_each_alone():
+    import pytest
+
+    steps = [
+        A.Sysctl("l1", "ns-l1", "net.ipv4.tcp_rmem", "4096 131072 5000000"),
+        A.Sysctl("l1", "ns-l1", "net.ipv4.tcp_slow_start_after_idle", "0"),
+        A.Sysctl("l1", "ns-l1", "net.ipv4.tcp_no_metrics_save", "1"),
+    ]
+    run = _Sysctls(refuse="net.ipv4.tcp_no_metrics_save")
+    with pytest.raises(
+        RuntimeError, match=r"net.ipv4.tcp_no_metrics_save is '0' after setting '1'"
+    ):
+        A.apply_sysctls(steps, run)
+    assert run.calls == 2 + 3 * 2  # the batch, then each key's write and read-back

@@ -13,7 +13,7 @@ from itb.errors import ItbError
 from itb.report.build import write_html
 from itb.rundir.layout import RunDirError
 from itb.suite import stats
-from itb.suite.sweep import Sweep, _t_line
+from itb.suite.sweep import Sweep, _took
 from itb.suite.sweep_index import IndexCell, SweepIndex
 
 from .test_metrics import CONTEXT, _run_tables
@@ -106,7 +106,7 @@ def test_unreadable_or_wrong_content_is_bad_input_exit_2(tmp_path):
     assert not isinstance(e.value, OtherFormat) and str(path) in str(e.value)
 
 
-def test_benchmark_rows_and_the_sweep_line_read_the_model():
+def test_benchmark_rows_read_the_model_and_the_sweep_line_says_how_long_a_run_took():
     m = _metrics()
     rows = stats.per_repetition(m)
     # rep 1: a 0.25 s, b 0.5 s, J 0.9; rep 2: a 0.3 s, b failed
@@ -115,8 +115,9 @@ def test_benchmark_rows_and_the_sweep_line_read_the_model():
         (2, 1, 1, 0.3),
     ]
     assert rows[0]["jain"] == pytest.approx(0.9) and rows[1]["sigma_t"] is None
-    assert _t_line(m, 1) == ", T_mean 0.38 s over 2 transfers"
-    assert _t_line(m, 3) == "" and _t_line(None, 1) == ""
+    # a repetition's line: its timeline, zero to end (3.3 s); nothing without them
+    assert _took({"zero_ns": 10**9, "end_ns": 4_300_000_000}) == ", 3.3 s"
+    assert _took({"status": "ok"}) == ""
 
 
 def test_sweep_rebuilds_metrics_of_an_older_format(tmp_path):

@@ -59,6 +59,29 @@ def test_a_budget_ending_between_looks_spends_what_is_left_at_the_repetitions_th
     assert (c.n_tested, c.n_reference) == (6, 5)
 
 
+def test_a_budget_ending_during_a_look_takes_the_comparisons_it_left_short_at_that_look():
+    rng = np.random.default_rng(8)
+    ref = list(10 * (1 + 0.05 * rng.standard_normal(5)))
+    # the budget ended during the look at 5: one protocol reached it, the other has 4
+    reached = _pair("reached", 10 * (1 + 0.05 * rng.standard_normal(5)), ref)
+    short = _pair("short", 10 * (1 + 0.05 * rng.standard_normal(4)), ref)
+    a, b = decide([reached, short], Design.adaptive(10))
+    # both looked at in the second look, at 0.0049 (0.05 · (0.5³ − 0.3³)), "short" at its
+    # 4 repetitions; nothing is left for a third look (none reached 7, no new repetition)
+    assert (a.look, a.n_tested, b.look, b.n_tested) == (2, 5, 2, 4)
+    assert a.alpha == b.alpha == pytest.approx(0.0049)
+    # the sequence ended there (its budget): that last look spends what is left,
+    # 0.05 − 0.00135 = 0.04865
+    a, b = decide([reached, short], Design.adaptive(10), ended=True)
+    assert (a.look, b.look) == (2, 2)
+    assert a.alpha == b.alpha == pytest.approx(0.04865)
+    # while the sequence runs (what a look's decision to go on sees), a look every
+    # protocol reached spends as designed: all at 5, the second look 0.0049
+    full = _pair("full", 10 * (1 + 0.05 * rng.standard_normal(5)), ref)
+    [c] = decide([full], Design.adaptive(10))
+    assert (c.look, c.alpha) == (2, pytest.approx(0.0049))
+
+
 def test_a_fixed_design_is_one_look_at_every_repetition():
     rng = np.random.default_rng(7)
     ref = list(10 * (1 + 0.02 * rng.standard_normal(4)))

@@ -75,14 +75,19 @@ def design_of(key: dict) -> Design:
     return Design.fixed(repeat)
 
 
-def decide(pairs: Sequence[Pair], design: Design, margin: float = MARGIN) -> list[Comparison]:
+def decide(
+    pairs: Sequence[Pair], design: Design, margin: float = MARGIN, ended: bool = False
+) -> list[Comparison]:
     """The sequence's verdicts, replayed from the repetitions in their order (a result is
     rebuilt from raw logs alone): each comparison decided at the first look that decides
     it, on the repetitions up to that look; an undecided one as its last look saw it. A
-    look is taken over the undecided comparisons whose both sides have its repetitions;
-    those left between two looks (a budget's end, an interrupted sweep) get one look more
-    at the repetitions they have, spending the α the looks not taken left. A fixed design
-    is one look at every repetition there is."""
+    look is taken once a comparison has its repetitions, over every undecided comparison
+    with repetitions not yet looked at (those a budget's end left short of it, at the
+    repetitions they have); comparisons left between two looks that none reached get one
+    look more at the repetitions they have, spending the α the looks not taken left.
+    `ended` (the budget ended the sequence: no repetition will be added): the last look
+    taken spends what is left of α. A fixed design is one look at every repetition there
+    is."""
     m = max(len(pairs), 1)
     if len(design.looks) == 1:
         return compare_all(pairs, margin)
@@ -108,10 +113,12 @@ def decide(pairs: Sequence[Pair], design: Design, margin: float = MARGIN) -> lis
         return c is None or c.verdict == "inconclusive"
 
     for n, alpha in zip(design.looks, design.alphas):
-        live = [i for i in range(len(pairs)) if undecided(i) and runs[i] >= n]
-        if not live:
-            break
-        look(live, [n] * len(live), alpha)
+        live = [i for i in range(len(pairs)) if undecided(i) and runs[i] > seen[i]]
+        if not any(runs[i] >= n for i in live):
+            break  # none reached this look: those between two looks, below
+        if ended and all(runs[i] <= n for i in live):
+            alpha = ALPHA - spent  # no look after this one
+        look(live, [min(runs[i], n) for i in live], alpha)
         spent += alpha
     left = [i for i in range(len(pairs)) if undecided(i) and runs[i] > seen[i]]
     if left and ALPHA - spent > 1e-12:

@@ -33,10 +33,10 @@ QUICK: Defaults = {
     "apps": "BU,PA",
     "classes": "B,F",
     "ccs": "cubic,reno,bbr",
-    # one look, after 4 repetitions (3 degrees of freedom: at 3 the t quantile at the
-    # table's level is 2 to 4 times larger); what 10 minutes of runs on 2 cores allow
-    "max_repeat": 4,
-    "first_look": 4,
+    # the sequence of every `itb bench` (looks at 3, 5, 7, 10), as far as 10 minutes of
+    # runs on 2 cores take it: its last look spends what is left of α (docs/benchmark.md)
+    "max_repeat": 10,
+    "first_look": 3,
     "budget_s": 600.0,  # with set-up and calibration, under 15 min
     "transfer_time": 2.0,
     "spacing_s": 0.25,  # PA's load up within 1.5 s (not 4.3)

@@ -53,9 +53,12 @@ def build_report(run: Path) -> Path:
     return write_html(out / "report.html", a.meta, metrics, [f for f in figs if f], warnings)
 
 
-def analyse_run(run: Path) -> RunMetrics:
+def analyse_run(run: Path, figures: bool = True) -> RunMetrics:
     """What a run ends with (`RunOptions.analyse`): tables, metrics.json and the report;
-    returns the metrics as written."""
+    returns the metrics as written. figures=False: tables and metrics.json only (a sweep
+    draws a cell's report once, when it stops running it)."""
+    if not figures:
+        return analyse_run_dir(run).metrics
     build_report(run)
     return RunMetrics.load(run / "metrics.json")
 

@@ -244,7 +244,10 @@ def _comparisons(sweep: Sweep[BenchCell], cells) -> list[BenchComparison]:
     if not reference:
         return []
     ran = [_repetitions_ran(sweep, c) for c in sweep.index.cells]
-    return stats.compare(cells, reference, design_of(sweep.index.args), ran)
+    # while it runs (`still_open`) the sequence has not ended: a budget's end is recorded
+    # in the index once it stopped it
+    ended = sweep.index.stopped_by == "budget"
+    return stats.compare(cells, reference, design_of(sweep.index.args), ran, ended=ended)
 
 
 def _repetitions_ran(sweep: Sweep[BenchCell], cell: BenchCell) -> int:

@@ -92,6 +92,7 @@ def compare(
     design: Design | None = None,
     ran: list[int] | None = None,
     margin: float = MARGIN,
+    ended: bool = False,
 ) -> list[BenchComparison]:
     """Per application × class, every other protocol against `reference`, fixed by the
     arguments before any data (choosing the fastest after the fact would make a false
@@ -100,7 +101,8 @@ def compare(
     the relative difference with Fieller's interval, faster / slower / equivalent /
     inconclusive), by the design: one look at every repetition (None, or fixed), or a
     sequence replayed from the repetitions in order (itb.analysis.sequential; `ran`: up to
-    which repetition each cell ran, a repetition without a T_mean a gap). A cell's T
+    which repetition each cell ran, a repetition without a T_mean a gap; `ended`: a budget
+    ended it, its last look spends what is left of α). A cell's T
     leaves its failed transfers out: the comparison says so."""
     groups: dict[tuple, dict[str, tuple[list[float | None], int]]] = {}
     for i, (key, reps) in enumerate(cells):
@@ -119,7 +121,7 @@ def compare(
                 pairs.append((cc, t, reference, t_ref))
                 failed.append((nf, nf_ref))
     out = []
-    compared = decide(pairs, design or Design.fixed(1), margin)
+    compared = decide(pairs, design or Design.fixed(1), margin, ended)
     for (app, variant, cls), c, (nf, nf_ref) in zip(keys, compared, failed):
         notes = [
             f"{n} failed transfer(s) of {who} not in its T"

@@ -29,8 +29,9 @@ import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 import numpy as np
 import tomli_w
@@ -42,7 +43,7 @@ from itb.analysis.sequential import Design
 from itb.backends import owner
 from itb.backends.sim.config import unsupported
 from itb.engine import runner
-from itb.errors import ItbError, ScenarioError
+from itb.errors import ItbError, OutputError, ScenarioError
 from itb.say import Say
 from itb.scenario.scenario import load_scenario, scenario_from_data
 from itb.suite.scaling import DEFAULT_CALIBRATION
@@ -51,9 +52,15 @@ from itb.suite.sweep_index import FORMAT, C, IndexCell, Status, SweepIndex, read
 if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
     from itb.backends.ssh.inventory import Inventory
 
-# What a run ends with (`RunOptions.analyse`): its tables, metrics.json and report, given by
-# the caller (the CLI passes itb.report.build.analyse_run): the sweep does not draw.
-AnalyseRun = Callable[[Path], RunMetrics]
+
+class AnalyseRun(Protocol):
+    """What a run ends with (`RunOptions.analyse`): its tables, metrics.json and report
+    (figures=False: without the report), given by the caller (the CLI passes
+    itb.report.build.analyse_run): the sweep does not draw."""
+
+    def __call__(self, run: Path, figures: bool = True) -> RunMetrics: ...
+
+
 R = TypeVar("R")
 
 
@@ -208,13 +215,54 @@ class Sweep(Generic[C]):
             if status != "complete" or self.index.stopped_by or j == len(looks) - 1:
                 break
             if self.still_open is not None:
+                self.measure(say)
                 open_ = self.still_open(self)
             if not open_:
                 say(f"every comparison decided after {look} repetitions")
                 break
         self.index.status = status
         self.index.write(self.index_path)
+        self.measure(say)
+        self.draw_reports(say)
         return status
+
+    def measure(self, say: Say) -> None:
+        """Each cell's metrics.json from its raw logs, when a repetition ended after it
+        was written: at a look and when the sweep stops, not after every run (it reads
+        every repetition of the cell). One that fails is a warning: the raw results stay."""
+        if self.analyse_run is None:
+            return
+        for c in self.cells:
+            run = self.run_dir(c.name)
+            if _newer(_last_commit(run), run / "metrics.json"):
+                try:
+                    self.analyse_run(run, figures=False)
+                except OutputError:  # the directory cannot be written: stop, as a run does
+                    raise
+                except Exception as e:  # noqa: BLE001 — as the runner's analysis stage
+                    say(f"warning: the analysis of {c.name} failed: {e!r}")
+
+    def draw_reports(self, say: Say) -> None:
+        """Each cell's report, drawn once its runs stopped (not after every run: a cell's
+        figures grow with its repetitions): those older than the cell's metrics.json.
+        One that cannot be drawn is a warning; the results are the metrics'."""
+        if self.analyse_run is None:
+            return
+        stale = [
+            c.name
+            for c in self.cells
+            if _newer(
+                self.run_dir(c.name) / "metrics.json",
+                self.run_dir(c.name) / "report" / "report.html",
+            )
+        ]
+        if stale:
+            say(f"drawing the reports of {len(stale)} cell(s)")
+        for name in stale:
+            try:
+                self.analyse_run(self.run_dir(name))
+            except Exception as e:  # noqa: BLE001 — the results are kept and said
+                say(f"warning: the report of {name} could not be drawn: {e}")
 
     def _run_units(
         self, todo: list[tuple[str, int]], say: Say, tick: Say, t0: float, done: set
@@ -244,7 +292,7 @@ class Sweep(Generic[C]):
                 out=run_dir,
                 repetitions=r,
                 resume=(run_dir / "meta.json").exists(),
-                analyse=self.analyse_run,
+                analyse=None,  # measured at the looks and at the end (measure)
                 inventory=self.inventory,
                 simulate=self.simulate or name in self.simulated,
             )
@@ -262,19 +310,23 @@ class Sweep(Generic[C]):
             say(
                 f"      {rep.get('status')}"
                 + (f": {rep.get('reason')}" if rep.get("reason") else "")
-                + _t_line(res.metrics, r)
+                + _took(rep)
             )
         if side_by_side:
             from itb.suite import parallel
 
             ended = parallel.run_cells(
                 {n: sorted(rs) for n, rs in side_by_side.items()},
-                self.scenario, self.run_dir, self.analyse_run, say, self.jobs, self.dask,
+                self.scenario, self.run_dir, self._measure(), say, self.jobs, self.dask,
             )  # fmt: skip
             if ended:
                 done.update((n, r) for n, rs in side_by_side.items() for r in rs)
             return "complete" if ended else "incomplete"
         return "complete"
+
+    def _measure(self) -> Callable[[Path], RunMetrics] | None:
+        """Each run's analysis during the sweep: metrics without figures (draw_reports)."""
+        return None if self.analyse_run is None else partial(self.analyse_run, figures=False)
 
     def metrics(self, cell: IndexCell) -> RunMetrics | None:
         """A cell's metrics.json, None before its run made one. One of another format
@@ -335,8 +387,20 @@ def drive(
         return Outcome(sweep.out, status, results, report(sweep, results), sweep.signal)
 
 
-def _t_line(metrics: RunMetrics | None, r: int) -> str:
-    rep = metrics.repetition(r) if metrics is not None else None
-    if rep is None or rep.completion.t_mean is None:
-        return ""
-    return f", T_mean {rep.completion.t_mean:.2f} s over {rep.completion.n} transfers"
+def _newer(source: Path | None, made: Path) -> bool:
+    """`made` (made from `source`) is missing or older than source; False without source."""
+    if source is None or not source.exists():
+        return False
+    return not made.exists() or made.stat().st_mtime_ns < source.stat().st_mtime_ns
+
+
+def _last_commit(run: Path) -> Path | None:
+    """The commit marker of the repetition that ended last (None before any)."""
+    markers = list(run.glob("rep-*/result.json"))
+    return max(markers, key=lambda p: p.stat().st_mtime_ns) if markers else None
+
+
+def _took(rep: dict) -> str:
+    """How long the repetition ran (its timeline; its metrics come at the next look)."""
+    zero, end = rep.get("zero_ns"), rep.get("end_ns")
+    return f", {(end - zero) / 1e9:.1f} s" if zero and end else ""

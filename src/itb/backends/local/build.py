@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import time
+from functools import partial
 from pathlib import Path
 
 from pyroute2 import netns as pr_netns
@@ -142,19 +143,30 @@ def _apply(plan: Plan, progress: Say) -> None:
     root = NetnsHost("root", None)
     try:
         total = len(plan.steps)
-        for i, step in enumerate(plan.steps):
-            if isinstance(step, A.StartEmulator):
+        sysctls: list[A.Sysctl] = []  # a namespace's consecutive ones, applied together
+        for i, step in enumerate([*plan.steps, None]):
+            if sysctls and not (isinstance(step, A.Sysctl) and step.ns == sysctls[0].ns):
+                _do(sysctls[0], partial(A.apply_sysctls, sysctls, root.run))
+                sysctls = []
+            if isinstance(step, A.Sysctl):
+                sysctls.append(step)
+                continue
+            if step is None or isinstance(step, A.StartEmulator):
                 continue
             if isinstance(step, A.CreateNetns):
                 progress(f"[{i + 1}/{total}] namespace {step.ns}")
-            try:
-                step.apply(nl, lambda argv: root.run(argv))
-            except BackendError:
-                raise
-            except Exception as e:  # netlink errors carry no context: add the step
-                raise BackendError(f"{' '.join(step.argv())}: {e}") from e
+            _do(step, partial(step.apply, nl, lambda argv: root.run(argv)))
     finally:
         nl.close()
+
+
+def _do(step: A.Action, apply) -> None:
+    try:
+        apply()
+    except BackendError:
+        raise
+    except Exception as e:  # netlink errors carry no context: add the step
+        raise BackendError(f"{' '.join(step.argv())}: {e}") from e
 
 
 def require_state() -> dict:
