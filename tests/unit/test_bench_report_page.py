@@ -38,7 +38,7 @@ COMPS = [
 
 
 def test_the_matrix_has_a_row_per_application_and_class_and_says_why_one_is_undecided():
-    m = verdict_matrix(COMPS, [])
+    m = verdict_matrix(COMPS)
     assert m.protocols == ["reno", "bbr"] and [r.key for r in m.rows] == ["BU B", "BU F"]
     assert [c.verdict for c in m.rows[1].cells if c] == ["inconclusive", "slower"]
     [(key, c, why)] = m.undecided
@@ -47,6 +47,19 @@ def test_the_matrix_has_a_row_per_application_and_class_and_says_why_one_is_unde
         "CoV reno 0.99 %, cubic 0.5 %; 9 repetitions per protocol would settle it; "
         "the budget stopped its repetitions"
     )
+
+
+def test_a_rows_repetitions_are_those_its_verdicts_stand_on_as_printed():
+    from itb.analysis.benchmark import repetitions_compared
+
+    # the budget ended during the look at 5: cubic had 4, reno 5, so reno vs cubic was
+    # looked at with 4 on each side; bbr vs cubic was decided at the look at 3
+    at_4 = _comparison("BU", "F", "reno", "inconclusive", 0.01, (-0.05, 0.07))
+    at_3 = _comparison("BU", "F", "bbr", "slower", 0.3, (0.2, 0.4))
+    at_3.n_tested = at_3.n_reference = 3
+    assert repetitions_compared([at_4, at_3]) == 4 and repetitions_compared([]) == 0
+    [row] = verdict_matrix([at_4, at_3]).rows
+    assert row.repetitions == 4  # what the printed matrix's "reps" says
 
 
 @pytest.mark.skipif(not shutil.which("chromium"), reason="needs Chromium")

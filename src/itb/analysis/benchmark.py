@@ -86,6 +86,14 @@ class BenchTable(VersionedResults):
     comparisons: list[BenchComparison]
 
 
+def repetitions_compared(comparisons: list[BenchComparison]) -> int:
+    """The repetitions an application × class's verdicts stand on: the most any of its
+    comparisons was decided (or last looked at) with, on either side — what the verdict
+    matrix shows, printed and in the report (a protocol may have run one more, which
+    the budget's end left without a look)."""
+    return max((max(c.n_tested, c.n_reference) for c in comparisons), default=0)
+
+
 def reference_of(key: dict) -> str | None:
     """A benchmark's reference protocol from its arguments' key (BenchArgs.key)."""
     return key.get("reference") or next(iter(key.get("ccs") or []), None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
+from itb.analysis.benchmark import BenchComparison, repetitions_compared
 from itb.cli.common import out
 
 # What the quick benchmark shortens, printed with its table
@@ -83,12 +84,12 @@ def verdict_matrix(comparisons) -> Table:
     t.add_column("reps", justify="right")
     for name in tested:
         t.add_column(name)
-    rows: dict[str, dict[str, object]] = {}
+    rows: dict[str, dict[str, BenchComparison]] = {}
     for c in comparisons:
         key = _label(c)
         rows.setdefault(key, {})[c.tested] = c
     for key, by in rows.items():
-        reps = max(max(x.n_tested, x.n_reference) for x in by.values())  # type: ignore[attr-defined]
+        reps = repetitions_compared(list(by.values()))
         t.add_row(key, str(reps), *(verdict_cell(by[n]) if n in by else "–" for n in tested))
     return t
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from itb import rundir
-from itb.analysis.benchmark import BenchComparison, BenchRow, reference_of
+from itb.analysis.benchmark import BenchComparison, BenchRow, reference_of, repetitions_compared
 from itb.analysis.cells import forward_completions
 from itb.analysis.compare import MARGIN
 from itb.analysis.sequential import design_of
@@ -21,7 +21,7 @@ from itb.suite.sweep_index import SweepIndex
 
 class MatrixRow(BaseModel):
     key: str  # "BU F"
-    repetitions: int  # the most any of its protocols ran
+    repetitions: int  # what its verdicts stand on (repetitions_compared)
     cells: list[BenchComparison | None]  # per tested protocol, as Matrix.protocols
 
 
@@ -34,19 +34,19 @@ class Matrix(BaseModel):
     undecided: list[tuple[str, BenchComparison, str]] = []  # (row key, comparison, why)
 
 
-def verdict_matrix(comps: list[BenchComparison], rows: list[BenchRow]) -> Matrix:
+def verdict_matrix(comps: list[BenchComparison]) -> Matrix:
     protocols = list(dict.fromkeys(c.tested for c in comps))
     by: dict[str, dict[str, BenchComparison]] = {}
     for c in comps:
         by.setdefault(figures.group_label(c.app, c.variant, c.cls), {})[c.tested] = c
-    reps: dict[str, int] = {}
-    for r in rows:
-        key = figures.group_label(r.app, r.variant, r.cls)
-        reps[key] = max(reps.get(key, 0), r.repetitions)
     return Matrix(
         protocols=protocols,
         rows=[
-            MatrixRow(key=k, repetitions=reps.get(k, 0), cells=[v.get(p) for p in protocols])
+            MatrixRow(
+                key=k,
+                repetitions=repetitions_compared(list(v.values())),
+                cells=[v.get(p) for p in protocols],
+            )
             for k, v in by.items()
         ],
         margin=comps[0].margin if comps else MARGIN,
@@ -136,7 +136,7 @@ def build_bench_report(
         comps=comps,
         reference=reference_of(args) or "",
         looks=design_of(args).looks,
-        matrix=verdict_matrix(comps, rows),
+        matrix=verdict_matrix(comps),
         spread=spread_table(rows),
         figs=figs,
         cell_figs=_cell_figures(out, index),
