@@ -3,10 +3,14 @@ columns, each against the reference), then the table, and its `--json` document.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.table import Table
 
-from itb.analysis.benchmark import BenchComparison, repetitions_compared
 from itb.cli.common import out
+
+if TYPE_CHECKING:  # the analysis (numpy, pandas) is imported when a table is printed
+    from itb.analysis.benchmark import BenchComparison
 
 # What the quick benchmark shortens, printed with its table
 QUICK_SHORTENS = (
@@ -74,6 +78,8 @@ def verdict_cell(c) -> str:
 
 def verdict_matrix(comparisons) -> Table:
     """Application × class rows, protocol columns: each against the reference."""
+    from itb.analysis.benchmark import repetitions_compared
+
     tested = list(dict.fromkeys(c.tested for c in comparisons))
     c0 = comparisons[0]
     t = Table(
