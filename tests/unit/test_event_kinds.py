@@ -57,3 +57,18 @@ def test_events_of_every_kind_come_out_sorted_by_date_then_id():
         ("a", 1_000_000),
         ("b", 1_000_000),
     ]
+
+
+def test_every_event_a_repetition_runs_has_its_processes_module():
+    from itb.engine.kinds import PROCESSES
+    from itb.scenario.experiment import events as ev
+
+    # a link change is applied by the engine at its date; background flows are drawn
+    # into transfers for each repetition (itb.scenario.experiment.background)
+    assert set(PROCESSES) == {ev.Transfer, ev.Pingpong, ev.Udp, ev.Command}
+    assert {k: m.LISTENERS for k, m in PROCESSES.items()} == {
+        ev.Transfer: 1,
+        ev.Pingpong: 1,
+        ev.Udp: 1,
+        ev.Command: 0,
+    }
