@@ -176,6 +176,34 @@ def test_no_module_is_much_over_400_lines():
     assert not long, long
 
 
+MAX_FUNCTION_LINES = 120  # a function longer than this does several things: split it
+
+
+def _long_functions(source: str) -> list[tuple[str, int]]:
+    return [
+        (node.name, n)
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (n := node.end_lineno - node.lineno + 1) > MAX_FUNCTION_LINES  # type: ignore[operator]
+    ]
+
+
+def test_no_function_is_longer_than_120_lines():
+    long = {
+        f"{_module(p)}.{name}": n
+        for p in PKG.rglob("*.py")
+        for name, n in _long_functions(p.read_text())
+    }
+    assert not long, long
+
+
+def test_the_function_length_check_sees_a_long_function_and_its_decorator_lines_not():
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    # def line + 120 body lines = 121 lines: too long; one line fewer fits
+    assert _long_functions(f"def f():\n{body}\n") == [("f", 121)]
+    assert _long_functions("@decorated\ndef g():\n" + body.split("\n", 1)[1] + "\n") == []
+
+
 # A testbed's insides: the runner (engine) and the calibration see only the Testbed
 # interface (itb.backends.testbed) and what `open_testbed` returns.
 BACKEND_INSIDES = (

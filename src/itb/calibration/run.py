@@ -160,43 +160,7 @@ def _measure(
     retrans = tcp["end"]["sum_sent"].get("retransmits")
     if em:
         cal.emulator["cpu_pct_during_tcp"] = 100.0 * (cpu1 - cpu0) / ((t1 - t0) / 1e9)
-    if spec.loss > 0:
-        # Random loss, not the emulator, bounds TCP here: no verdict, the model for scale.
-        mss = topo.mtu - 52  # IPv4 + TCP with timestamps
-        mathis = mss * 8 / (idle_ms / 1e3) * 1.22 / spec.loss**0.5
-        cal.checks.append(
-            Check(
-                "TCP goodput, 1 flow (loss-limited)",
-                None,
-                goodput / 1e6,
-                "Mbit/s",
-                None,
-                f"{opts.cc}, {retrans} retransmissions; "
-                f"Reno's response function at this loss: {mathis / 1e6:.1f}",
-            )
-        )
-    elif spec.rate_bps:
-        cal.checks.append(
-            at_least(
-                "TCP goodput, 1 flow",
-                spec.rate_bps / 1e6,
-                goodput / 1e6,
-                "Mbit/s",
-                TCP_MIN_SHARE_PCT,
-                f"{opts.cc}, {retrans} retransmissions",
-            )
-        )
-    else:
-        cal.checks.append(
-            Check(
-                "TCP goodput, 1 flow (unlimited path)",
-                None,
-                goodput / 1e6,
-                "Mbit/s",
-                None,
-                f"{opts.cc}, {retrans} retransmissions",
-            )
-        )
+    cal.checks.append(_goodput_check(spec, opts, goodput, retrans, idle_ms, topo.mtu))
     if em and spec.rate_bps:
         fresh(em, t1)
         t0, t1 = t0 + off, t1 + off
@@ -220,25 +184,7 @@ def _measure(
             )
         )
     if loaded:
-        extra = max(loaded) - idle_ms
-        qd, path_qd = spec.queue_delay_us, spec.path_queue_delay_us
-        if qd is not None and path_qd is not None:
-            # One frame of serialisation and scheduling slack on top of full queues: the
-            # bottleneck's, and on a path of several emulated links theirs too (a burst
-            # from a fast access link queues at a slower link before the bottleneck)
-            slack_ms = 0.5 + (1514 * 8e3 / spec.rate_bps if spec.rate_bps else 0)
-            held = f"queue holds {qd / 1000:.2f} ms"
-            if path_qd > qd:
-                held = f"queues along the path hold {path_qd / 1000:.2f} ms (the bottleneck's {qd / 1000:.2f})"
-            cal.checks.append(
-                at_most(
-                    "extra RTT under load (max)",
-                    max(qd, path_qd) / 1000 + slack_ms,
-                    extra,
-                    "ms",
-                    f"{held}; median under load {probes.median(loaded):.2f} ms",
-                )
-            )
+        _queue_check(cal, spec, loaded, idle_ms)
 
     if spec.rate_bps:
         udp_rate(cal, tb, src, dst, addr, em, direction, spec, opts, progress)
@@ -254,6 +200,65 @@ def _measure(
     if em:
         fresh(em, time.monotonic_ns())
         log_whole(cal, em, began + off, off)
+
+
+def _goodput_check(
+    spec: PathSpec, opts: Options, goodput: float, retrans, idle_ms: float, mtu: int
+) -> Check:
+    """One bulk flow's goodput against the path's rate (none on an unlimited path; on a
+    lossy one, Reno's response function for scale: the loss bounds it, not the link)."""
+    if spec.loss > 0:
+        mss = mtu - 52  # IPv4 + TCP with timestamps
+        mathis = mss * 8 / (idle_ms / 1e3) * 1.22 / spec.loss**0.5
+        return Check(
+            "TCP goodput, 1 flow (loss-limited)",
+            None,
+            goodput / 1e6,
+            "Mbit/s",
+            None,
+            f"{opts.cc}, {retrans} retransmissions; "
+            f"Reno's response function at this loss: {mathis / 1e6:.1f}",
+        )
+    if spec.rate_bps:
+        return at_least(
+            "TCP goodput, 1 flow",
+            spec.rate_bps / 1e6,
+            goodput / 1e6,
+            "Mbit/s",
+            TCP_MIN_SHARE_PCT,
+            f"{opts.cc}, {retrans} retransmissions",
+        )
+    return Check(
+        "TCP goodput, 1 flow (unlimited path)",
+        None,
+        goodput / 1e6,
+        "Mbit/s",
+        None,
+        f"{opts.cc}, {retrans} retransmissions",
+    )
+
+
+def _queue_check(cal: Calibration, spec: PathSpec, loaded: list[float], idle_ms: float) -> None:
+    """The RTT under load: at most the full queues' delay and a frame's slack more."""
+    extra = max(loaded) - idle_ms
+    qd, path_qd = spec.queue_delay_us, spec.path_queue_delay_us
+    if qd is not None and path_qd is not None:
+        # One frame of serialisation and scheduling slack on top of full queues: the
+        # bottleneck's, and on a path of several emulated links theirs too (a burst
+        # from a fast access link queues at a slower link before the bottleneck)
+        slack_ms = 0.5 + (1514 * 8e3 / spec.rate_bps if spec.rate_bps else 0)
+        held = f"queue holds {qd / 1000:.2f} ms"
+        if path_qd > qd:
+            held = f"queues along the path hold {path_qd / 1000:.2f} ms (the bottleneck's {qd / 1000:.2f})"
+        cal.checks.append(
+            at_most(
+                "extra RTT under load (max)",
+                max(qd, path_qd) / 1000 + slack_ms,
+                extra,
+                "ms",
+                f"{held}; median under load {probes.median(loaded):.2f} ms",
+            )
+        )
 
 
 def _check_buffers(cal: Calibration, spec: PathSpec) -> None:

@@ -44,179 +44,205 @@ QUICK: Defaults = {
 }
 
 
+# the options of `itb bench`
+APPS_OPT = typer.Option(
+    None, "--app", help="Applications, comma-separated: TU, WM, PP, BU, PA. [default: BU,PA]"
+)
+CLASSES_OPT = typer.Option(
+    None, "--class", help="Classes: letters and ranges, e.g. A-L, B,F, A-D,K. [default: A-L]"
+)
+CCS_OPT = typer.Option(
+    None,
+    "--cc",
+    help="Congestion controls, comma-separated; udt runs the cell's traffic over UDT "
+    "(UDT4's own congestion control, each source capped at its C_a; BU, WM, PP; "
+    "classes of up to 32 sources a direction). [default: cubic,reno,bbr]",
+)
+REFERENCE_OPT = typer.Option(
+    None,
+    "--reference",
+    help="The protocol every other one is compared with, fixed before the data. "
+    "[default: the first of --cc]",
+)
+REPEAT_OPT = typer.Option(
+    None,
+    "--repeat",
+    min=1,
+    max=100,
+    help="Exactly this many repetitions of every cell (a fixed design) instead of "
+    "repeating until each comparison is decided.",
+)
+MAX_REPEAT_OPT = typer.Option(
+    None,
+    "--max-repeat",
+    min=3,
+    max=100,
+    help="Repetitions until every comparison of an application × class is faster, "
+    "slower or equivalent, at most this many per cell, looking at the data after 3, "
+    "5, 7, 10, 14, … (docs/benchmark.md). [default: 10]",
+)
+BUDGET_OPT = typer.Option(
+    None,
+    "--budget",
+    metavar="DURATION",
+    help="Stop repeating after this long (e.g. 20min, 2h, 900s) of this invocation; "
+    "undecided comparisons then say the budget stopped them. [default: none]",
+)
+QUICK_OPT = typer.Option(
+    False,
+    "--quick",
+    help="A short benchmark: BU and PA on classes B and F, cubic/reno/bbr, repeated "
+    "until decided within 10 minutes of runs (--budget 10min), 2 s transfers started "
+    "0.25 s apart, 8 PA round trips (about 13 minutes on a 2-core machine, set-up "
+    "included). Options given explicitly win.",
+)
+OUT_DIR_OPT = typer.Option(
+    None,
+    "--out",
+    help="Benchmark directory "
+    "(default: runs/bench-<hash of the arguments>, "
+    "so the same command resumes).",
+)
+SCALE_OPT = typer.Option(
+    None,
+    "--scale",
+    help="One scale factor for "
+    "every class: C = K × C_a ÷ factor (C_a: --access, 1 Gbit/s). "
+    "[default: from the calibration]",
+)
+CAPACITY_OPT = typer.Option(
+    None,
+    "--capacity",
+    help="Scale each class to this bottleneck C instead of the calibrated one, e.g. 500Mbit.",
+)
+SCALING_OPT = typer.Option(
+    "rate",
+    "--scaling",
+    case_sensitive=False,
+    help="What scaling preserves: rate "
+    "keeps every RTT (per-flow windows shrink by the factor); "
+    "window multiplies every RTT by the factor (per-flow "
+    "windows are the documents', round trips last longer).",
+)
+TRANSFER_TIME_OPT = typer.Option(
+    None,
+    "--transfer-time",
+    help="Seconds "
+    "one BU transfer takes alone at C_a (the "
+    "documents: 240 = 30 GB at 1 Gbit/s). "
+    "[default: 240]",
+)
+SPACING_OPT = typer.Option(
+    None,
+    "--spacing",
+    min=0,
+    help="Start spacing of bulk transfers in seconds (0 = synchronised). [default: 1; "
+    "--quick: 0.25]",
+)
+STREAMS_OPT = typer.Option(
+    1,
+    "--streams",
+    min=1,
+    max=10,
+    help="N_s: parallel streams per BU forward source, sharing its C_a (RR-6244 Table 5: "
+    "1, 5 or 10).",
+)
+BUFFER_OPT = typer.Option(
+    "bdp",
+    "--buffer",
+    help="The bottleneck's queue: bdp (one bandwidth-delay product), sqrtk (BDP/√K, "
+    "the small buffer of links of high aggregation K: RR-6244 §4.4, Appenzeller et "
+    "al. 2004), or a size such as 2MB or 100pkt.",
+)
+K_OPT = typer.Option(
+    10,
+    "--k",
+    help="K of the data-centre classes (B, D, F, H, J, L): 1 or 10 (RR-6244 Table 3's "
+    '"1 or 10"). At K = 1 a class runs round(C_g·K) sources, each paced at C_g·K/M '
+    "of C_a (class B: one source at 0.8 C_a). The Internet classes keep K = 1000.",
+)
+RTT_OPT = typer.Option(
+    None,
+    "--rtt",
+    help="Every class's RTT instead of its own (RR-6244 Table 5: 1ms, 20ms, 200ms), or "
+    "a mix of modes, one per group of host pairs (BU only): 20ms,200ms or mix (1, 20 "
+    "and 200 ms). [default: each class's]",
+)
+ACCESS_OPT = typer.Option(
+    None,
+    "--access",
+    help="The documents' access rate C_a the classes are scaled from (RR-6244 Table 5: "
+    "100Mbit, 1Gbit, 10Gbit): C = K × C_a. On a testbed of fixed C it changes the scale "
+    "factor (so a window: see --scaling window and --scale). [default: 1Gbit]",
+)
+BACKGROUND_OPT = typer.Option(
+    None,
+    "--background",
+    help="Background traffic B on a host pair of its own, a share of C: cbr:20% "
+    "(constant-rate UDP), poisson:20% (UDP, exponential gaps), exponential:20%, "
+    "pareto:20%[:1.5] or weibull:20%[:0.5] (cubic TCP flows, Poisson arrivals, "
+    "sizes of that law). [default: none]",
+)
+PA_MESSAGES_OPT = typer.Option(
+    None,
+    "--pa-messages",
+    min=1,
+    max=10000,
+    help="PA: round trips of 1 MB messages (the documents' 200; fewer for a short "
+    "check). [default: 200]",
+)
+SEED_OPT = typer.Option(1, "--seed", min=0, help="Seed of the run order and of every random draw.")
+BACKEND_OPT = typer.Option(
+    "local",
+    "--backend",
+    help="local or ssh (with --inventory): the testbed; sim: every cell simulated in "
+    "ns-3, every class at the documents' C = 10 Gbit/s (K = 10 unscaled, K = 1000 with "
+    "C_a = 10 Mbit/s) unless --scale or --capacity is given (docs/simulation.md).",
+)
+JOBS_OPT = typer.Option(
+    None,
+    "--jobs",
+    min=1,
+    help="With --backend sim: cells simulated side by side on this many cores "
+    "[default: every core].",
+)
+DASK_OPT = typer.Option(
+    None,
+    "--dask",
+    metavar="ADDRESS",
+    help="With --backend sim: simulate the cells on this Dask cluster (tcp://host:8786; "
+    "its workers must see this directory).",
+)
+
+
 @app.command("bench")
 def bench_cmd(
-    apps: str | None = typer.Option(
-        None, "--app", help="Applications, comma-separated: TU, WM, PP, BU, PA. [default: BU,PA]"
-    ),
-    classes: str | None = typer.Option(
-        None, "--class", help="Classes: letters and ranges, e.g. A-L, B,F, A-D,K. [default: A-L]"
-    ),
-    ccs: str | None = typer.Option(
-        None,
-        "--cc",
-        help="Congestion controls, comma-separated; udt runs the cell's traffic over UDT "
-        "(UDT4's own congestion control, each source capped at its C_a; BU, WM, PP; "
-        "classes of up to 32 sources a direction). [default: cubic,reno,bbr]",
-    ),
-    reference: str | None = typer.Option(
-        None,
-        "--reference",
-        help="The protocol every other one is compared with, fixed before the data. "
-        "[default: the first of --cc]",
-    ),
-    repeat: int | None = typer.Option(
-        None,
-        "--repeat",
-        min=1,
-        max=100,
-        help="Exactly this many repetitions of every cell (a fixed design) instead of "
-        "repeating until each comparison is decided.",
-    ),
-    max_repeat: int | None = typer.Option(
-        None,
-        "--max-repeat",
-        min=3,
-        max=100,
-        help="Repetitions until every comparison of an application × class is faster, "
-        "slower or equivalent, at most this many per cell, looking at the data after 3, "
-        "5, 7, 10, 14, … (docs/benchmark.md). [default: 10]",
-    ),
-    budget: str | None = typer.Option(
-        None,
-        "--budget",
-        metavar="DURATION",
-        help="Stop repeating after this long (e.g. 20min, 2h, 900s) of this invocation; "
-        "undecided comparisons then say the budget stopped them. [default: none]",
-    ),
-    quick: bool = typer.Option(
-        False,
-        "--quick",
-        help="A short benchmark: BU and PA on classes B and F, cubic/reno/bbr, 4 "
-        "repetitions within 10 minutes of runs (one look at the data), 2 s transfers "
-        "started 0.25 s apart, 8 PA round trips (about 13 minutes on a 2-core machine). "
-        "Options given explicitly win.",
-    ),
-    out_dir: Path | None = typer.Option(
-        None,
-        "--out",
-        help="Benchmark directory "
-        "(default: runs/bench-<hash of the arguments>, "
-        "so the same command resumes).",
-    ),
-    scale: float | None = typer.Option(
-        None,
-        "--scale",
-        help="One scale factor for "
-        "every class: C = K × C_a ÷ factor (C_a: --access, 1 Gbit/s). "
-        "[default: from the calibration]",
-    ),
-    capacity: str | None = typer.Option(
-        None,
-        "--capacity",
-        help="Scale each class to this bottleneck C instead of the calibrated one, e.g. 500Mbit.",
-    ),
-    scaling: Literal["rate", "window"] = typer.Option(
-        "rate",
-        "--scaling",
-        case_sensitive=False,
-        help="What scaling preserves: rate "
-        "keeps every RTT (per-flow windows shrink by the factor); "
-        "window multiplies every RTT by the factor (per-flow "
-        "windows are the documents', round trips last longer).",
-    ),
-    transfer_time: float | None = typer.Option(
-        None,
-        "--transfer-time",
-        help="Seconds "
-        "one BU transfer takes alone at C_a (the "
-        "documents: 240 = 30 GB at 1 Gbit/s). "
-        "[default: 240]",
-    ),
-    spacing: float | None = typer.Option(
-        None,
-        "--spacing",
-        min=0,
-        help="Start spacing of bulk transfers in seconds (0 = synchronised). [default: 1; "
-        "--quick: 0.25]",
-    ),
-    streams: int = typer.Option(
-        1,
-        "--streams",
-        min=1,
-        max=10,
-        help="N_s: parallel streams per BU forward source, sharing its C_a (RR-6244 Table 5: "
-        "1, 5 or 10).",
-    ),
-    buffer: str = typer.Option(
-        "bdp",
-        "--buffer",
-        help="The bottleneck's queue: bdp (one bandwidth-delay product), sqrtk (BDP/√K, "
-        "the small buffer of links of high aggregation K: RR-6244 §4.4, Appenzeller et "
-        "al. 2004), or a size such as 2MB or 100pkt.",
-    ),
-    k: int = typer.Option(
-        10,
-        "--k",
-        help="K of the data-centre classes (B, D, F, H, J, L): 1 or 10 (RR-6244 Table 3's "
-        '"1 or 10"). At K = 1 a class runs round(C_g·K) sources, each paced at C_g·K/M '
-        "of C_a (class B: one source at 0.8 C_a). The Internet classes keep K = 1000.",
-    ),
-    rtt: str | None = typer.Option(
-        None,
-        "--rtt",
-        help="Every class's RTT instead of its own (RR-6244 Table 5: 1ms, 20ms, 200ms), or "
-        "a mix of modes, one per group of host pairs (BU only): 20ms,200ms or mix (1, 20 "
-        "and 200 ms). [default: each class's]",
-    ),
-    access: str | None = typer.Option(
-        None,
-        "--access",
-        help="The documents' access rate C_a the classes are scaled from (RR-6244 Table 5: "
-        "100Mbit, 1Gbit, 10Gbit): C = K × C_a. On a testbed of fixed C it changes the scale "
-        "factor (so a window: see --scaling window and --scale). [default: 1Gbit]",
-    ),
-    background: str | None = typer.Option(
-        None,
-        "--background",
-        help="Background traffic B on a host pair of its own, a share of C: cbr:20% "
-        "(constant-rate UDP), poisson:20% (UDP, exponential gaps), exponential:20%, "
-        "pareto:20%[:1.5] or weibull:20%[:0.5] (cubic TCP flows, Poisson arrivals, "
-        "sizes of that law). [default: none]",
-    ),
-    pa_messages: int | None = typer.Option(
-        None,
-        "--pa-messages",
-        min=1,
-        max=10000,
-        help="PA: round trips of 1 MB messages (the documents' 200; fewer for a short "
-        "check). [default: 200]",
-    ),
-    seed: int = typer.Option(
-        1, "--seed", min=0, help="Seed of the run order and of every random draw."
-    ),
+    apps: str | None = APPS_OPT,
+    classes: str | None = CLASSES_OPT,
+    ccs: str | None = CCS_OPT,
+    reference: str | None = REFERENCE_OPT,
+    repeat: int | None = REPEAT_OPT,
+    max_repeat: int | None = MAX_REPEAT_OPT,
+    budget: str | None = BUDGET_OPT,
+    quick: bool = QUICK_OPT,
+    out_dir: Path | None = OUT_DIR_OPT,
+    scale: float | None = SCALE_OPT,
+    capacity: str | None = CAPACITY_OPT,
+    scaling: Literal["rate", "window"] = SCALING_OPT,
+    transfer_time: float | None = TRANSFER_TIME_OPT,
+    spacing: float | None = SPACING_OPT,
+    streams: int = STREAMS_OPT,
+    buffer: str = BUFFER_OPT,
+    k: int = K_OPT,
+    rtt: str | None = RTT_OPT,
+    access: str | None = ACCESS_OPT,
+    background: str | None = BACKGROUND_OPT,
+    pa_messages: int | None = PA_MESSAGES_OPT,
+    seed: int = SEED_OPT,
     inventory: Path | None = INVENTORY,
-    backend: Literal["local", "ssh", "sim"] = typer.Option(
-        "local",
-        "--backend",
-        help="local or ssh (with --inventory): the testbed; sim: every cell simulated in "
-        "ns-3, every class at the documents' C = 10 Gbit/s (K = 10 unscaled, K = 1000 with "
-        "C_a = 10 Mbit/s) unless --scale or --capacity is given (docs/simulation.md).",
-    ),
-    jobs: int | None = typer.Option(
-        None,
-        "--jobs",
-        min=1,
-        help="With --backend sim: cells simulated side by side on this many cores "
-        "[default: every core].",
-    ),
-    dask: str | None = typer.Option(
-        None,
-        "--dask",
-        metavar="ADDRESS",
-        help="With --backend sim: simulate the cells on this Dask cluster (tcp://host:8786; "
-        "its workers must see this directory).",
-    ),
+    backend: Literal["local", "ssh", "sim"] = BACKEND_OPT,
+    jobs: int | None = JOBS_OPT,
+    dask: str | None = DASK_OPT,
     as_json: bool = JSON,
 ) -> None:
     """Run the ITB benchmark: application × class × protocol, repeated, then print the
@@ -308,6 +334,12 @@ def bench_cmd(
         tick=tick,
     )
     tick("")
+    _print_result(result, args, quick, as_json)
+
+
+def _print_result(result, args, quick: bool, as_json: bool) -> None:
+    """The verdicts and the table (or the JSON document), the warnings, and the exit
+    code: 128 + the signal when interrupted, 1 when some run failed."""
     if as_json:
         print_json(bench_document(result, axes_lines(args, result.rows), quick))
     else:

@@ -120,17 +120,7 @@ def serve(
     from itb.service.guard import loopback_hosts
     from itb.service.ledger import Ledger
 
-    links = [_link(s) for s in link]
-    if len({x.name for x in links}) != len(links):
-        raise ScenarioError(None, "--link", "a link is named twice")
-    if not (math.isfinite(hold) and 1.0 <= hold <= HOLD_MAX_S):
-        raise ScenarioError(None, "--hold", f"{hold}: seconds from 1 to {HOLD_MAX_S:.0f}")
-    if not math.isfinite(margin):
-        raise ScenarioError(None, "--margin", f"{margin}: a share from 0 to 0.9")
-    if not _loopback(host) and not token:
-        raise ScenarioError(
-            None, "--host", f"{host} is not loopback: give --token (or ${TOKEN_ENV})"
-        )
+    links = _checked(link, hold, margin, host, token)
     plan_for = _testbed(execute, links) if execute else None
     serving.raise_nofile()
     try:
@@ -172,6 +162,22 @@ def serve(
         os.close(lock_fd)
     if _STOPPED:
         raise typer.Exit(SIGNAL_BASE + _STOPPED[-1])
+
+
+def _checked(link: list[str], hold: float, margin: float, host: str, token: str | None) -> list:
+    """The links, once every option is one the service can keep (before anything opens)."""
+    links = [_link(s) for s in link]
+    if len({x.name for x in links}) != len(links):
+        raise ScenarioError(None, "--link", "a link is named twice")
+    if not (math.isfinite(hold) and 1.0 <= hold <= HOLD_MAX_S):
+        raise ScenarioError(None, "--hold", f"{hold}: seconds from 1 to {HOLD_MAX_S:.0f}")
+    if not math.isfinite(margin):
+        raise ScenarioError(None, "--margin", f"{margin}: a share from 0 to 0.9")
+    if not _loopback(host) and not token:
+        raise ScenarioError(
+            None, "--host", f"{host} is not loopback: give --token (or ${TOKEN_ENV})"
+        )
+    return links
 
 
 def _open_store(db: Path):

@@ -96,10 +96,14 @@ def make_app(
     async def _store(request: Request, exc: sqlite3.OperationalError):
         return JSONResponse({"detail": f"the store cannot be written: {exc}"}, status_code=503)
 
-    def link_of(name: str) -> str:
-        if name not in ledger.rate:
-            raise HTTPException(404, f"no link {name!r}; the links are {sorted(ledger.rate)}")
-        return name
+    _request_routes(app, ledger, clock, reading)
+    _link_routes(app, ledger, clock, reading, fragments)
+    _page_routes(app, swagger)
+    return app
+
+
+def _request_routes(app: FastAPI, ledger: Ledger, clock: Callable[[], int], reading) -> None:
+    """Quote, list, commit, cancel and read requests (/v1/requests)."""
 
     @app.post("/v1/requests", status_code=201, response_model=RequestOut)
     def quote(body: RequestIn):
@@ -150,6 +154,17 @@ def make_app(
     def get(rid: RequestId):
         return _json(out(_call(ledger.get, rid, clock())))
 
+
+def _link_routes(
+    app: FastAPI, ledger: Ledger, clock: Callable[[], int], reading, fragments: Fragments
+) -> None:
+    """A link's schedule, its capacity, the links (/v1/links)."""
+
+    def link_of(name: str) -> str:
+        if name not in ledger.rate:
+            raise HTTPException(404, f"no link {name!r}; the links are {sorted(ledger.rate)}")
+        return name
+
     @app.get("/v1/links/{name}/schedule")
     def schedule(
         name: LinkName,
@@ -188,6 +203,10 @@ def make_app(
             "broken_at_start": ledger.broken_at_start,
         }
 
+
+def _page_routes(app: FastAPI, swagger) -> None:
+    """The page and the API's documentation (Swagger UI when installed)."""
+
     @app.get("/", response_class=HTMLResponse)
     def page():
         return resources.files("itb.service").joinpath("page.html").read_text()
@@ -203,8 +222,6 @@ def make_app(
             swagger_favicon_url="/static/swagger/favicon-32x32.png",
             swagger_ui_parameters={"validatorUrl": None},
         )  # fmt: skip
-
-    return app
 
 
 _PLAIN_DOCS = """<!doctype html><meta charset="utf-8"><title>ITB transfer service — API</title>
