@@ -220,7 +220,7 @@ def test_a_dask_address_where_something_else_answers_is_refused_as_no_scheduler(
     import threading
 
     from itb.errors import BackendError
-    from itb.suite.parallel import check_dask
+    from itb.sweep.parallel import check_dask
 
     srv = socket.create_server(("127.0.0.1", 0))
     port = srv.getsockname()[1]

@@ -12,7 +12,7 @@ from itb.suite import apps, stats
 from itb.suite.apps import parts, throughput, web
 from itb.suite.classes import CLASSES, parse_classes
 from itb.suite.scaling import MANY_SOURCES_MAX_BPS, make_scale
-from itb.suite.sweep import order
+from itb.sweep.sweep import order
 
 
 def test_classes_follow_the_spec_table():

@@ -220,7 +220,7 @@ def test_bench_summary_and_report_show_the_window_table(tmp_path):
 
 def test_run_bench_says_the_warnings_before_running(tmp_path, monkeypatch):
     from itb.engine import runner
-    from itb.suite import sweep as sweep_mod
+    from itb.sweep import sweep as sweep_mod
 
     def no_testbed(*a, **k):
         raise AssertionError("a unit test must not run the engine")

@@ -4,7 +4,7 @@ import pandas as pd
 
 from itb import rundir
 from itb.analysis.cells import cell_table, forward_completions
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 def test_a_cell_whose_runs_left_no_rows_reads_as_nothing_yet(tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 from itb.analysis.cells import bottleneck_link
 from itb.scenario import load_testbed
 from itb.scenario.scenario import load_scenario
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 ROOT = Path(__file__).resolve().parents[2]
 

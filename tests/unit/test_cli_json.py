@@ -22,7 +22,7 @@ from itb.cli.output import jsonable, legacy_args
 from itb.engine.runner import RunResult
 from itb.study.registry import Line, Table
 from itb.suite.benchmark import BenchResult
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 from .test_run_results import _metrics
 

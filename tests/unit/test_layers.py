@@ -2,7 +2,8 @@
 
 Layers, lowest first: errors, files and native; scenario; rundir (the run directory's
 format); emulation; backends; cc; calibration; engine; analysis; draw (the reports'
-drawing kit: figures, HTML pages); suite (the ITB benchmark); study; report; cli.
+drawing kit: figures, HTML pages); sweep (the runs of a benchmark or a study); suite
+(the ITB benchmark); study; report; cli.
 Function-level imports count too. The drivers (suite, study) return typed results and
 never import itb.report: the CLI looks a report up (a study's is its subpackage's
 `report` module, drawn with itb.draw; the runs' and the benchmark's are itb.report's).
@@ -30,6 +31,7 @@ LEVEL = {
     "engine": 5,
     "analysis": 6,
     "draw": 6.5,
+    "sweep": 6.8,
     "suite": 7,
     "service": 7.5,
     "study": 8,
@@ -105,7 +107,7 @@ def test_the_drivers_never_import_a_report():
     drivers = sorted(
         (m, i)
         for m, imps in _graph().items()
-        if m.split(".")[1:2] in (["suite"], ["study"])
+        if m.split(".")[1:2] in (["sweep"], ["suite"], ["study"])
         for i in imps
         if i == "itb.report"
         or i.startswith("itb.report.")

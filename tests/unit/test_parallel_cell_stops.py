@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from itb.engine import runner
-from itb.suite import parallel
+from itb.sweep import parallel
 
 
 def test_a_cell_stops_at_its_first_interrupted_repetition(tmp_path, monkeypatch):

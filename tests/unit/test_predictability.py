@@ -17,8 +17,8 @@ from itb.study.predictability.args import PredictabilityArgs
 from itb.study.predictability.cells import PredictabilityCell
 from itb.study.predictability.plan import planned_ideal, points_of, sweep_of
 from itb.study.predictability.results import FORMAT_VERSION, Results
-from itb.suite.sweep import Sweep
-from itb.suite.sweep_index import SweepIndex, read_index
+from itb.sweep.index import SweepIndex, read_index
+from itb.sweep.sweep import Sweep
 
 
 def _args(**kw):

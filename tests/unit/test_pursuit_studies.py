@@ -403,8 +403,8 @@ def test_a_model_that_asks_more_than_c_is_refused_and_extrapolation_is_flagged()
 
 
 def test_a_sweep_with_an_invalid_cell_writes_nothing(tmp_path):
-    from itb.suite.sweep import Sweep, SweepCell
-    from itb.suite.sweep_index import IndexCell, SweepIndex
+    from itb.sweep.index import IndexCell, SweepIndex
+    from itb.sweep.sweep import Sweep, SweepCell
 
     good = {
         "testbed": {"name": "t"},

@@ -21,8 +21,8 @@ from itb.study.response_function.cells import ResponseCell
 from itb.study.response_function.fit import fit_algorithm
 from itb.study.response_function.results import FORMAT_VERSION, Event, Fit, Results
 from itb.study.response_function.results import Point as PointResult
-from itb.suite.sweep import Sweep
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -511,7 +511,7 @@ def test_the_cli_table_reads_the_typed_fits(monkeypatch, tmp_path):
     from typer.testing import CliRunner
 
     from itb.cli import app  # with its commands registered
-    from itb.suite import sweep
+    from itb.sweep import sweep
 
     asked = []
 

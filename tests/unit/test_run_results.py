@@ -13,8 +13,8 @@ from itb.errors import ItbError
 from itb.report.build import write_html
 from itb.rundir.layout import RunDirError
 from itb.suite import stats
-from itb.suite.sweep import Sweep, _took
-from itb.suite.sweep_index import IndexCell, SweepIndex
+from itb.sweep.index import IndexCell, SweepIndex
+from itb.sweep.sweep import Sweep, _took
 
 from .test_metrics import CONTEXT, _run_tables
 

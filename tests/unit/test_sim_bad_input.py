@@ -14,7 +14,7 @@ from itb.backends.sim.testbed import failure
 from itb.errors import PreflightError, ScenarioError
 from itb.scenario import load_testbed
 from itb.scenario.scenario import scenario_from_data, timeline_on
-from itb.suite.parallel import workers
+from itb.sweep.parallel import workers
 
 MIB = 2**20
 

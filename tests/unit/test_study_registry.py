@@ -87,8 +87,8 @@ TOY = {
         import json
 
         from itb.analysis.results import VersionedResults
-        from itb.suite.sweep import Sweep, SweepCell
-        from itb.suite.sweep_index import IndexCell, SweepIndex
+        from itb.sweep.sweep import Sweep, SweepCell
+        from itb.sweep.index import IndexCell, SweepIndex
 
         DOC = {"testbed": {"name": "toy"}, "dumbbell": {"pairs": 1},
                "transfer": [{"src": "l1", "dst": "r1", "volume": "1MB"}]}

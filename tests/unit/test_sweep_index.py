@@ -19,8 +19,8 @@ from itb.study.profile_pair.cells import PairCell, PlannedFlow
 from itb.study.profile_stage0.cells import CpuCell, RateCell, Stage0Cell
 from itb.suite import benchmark, windows
 from itb.suite.realisation import BenchCell
-from itb.suite.sweep import Sweep, digest
-from itb.suite.sweep_index import SweepIndex, read_index
+from itb.sweep.index import SweepIndex, read_index
+from itb.sweep.sweep import Sweep, digest
 
 CREATED = "2026-11-26T09:00:00+0100"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import os
 
 from itb.study.profile_margin.cells import MarginCell
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 INFO = {
     "rtt_ms": 20.0,

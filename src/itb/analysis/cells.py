@@ -14,7 +14,7 @@ from itb.rundir.records import ResolvedScenario, read_record
 
 class Cell(Protocol):
     """A cell of a sweep's index as these readers need it: its run directory, relative to
-    the sweep's (`itb.suite.sweep_index.IndexCell`, and every study's cell, is one)."""
+    the sweep's (`itb.sweep.index.IndexCell`, and every study's cell, is one)."""
 
     @property
     def run(self) -> str: ...

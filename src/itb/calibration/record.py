@@ -17,6 +17,9 @@ from itb.calibration.verdict import Check
 from itb.rundir.records import Record, read_record
 
 CALIBRATION_FORMAT = 1
+# where `make calibrate` (`itb calibrate --json-file`) writes the default testbed's: what
+# the benchmark scales from and what a sweep copies beside its results
+DEFAULT_CALIBRATION = Path("runs/calibration.json")
 
 
 @dataclass

@@ -273,7 +273,7 @@ def bench_cmd(
     from itb.suite.benchmark import BenchArgs, run_bench
     from itb.suite.classes import parse_classes
     from itb.suite.scaling import make_scale
-    from itb.suite.sweep import default_dir
+    from itb.sweep.sweep import default_dir
 
     q: Defaults = QUICK if quick else {}
     if repeat is not None and (max_repeat is not None or budget is not None):
@@ -381,7 +381,7 @@ def _simulation_ready(args) -> None:
     refused (exit 4; 3 for a scheduler that does not answer) before anything is written."""
     from itb import cc
     from itb.backends.sim.testbed import ready
-    from itb.suite.parallel import check_dask
+    from itb.sweep.parallel import check_dask
 
     ready(args.ccs, cc.support(), say)
     if args.dask:
@@ -389,6 +389,6 @@ def _simulation_ready(args) -> None:
 
 
 def _cores() -> int:
-    from itb.suite.parallel import jobs_default
+    from itb.sweep.parallel import jobs_default
 
     return jobs_default()

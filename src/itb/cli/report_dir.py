@@ -49,8 +49,8 @@ def rerender_bench(out: Path, tick: Say):
     from itb.suite import windows
     from itb.suite.benchmark import BenchResult, summarise
     from itb.suite.realisation import BenchCell
-    from itb.suite.sweep import Sweep
-    from itb.suite.sweep_index import SweepIndex, read_index
+    from itb.sweep.index import SweepIndex, read_index
+    from itb.sweep.sweep import Sweep
 
     index = read_index(out / "bench.json", SweepIndex[BenchCell])
     _reanalyse(out, [c.run for c in index.cells], tick)

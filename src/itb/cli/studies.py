@@ -26,7 +26,7 @@ from itb.study.args import StudyArgs, option_of
 from itb.study.registry import Line, Registered, Report, Table, studies
 
 if TYPE_CHECKING:
-    from itb.suite.sweep import Sweep
+    from itb.sweep.sweep import Sweep
 
 GROUPS: dict[tuple[str, ...], typer.Typer] = {
     (): app,
@@ -126,7 +126,7 @@ SIMULATED = {"backend": "sim"}  # in a simulated study's key: another directory
 
 def simulated(sweep: Sweep, study: str) -> Sweep:
     """The sweep with every run simulated (its key says so)."""
-    from itb.suite.parallel import jobs_default  # (not on every command's start-up path)
+    from itb.sweep.parallel import jobs_default  # (not on every command's start-up path)
 
     if sweep.simulated:
         raise ScenarioError(None, "--backend", f"{study} runs its simulated cells itself")
@@ -139,7 +139,7 @@ def run(entry: Registered, args: StudyArgs, simulate: bool = False, as_json: boo
     """A study's life on the command line (exit 0 complete, 130 or 128 + the signal when
     stopped; the same command resumes)."""
     from itb.report.build import analyse_run
-    from itb.suite.sweep import default_dir, drive
+    from itb.sweep.sweep import default_dir, drive
 
     study = entry.study
     for w in args.warnings():

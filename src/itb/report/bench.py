@@ -16,7 +16,7 @@ from itb.analysis.sequential import design_of
 from itb.draw.html import figure, render
 from itb.report import figures
 from itb.suite.realisation import BenchCell, BenchRealisation, WindowRecord
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 class MatrixRow(BaseModel):

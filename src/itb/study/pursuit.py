@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import Field, PlainSerializer, computed_field
 
 from itb import files
+from itb.calibration.record import DEFAULT_CALIBRATION
 from itb.errors import ScenarioError
 from itb.scenario.experiment.algorithms import KNOWN_CCS
 from itb.scenario.experiment.profile import RATE_LO
@@ -25,7 +26,6 @@ from itb.scenario.options import csv_option
 from itb.scenario.units import format_duration, format_rate
 from itb.study import options
 from itb.study.args import KEY_IF_SET, Option, StudyArgs
-from itb.suite.scaling import DEFAULT_CALIBRATION
 
 if TYPE_CHECKING:
     from itb.analysis.profile_model import Model

@@ -23,8 +23,8 @@ from itb.say import Say
 from itb.study.args import StudyArgs
 
 if TYPE_CHECKING:  # the sweep (numpy, the engine) is imported when a study runs, not to list them
-    from itb.suite.sweep import Outcome, Sweep
-    from itb.suite.sweep_index import IndexCell, SweepIndex
+    from itb.sweep.index import IndexCell, SweepIndex
+    from itb.sweep.sweep import Outcome, Sweep
 
 A = TypeVar("A", bound=StudyArgs)
 R = TypeVar("R", bound=BaseModel)

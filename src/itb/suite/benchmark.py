@@ -22,8 +22,8 @@ from itb.suite.background import Background
 from itb.suite.classes import DATA_CENTRE_K, ItbClass
 from itb.suite.realisation import BenchCell, BenchRealisation
 from itb.suite.scaling import Scale
-from itb.suite.sweep import AnalyseRun, Sweep, SweepCell, drive
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import AnalyseRun, Sweep, SweepCell, drive
 
 if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
     from itb.backends.ssh.inventory import Inventory

@@ -22,7 +22,7 @@ import math
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
-from itb.calibration.record import read_calibration
+from itb.calibration.record import DEFAULT_CALIBRATION, read_calibration
 from itb.errors import ScenarioError
 from itb.rundir.records import RunDirError
 from itb.scenario.testbed.schema import MAX_ONE_WAY_US
@@ -34,7 +34,6 @@ PAPER_BU_VOLUME = 30_000_000_000  # bytes per BU transfer (predictability report
 PAPER_BU_TIME_S = PAPER_BU_VOLUME * 8 / NOMINAL_ACCESS_BPS  # 240 s at C_a
 PAPER_CAPACITY_BPS = 10_000_000_000  # the documents' bottleneck (C = 10 Gbit/s)
 MIN_LINK_BPS, MAX_LINK_BPS = 10_000_000, 10_000_000_000  # the emulator's range
-DEFAULT_CALIBRATION = Path("runs/calibration.json")
 # K = 1000 classes run 800–3500 paced streams: their cost is per stream (timers,
 # wake-ups), not per bit. On a 2-core machine at C = 1 Gbit/s the senders could not
 # offer more than ~450 Mbit/s (0 drops at C_g = 2.0); at 200 Mbit/s the bottleneck

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from itb.study.crossval.cells import CrossvalCell
     from itb.study.crossval.results import Results
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Crossval:

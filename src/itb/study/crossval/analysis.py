@@ -36,7 +36,7 @@ from itb.study.crossval.verdicts import (
     still,
 )
 from itb.study.longlived import repetitions_of, window_goodputs
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 # measure → (how it is compared, the bound, the likely cause of a disagreement)
 BOUNDS: dict[str, tuple[str, float, str]] = {

@@ -3,7 +3,7 @@ congestion control, on the testbed (emulated) or in ns-3 (simulated)."""
 
 from __future__ import annotations
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class CrossvalCell(IndexCell):

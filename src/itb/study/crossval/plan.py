@@ -22,9 +22,9 @@ from itb.study.crossval.args import CrossvalArgs
 from itb.study.crossval.cells import CrossvalCell
 from itb.study.crossval.grid import GRIDS, Point
 from itb.study.pursuit import secs, testbed_doc
-from itb.suite.parallel import jobs_default
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.parallel import jobs_default
+from itb.sweep.sweep import Sweep, SweepCell
 
 BACKENDS = ("emulated", "simulated")
 INTERVAL = "10ms"

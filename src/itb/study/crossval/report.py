@@ -12,7 +12,7 @@ from itb.study.crossval.args import CrossvalArgs
 from itb.study.crossval.cells import CrossvalCell
 from itb.study.crossval.results import Results
 from itb.study.crossval.summary import cc_shown, difference, value, verdict
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def sides_figure(res: Results, path: Path) -> Path | None:

@@ -7,7 +7,7 @@ from itb.engine.steal import STEAL_WARN
 from itb.study.crossval.args import MODEL_OF, CrossvalArgs
 from itb.study.crossval.results import Comparison, Measure, Results
 from itb.study.registry import Line, Shown, Table
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 UNITS = {"goodput_bps": (1e-6, "Mbit/s"), "first_loss_cwnd": (1, "segments")}
 

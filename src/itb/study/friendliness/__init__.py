@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from itb.study.friendliness.cells import FriendlinessCell
     from itb.study.friendliness.results import Results
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Friendliness:

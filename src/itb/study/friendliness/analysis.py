@@ -15,7 +15,7 @@ from itb.study.friendliness.cells import FriendlinessCell
 from itb.study.friendliness.plan import ALONE
 from itb.study.friendliness.results import Group, GroupRun, Point, Results
 from itb.suite.classes import DATA_CENTRE_K
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def group_runs(transfers: pd.DataFrame) -> list[GroupRun]:

@@ -1,11 +1,11 @@
 """A cell of `itb study friendliness` as its sweep's index keeps it: the tested protocol
 (or "alone": every source on the reference), the reference, the congestion level and how
-the cell was realised (itb.suite.sweep_index)."""
+the cell was realised (itb.sweep.index)."""
 
 from __future__ import annotations
 
 from itb.suite.realisation import Realisation
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class FriendlinessCell(IndexCell):

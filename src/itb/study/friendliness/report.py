@@ -13,7 +13,7 @@ from itb.draw.plot import plt, save_figure
 from itb.study.friendliness.args import FriendlinessArgs
 from itb.study.friendliness.cells import FriendlinessCell
 from itb.study.friendliness.results import Results
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def ratio_figure(res: Results, path: Path) -> Path | None:

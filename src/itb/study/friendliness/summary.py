@@ -6,7 +6,7 @@ from __future__ import annotations
 from itb.study.friendliness.args import FriendlinessArgs
 from itb.study.friendliness.results import Results
 from itb.study.registry import Shown, Table, num
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[Results], a: FriendlinessArgs) -> list[Shown]:

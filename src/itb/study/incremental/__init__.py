@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from itb.study.incremental.cells import IncrementalCell
     from itb.study.incremental.results import Results
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Incremental:

@@ -19,7 +19,7 @@ from itb.study.longlived import (
     repetitions_of,
     window_goodputs,
 )
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def steps(sweep: Sweep[IncrementalCell], c: IncrementalCell, ok: list[int]) -> list[Step]:

@@ -1,9 +1,9 @@
 """A cell of `itb study incremental` as its sweep's index keeps it: the congestion
-control, the RTT, how many flows join and how often (itb.suite.sweep_index)."""
+control, the RTT, how many flows join and how often (itb.sweep.index)."""
 
 from __future__ import annotations
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class IncrementalCell(IndexCell):

@@ -9,8 +9,8 @@ from pathlib import Path
 from itb.study.incremental.args import IncrementalArgs
 from itb.study.incremental.cells import IncrementalCell
 from itb.study.longlived import flows_doc
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 
 def sweep_of(a: IncrementalArgs, out: Path) -> Sweep[IncrementalCell]:

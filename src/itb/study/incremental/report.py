@@ -12,7 +12,7 @@ from itb.draw.plot import plt, save_figure
 from itb.study.incremental.args import IncrementalArgs
 from itb.study.incremental.cells import IncrementalCell
 from itb.study.incremental.results import Results
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def throughput_figure(res: Results, path: Path) -> Path | None:

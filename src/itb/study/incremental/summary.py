@@ -6,7 +6,7 @@ from itb.draw.html import pm
 from itb.study.incremental.args import IncrementalArgs
 from itb.study.incremental.results import Results
 from itb.study.registry import Shown, Table
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[Results], a: IncrementalArgs) -> list[Shown]:

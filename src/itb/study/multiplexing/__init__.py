@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from itb.study.multiplexing.cells import MultiplexingCell
     from itb.study.multiplexing.results import Results
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Multiplexing:

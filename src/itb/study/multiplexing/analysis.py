@@ -15,7 +15,7 @@ from itb.study.longlived import complete_repetitions, rep_zeros
 from itb.study.multiplexing.args import MultiplexingArgs
 from itb.study.multiplexing.cells import MultiplexingCell
 from itb.study.multiplexing.results import Point, Results
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def runs(sweep: Sweep[MultiplexingCell], c: MultiplexingCell) -> tuple[list[tuple], int]:

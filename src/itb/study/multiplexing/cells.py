@@ -1,10 +1,10 @@
 """A cell of `itb study multiplexing` as its sweep's index keeps it: the protocol, the
-aggregation level and how the class was realised (itb.suite.sweep_index)."""
+aggregation level and how the class was realised (itb.sweep.index)."""
 
 from __future__ import annotations
 
 from itb.suite.realisation import Realisation
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class MultiplexingCell(IndexCell):

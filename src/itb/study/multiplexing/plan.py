@@ -11,8 +11,8 @@ from itb.study.multiplexing.cells import MultiplexingCell
 from itb.suite import apps
 from itb.suite.classes import ItbClass
 from itb.suite.realisation import Realisation
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 
 def sweep_of(a: MultiplexingArgs, out: Path) -> Sweep[MultiplexingCell]:

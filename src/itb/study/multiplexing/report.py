@@ -11,7 +11,7 @@ from itb.draw.plot import plt, save_figure
 from itb.study.multiplexing.args import MultiplexingArgs
 from itb.study.multiplexing.cells import MultiplexingCell
 from itb.study.multiplexing.results import Results
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def k_figure(res: Results, path: Path) -> Path | None:

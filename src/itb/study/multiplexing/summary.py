@@ -6,7 +6,7 @@ from itb.draw.html import pm
 from itb.study.multiplexing.args import MultiplexingArgs
 from itb.study.multiplexing.results import Results
 from itb.study.registry import Shown, Table
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[Results], a: MultiplexingArgs) -> list[Shown]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from itb.study.pacing_tbf.cells import PacingTbfCell
     from itb.study.pacing_tbf.results import Results
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class PacingTbf:

@@ -12,7 +12,7 @@ from itb.analysis.statistics import mean_ci
 from itb.study.longlived import complete_repetitions, jain_or_none
 from itb.study.pacing_tbf.cells import PacingTbfCell
 from itb.study.pacing_tbf.results import Cell, Penalty, Results
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def runs(tr: pd.DataFrame | None, flows: int) -> tuple[list[float], list[float | None], int]:

@@ -1,10 +1,10 @@
-"""A cell of `itb study pacing-vs-tbf` as its sweep's index keeps it (itb.suite.sweep_index):
+"""A cell of `itb study pacing-vs-tbf` as its sweep's index keeps it (itb.sweep.index):
 the congestion control, RTT, socket buffer, pattern, mechanism, and the fluid model's
 completion time of its flows."""
 
 from __future__ import annotations
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class PacingTbfCell(IndexCell):

@@ -16,8 +16,8 @@ from itb.study.pacing_tbf.args import PacingTbfArgs
 from itb.study.pacing_tbf.cells import PacingTbfCell
 from itb.study.pursuit import testbed_doc
 from itb.suite.apps.parts import rate, secs
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 # TCP payload (timestamps) in a full Ethernet frame at MTU 1500: 1448/1514
 PAYLOAD_SHARE = tcp_payload_share()

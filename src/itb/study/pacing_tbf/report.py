@@ -12,7 +12,7 @@ from itb.draw.plot import plt, save_figure
 from itb.study.pacing_tbf.args import PacingTbfArgs
 from itb.study.pacing_tbf.cells import PacingTbfCell
 from itb.study.pacing_tbf.results import Results
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def slowdown_figure(res: Results, path: Path) -> Path | None:

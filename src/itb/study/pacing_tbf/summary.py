@@ -7,7 +7,7 @@ from itb.draw.html import pm
 from itb.study.pacing_tbf.args import PacingTbfArgs
 from itb.study.pacing_tbf.results import Results
 from itb.study.registry import Shown, Table
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[Results], a: PacingTbfArgs) -> list[Shown]:

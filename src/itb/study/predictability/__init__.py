@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from itb.study.predictability.cells import PredictabilityCell
     from itb.study.predictability.results import Results
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Predictability:

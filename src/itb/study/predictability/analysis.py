@@ -19,7 +19,7 @@ from itb.study.predictability.cells import PredictabilityCell
 from itb.study.predictability.plan import planned_ideal
 from itb.study.predictability.results import QUADRATIC, Fit, Point, Results, Spacing
 from itb.suite import stats
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def _point(sweep: Sweep[PredictabilityCell], c: PredictabilityCell) -> Point:

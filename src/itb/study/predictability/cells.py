@@ -1,11 +1,11 @@
 """A cell of `itb study predictability` as its sweep's index keeps it: the point (protocol,
 congestion level, reverse level, spacing), what its sources realise and how
-(itb.suite.sweep_index)."""
+(itb.sweep.index)."""
 
 from __future__ import annotations
 
 from itb.suite.realisation import Realisation
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class PredictabilityCell(IndexCell):

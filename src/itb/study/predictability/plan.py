@@ -17,8 +17,8 @@ from itb.study.predictability.cells import PredictabilityCell
 from itb.suite import apps
 from itb.suite.classes import DATA_CENTRE_K, ItbClass
 from itb.suite.realisation import Realisation
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from itb.study.predictability import report_figures as sf
 from itb.study.predictability.args import PredictabilityArgs
 from itb.study.predictability.cells import PredictabilityCell
 from itb.study.predictability.results import Results
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def build(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from itb.study.predictability.args import PredictabilityArgs
 from itb.study.predictability.results import Results
 from itb.study.registry import Line, Shown, Table, num
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[Results], a: PredictabilityArgs) -> list[Shown]:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from itb.study.profile_calibration.cells import CalibrationCell
     from itb.study.profile_calibration.results import CalibrationResults
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Calibration:

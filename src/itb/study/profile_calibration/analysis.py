@@ -17,7 +17,7 @@ from itb.analysis.series import select_link
 from itb.study.profile_calibration.args import CalibrationArgs
 from itb.study.profile_calibration.cells import CalibrationCell
 from itb.study.profile_calibration.results import CalibrationResults
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 @dataclass(frozen=True)

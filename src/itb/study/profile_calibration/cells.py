@@ -1,9 +1,9 @@
 """A cell of `itb profile calibrate` as its sweep's index keeps it: the RTT and the input
-of each of its transfers (itb.suite.sweep_index)."""
+of each of its transfers (itb.sweep.index)."""
 
 from __future__ import annotations
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class CalibrationCell(IndexCell):

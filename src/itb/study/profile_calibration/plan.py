@@ -12,8 +12,8 @@ from itb.scenario.units import format_rate
 from itb.study.profile_calibration.args import CalibrationArgs
 from itb.study.profile_calibration.cells import CalibrationCell
 from itb.study.pursuit import gap_s, secs, testbed_doc
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 
 def cell_doc(a: CalibrationArgs, rtt_ms: float) -> tuple[dict, dict[str, int]]:

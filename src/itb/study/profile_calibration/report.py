@@ -12,7 +12,7 @@ from itb.draw.plot import plt, save_figure
 from itb.study.profile_calibration.args import CalibrationArgs
 from itb.study.profile_calibration.cells import CalibrationCell
 from itb.study.profile_calibration.results import CalibrationResults
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def _by_rtt(res: CalibrationResults) -> dict[float, list]:

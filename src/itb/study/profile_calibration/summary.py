@@ -7,7 +7,7 @@ from __future__ import annotations
 from itb.study.profile_calibration.args import CalibrationArgs
 from itb.study.profile_calibration.results import CalibrationResults
 from itb.study.registry import Line, Shown, Table, num
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[CalibrationResults], a: CalibrationArgs) -> list[Shown]:

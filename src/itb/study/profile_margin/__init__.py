@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from itb.study.profile_margin.cells import MarginCell
     from itb.study.profile_margin.results import MarginResults
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Margin:

@@ -16,7 +16,7 @@ from itb.analysis.pursuit import (
 from itb.study.profile_margin.args import MarginArgs
 from itb.study.profile_margin.cells import MarginCell
 from itb.study.profile_margin.results import MarginPoint, MarginResults, MarginThreshold
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def analyse(sweep: Sweep[MarginCell], a: MarginArgs) -> MarginResults:

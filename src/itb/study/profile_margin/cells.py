@@ -1,9 +1,9 @@
 """A cell of `itb study profile margin` as its sweep's index keeps it: what its one
-transfer asks for and what the model predicts (itb.suite.sweep_index)."""
+transfer asks for and what the model predicts (itb.sweep.index)."""
 
 from __future__ import annotations
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class MarginCell(IndexCell):

@@ -12,8 +12,8 @@ from itb.scenario.units import format_rate
 from itb.study.profile_margin.args import MarginArgs
 from itb.study.profile_margin.cells import MarginCell
 from itb.study.pursuit import asked_input, extrapolation_warning, secs, testbed_doc
-from itb.suite.sweep import Say, Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Say, Sweep, SweepCell
 
 
 def plan_point(

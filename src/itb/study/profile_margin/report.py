@@ -11,7 +11,7 @@ from itb.draw.pursuit import SINGLE, lateness_axes, overshoot_figure, spread_lin
 from itb.study.profile_margin.args import MarginArgs
 from itb.study.profile_margin.cells import MarginCell
 from itb.study.profile_margin.results import MarginResults
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def margin_figure(res: MarginResults, path: Path) -> Path | None:

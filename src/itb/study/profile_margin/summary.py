@@ -7,7 +7,7 @@ from itb.study.profile_margin.args import MarginArgs
 from itb.study.profile_margin.results import MarginResults
 from itb.study.pursuit import margin_cell
 from itb.study.registry import Shown, Table, fixed
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[MarginResults], a: MarginArgs) -> list[Shown]:

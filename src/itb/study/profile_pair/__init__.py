@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from itb.study.profile_pair.cells import PairCell
     from itb.study.profile_pair.results import PairResults
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Pair:

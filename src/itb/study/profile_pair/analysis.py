@@ -18,7 +18,7 @@ from itb.analysis.pursuit import (
 from itb.study.profile_pair.args import PairArgs
 from itb.study.profile_pair.cells import PairCell
 from itb.study.profile_pair.results import PairFlow, PairPoint, PairResults, PairThreshold
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def analyse(sweep: Sweep[PairCell], a: PairArgs) -> PairResults:

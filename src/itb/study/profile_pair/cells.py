@@ -1,12 +1,12 @@
 """A cell of `itb study profile pair` as its sweep's index keeps it: the pair of
 mechanisms, the margin, and each flow's planned profile and prediction
-(itb.suite.sweep_index)."""
+(itb.sweep.index)."""
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class PlannedFlow(BaseModel):

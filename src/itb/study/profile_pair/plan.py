@@ -14,8 +14,8 @@ from itb.study.profile_pair.args import PairArgs
 from itb.study.profile_pair.cells import PairCell, PlannedFlow
 from itb.study.profile_pair.results import PAIR_SHARES
 from itb.study.pursuit import Mechanism, asked_input, extrapolation_warning, secs, testbed_doc
-from itb.suite.sweep import Say, Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Say, Sweep, SweepCell
 
 
 def combo_name(a: Mechanism, b: Mechanism) -> str:

@@ -20,7 +20,7 @@ from itb.draw.pursuit import (
 from itb.study.profile_pair.args import PairArgs
 from itb.study.profile_pair.cells import PairCell
 from itb.study.profile_pair.results import PairResults
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def pair_over_time(

@@ -7,7 +7,7 @@ from itb.study.profile_pair.args import PairArgs
 from itb.study.profile_pair.results import PairResults
 from itb.study.pursuit import margin_cell
 from itb.study.registry import Shown, Table, fixed
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[PairResults], a: PairArgs) -> list[Shown]:

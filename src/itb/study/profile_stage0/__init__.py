@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from itb.study.profile_stage0.cells import Stage0Cell
     from itb.study.profile_stage0.results import Stage0Results
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Stage0:

@@ -12,7 +12,7 @@ from itb.analysis.pursuit import spread
 from itb.study.profile_stage0.args import Stage0Args
 from itb.study.profile_stage0.cells import Stage0Cell
 from itb.study.profile_stage0.results import CpuPoint, RatePoint, Stage0Results
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def _command_seconds(run: Path, r: int) -> float | None:

@@ -1,6 +1,6 @@
 """A cell of `itb study profile stage0` as its sweep's index keeps it, by part: a CPU
 cell (a mechanism at an RTT, one transfer per input rate), or a cell of the files or
-streams part (one way of transferring at full speed) (itb.suite.sweep_index)."""
+streams part (one way of transferring at full speed) (itb.sweep.index)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class CpuCell(IndexCell):

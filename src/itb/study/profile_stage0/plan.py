@@ -18,8 +18,8 @@ from itb.scenario.units import format_rate
 from itb.study.profile_stage0.args import PARTS, Stage0Args
 from itb.study.profile_stage0.cells import CpuCell, RateCell, Stage0Cell
 from itb.study.pursuit import Mechanism, gap_s, secs, testbed_doc
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 FILE_MODES = ("m2m", "d2m", "d2d")
 GRIDFTP_PORT = 2811

@@ -11,7 +11,7 @@ from itb.draw.pursuit import SINGLE, spread_line
 from itb.study.profile_stage0.args import Stage0Args
 from itb.study.profile_stage0.cells import Stage0Cell
 from itb.study.profile_stage0.results import Stage0Results
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def cpu_figure(res: Stage0Results, path: Path) -> Path | None:

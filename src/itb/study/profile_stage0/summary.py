@@ -6,7 +6,7 @@ from __future__ import annotations
 from itb.study.profile_stage0.args import Stage0Args
 from itb.study.profile_stage0.results import Stage0Results
 from itb.study.registry import Shown, Table, fixed
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[Stage0Results], a: Stage0Args) -> list[Shown]:

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from itb.study.profile_transition.cells import TransitionCell
     from itb.study.profile_transition.results import TransitionResults
     from itb.study.registry import Say, Shown, Study
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Transition:

@@ -12,7 +12,7 @@ from itb.study.profile_transition import cost as tr_cost
 from itb.study.profile_transition.args import TransitionArgs
 from itb.study.profile_transition.cells import TransitionCell
 from itb.study.profile_transition.results import TransitionPoint, TransitionResults, TransitionRun
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 LEVEL_S = 1.0  # UDT's level: its mean rate over the last second of the high step
 WINDOW_MIN_S = 0.5

@@ -1,9 +1,9 @@
 """A cell of `itb study profile transition` as its sweep's index keeps it: the mechanism
-and the RTT of its low → high steps (itb.suite.sweep_index)."""
+and the RTT of its low → high steps (itb.sweep.index)."""
 
 from __future__ import annotations
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class TransitionCell(IndexCell):

@@ -13,8 +13,8 @@ from itb.scenario.units import format_rate
 from itb.study.profile_transition.args import TransitionArgs
 from itb.study.profile_transition.cells import TransitionCell
 from itb.study.pursuit import Mechanism, secs, testbed_doc
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 TAIL_SHARE = 0.1  # a transfer's volume over what its profile allows by the step's end
 

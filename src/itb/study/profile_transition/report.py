@@ -14,7 +14,7 @@ from itb.draw.pursuit import SINGLE, rate_series
 from itb.study.profile_transition.args import TransitionArgs
 from itb.study.profile_transition.cells import TransitionCell
 from itb.study.profile_transition.results import TransitionResults
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def transition_figure(res: TransitionResults, path: Path) -> Path | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itb.study.profile_transition.args import TransitionArgs
 from itb.study.profile_transition.results import TransitionResults
 from itb.study.registry import Shown, Table, fixed
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def ms(x: float | None) -> str:

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from itb.study.registry import Say, Shown, Study
     from itb.study.response_function.cells import ResponseCell
     from itb.study.response_function.results import Results
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class ResponseFunction:

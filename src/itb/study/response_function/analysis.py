@@ -20,7 +20,7 @@ from itb.study.response_function.fit import fit_algorithm
 from itb.study.response_function.plan import TRANSFER
 from itb.study.response_function.results import Event, Results
 from itb.study.response_function.results import Point as PointResult
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 LINK_SHARE_LIMIT = 0.9  # above this share of C the link, not the loss, may set the rate
 

@@ -1,9 +1,9 @@
 """A cell of `itb study response-function` as its sweep's index keeps it: one algorithm at
-one loss rate, with the plan of its flow (itb.suite.sweep_index)."""
+one loss rate, with the plan of its flow (itb.sweep.index)."""
 
 from __future__ import annotations
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class ResponseCell(IndexCell):

@@ -15,8 +15,8 @@ from itb.cc.published import PUBLISHED
 from itb.errors import ScenarioError
 from itb.study.response_function.args import ResponseArgs
 from itb.study.response_function.cells import ResponseCell
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 MSS = 1448  # bytes: 1500-byte MTU with timestamps
 MAX_LOSS = 0.05

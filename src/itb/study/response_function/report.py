@@ -13,7 +13,7 @@ from itb.draw.plot import plt, save_figure
 from itb.study.response_function.args import ResponseArgs
 from itb.study.response_function.cells import ResponseCell
 from itb.study.response_function.results import Event, Fit, Point, Results
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def loglog(points: list[Point], fits: list[Fit], path: Path) -> Path | None:

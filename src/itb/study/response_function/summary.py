@@ -6,7 +6,7 @@ from __future__ import annotations
 from itb.study.registry import Shown, Table, num
 from itb.study.response_function.args import ResponseArgs
 from itb.study.response_function.results import Results
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 MARK: dict[bool | None, str] = {True: " ✓", False: " ✗"}  # None: not judged
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from itb.study.registry import Say, Shown, Study
     from itb.study.rtt_sweep.cells import RttSweepCell
     from itb.study.rtt_sweep.results import Results
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class RttSweep:

@@ -11,7 +11,7 @@ from itb.study.longlived import SOURCES_K, jain_or_none, repetitions_of, window_
 from itb.study.rtt_sweep.args import RttSweepArgs
 from itb.study.rtt_sweep.cells import RttSweepCell
 from itb.study.rtt_sweep.results import Point, Repetition, Results
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def repetitions(sweep: Sweep[RttSweepCell], cell: RttSweepCell) -> list[Repetition]:

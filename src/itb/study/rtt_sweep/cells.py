@@ -1,9 +1,9 @@
 """A cell of `itb study rtt-sweep` as its sweep's index keeps it: the congestion control,
-the number of flows, the RTT and the window measured (itb.suite.sweep_index)."""
+the number of flows, the RTT and the window measured (itb.sweep.index)."""
 
 from __future__ import annotations
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class RttSweepCell(IndexCell):

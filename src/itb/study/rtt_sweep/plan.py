@@ -9,8 +9,8 @@ from pathlib import Path
 from itb.study.longlived import flows_doc
 from itb.study.rtt_sweep.args import RttSweepArgs
 from itb.study.rtt_sweep.cells import RttSweepCell
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 
 def window_of(a: RttSweepArgs, flows: int) -> tuple[float, float]:

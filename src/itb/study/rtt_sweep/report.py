@@ -10,7 +10,7 @@ from itb.draw.plot import plt, save_figure
 from itb.study.rtt_sweep.args import RttSweepArgs
 from itb.study.rtt_sweep.cells import RttSweepCell
 from itb.study.rtt_sweep.results import Point, Results
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def against_rtt(res: Results, path: Path, what: str, label: str) -> Path | None:

@@ -6,7 +6,7 @@ from itb.draw.html import pm
 from itb.study.registry import Shown, Table, fixed
 from itb.study.rtt_sweep.args import RttSweepArgs
 from itb.study.rtt_sweep.results import Results
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[Results], a: RttSweepArgs) -> list[Shown]:

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from itb.study.registry import Say, Shown, Study
     from itb.study.service.cells import ServiceCell
     from itb.study.service.results import Results
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Service:

@@ -10,7 +10,7 @@ import pandas as pd
 from itb.analysis.cells import cell_transfers
 from itb.study.service.cells import ServiceCell
 from itb.study.service.results import Cell, Results
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def _pct(x: list[float], q: float) -> float | None:

@@ -15,8 +15,8 @@ from itb.study.pursuit import testbed_doc
 from itb.study.service.args import ServiceArgs
 from itb.study.service.cells import PlannedRequest, ServiceCell
 from itb.suite.apps.parts import secs
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 # TCP payload (timestamps) in a full Ethernet frame at MTU 1500: 1448/1514
 PAYLOAD_SHARE = tcp_payload_share()

@@ -12,7 +12,7 @@ from itb.draw.plot import plt, save_figure
 from itb.study.service.args import ServiceArgs
 from itb.study.service.cells import ServiceCell
 from itb.study.service.results import Results
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def lateness_figure(res: Results, path: Path) -> Path | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from itb.study.registry import Shown, Table, fixed
 from itb.study.service.args import ServiceArgs
 from itb.study.service.results import Results
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def pct(x: float | None) -> str:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from itb.study.registry import Say, Shown, Study
     from itb.study.streams.cells import StreamsCell
     from itb.study.streams.results import Results
-    from itb.suite.sweep import Outcome, Sweep
+    from itb.sweep.sweep import Outcome, Sweep
 
 
 class Streams:

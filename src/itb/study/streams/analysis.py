@@ -10,7 +10,7 @@ from itb.study.longlived import jain_or_none, repetitions_of, window_goodputs
 from itb.study.streams.args import StreamsArgs
 from itb.study.streams.cells import StreamsCell
 from itb.study.streams.results import Point, Results
-from itb.suite.sweep import Sweep
+from itb.sweep.sweep import Sweep
 
 
 def analyse(sweep: Sweep[StreamsCell], a: StreamsArgs) -> Results:

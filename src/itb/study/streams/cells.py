@@ -1,8 +1,8 @@
-"""A cell of `itb study streams` as its sweep's index keeps it (itb.suite.sweep_index)."""
+"""A cell of `itb study streams` as its sweep's index keeps it (itb.sweep.index)."""
 
 from __future__ import annotations
 
-from itb.suite.sweep_index import IndexCell
+from itb.sweep.index import IndexCell
 
 
 class StreamsCell(IndexCell):

@@ -8,8 +8,8 @@ from pathlib import Path
 from itb.study.longlived import flows_doc
 from itb.study.streams.args import StreamsArgs
 from itb.study.streams.cells import StreamsCell
-from itb.suite.sweep import Sweep, SweepCell
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
+from itb.sweep.sweep import Sweep, SweepCell
 
 
 def sweep_of(a: StreamsArgs, out: Path) -> Sweep[StreamsCell]:

@@ -11,7 +11,7 @@ from itb.draw.plot import plt, save_figure
 from itb.study.streams.args import StreamsArgs
 from itb.study.streams.cells import StreamsCell
 from itb.study.streams.results import Results
-from itb.suite.sweep_index import SweepIndex
+from itb.sweep.index import SweepIndex
 
 
 def streams_figure(res: Results, path: Path) -> Path | None:

@@ -7,7 +7,7 @@ from itb.draw.html import pm
 from itb.study.registry import Shown, Table, fixed
 from itb.study.streams.args import StreamsArgs
 from itb.study.streams.results import Results
-from itb.suite.sweep import Outcome
+from itb.sweep.sweep import Outcome
 
 
 def tables(res: Outcome[Results], a: StreamsArgs) -> list[Shown]:

@@ -2,7 +2,7 @@
 
     SWEEP/
       <kind>.json                the arguments, every cell and the run order (its models
-                                 and its reader: itb.suite.sweep_index)
+                                 and its reader: itb.sweep.index)
       calibration.json           the testbed's last calibration, when there is one
       scenarios/<cell>.toml      each cell's generated scenario (`itb run` takes it)
       cells/<cell>/              each cell's run directory (docs/run-directory.md)
@@ -42,12 +42,12 @@ from itb.analysis.run_results import RunMetrics
 from itb.analysis.sequential import Design
 from itb.backends import owner
 from itb.backends.sim.config import unsupported
+from itb.calibration.record import DEFAULT_CALIBRATION
 from itb.engine import runner
 from itb.errors import ItbError, OutputError, ScenarioError
 from itb.say import Say
 from itb.scenario.scenario import load_scenario, scenario_from_data
-from itb.suite.scaling import DEFAULT_CALIBRATION
-from itb.suite.sweep_index import FORMAT, C, IndexCell, Status, SweepIndex, read_index
+from itb.sweep.index import FORMAT, C, IndexCell, Status, SweepIndex, read_index
 
 if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
     from itb.backends.ssh.inventory import Inventory
@@ -313,7 +313,7 @@ class Sweep(Generic[C]):
                 + _took(rep)
             )
         if side_by_side:
-            from itb.suite import parallel
+            from itb.sweep import parallel
 
             ended = parallel.run_cells(
                 {n: sorted(rs) for n, rs in side_by_side.items()},

@@ -3,7 +3,7 @@ core and nothing of the machine's network, so its cells run side by side, each c
 repetitions in order in one worker (they share the cell's run directory): on this
 machine's cores (`concurrent.futures`, one process per job), or on a Dask cluster
 (`dask.distributed`, `--dask ADDRESS`; its workers see the same files). Emulated cells
-never run beside them: the sweep runs those first, one at a time (itb.suite.sweep).
+never run beside them: the sweep runs those first, one at a time (itb.sweep.sweep).
 """
 
 from __future__ import annotations
