@@ -11,15 +11,7 @@ from itb.study.profile_margin.cells import MarginCell
 from itb.sweep.index import SweepIndex
 from itb.sweep.sweep import Sweep, SweepCell
 
-INFO = {
-    "rtt_ms": 20.0,
-    "margin": 0.05,
-    "target_bps": 950_000_000.0,
-    "input_bps": 908_569_246,
-    "volume": 7_125_000_000,
-    "predicted_s": 60.0,
-    "extrapolated": False,
-}
+from .test_sweep_index import MARGIN_INFO as INFO  # a margin cell's labels
 
 
 def _sweep(tmp_path, names):
