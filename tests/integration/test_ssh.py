@@ -499,7 +499,10 @@ def test_calibrate_measures_the_ssh_testbed_against_its_configuration(lab, tmp_p
     assert checks["idle RTT (median of 100 pings)"]["ok"]
     tcp = checks["TCP goodput, 1 flow"]  # the path's rate: the 50 Mbit/s access link
     assert tcp["ok"] and tcp["configured"] == 50 and tcp["measured"] > 45
-    assert checks["UDP at 1.2 × rate: emulator departures"]["ok"]
+    # the emulator's departures at the rate, or short by what its own lateness explains
+    # (as above: seen on a fresh-clone make test with the simulation tests alongside)
+    departures = checks["UDP at 1.2 × rate: emulator departures"]
+    assert departures["ok"] or late_bursts_only(cal), departures
     assert cal["emulator"]["stats"]["ab"]["tx_segments"] > 0  # linkem's own final figures
     assert cal["inventory"]["mtu"] == 1500 and cal["inventory"]["cpu"]["kernel"]
     assert_hosts_as_found(lab)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from itb.backends import cgroup
 from itb.backends.host import NetnsHost
-from itb.backends.hostside.worker import SPIN_NS, sleep_until
+from itb.backends.hostside.worker import COARSE_NS, sleep_until
 from itb.cc import pace
 from itb.errors import BackendError, PreflightError
 
@@ -108,8 +108,9 @@ class Pacing:
 
         def run() -> None:
             for at_ns, k, h, rate in changes:
-                # the teardown wakes it at once; the last SPIN_NS are spun for precision
-                if self.stopped.wait(max(0.0, (at_ns - time.monotonic_ns() - SPIN_NS) / 1e9)):
+                # the teardown wakes it at once; the last COARSE_NS slept short and spun
+                left = at_ns - time.monotonic_ns() - COARSE_NS
+                if self.stopped.wait(max(0.0, left / 1e9)):
                     return
                 sleep_until(at_ns)
                 with self.lock:

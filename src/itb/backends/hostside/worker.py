@@ -28,7 +28,10 @@ import sys
 import threading
 import time
 
-SPIN_NS = 200_000
+# A date: slept to COARSE_NS before it, then to SPIN_NS before, then spun (a VM's vCPU
+# may wake from a long sleep ms late, not from a short one: docs/architecture.md)
+COARSE_NS = 10_000_000
+SPIN_NS = 1_000_000
 STOP_GRACE_S = 2.0
 RT_PRIORITY = 10
 APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND  # a child's output file, created 0o644
@@ -89,11 +92,11 @@ class Worker:
         def dropped() -> bool:
             return self.stopping or generation != self.generation or cmd["id"] in self.cancelled
 
-        with self.changed:  # asleep until SPIN_NS before the date, or until cancelled
-            while not dropped() and (left := at - time.monotonic_ns()) > SPIN_NS:
-                self.changed.wait((left - SPIN_NS) / 1e9)
+        with self.changed:  # asleep until COARSE_NS before the date, or until cancelled
+            while not dropped() and (left := at - time.monotonic_ns()) > COARSE_NS:
+                self.changed.wait((left - COARSE_NS) / 1e9)
         if not dropped():
-            sleep_until(at)  # the last SPIN_NS spun
+            sleep_until(at)  # a short sleep, then SPIN_NS spun
         if dropped():
             self.emit(ev="cancelled", id=cmd["id"], t_ns=time.monotonic_ns())
             return
@@ -162,11 +165,14 @@ class Worker:
 
 
 def sleep_until(at_ns: int) -> None:
+    """Until at_ns: asleep until COARSE_NS before it, then SPIN_NS before, then spinning."""
     while True:
         left = at_ns - time.monotonic_ns()
         if left <= 0:
             return
-        if left > SPIN_NS:
+        if left > COARSE_NS:
+            time.sleep((left - COARSE_NS) / 1e9)
+        elif left > SPIN_NS:
             time.sleep((left - SPIN_NS) / 1e9)
 
 
