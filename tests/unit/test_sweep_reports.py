@@ -92,3 +92,16 @@ def test_metrics_are_made_again_only_where_a_repetition_ended_after_them(tmp_pat
     sweep.analyse_run = lambda run, figures=True: calls.append((run.name, figures))
     sweep.measure(said.append)
     assert calls == [("ran", False), ("first", False)] and said == []
+
+
+def test_a_cell_that_ran_since_its_report_is_analysed_once_with_its_figures(tmp_path):
+    sweep = _sweep(tmp_path, ["ran", "same"])
+    _files(sweep, "ran", metrics_at=1_000, report_at=1_100)
+    _commit(sweep, "ran", 2, at=2_000)  # a repetition ended after both
+    _files(sweep, "same", metrics_at=1_000, report_at=1_100)
+    _commit(sweep, "same", 1, at=900)
+    calls, said = [], []
+    sweep.analyse_run = lambda run, figures=True: calls.append((run.name, figures))
+    sweep.draw_reports(said.append)
+    # metrics and figures in one analysis, not the metrics first and then both again
+    assert calls == [("ran", True)] and said == ["drawing the reports of 1 cell(s)"]

@@ -222,47 +222,49 @@ class Sweep(Generic[C]):
                 break
         self.index.status = status
         self.index.write(self.index_path)
-        self.measure(say)
-        self.draw_reports(say)
+        self.draw_reports(say)  # (with the metrics of what ran since the last look)
         return status
 
     def measure(self, say: Say) -> None:
-        """Each cell's metrics.json from its raw logs, when a repetition ended after it
-        was written: at a look and when the sweep stops, not after every run (it reads
-        every repetition of the cell). One that fails is a warning: the raw results stay."""
-        if self.analyse_run is None:
-            return
-        for c in self.cells:
-            run = self.run_dir(c.name)
-            if _newer(_last_commit(run), run / "metrics.json"):
-                try:
-                    self.analyse_run(run, figures=False)
-                except OutputError:  # the directory cannot be written: stop, as a run does
-                    raise
-                except Exception as e:  # noqa: BLE001 — as the runner's analysis stage
-                    say(f"warning: the analysis of {c.name} failed: {e!r}")
-
-    def draw_reports(self, say: Say) -> None:
-        """Each cell's report, drawn once its runs stopped (not after every run: a cell's
-        figures grow with its repetitions): those older than the cell's metrics.json.
-        One that cannot be drawn is a warning; the results are the metrics'."""
-        if self.analyse_run is None:
-            return
+        """At a look: each cell's metrics.json from its raw logs, where a repetition ended
+        after it was written (not after every run: it reads every repetition of the cell).
+        One that fails is a warning: the raw results stay."""
         stale = [
             c.name
             for c in self.cells
-            if _newer(
-                self.run_dir(c.name) / "metrics.json",
-                self.run_dir(c.name) / "report" / "report.html",
-            )
+            if _newer(_last_commit(self.run_dir(c.name)), self.run_dir(c.name) / "metrics.json")
         ]
+        self._analyse(stale, False, say)
+
+    def draw_reports(self, say: Say) -> None:
+        """When the sweep stops: each cell's metrics and report in one analysis (not after
+        every run: a cell's figures grow with its repetitions), where a repetition ended
+        after its report was drawn or its metrics.json is newer than it. One that cannot
+        be drawn is a warning; the results are the metrics'."""
+        stale = []
+        for c in self.cells:
+            run = self.run_dir(c.name)
+            html = run / "report" / "report.html"
+            if _newer(_last_commit(run), html) or _newer(run / "metrics.json", html):
+                stale.append(c.name)
         if stale:
             say(f"drawing the reports of {len(stale)} cell(s)")
-        for name in stale:
+        self._analyse(stale, True, say)
+
+    def _analyse(self, names: list[str], figures: bool, say: Say) -> None:
+        if self.analyse_run is None:
+            return
+        for name in names:
             try:
-                self.analyse_run(self.run_dir(name))
-            except Exception as e:  # noqa: BLE001 — the results are kept and said
-                say(f"warning: the report of {name} could not be drawn: {e}")
+                self.analyse_run(self.run_dir(name), figures=figures)
+            except Exception as e:  # noqa: BLE001 — as the runner's analysis stage
+                if isinstance(e, OutputError) and not figures:
+                    raise  # the directory cannot be written: stop, as a run does
+                say(
+                    f"warning: the report of {name} could not be drawn: {e}"
+                    if figures
+                    else f"warning: the analysis of {name} failed: {e!r}"
+                )
 
     def _run_units(
         self, todo: list[tuple[str, int]], say: Say, tick: Say, t0: float, done: set
