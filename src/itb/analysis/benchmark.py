@@ -86,6 +86,12 @@ class BenchTable(VersionedResults):
     comparisons: list[BenchComparison]
 
 
+def group_label(app: str, variant: str | None, cls: str) -> str:
+    """An application (and its variant) and class as tables and figures name them: "BU F",
+    "WM/mix B"."""
+    return f"{app}{'/' + variant if variant else ''} {cls}"
+
+
 def repetitions_compared(comparisons: list[BenchComparison]) -> int:
     """The repetitions an application × class's verdicts stand on: the most any of its
     comparisons was decided (or last looked at) with, on either side — what the verdict

@@ -60,7 +60,9 @@ def axes_lines(args, rows) -> list[str]:
 
 def _label(c) -> str:
     """A comparison's application (and variant) and class, e.g. "BU F"."""
-    return f"{c.app}{'/' + c.variant if c.variant else ''} {c.cls}"
+    from itb.analysis.benchmark import group_label  # (numpy: not at the CLI's start)
+
+    return group_label(c.app, c.variant, c.cls)
 
 
 COLOUR = {"faster": "green", "slower": "red", "equivalent": "blue", "inconclusive": "yellow"}

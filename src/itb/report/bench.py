@@ -9,7 +9,13 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from itb import rundir
-from itb.analysis.benchmark import BenchComparison, BenchRow, reference_of, repetitions_compared
+from itb.analysis.benchmark import (
+    BenchComparison,
+    BenchRow,
+    group_label,
+    reference_of,
+    repetitions_compared,
+)
 from itb.analysis.cells import forward_completions
 from itb.analysis.compare import MARGIN
 from itb.analysis.sequential import design_of
@@ -38,7 +44,7 @@ def verdict_matrix(comps: list[BenchComparison]) -> Matrix:
     protocols = list(dict.fromkeys(c.tested for c in comps))
     by: dict[str, dict[str, BenchComparison]] = {}
     for c in comps:
-        by.setdefault(figures.group_label(c.app, c.variant, c.cls), {})[c.tested] = c
+        by.setdefault(group_label(c.app, c.variant, c.cls), {})[c.tested] = c
     return Matrix(
         protocols=protocols,
         rows=[
@@ -51,7 +57,7 @@ def verdict_matrix(comps: list[BenchComparison]) -> Matrix:
         ],
         margin=comps[0].margin if comps else MARGIN,
         undecided=[
-            (figures.group_label(c.app, c.variant, c.cls), c, c.why_undecided())
+            (group_label(c.app, c.variant, c.cls), c, c.why_undecided())
             for c in comps
             if c.verdict == "inconclusive"
         ],
@@ -62,7 +68,7 @@ def spread_table(rows: list[BenchRow]) -> list[tuple[str, dict[str, BenchRow]]]:
     """Per application × class, each protocol's row (its CoV and Jain's index)."""
     out: dict[str, dict[str, BenchRow]] = {}
     for r in rows:
-        out.setdefault(figures.group_label(r.app, r.variant, r.cls), {})[r.cc] = r
+        out.setdefault(group_label(r.app, r.variant, r.cls), {})[r.cc] = r
     return list(out.items())
 
 
@@ -76,7 +82,7 @@ def _completion_times(
     out: Path, index: SweepIndex[BenchCell]
 ) -> dict[tuple[str, str], list[float]]:
     return {
-        (figures.group_label(c.app, c.variant, c.cls), c.cc): forward_completions(out, c)
+        (group_label(c.app, c.variant, c.cls), c.cc): forward_completions(out, c)
         for c in index.cells
     }
 

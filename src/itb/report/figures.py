@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from itb.analysis.benchmark import BenchRow
+from itb.analysis.benchmark import BenchRow, group_label
 from itb.analysis.rates import aggregate_within, per_transfer_within
 from itb.analysis.series import bottleneck_throughput
 from itb.analysis.statistics import floats
@@ -108,10 +108,6 @@ def completion_times(tables: dict, path: Path, name: str = "") -> Path | None:
     ax.set_title(_titled(name, "completion time of the forward transfers"))
     ax.grid(alpha=0.3)
     return save_figure(fig, path)
-
-
-def group_label(app: str, variant, cls: str) -> str:
-    return f"{app}{'/' + variant if variant else ''} {cls}"
 
 
 def tmean_by_protocol(rows: list[BenchRow], path: Path) -> Path | None:
