@@ -27,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
+from itb.analysis.benchmark import group_label
 from itb.analysis.run_results import RunMetrics
 from itb.analysis.sequential import Design, decide
 
@@ -47,7 +48,7 @@ def measured(d: Path) -> tuple[str, dict]:
         stages = [s for s in meta.get("stages", []) if not s["stage"].startswith("calibration")]
         runs = 1 + len(meta.get("resumed", []))
         cost = sum(s["seconds"] for s in stages) / runs + SWEEP_OVERHEAD_S
-        group = f"{c['app']} {c['class']}" + (f" {c['variant']}" if c.get("variant") else "")
+        group = group_label(c["app"], c.get("variant"), c["class"])
         groups.setdefault(group, {})[c["cc"]] = (
             float(np.mean(t)),
             float(np.std(t, ddof=1)) if len(t) > 1 else 0.0,
