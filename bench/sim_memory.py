@@ -89,7 +89,7 @@ def measure(name: str, doc: dict) -> dict:
     events = events_for_repetition(sc.experiment, 1)
     est = memory.estimate(sc.topology, list(sc.experiment.events))
     tb = open_testbed(sc.topology, cc.support(), simulate=True)
-    tb.preflight(sorted(sc.experiment.ccs()))
+    tb.preflight(sc)
     with tempfile.TemporaryDirectory() as d:
         res = tb.simulate(
             events, Path(d), sc.experiment.duration_us, sc.experiment.interval_us, 1

@@ -67,7 +67,7 @@ def main() -> int:
     for n, rate, rtt in points:
         sc = scenario(n, rate, rtt, a.seconds)
         tb = open_testbed(sc.topology, cc.support(), simulate=True)
-        tb.preflight(["cubic"])
+        tb.preflight(sc)
         with tempfile.TemporaryDirectory() as d:
             res = tb.simulate(
                 list(sc.experiment.events), Path(d), sc.experiment.duration_us,

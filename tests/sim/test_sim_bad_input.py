@@ -202,7 +202,7 @@ def test_a_simulation_past_its_memory_limit_fails_saying_it_ran_out_of_memory(
     monkeypatch.setattr(memory, "available_bytes", lambda: 0)
     monkeypatch.setattr(testbed, "ADDRESS_SLACK", 64 * 2**20)
     tb = open_testbed(sc.topology, cc.support(), simulate=True)
-    tb.preflight([])
+    tb.preflight(sc)
     rep = tmp_path / "rep-001"
     rep.mkdir()
     res = tb.simulate(list(sc.experiment.events), rep, sc.experiment.duration_us, 100_000, 1)

@@ -110,7 +110,7 @@ def test_a_flag_shows_no_value_and_a_choice_shows_its_choices():
     assert "--scaling <rate|window>" in bench
     assert "--help Show this message and exit." in bench
     assert "--backend <local|ssh|sim>" in flat(rendered(("run",)))
-    assert "--backend <local|sim>" in flat(rendered(("study", "streams")))
+    assert "--backend <local|ssh|sim>" in flat(rendered(("study", "streams")))
     assert "--topology <dumbbell|chain|star>" in flat(rendered(("lab", "up")))
     # a text option says what to give: its name
     assert "--rate RATE" in flat(rendered(("run",)))

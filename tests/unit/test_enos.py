@@ -202,6 +202,9 @@ def test_reserve_builds_an_inventory_whose_errors_name_the_field(tmp_path, monke
 
 
 def test_a_run_releases_its_reservation_on_failure_and_interruption(tmp_path, monkeypatch):
+    import contextlib
+
+    from itb.backends.ssh.backend import Ssh
     from itb.engine import runner
 
     inv = _provider_inventory(tmp_path)
@@ -214,9 +217,10 @@ def test_a_run_releases_its_reservation_on_failure_and_interruption(tmp_path, mo
 
     monkeypatch.setattr(enos, "reserve", lambda i, say=None: events.append("reserve") or i)
     monkeypatch.setattr(runner, "_run", boom)
-    opts = runner.RunOptions(tmp_path / "run", inventory=inv)
+    monkeypatch.setattr(runner.owner, "exclusive", lambda what: contextlib.nullcontext())
+    opts = runner.RunOptions(tmp_path / "run", backend=Ssh(str(inv.source), inv))
     with pytest.raises(BackendError):
-        runner._reserved(None, opts, print, print)
+        runner.run(None, opts, print, print)
     assert events == ["validate", "reserve", "release"]
 
     events.clear()
@@ -226,7 +230,7 @@ def test_a_run_releases_its_reservation_on_failure_and_interruption(tmp_path, mo
 
     monkeypatch.setattr(enos, "reserve", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        runner._reserved(None, opts, print, print)
+        runner.run(None, opts, print, print)
     assert events == ["validate", "release"]
 
 

@@ -206,25 +206,70 @@ def test_the_function_length_check_sees_a_long_function_and_its_decorator_lines_
     assert _long_functions("@decorated\ndef g():\n" + body.split("\n", 1)[1] + "\n") == []
 
 
-# A testbed's insides: the runner (engine) and the calibration see only the Testbed
-# interface (itb.backends.testbed) and what `open_testbed` returns.
-BACKEND_INSIDES = (
-    "itb.backends.local",
-    "itb.backends.ssh.testbed",
-    "itb.backends.ssh.deploy",
-    "itb.backends.ssh.remote",
-)
+def _public(backend: str) -> set[str]:
+    """The modules of a backend's package offered outside itb.backends: its __init__'s
+    PUBLIC (read from its source, as everything here), and its declaration."""
+    init = PKG / "backends" / backend / "__init__.py"
+    for node in ast.walk(ast.parse(init.read_text())):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "PUBLIC" for t in node.targets
+        ):
+            return set(ast.literal_eval(node.value)) | {"backend"}
+    return {"backend"}
 
 
-def test_the_runner_and_the_calibration_reach_a_testbed_only_through_its_interface():
-    inside = sorted(
-        (m, i)
-        for m, imps in _graph().items()
-        if m.split(".")[1:2] in (["engine"], ["calibration"])
-        for i in imps
-        if any(i == b or i.startswith(b + ".") for b in BACKEND_INSIDES)
+def _backends() -> list[str]:
+    """The backends: the subpackages of itb.backends that declare one (backend.py)."""
+    return sorted(d.name for d in (PKG / "backends").iterdir() if (d / "backend.py").is_file())
+
+
+def _inside_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Imports, from outside itb.backends, of a module of a backend's package that is
+    not public (a name of the package itself, e.g. `from itb.backends.local import up`,
+    is public)."""
+    found = []
+    for m, imps in graph.items():
+        if m.startswith("itb.backends.") or m == "itb.backends":
+            continue
+        for i in imps:
+            parts = i.split(".")
+            if len(parts) < 4 or parts[:2] != ["itb", "backends"] or parts[2] not in _backends():
+                continue
+            pkg = PKG / "backends" / parts[2]
+            module = parts[3]
+            if not ((pkg / f"{module}.py").exists() or (pkg / module).is_dir()):
+                continue  # a name of the package's __init__
+            if module not in _public(parts[2]):
+                found.append((m, i))
+    return sorted(found)
+
+
+def test_nothing_outside_the_backends_imports_a_backends_inside():
+    """A backend is reached through the registry (itb.backends.registry), the testbed
+    interface (itb.backends.testbed) and what its package makes public (the SSH
+    backend's inventory, lab and clean-up for the CLI's commands of SSH hosts): the
+    sweep, the runner, a study never reach into one."""
+    inside = _inside_imports(_graph())
+    assert inside == [], _listed(inside)
+
+
+def test_the_inside_import_check_sees_one_added(tmp_path):
+    added = tmp_path / "leak.py"
+    added.write_text(
+        "from itb.backends.sim.config import unsupported\n"
+        "from itb.backends.ssh import testbed\n"
+        "from itb.backends import registry\n"
+        "from itb.backends.ssh import inventory\n"
+        "from itb.backends.local import up\n"
+        "def f():\n    import itb.backends.local.build\n"
     )
-    assert inside == []
+    graph = {"itb.sweep.leak": _imports(added)}
+    assert _inside_imports(graph) == [
+        ("itb.sweep.leak", "itb.backends.local.build"),
+        ("itb.sweep.leak", "itb.backends.sim.config.unsupported"),
+        ("itb.sweep.leak", "itb.backends.ssh.testbed"),
+    ]
+    assert _backends() == ["local", "sim", "ssh"]
 
 
 def test_one_testbed_protocol_and_no_facade_around_it():

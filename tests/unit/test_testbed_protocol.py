@@ -26,10 +26,11 @@ CCS = CcSupport(
 
 
 def members(proto: type) -> tuple[set[str], set[str]]:
-    """(methods, attributes) the protocol declares (a read-only property is an attribute)."""
+    """(methods, attributes) the protocol declares itself (a read-only property is an
+    attribute)."""
     methods = {n for n, v in vars(proto).items() if not n.startswith("_") and callable(v)}
     properties = {n for n, v in vars(proto).items() if isinstance(v, property)}
-    return methods, set(proto.__annotations__) | properties
+    return methods, set(vars(proto).get("__annotations__", {})) | properties
 
 
 @pytest.fixture(scope="module")
@@ -42,39 +43,57 @@ def testbeds():
     }
 
 
-def test_the_protocol_declares_the_life_of_a_testbed():
+def test_the_protocol_declares_the_life_of_a_testbed_and_the_hosts_of_a_testbed_of_hosts():
     methods, attributes = members(T.Testbed)
-    assert {
-        "check_free",
+    assert methods == {
         "preflight",
+        "provenance",
+        "unsupported",
         "up",
-        "prepare",
-        "gather",
+        "built",
+        "start",
         "down",
         "release",
-        "hosts",
-        "host",
-        "program",
-        "clock_offset_ns",
-    } <= methods
-    assert {"name", "same_machine", "simulated", "topology", "warnings", "emulators"} == attributes
+    }
+    assert attributes == {"name", "same_machine", "topology", "warnings"}
+    methods, attributes = members(T.Hosts)
+    assert {"hosts", "host", "program", "clock_offset_ns", "prepare", "gather"} <= methods
+    assert attributes == {"emulators"}
 
 
-@pytest.mark.parametrize(
-    "name,cls", [("local", LocalTestbed), ("ssh", SshTestbed), ("sim", SimTestbed)]
-)
-def test_each_backend_has_every_member_with_the_protocols_parameters(testbeds, name, cls):
-    tb = testbeds[name]
-    assert type(tb) is cls and tb.name == name and tb.simulated == (name == "sim")
-    methods, attributes = members(T.Testbed)
+def _has_the_members_of(cls: type, tb: object, proto: type) -> None:
+    methods, attributes = members(proto)
     for attr in attributes:
         assert hasattr(tb, attr), f"{cls.__name__} lacks {attr}"
     for m in methods:
         impl = getattr(cls, m, None)
         assert callable(impl), f"{cls.__name__} lacks {m}()"
-        want = list(inspect.signature(getattr(T.Testbed, m)).parameters)
+        want = list(inspect.signature(getattr(proto, m)).parameters)
         got = list(inspect.signature(impl).parameters)
         assert got == want, f"{cls.__name__}.{m}{got} differs from the protocol's {want}"
+
+
+@pytest.mark.parametrize(
+    "name,cls", [("local", LocalTestbed), ("ssh", SshTestbed), ("sim", SimTestbed)]
+)
+def test_each_backend_has_every_member_of_the_lifecycle_with_the_protocols_parameters(
+    testbeds, name, cls
+):
+    tb = testbeds[name]
+    assert type(tb) is cls and tb.name == name
+    _has_the_members_of(cls, tb, T.Testbed)
+
+
+@pytest.mark.parametrize("name,cls", [("local", LocalTestbed), ("ssh", SshTestbed)])
+def test_a_testbed_of_hosts_has_every_member_of_the_hosts_half(testbeds, name, cls):
+    assert isinstance(testbeds[name], T.Hosts)
+    _has_the_members_of(cls, testbeds[name], T.Hosts)
+
+
+def test_the_simulator_has_no_member_of_a_testbed_of_hosts_not_even_a_stub(testbeds):
+    methods, attributes = members(T.Hosts)
+    assert not isinstance(testbeds["sim"], T.Hosts)
+    assert [m for m in methods | attributes if hasattr(SimTestbed, m)] == []
 
 
 def test_only_the_local_testbed_shares_this_machines_clock(testbeds):

@@ -19,14 +19,16 @@ from pathlib import Path
 
 from itb import cc
 from itb.backends import facts as inv
-from itb.backends import open_testbed, owner
-from itb.backends.testbed import Testbed
+from itb.backends import owner
+from itb.backends.registry import Backend, named
+from itb.backends.testbed import Hosts
 from itb.calibration import probes
 from itb.calibration.emulator import fresh, judge_emulator, log_whole, whole
 from itb.calibration.record import Calibration
 from itb.calibration.udp import udp_loss, udp_mtu, udp_rate
 from itb.calibration.verdict import Check, at_least, at_most, relative
 from itb.emulation import monitor
+from itb.errors import PreflightError
 from itb.say import Say, quiet
 from itb.scenario.testbed.model import Topology
 from itb.scenario.testbed.pathspec import PathSpec, default_pair, path_spec
@@ -48,22 +50,33 @@ class Options:
 
 
 def calibrate(
-    topo: Topology, opts: Options = Options(), progress: Say = quiet, inventory=None
+    topo: Topology,
+    opts: Options = Options(),
+    progress: Say = quiet,
+    backend: Backend | None = None,
 ) -> Calibration:
-    """On the local testbed, or (`inventory`) on an SSH testbed of the default pair's
-    hosts: the congestion control is the kernel's, else ITB's eBPF one (its preflight)."""
-    with owner.exclusive("itb calibrate"):
-        pair = default_pair(topo)
-        tb = open_testbed(topo, cc.support(), inventory=inventory, say=progress, only=set(pair))
-        tb.preflight([opts.cc])
+    """On the local testbed, or the backend's testbed of hosts (an SSH testbed of the
+    default pair's hosts, reserved if it must be): the congestion control is the
+    kernel's, else ITB's eBPF one (its preflight). A backend whose testbed is not of
+    hosts (a simulator: its links are its configuration) is refused."""
+    backend = backend or named()
+    pair = default_pair(topo)
+    with owner.exclusive("itb calibrate"), backend.reserved(progress) as backend:
+        tb = backend.open(topo, cc.support(), say=progress, only=set(pair))
+        if not isinstance(tb, Hosts):
+            raise PreflightError(
+                f"--backend {backend.name}: its testbed runs no program on a host, there is "
+                "no emulator to calibrate"
+            )
+        tb.select([opts.cc])
         try:
-            return _calibrate(topo, tb, pair, opts, progress, inventory)
+            return _calibrate(topo, tb, pair, opts, progress)
         finally:
             tb.release()
 
 
 def _calibrate(
-    topo: Topology, tb: Testbed, pair: tuple[str, str], opts: Options, progress, inventory=None
+    topo: Topology, tb: Hosts, pair: tuple[str, str], opts: Options, progress
 ) -> Calibration:
     src_name, dst_name = pair
     spec = path_spec(topo, src_name, dst_name)
@@ -80,7 +93,7 @@ def _calibrate(
         },
     )
     kernel_cc = tb.cc_names().get(opts.cc, opts.cc)  # ITB's eBPF: itb_<name>
-    where = tb.inventory()
+    where = tb.provenance().get("inventory")
     if where is not None:
         cal.testbed["inventory"] = where["source"]
         cal.testbed["placement"] = where["placement"]
@@ -120,7 +133,7 @@ def _measured_not_configured(cal: Calibration) -> None:
 
 
 def _measure(
-    cal: Calibration, tb: Testbed, spec: PathSpec, opts: Options, kernel_cc: str, progress
+    cal: Calibration, tb: Hosts, spec: PathSpec, opts: Options, kernel_cc: str, progress
 ) -> None:
     topo = tb.topology  # on an SSH testbed: the hosts' real addresses
     src, dst = tb.host(spec.src), tb.host(spec.dst)

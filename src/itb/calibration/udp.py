@@ -9,7 +9,7 @@ import subprocess
 import time
 
 from itb.backends.hostside import udprate
-from itb.backends.testbed import Testbed
+from itb.backends.testbed import Hosts
 from itb.calibration import udpmtu
 from itb.calibration.emulator import fresh, whole
 from itb.calibration.record import Calibration
@@ -28,7 +28,7 @@ MAX_LOSS_PPS = 40_000  # sender, emulator and receiver all keep up on 2 cores
 UDP_TOLERANCE_PCT = 1.0
 
 
-def udp_rate(cal, tb: Testbed, src, dst, addr, em, direction, spec, opts, progress) -> None:
+def udp_rate(cal, tb: Hosts, src, dst, addr, em, direction, spec, opts, progress) -> None:
     """Constant-rate UDP at 1.2 × C: what reaches the receiver (steady part, in frames)."""
     offered = spec.rate_bps * 1.2 * UDP_PAYLOAD / (UDP_PAYLOAD + FRAME_OVERHEAD)  # payload
     progress(

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 import typer
 
+from itb.cli.backend import BACKEND, ready, takes_backend
 from itb.cli.bench_print import QUICK_SHORTENS, axes_lines, bench_document, print_bench
-from itb.cli.common import INVENTORY, app, err, load_inventory, out, say, ticker
+from itb.cli.common import app, err, out, say, ticker
 from itb.cli.output import JSON, print_json
 from itb.errors import ScenarioError
 from itb.scenario.options import csv_option, parse_capacity, parse_ccs
+
+if TYPE_CHECKING:
+    from itb.backends.registry import Backend
 
 
 class Defaults(TypedDict, total=False):
@@ -192,30 +196,10 @@ PA_MESSAGES_OPT = typer.Option(
     "check). [default: 200]",
 )
 SEED_OPT = typer.Option(1, "--seed", min=0, help="Seed of the run order and of every random draw.")
-BACKEND_OPT = typer.Option(
-    "local",
-    "--backend",
-    help="local or ssh (with --inventory): the testbed; sim: every cell simulated in "
-    "ns-3, every class at the documents' C = 10 Gbit/s (K = 10 unscaled, K = 1000 with "
-    "C_a = 10 Mbit/s) unless --scale or --capacity is given (docs/simulation.md).",
-)
-JOBS_OPT = typer.Option(
-    None,
-    "--jobs",
-    min=1,
-    help="With --backend sim: cells simulated side by side on this many cores "
-    "[default: every core].",
-)
-DASK_OPT = typer.Option(
-    None,
-    "--dask",
-    metavar="ADDRESS",
-    help="With --backend sim: simulate the cells on this Dask cluster (tcp://host:8786; "
-    "its workers must see this directory).",
-)
 
 
 @app.command("bench")
+@takes_backend
 def bench_cmd(
     apps: str | None = APPS_OPT,
     classes: str | None = CLASSES_OPT,
@@ -239,11 +223,8 @@ def bench_cmd(
     background: str | None = BACKGROUND_OPT,
     pa_messages: int | None = PA_MESSAGES_OPT,
     seed: int = SEED_OPT,
-    inventory: Path | None = INVENTORY,
-    backend: Literal["local", "ssh", "sim"] = BACKEND_OPT,
-    jobs: int | None = JOBS_OPT,
-    dask: str | None = DASK_OPT,
     as_json: bool = JSON,
+    backend: Backend = BACKEND,
 ) -> None:
     """Run the ITB benchmark: application × class × protocol, repeated, then print the
     table and write the report.
@@ -296,7 +277,8 @@ def bench_cmd(
         mode=scaling,
         buffer=buffer,
         access_bps=parse_access(access),
-        simulated=backend == "sim",  # the documents' C, not what this machine emulates
+        # a simulator: the documents' C, not what this machine emulates
+        simulated=backend.unbounded_rates,
     )
     args = BenchArgs(
         tuple(app_list),
@@ -307,21 +289,17 @@ def bench_cmd(
         spacing if spacing is not None else q.get("spacing_s", 1.0),
         sc,
         pa_messages or q.get("pa_messages") or 200,
-        load_inventory(inventory),
+        backend,
         _one_cc(reference),
         streams,
         k,
         parse_rtt(rtt),
         parse_background(background),
-        simulate=backend == "sim",
-        jobs=jobs or (_cores() if backend == "sim" else 1),
-        dask=dask,
         sequential=repeat is None,
         first_look=q.get("first_look", 3) if max_repeat is None else 3,
         budget_s=budget_s,
     )
-    if args.simulate:  # what it needs, before its directory is made
-        _simulation_ready(args)
+    ready(backend, args.ccs, say)  # what it needs, before its directory is made
     target = out_dir or default_dir("bench", args.key())
     say(f"benchmark directory: {target}")
     tick = ticker()
@@ -374,21 +352,3 @@ def _one_cc(text: str | None) -> str | None:
     if len(ccs) != 1:
         raise ScenarioError(None, "--reference", f"one protocol, not {text!r}")
     return ccs[0]
-
-
-def _simulation_ready(args) -> None:
-    """The simulator and its congestion controls, and the Dask scheduler when one is given:
-    refused (exit 4; 3 for a scheduler that does not answer) before anything is written."""
-    from itb import cc
-    from itb.backends.sim.testbed import ready
-    from itb.sweep.parallel import check_dask
-
-    ready(args.ccs, cc.support(), say)
-    if args.dask:
-        check_dask(args.dask)
-
-
-def _cores() -> int:
-    from itb.sweep.parallel import jobs_default
-
-    return jobs_default()

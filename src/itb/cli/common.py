@@ -245,12 +245,6 @@ def load_inventory(path):
     down` refuses meanwhile."""
     if path is None:
         return None
-    import atexit
+    from itb.backends.ssh.backend import load
 
-    from itb.backends.ssh import inventory, labhold
-
-    inv = inventory.load(path)
-    hold = labhold.hold(inv.ssh.lab, inv.source)
-    if hold is not None:
-        atexit.register(hold.release)
-    return inv
+    return load(path)

@@ -73,7 +73,8 @@ def check(file: Path = FILE, as_json: bool = JSON) -> None:
     kernel, NIC and congestion controls. Changes nothing. Exit 1 listing every problem
     found (a host that does not answer is one)."""
     from itb.backends.facts import host_facts
-    from itb.backends.ssh import testbed, verify
+    from itb.backends.ssh import hosts as ssh_hosts
+    from itb.backends.ssh import verify
     from itb.errors import ItbError
 
     inv = load_inventory(file)
@@ -81,12 +82,12 @@ def check(file: Path = FILE, as_json: bool = JSON) -> None:
 
     def one(h):  # every host, also when another does not answer
         try:
-            return testbed.connect(inv, [h.name]), None
+            return ssh_hosts.connect(inv, [h.name]), None
         except ItbError as e:
             return {}, str(e)
 
     remotes, found = {}, []
-    for got, problem in testbed.parallel(one, list(inv.host)):
+    for got, problem in ssh_hosts.parallel(one, list(inv.host)):
         remotes.update(got)
         found += [problem] if problem else []
     table = Table(title=f"hosts of {file}")

@@ -67,17 +67,16 @@ def rerender_bench(out: Path, tick: Say):
 def rerender_study(out: Path, kind: str, tick: Say) -> tuple[Path, Path]:
     """A study's directory: its cells analysed again, results.json and the report rebuilt
     from its arguments as its index records them. Returns (results.json, report)."""
-    from itb.cli.studies import SIMULATED, report_of, simulated
+    from itb.backends import registry
+    from itb.cli.studies import on_backend, report_of
     from itb.report.build import analyse_run
     from itb.rundir.records import load_json
 
     entry = _study_kinds()[kind]
     study = entry.study
     path = out / f"{kind}.json"
-    key = dict(load_json(path).get("args") or {})
-    simulate = key.get("backend") == SIMULATED["backend"]
-    if simulate and "backend" not in study.Args.model_fields:
-        key.pop("backend")
+    # the backend its runs ran on, as the key records it (its runs are not run again)
+    backend, key = registry.from_key(dict(load_json(path).get("args") or {}))
     # the key is the arguments' dump, derived values included (e.g. capacity_bps): the
     # fields alone make the arguments again, and the index's digest checks the rest
     fields = {k: v for k, v in key.items() if k in study.Args.model_fields}
@@ -89,9 +88,7 @@ def rerender_study(out: Path, kind: str, tick: Say) -> tuple[Path, Path]:
         args = study.Args.model_validate(fields)
     except ValueError as e:
         raise ScenarioError(str(path), "args", f"not the arguments of {kind}: {e}") from None
-    sweep = study.plan(args, out, lambda m: None)
-    if simulate:
-        sweep = simulated(sweep, " ".join(study.name))
+    sweep = on_backend(study.plan(args, out, lambda m: None), backend, " ".join(study.name))
     sweep.analyse_run = analyse_run
     sweep.open()  # the index there, checked to be of these arguments
     _reanalyse(out, [c.run for c in sweep.index.cells], tick)

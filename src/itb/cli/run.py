@@ -3,23 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 from rich.table import Table
 
+from itb.cli.backend import BACKEND, takes_backend
 from itb.cli.common import (
     ACCESS,
     BUFFER,
-    INVENTORY,
     LOSS,
     MTU,
     PAIRS,
     RATE,
     RTT,
     app,
-    load_inventory,
     out,
     overrides,
     progress,
@@ -30,9 +29,11 @@ from itb.cli.output import JSON, print_json
 
 if TYPE_CHECKING:
     from itb.analysis.run_results import RunMetrics
+    from itb.backends.registry import Backend
 
 
 @app.command("run")
+@takes_backend
 def run_cmd(
     file: Path = typer.Argument(
         ...,
@@ -58,14 +59,8 @@ def run_cmd(
     loss: str | None = LOSS,
     buffer: str | None = BUFFER,
     mtu: int | None = MTU,
-    inventory: Path | None = INVENTORY,
-    backend: Literal["local", "ssh", "sim"] = typer.Option(
-        "local",
-        "--backend",
-        help="local (namespaces and ITB's link emulator), ssh (implied by --inventory) or "
-        "sim (ns-3: the same scenario simulated, the same run directory; docs/simulation.md).",
-    ),
     as_json: bool = JSON,
+    backend: Backend = BACKEND,
 ) -> None:
     """Run a scenario's timeline on the local testbed (or, with --inventory, on SSH
     hosts; with --backend sim, in ns-3), N times, into a run directory.
@@ -87,13 +82,6 @@ def run_cmd(
         raise typer.BadParameter("--resume needs --out RUN_DIR", param_hint="--resume")
     # the inputs first: a bad one is refused before the engine is even imported
     sc = load_scenario(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
-    if backend == "sim" and inventory is not None:
-        raise typer.BadParameter(
-            "a simulation has no hosts: not with --inventory", param_hint="--backend"
-        )
-    if backend == "ssh" and inventory is None:
-        raise typer.BadParameter("the SSH testbed needs --inventory", param_hint="--backend")
-    inv = load_inventory(inventory)
     from itb import rundir
     from itb.engine.runner import RunOptions, run
 
@@ -110,8 +98,7 @@ def run_cmd(
             seed,
             resume,
             analyse=analyse_run,
-            inventory=inv,
-            simulate=backend == "sim",
+            backend=backend,
         ),
         progress,
         tick,

@@ -243,6 +243,7 @@ def _execute(stack, ledger, topo, by_link, run_dir: Path, inventory: Path | None
     `stack` (the testbed torn down)."""
     from itb import cc
     from itb.backends import open_testbed
+    from itb.backends.testbed import Hosts
     from itb.engine.session import Session
     from itb.service import execute as ex
 
@@ -255,6 +256,7 @@ def _execute(stack, ledger, topo, by_link, run_dir: Path, inventory: Path | None
             "(EnOSlib) is for `itb run` and `itb bench`",
         )
     tb = open_testbed(topo, cc.support(), inventory=inv, say=progress)
+    assert isinstance(tb, Hosts)  # (local or SSH: a testbed of hosts)
     holder: list = []
     session = Session(
         ex.template(topo, by_link), tb, run_dir, lambda r: holder[0].done(r), progress

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import annotated_types
 import typer
@@ -19,6 +19,10 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 from rich.table import Table as RichTable
 
+from itb.backends import registry
+from itb.backends.registry import Backend
+from itb.cli.backend import chosen, ready
+from itb.cli.backend import parameters as backend_parameters
 from itb.cli.common import ItbGroup, app, err, out, profile_app, say, study_app, ticker
 from itb.cli.output import JSON, print_json
 from itb.errors import ScenarioError
@@ -81,9 +85,7 @@ def command(entry: Registered) -> Callable[..., None]:
 
     def run_command(**given: Any) -> None:
         as_json = given.pop("as_json")
-        backend = given.pop("backend")
-        if backend not in ("local", "sim"):
-            raise ScenarioError(None, "--backend", f"{backend!r}: give local or sim")
+        backend = chosen(given)
         try:
             args = study.Args(**given)
         except ValidationError as e:  # a type the options let through (a bug of the study)
@@ -91,9 +93,9 @@ def command(entry: Registered) -> Callable[..., None]:
             field = study.Args.model_fields.get(str(first["loc"][0])) if first["loc"] else None
             opt = option_of(field) if field else None
             raise ScenarioError(None, opt.name if opt else "(arguments)", first["msg"]) from None
-        run(entry, args, simulate=backend == "sim", as_json=as_json)
+        run(entry, args, backend, as_json=as_json)
 
-    params = [*parameters(study.Args), BACKEND, AS_JSON]
+    params = [*parameters(study.Args), *backend_parameters(), AS_JSON]
     run_command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     run_command.__annotations__ = {p.name: p.annotation for p in params} | {"return": None}
     run_command.__doc__ = study.help
@@ -101,41 +103,26 @@ def command(entry: Registered) -> Callable[..., None]:
     return run_command
 
 
-BACKEND = inspect.Parameter(
-    "backend",
-    inspect.Parameter.KEYWORD_ONLY,
-    annotation=Literal["local", "sim"],
-    default=typer.Option(
-        "local",
-        "--backend",
-        help="local: the testbed; sim: every run simulated in ns-3 (Linux's own congestion "
-        "control; a study whose runs need what a simulator has not, e.g. commands or UDT, "
-        "is refused before anything runs), its cells side by side on the machine's cores "
-        "(docs/simulation.md).",
-    ),
-)
-
-
 AS_JSON = inspect.Parameter(
     "as_json", inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=JSON
 )
 
 
-SIMULATED = {"backend": "sim"}  # in a simulated study's key: another directory
-
-
-def simulated(sweep: Sweep, study: str) -> Sweep:
-    """The sweep with every run simulated (its key says so)."""
-    from itb.sweep.parallel import jobs_default  # (not on every command's start-up path)
-
-    if sweep.simulated:
-        raise ScenarioError(None, "--backend", f"{study} runs its simulated cells itself")
-    sweep.simulate, sweep.jobs = True, jobs_default()
-    sweep.key = sweep.key | SIMULATED
+def on_backend(sweep: Sweep, backend: Backend, study: str) -> Sweep:
+    """The sweep with every run on `backend` (its key says which, unless the default's:
+    another directory) but the cells the study puts on a backend itself (a cross-
+    validation's simulated ones: refused when that is the one given)."""
+    if backend.name in {b.name for b in sweep.cell_backends.values()}:
+        runs = backend.adjective or f"--backend {backend.name}"
+        raise ScenarioError(None, "--backend", f"{study} runs its {runs} cells itself")
+    sweep.backend = backend
+    sweep.key = sweep.key | backend.key()
     return sweep
 
 
-def run(entry: Registered, args: StudyArgs, simulate: bool = False, as_json: bool = False) -> None:
+def run(
+    entry: Registered, args: StudyArgs, backend: Backend | None = None, as_json: bool = False
+) -> None:
     """A study's life on the command line (exit 0 complete, 130 or 128 + the signal when
     stopped; the same command resumes)."""
     from itb.report.build import analyse_run
@@ -144,19 +131,16 @@ def run(entry: Registered, args: StudyArgs, simulate: bool = False, as_json: boo
     study = entry.study
     for w in args.warnings():
         err.print(w, highlight=False)
-    key = args.key() | (SIMULATED if simulate else {})
+    backend = backend or registry.named()
+    key = args.key() | backend.key()
     target = args.out or default_dir(study.kind, key)
     say(f"study directory: {target}")
     build = report_of(entry)
     tick = ticker()
-    sweep = study.plan(args, target, say)
-    if simulate:
-        sweep = simulated(sweep, " ".join(study.name))
-    if sweep.simulate or sweep.simulated:  # the simulator runs: before anything is written
-        from itb import cc
-        from itb.backends.sim.testbed import ready
-
-        ready([], cc.support(), say)
+    sweep = on_backend(study.plan(args, target, say), backend, " ".join(study.name))
+    backends = {b.name: b for b in [sweep.backend, *sweep.cell_backends.values()]}
+    for b in backends.values():  # what they need, before anything is written (the cells'
+        ready(b, [], say)  # congestion controls: checked when the sweep opens)
     res = drive(
         sweep,
         lambda sw: study.analyse(sw, args),

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
+from itb.cli.backend import BACKEND, takes_backend
 from itb.cli.common import (
     ACCESS,
     BUFFER,
@@ -27,6 +29,9 @@ from itb.cli.common import (
     testbed_app,
 )
 from itb.cli.output import JSON, print_json
+
+if TYPE_CHECKING:
+    from itb.backends.registry import Backend
 
 
 @testbed_app.command("up")
@@ -173,11 +178,10 @@ def clean(
     from itb.backends import local
 
     if inventory is not None:
-        from itb.backends.ssh import testbed as ssh_testbed
-        from itb.backends.ssh.cleanup import restored
+        from itb.backends.ssh.cleanup import clean, restored
         from itb.cli.common import load_inventory
 
-        done = ssh_testbed.clean(load_inventory(inventory), force=force, say=progress)
+        done = clean(load_inventory(inventory), force=force, say=progress)
         n = sum(restored(d) for d in done)
         if as_json:  # per host, what was restored and what was left
             print_json({"restored": n, "hosts": done})
@@ -220,6 +224,7 @@ def clean(
 
 
 @app.command("calibrate")
+@takes_backend
 def calibrate(
     file: Path | None = FILE_ARG,
     json_file: Path | None = typer.Option(
@@ -252,38 +257,26 @@ def calibrate(
     loss: str | None = LOSS,
     buffer: str | None = BUFFER,
     mtu: int | None = MTU,
-    inventory: Path | None = typer.Option(
-        None,
-        "--inventory",
-        help="Calibrate the SSH testbed of this inventory "
-        "(docs/ssh.md): the same checks between its hosts, through its emulator "
-        "host (the MTU-size UDP test runs locally only).",
-    ),
+    backend: Backend = BACKEND,
 ) -> None:
     """Build the testbed, measure it against its configuration, tear it down.
 
     Idle RTT and RTT under load, bottleneck rate with one TCP flow and with UDP at
     1.2 × the rate, loss, host inventory, and whether the emulator kept up. Exits 1 when a
-    check is off.
+    check is off. With --inventory (--backend ssh): the same checks between the SSH
+    hosts of the default pair, through the emulator host (the MTU-size UDP test runs
+    locally only; docs/ssh.md). A simulator has nothing to calibrate (--backend sim is
+    refused).
     """
     from itb.calibration.run import Options
     from itb.calibration.run import calibrate as run_calibration
 
     topo = load_testbed_file(file, overrides(pairs, rate, access_rate, rtt, loss, buffer, mtu))
-    from itb.cli.common import load_inventory
-
-    inv = load_inventory(inventory)
-    if inv is not None and inv.provider is not None:
-        raise typer.BadParameter(
-            "calibrating an EnOSlib reservation is not supported yet: "
-            "give an inventory that lists its hosts",
-            param_hint="--inventory",
-        )
     cal = run_calibration(
         topo,
         Options(tcp_seconds, udp_seconds, loss_packets=loss_packets, cc=cc),
         progress,
-        inventory=inv,
+        backend=backend,
     )
     if as_json:
         print_json(cal.to_json())

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from itb import native
 from itb.backends import facts as inv
-from itb.backends.testbed import Testbed
+from itb.backends.testbed import Hosts
 from itb.calibration import probes
 from itb.calibration.record import read_calibration
 from itb.cc import pace
@@ -23,16 +23,9 @@ from itb.scenario.scenario import Scenario
 from itb.scenario.testbed.pathspec import path_spec
 
 
-def preflight(sc: Scenario, tb: Testbed) -> list[str]:
-    """What can be checked of the scenario before anything is built; returns warnings
-    (the testbed's own checks are its `preflight`). A simulator refuses what it cannot
-    run, with the reason."""
-    why = tb.unsupported(list(sc.experiment.events))
-    if why:
-        what = "cannot be simulated" if tb.simulated else f"cannot run on the {tb.name} testbed"
-        raise PreflightError(f"{sc.source or 'the scenario'}: {what}: {why}")
-    if tb.simulated:
-        return []
+def preflight(sc: Scenario, tb: Hosts) -> list[str]:
+    """What can be checked of the scenario on a testbed of hosts before anything is
+    built; returns warnings (the testbed's own checks are its `select`)."""
     preflight_programs(sc, local_commands=tb.same_machine)
     # the last `itb calibrate` measured this machine's emulator
     return cpu_headroom_warnings(sc) if tb.same_machine else []
@@ -113,7 +106,7 @@ def deployment_check(sc: Scenario, host_of) -> dict:
     return {"bdp_bytes": bdp, "hosts": out}
 
 
-def quick_calibration(sc: Scenario, tb: Testbed) -> dict:
+def quick_calibration(sc: Scenario, tb: Hosts) -> dict:
     """Idle RTT of every source/destination pair of the timeline vs its configuration
     (on the testbed's topology: the addresses the hosts really have)."""
     topo, host_of = tb.topology, tb.host

@@ -14,7 +14,7 @@ repetition records, and how each worker event is read into it, is itb.engine.out
 
 Its rules (the ready barrier, late dispatch, the first failure wins) read time only
 through a `Clock` and events only through a `WorkerPool`, so they are unit-tested with
-a simulated clock and scripted workers (tests/unit/test_execute_rules.py).
+a scripted clock and scripted workers (tests/unit/test_execute_rules.py).
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ TICK_S = 1.0
 
 
 class Clock(Protocol):
-    """The engine's time: CLOCK_MONOTONIC in a run, a simulated clock in tests."""
+    """The engine's time: CLOCK_MONOTONIC in a run, a scripted clock in tests."""
 
     def now_ns(self) -> int: ...
 

@@ -9,6 +9,7 @@ import platform
 import shutil
 import subprocess
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import pandas as pd
@@ -75,7 +76,7 @@ def run_meta(sc: Scenario, repetitions: int, seed: int) -> dict:
     }
 
 
-def gather_emulator_logs(run_dir: Path, r: int, emulators: dict, outcome: Outcome) -> None:
+def gather_emulator_logs(run_dir: Path, r: int, emulators: Mapping, outcome: Outcome) -> None:
     """The emulator logs continuously; keep this repetition's rows next to its results,
     from the start of its receivers until just after its end, then delete the log
     segments that hold only rows up to there. Rows rotated away before they were read,

@@ -18,19 +18,20 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from itb import cc, rundir
-from itb.backends import open_testbed, owner
-from itb.engine import checks, records
+from itb.backends import owner
+from itb.backends.registry import DEFAULT, Backend, named
+from itb.engine import records
+from itb.engine.hosted import HOSTED
 from itb.engine.repetitions import execute_all
 from itb.errors import OutputError, os_reason
 from itb.say import Say
@@ -46,8 +47,7 @@ class RunOptions:
     # tables, metrics and report from the run directory, given by the caller (a higher
     # layer: itb.report.build.analyse_run); None: the raw logs only
     analyse: Callable[[Path], Any] | None = None  # the caller's analysis: its typed metrics
-    inventory: Any = None  # an SSH testbed's inventory (itb.backends.ssh.inventory); None: local
-    simulate: bool = False  # the simulated testbed (ns-3, itb.backends.sim) instead
+    backend: Backend = field(default_factory=lambda: named(DEFAULT))  # where it runs
 
 
 @dataclass
@@ -94,46 +94,11 @@ def run(
     sc: Scenario, opts: RunOptions, say: Say = lambda s: None, tick: Say = lambda s: None
 ) -> RunResult:
     """Runs the scenario under the prefix's lock (`Busy`, nothing touched, when another
-    command holds it); a simulation uses nothing of the machine's and takes none."""
-    if opts.simulate:
-        return _run(sc, opts, say, tick)
-    with owner.exclusive(f"itb run into {opts.out}"):
-        inv = opts.inventory
-        if inv is None or inv.provider is None:
-            return _run(sc, opts, say, tick)
-        return _reserved(sc, opts, say, tick)
-
-
-def _reserved(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
-    """The run on hosts reserved through EnOSlib, released at the end whatever happens
-    (failure, Ctrl-C, SIGTERM: during the reservation they interrupt it, then release)."""
-    from dataclasses import replace
-
-    from itb.backends.ssh import enos
-
-    inv = opts.inventory
-    enos.validate(inv)  # the configuration against EnOSlib's schema, before reserving
-
-    me = os.getpid()
-
-    def interrupt(signum, frame):
-        if os.getpid() != me:  # a forked child: no copy of this stack's clean-ups runs
-            os._exit(128 + signum)
-        raise KeyboardInterrupt(signal.Signals(signum).name)
-
-    main = threading.current_thread() is threading.main_thread()
-    previous = {sig: signal.getsignal(sig) for sig in STOP_SIGNALS[1:]} if main else {}
-    try:
-        for sig in previous:
-            signal.signal(sig, interrupt)
-        try:
-            reserved = enos.reserve(inv, say)
-        finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-        return _run(sc, replace(opts, inventory=reserved), say, tick)
-    finally:
-        enos.release(inv, say)
+    command holds it), on the backend's hosts reserved for it if they must be; a
+    simulation uses nothing of the machine's and takes none."""
+    lock = owner.exclusive(f"itb run into {opts.out}") if opts.backend.exclusive else None
+    with lock or contextlib.nullcontext(), opts.backend.reserved(say) as backend:
+        return _run(sc, replace(opts, backend=backend), say, tick)
 
 
 def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
@@ -144,15 +109,7 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
         exp = exp.model_copy(update={"seed": seed})
         sc = Scenario(sc.topology, exp, sc.source)
     run_dir = opts.out
-    tb = open_testbed(
-        sc.topology,
-        cc.support(),
-        inventory=opts.inventory,
-        seed=exp.seed,
-        say=say,
-        simulate=opts.simulate,
-    )
-    tb.check_free()
+    tb = opts.backend.open(sc.topology, cc.support(), hosted=HOSTED, seed=exp.seed, say=say)
     if opts.resume:
         meta = rundir.open_for_resume(run_dir, sc.content_hash())
         done = rundir.repetitions_done(run_dir, reps, say)
@@ -165,8 +122,6 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
             )
         meta, done = records.run_meta(sc, reps, seed), set()
     meta["backend"] = tb.name
-    if tb.inventory() is not None:
-        meta["inventory"] = tb.inventory()
     stage = Stages(meta, say)
     stop = threading.Event()
     result = RunResult(run_dir, "incomplete")
@@ -189,8 +144,8 @@ def _run(sc: Scenario, opts: RunOptions, say: Say, tick: Say) -> RunResult:
     try:
         with stage("preflight"):
             # congestion controls: the kernel's where it has them, else ITB's eBPF ones
-            meta["warnings"] = checks.preflight(sc, tb) + tb.preflight(sorted(exp.ccs()))
-            meta["congestion_controls"] = tb.congestion_controls()
+            meta["warnings"] = tb.preflight(sc)
+            meta.update(tb.provenance())
             for w in meta["warnings"]:
                 say(f"warning: {w}")
         _create(run_dir, sc, exp, meta, opts.resume)

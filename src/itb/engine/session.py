@@ -29,7 +29,7 @@ from pathlib import Path
 
 from itb import rundir
 from itb.backends import owner
-from itb.backends.testbed import Testbed
+from itb.backends.testbed import Hosts, refuse_unsupported
 from itb.engine import checks, processes
 from itb.engine.execute import MONOTONIC, READY_MARGIN_S, Clock, spawn_cmd
 from itb.engine.nodes import NodeEvent, Workers
@@ -78,7 +78,7 @@ class Session:
     def __init__(
         self,
         sc: Scenario,
-        tb: Testbed,
+        tb: Hosts,
         run_dir: Path,
         on_done: Callable[[JobResult], None],
         say: Say = lambda s: None,
@@ -108,9 +108,9 @@ class Session:
         stack, tb, sc = self._stack, self.tb, self.sc
         stack.enter_context(owner.exclusive("a session (itb serve --execute)"))
         try:
-            tb.check_free()
             found: dict = {"testbed": sc.topology.content_hash(), "backend": tb.name}
-            found["warnings"] = checks.preflight(sc, tb) + tb.preflight(sorted(sc.experiment.ccs()))
+            refuse_unsupported(tb, sc)
+            found["warnings"] = checks.preflight(sc, tb) + tb.select(sorted(sc.experiment.ccs()))
             stack.callback(tb.release)
             self.run_dir.mkdir(parents=True, exist_ok=True)
             self.say("session: building the testbed")

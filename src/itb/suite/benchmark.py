@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from itb import rundir
 from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable, reference_of
 from itb.analysis.sequential import FIRST_LOOK, Design, design_of
+from itb.backends.registry import Backend, named
 from itb.errors import ScenarioError
 from itb.say import Say
 from itb.suite import apps, stats, windows
@@ -24,9 +24,6 @@ from itb.suite.realisation import BenchCell, BenchRealisation
 from itb.suite.scaling import Scale
 from itb.sweep.index import SweepIndex
 from itb.sweep.sweep import AnalyseRun, Sweep, SweepCell, drive
-
-if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
-    from itb.backends.ssh.inventory import Inventory
 
 # The benchmark's report: (directory, sweep index, rows, comparisons) → report.html (the
 # CLI passes itb.report.bench.build_bench_report)
@@ -46,15 +43,12 @@ class BenchArgs:
     spacing_s: float
     scale: Scale
     pa_messages: int = PA_MESSAGES
-    inventory: Inventory | None = None  # an SSH testbed's inventory (None: the local testbed)
+    backend: Backend = field(default_factory=named)  # where its runs run (--backend)
     reference: str | None = None  # the protocol the others are compared with (None: ccs[0])
     streams: int = 1  # N_s: parallel streams per BU forward source
     k: int = DATA_CENTRE_K  # the data-centre classes' K (RR-6244 Table 3: 1 or 10)
     rtt_modes_ms: tuple[float, ...] = ()  # --rtt: every class's RTT, or a mix (none: the class's)
     background: Background = field(default_factory=Background)  # B
-    simulate: bool = False  # every cell simulated (ns-3, itb.backends.sim)
-    jobs: int = 1  # simulated cells side by side on this many cores (not in the key)
-    dask: str | None = None  # or on the Dask cluster at this address (not in the key)
     # repetitions until every comparison is decided, `repeat` at most (itb.analysis.
     # sequential); False: exactly `repeat` (--repeat)
     sequential: bool = False
@@ -63,18 +57,10 @@ class BenchArgs:
 
     def __post_init__(self) -> None:
         check_k(self.k)
-        if self.simulate and self.inventory is not None:
-            raise ScenarioError(
-                None, "--backend", "a simulation has no hosts: not with --inventory"
-            )
-        if self.simulate and "udt" in self.ccs:
-            raise ScenarioError(None, "--cc", "UDT is not simulated")
-        if (self.jobs > 1 or self.dask) and not self.simulate:
-            raise ScenarioError(
-                None,
-                "--jobs",
-                "runs on a testbed go one at a time: --jobs and --dask are for --backend sim",
-            )
+        # UDT is another protocol, not a congestion control: a bad argument here (what a
+        # backend lacks of the kernel's is refused by its `ready`, exit 4)
+        if "udt" in self.ccs and self.backend.cc_unsupported("udt"):
+            raise ScenarioError(None, "--cc", f"UDT does not run on --backend {self.backend.name}")
         if self.reference is not None and self.reference not in self.ccs:
             raise ScenarioError(
                 None,
@@ -112,10 +98,7 @@ class BenchArgs:
             "scale": self.scale.to_json(),
             "pa_messages": self.pa_messages,
         }
-        if self.inventory is not None:
-            key["inventory"] = self.inventory.source
-        if self.simulate:
-            key["backend"] = "sim"
+        key |= self.backend.key()  # (a run elsewhere: another benchmark)
         if self.reference_cc != self.ccs[0]:
             key["reference"] = self.reference_cc
         if self.streams != 1:  # (keys written before N_s was an option have none)
@@ -186,9 +169,7 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep[BenchCell]:
             )
         )
     sweep = Sweep(out, "bench", SweepIndex[BenchCell], args.key(), cells, args.repeat, args.seed)
-    sweep.inventory = args.inventory
-    sweep.simulate = args.simulate
-    sweep.jobs, sweep.dask = args.jobs, args.dask
+    sweep.backend = args.backend
     if args.sequential:
         sweep.design, sweep.still_open, sweep.budget_s = args.design, still_open, args.budget_s
     return sweep

@@ -18,6 +18,7 @@ from typing import Any
 from itb import rundir
 from itb.backends import owner
 from itb.backends.facts import usable_cores
+from itb.backends.registry import Backend, named
 from itb.errors import BackendError, PreflightError
 from itb.say import Say
 
@@ -32,8 +33,11 @@ def _worker(stop: Any, parent: int) -> None:
     owner.die_with(parent)  # a killed sweep leaves no worker (its simulator dies with it)
 
 
-def run_cell(scenario: str, run_dir: str, reps: Sequence[int], analyse) -> list[tuple]:
-    """In a worker: the cell's repetitions in order, each a (resumed) simulated run;
+def run_cell(
+    scenario: str, run_dir: str, reps: Sequence[int], analyse, backend: Backend | None = None
+) -> list[tuple]:
+    """In a worker: the cell's repetitions in order, each a (resumed) run on `backend`
+    (None: simulated);
     [(repetition, status, reason)]. Stops at the first interrupted one, or before any
     once the sweep was stopped."""
     from itb.engine import runner
@@ -45,7 +49,11 @@ def run_cell(scenario: str, run_dir: str, reps: Sequence[int], analyse) -> list[
             break
         d = Path(run_dir)
         opts = runner.RunOptions(
-            out=d, repetitions=r, resume=(d / "meta.json").exists(), analyse=analyse, simulate=True
+            out=d,
+            repetitions=r,
+            resume=(d / "meta.json").exists(),
+            analyse=analyse,
+            backend=backend or named("sim"),
         )
         res = runner.run(load_scenario(scenario), opts)
         rep = res.repetitions[r - 1] if len(res.repetitions) >= r else {}
@@ -77,22 +85,6 @@ def workers(jobs: int, cells: int, cores: int, fit: int | None = None) -> tuple[
     return min(n, max(1, cells)), notes
 
 
-def _memory_fit(scenarios: list[str]) -> int | None:
-    """How many of these simulations this machine's memory holds at once, by the largest's
-    estimate (itb.backends.sim.memory); None when it cannot say."""
-    from itb.backends.sim import memory
-    from itb.scenario.scenario import load_scenario
-
-    try:
-        largest = max(
-            memory.estimate(sc.topology, list(sc.experiment.events)).total_bytes
-            for sc in map(load_scenario, scenarios)
-        )
-    except Exception:  # (the runs themselves report what is wrong with a scenario)
-        return None
-    return memory.available_bytes() // max(1, largest)
-
-
 DASK_TIMEOUT_S = 5  # connecting to a Dask scheduler: an answer takes milliseconds
 
 
@@ -122,15 +114,18 @@ def run_cells(
     say: Say,
     jobs: int,
     dask: str | None = None,
+    backend: Backend | None = None,
 ) -> bool:
-    """Runs each cell's repetitions (name → repetitions) in parallel; whether every
-    repetition ended (a failed one ended; an interrupted one did not)."""
+    """Runs each cell's repetitions (name → repetitions) in parallel on `backend` (None:
+    simulated), on `jobs` cores or the Dask cluster at `dask`; whether every repetition
+    ended (a failed one ended; an interrupted one did not)."""
+    backend = backend or named("sim")
     args = [
-        (name, (str(scenario(name)), str(run_dir(name)), reps, analyse))
+        (name, (str(scenario(name)), str(run_dir(name)), reps, analyse, backend))
         for name, reps in cells.items()
     ]
     if not dask:
-        fit = _memory_fit([a[0] for _n, a in args])
+        fit = backend.cells_at_once([a[0] for _n, a in args])
         jobs, notes = workers(jobs, len(args), usable_cores(), fit)
         for note in notes:
             say(note)

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 import numpy as np
 import tomli_w
@@ -41,16 +41,13 @@ from itb.analysis.results import OtherFormat
 from itb.analysis.run_results import RunMetrics
 from itb.analysis.sequential import Design
 from itb.backends import owner
-from itb.backends.sim.config import unsupported
+from itb.backends.registry import Backend, Side, named
 from itb.calibration.record import DEFAULT_CALIBRATION
 from itb.engine import runner
 from itb.errors import ItbError, OutputError, ScenarioError
 from itb.say import Say
 from itb.scenario.scenario import load_scenario, scenario_from_data
 from itb.sweep.index import FORMAT, C, IndexCell, Status, SweepIndex, read_index
-
-if TYPE_CHECKING:  # the SSH backend is imported when an inventory is given
-    from itb.backends.ssh.inventory import Inventory
 
 
 class AnalyseRun(Protocol):
@@ -116,13 +113,9 @@ class Sweep(Generic[C]):
         self.index_path = out / f"{kind}.json"
         self._index: SweepIndex[C] | None = None
         self.signal: int | None = None  # set when a run was stopped by a signal
-        # an SSH testbed's inventory for every run (None: local)
-        self.inventory: Inventory | None = None
-        self.simulate = False  # every run simulated (ns-3) instead
-        self.simulated: set[str] = set()  # or these cells' runs only (a cross-validation)
-        # simulated cells side by side: on this many cores, or on a Dask cluster
-        self.jobs = 1
-        self.dask: str | None = None
+        self.backend: Backend = named()  # where every run runs (itb.backends.registry)
+        # but these cells' runs on another backend (a cross-validation's simulated ones)
+        self.cell_backends: dict[str, Backend] = {}
         self.analyse_run: AnalyseRun | None = None  # each run's analysis (set by `drive`)
         # a sequential sweep: its looks, and after each the cells still to repeat
         self.design: Design | None = None
@@ -163,12 +156,9 @@ class Sweep(Generic[C]):
             sc = scenario_from_data(
                 copy.deepcopy(c.doc), f"{self.kind} cell {c.name} (made from the options)"
             )
-            if self.simulate or c.name in self.simulated:
-                why = unsupported(sc.topology, list(sc.experiment.events))
-                if why:
-                    raise ScenarioError(
-                        None, "--backend", f"{self.kind} cell {c.name} cannot be simulated: {why}"
-                    )
+            why = self.backend_of(c.name).unsupported(sc)
+            if why:
+                raise ScenarioError(None, "--backend", f"{self.kind} cell {c.name} {why}")
         (self.out / "scenarios").mkdir(parents=True, exist_ok=True)
         for c in self.cells:
             header = (
@@ -273,9 +263,10 @@ class Sweep(Generic[C]):
         "incomplete" when interrupted; a budget that ends before one of them starts marks
         the index `stopped_by` "budget"."""
         side_by_side: dict[str, list[int]] = {}
-        if self.jobs > 1 or self.dask:  # simulated cells in parallel, after the others
+        side = self._side_by_side()
+        if side is not None:  # (simulated) cells in parallel, after the others
             for n, r in todo:
-                if self.simulate or n in self.simulated:
+                if self.backend_of(n).side_by_side() is not None:
                     side_by_side.setdefault(n, []).append(r)
             todo = [(n, r) for n, r in todo if n not in side_by_side]
         t1 = time.monotonic()
@@ -295,8 +286,7 @@ class Sweep(Generic[C]):
                 repetitions=r,
                 resume=(run_dir / "meta.json").exists(),
                 analyse=None,  # measured at the looks and at the end (measure)
-                inventory=self.inventory,
-                simulate=self.simulate or name in self.simulated,
+                backend=self.backend_of(name),
             )
             try:
                 res = runner.run(
@@ -314,17 +304,32 @@ class Sweep(Generic[C]):
                 + (f": {rep.get('reason')}" if rep.get("reason") else "")
                 + _took(rep)
             )
-        if side_by_side:
+        if side is not None and side_by_side:
             from itb.sweep import parallel
 
+            cells = {n: sorted(rs) for n, rs in side_by_side.items()}
+            backend = self.backend_of(next(iter(cells)))
             ended = parallel.run_cells(
-                {n: sorted(rs) for n, rs in side_by_side.items()},
-                self.scenario, self.run_dir, self._measure(), say, self.jobs, self.dask,
+                cells, self.scenario, self.run_dir, self._measure(), say,
+                side.jobs, side.dask, backend,
             )  # fmt: skip
             if ended:
                 done.update((n, r) for n, rs in side_by_side.items() for r in rs)
             return "complete" if ended else "incomplete"
         return "complete"
+
+    def backend_of(self, cell: str) -> Backend:
+        """The backend the cell's runs run on."""
+        return self.cell_backends.get(cell, self.backend)
+
+    def _side_by_side(self) -> Side | None:
+        """How the cells whose backend runs them side by side do (one such backend a
+        sweep), None when they run one at a time (a single core: in order as the others)."""
+        sides = {b.side_by_side() for b in [self.backend, *self.cell_backends.values()]} - {None}
+        if len(sides) > 1:  # (a bug of a study: every cell side by side the same way)
+            raise ScenarioError(None, "--backend", "cells run side by side in two ways")
+        side = next(iter(sides), None)
+        return side if side is not None and (side.jobs > 1 or side.dask) else None
 
     def _measure(self) -> Callable[[Path], RunMetrics] | None:
         """Each run's analysis during the sweep: metrics without figures (draw_reports)."""
@@ -381,7 +386,8 @@ def drive(
     sweep.analyse_run = analyse_run
     # across all its runs, not only during each; a simulated sweep uses nothing of the
     # machine's network and takes no lock
-    lock = contextlib.nullcontext() if sweep.simulate else owner.exclusive(f"itb {sweep.kind}")
+    exclusive = sweep.backend.exclusive or any(b.exclusive for b in sweep.cell_backends.values())
+    lock = owner.exclusive(f"itb {sweep.kind}") if exclusive else contextlib.nullcontext()
     with lock:
         sweep.open()
         status = sweep.run(say, tick)

@@ -37,10 +37,12 @@ class LocalTestbed(RunsProcesses):
                 "first, or use another ITB_PREFIX"
             )
 
-    def preflight(self, ccs: Sequence[str]) -> list[str]:
+    def select(self, ccs: Sequence[str]) -> list[str]:
         """Root, the tools and the emulator; then the congestion controls: the kernel's
         implementation when it has one, else ITB's (registered now, unregistered by
-        `release`); a program the verifier refuses stops here."""
+        `release`); a program the verifier refuses stops here. Refused next to a testbed
+        already up under this prefix."""
+        self.check_free()
         build.preflight()
         self._loaded = self._ccs.ensure(list(ccs), self.say)
         return list(self.warnings)
@@ -48,11 +50,8 @@ class LocalTestbed(RunsProcesses):
     def cc_names(self) -> dict[str, str]:
         return {r.name: r.kernel_name for r in self._loaded}
 
-    def congestion_controls(self) -> list[dict]:
-        return [r.to_json() for r in self._loaded]
-
-    def inventory(self) -> None:
-        return None
+    def provenance(self) -> dict:
+        return {"backend": self.name, "congestion_controls": [r.to_json() for r in self._loaded]}
 
     def up(self, run_dir: Path) -> None:
         self._state = build.up(self.topology, quiet, seed=self.seed)
@@ -89,7 +88,7 @@ class LocalTestbed(RunsProcesses):
     def gather(self, rep_dir: Path, end_ns: int = 0) -> list[str]:
         return []  # the processes wrote into the run directory itself
 
-    def down(self) -> dict[str, dict]:
+    def teardown(self) -> dict[str, dict]:
         stats = build.down() if build.read_state() else {}
         self._state, self.emulators = None, {}
         return stats

@@ -15,15 +15,17 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from itb import rundir
-from itb.backends.host import Host, with_parent
+from itb.backends.host import with_parent
+from itb.backends.outcome import Outcome
 from itb.backends.sim import config, driver, memory
-from itb.backends.testbed import CcSupport, Emulator, Say, quiet
-from itb.errors import BackendError, PreflightError
+from itb.backends.testbed import CcSupport, Repetitions, RunContext, Say, quiet
+from itb.errors import PreflightError
 from itb.scenario.experiment.background import SIMULATOR_DRAW, started_later
+from itb.scenario.scenario import Scenario
 from itb.scenario.testbed.model import Topology
 
 EMULATOR_INTERVAL_US = 1000
@@ -40,7 +42,6 @@ NATURAL_START_JITTER_US = 1000
 class SimTestbed:
     name = "sim"
     same_machine = True
-    simulated = True
 
     def __init__(self, topology: Topology, ccs: CcSupport, seed: int = 1, say: Say = quiet):
         self.topology, self.seed, self.say = topology, seed, say
@@ -50,36 +51,34 @@ class SimTestbed:
         self._program: Path | None = None
         self._up = False
 
-    @property
-    def emulators(self) -> Mapping[str, Emulator]:
-        return {}  # itb-sim writes each link's log into the repetition itself
-
-    def check_free(self) -> None:
-        pass  # nothing of the machine is used
-
-    def preflight(self, ccs: Sequence[str]) -> list[str]:
-        self._program = ready(ccs, self._support, self.say)
-        self._ccs = list(ccs)
+    def preflight(self, sc: Scenario) -> list[str]:
+        """What it cannot simulate refused, then the simulator built with Linux's own
+        congestion controls (nothing of the machine is used)."""
+        why = self.unsupported(list(sc.experiment.events))
+        if why:  # (said so: a simulator has not what a host has)
+            raise PreflightError(f"{sc.source or 'the scenario'}: cannot be simulated: {why}")
+        self._ccs = sorted(sc.experiment.ccs())
+        self._program = ready(self._ccs, self._support, self.say)
         return list(self.warnings)
 
-    def cc_names(self) -> dict[str, str]:
-        return {c: c for c in self._ccs}
+    def provenance(self) -> dict:
+        return {
+            "backend": self.name,
+            "congestion_controls": [
+                {
+                    "name": c,
+                    "kernel_name": f"ns3::{c[4:]}" if c.startswith("ns3:") else f"linux:{c}",
+                    "source": "ns-3 model"
+                    if c.startswith("ns3:")
+                    else f"Linux's net/ipv4/tcp_{'cong' if c == 'reno' else c}.c in ns-3",
+                    "loaded_now": False,
+                }
+                for c in self._ccs
+            ],
+        }
 
-    def congestion_controls(self) -> list[dict]:
-        return [
-            {
-                "name": c,
-                "kernel_name": f"ns3::{c[4:]}" if c.startswith("ns3:") else f"linux:{c}",
-                "source": "ns-3 model"
-                if c.startswith("ns3:")
-                else f"Linux's net/ipv4/tcp_{'cong' if c == 'reno' else c}.c in ns-3",
-                "loaded_now": False,
-            }
-            for c in self._ccs
-        ]
-
-    def inventory(self) -> None:
-        return None
+    def unsupported(self, events: list) -> str | None:
+        return config.unsupported(self.topology, events)
 
     def up(self, run_dir: Path) -> None:
         self._up = True
@@ -87,41 +86,15 @@ class SimTestbed:
     def built(self) -> bool:
         return self._up
 
-    def hosts(self) -> Sequence[Host]:
-        return []  # no process runs on a host
-
-    def host(self, node: str) -> Host:
-        raise BackendError(f"a simulated node ({node}) runs no program")
-
-    def ifname(self, node: str) -> str:
-        return next(
-            ep.ifname for lk in self.topology.links for ep in (lk.a, lk.b) if ep.node == node
-        )
-
-    def program(self, node: str, name: str) -> list[str]:
-        raise BackendError(f"a simulated node ({node}) runs no program")
-
-    def clock_offset_ns(self, node: str) -> int:
-        return 0
-
-    def facts(self) -> dict:
-        return {}
-
-    def prepare(self, rep_dir: Path) -> None:
-        pass
-
-    def gather(self, rep_dir: Path, end_ns: int = 0) -> list[str]:
-        return []
+    def start(self, run: RunContext) -> Repetitions:
+        return SimRepetitions(self, run)
 
     def down(self) -> dict[str, dict]:
         self._up = False
-        return {}
+        return {}  # no emulator ran: each link's log is in its repetitions
 
     def release(self) -> None:
-        pass
-
-    def unsupported(self, events: list) -> str | None:
-        return config.unsupported(self.topology, events)
+        self._program, self._ccs = None, []  # preflight again before the next run
 
     def simulate(
         self,
@@ -199,6 +172,34 @@ class SimTestbed:
                 },
             }
             (d / "linkem.json").write_text(json.dumps(conf, indent=1))
+
+
+class SimRepetitions:
+    """A simulated run's repetitions: each one run of itb-sim, its result as a
+    repetition's (interrupted, to be run again, when the run was stopped during it)."""
+
+    def __init__(self, tb: SimTestbed, run: RunContext):
+        self.tb, self.run_ctx = tb, run
+
+    def run(self, events: list, rep_dir: Path, repetition: int, stop: threading.Event) -> Outcome:
+        run, exp = self.run_ctx, self.run_ctx.scenario.experiment
+        with run.stage(f"execution {repetition}/{run.repetitions}"):
+            run.tick(f"repetition {repetition}: simulating")
+            res = self.tb.simulate(
+                events, rep_dir, exp.duration_us, exp.interval_us, repetition, stop
+            )
+        out = Outcome()
+        if res["status"] != "ok":
+            out.fail(res["reason"], status=res["status"])
+            return out
+        out.start_ns, out.zero_ns, out.end_ns = res["start_ns"], res["zero_ns"], res["end_ns"]
+        if res["unfinished"]:
+            out.cut_short(exp.duration_us, res["unfinished"])
+        out.warnings.append(
+            f"simulated: {res['simulated_s']:.3f} s in {res['wall_s']:.3f} s of wall time, "
+            f"peak memory {res['peak_rss_bytes'] / 2**20:.0f} MiB"
+        )
+        return out
 
 
 def ready(ccs: Sequence[str], support: CcSupport, say: Say = quiet) -> Path:

@@ -89,11 +89,8 @@ class SshTestbed(RunsProcesses):
         names |= {w.host for w in self.placement.wires}
         return sorted(names)
 
-    def check_free(self) -> None:
-        pass  # each host's state is checked in preflight
-
     # -- preflight --------------------------------------------------------------------
-    def preflight(self, ccs: Sequence[str]) -> list[str]:
+    def select(self, ccs: Sequence[str]) -> list[str]:
         """Connects and checks every host; `ccs` (canonical names): resolved on the end
         hosts into `self.ccs` (what the programs select, what `up` registers). Holds
         the lab the hosts belong to (if any) until `release`."""
@@ -115,6 +112,13 @@ class SshTestbed(RunsProcesses):
 
     def cc_names(self) -> dict[str, str]:
         return dict(self.ccs.names)
+
+    def provenance(self) -> dict:
+        return {
+            "backend": self.name,
+            "congestion_controls": self.congestion_controls(),
+            "inventory": self.inventory(),
+        }
 
     def congestion_controls(self) -> list[dict]:
         """As meta.json records them: canonical name, the name the hosts select it by."""
@@ -146,7 +150,7 @@ class SshTestbed(RunsProcesses):
         """Record, then change: ITB's directory, programs, sysctls, shaping, ITB's eBPF
         congestion controls, the emulator; its clock against this machine's."""
         if not self.remotes:  # built again after a teardown: connect again
-            self.preflight(self._wanted)
+            self.select(self._wanted)
         self._built = True
         self.run_dir = run_dir
         parallel(self.setup.deploy, list(self.remotes.values()))
@@ -248,7 +252,7 @@ class SshTestbed(RunsProcesses):
             self.lab.release()
             self.lab = None
 
-    def down(self) -> dict[str, dict]:
+    def teardown(self) -> dict[str, dict]:
         """Stops the emulator (its final statistics are returned) and restores every
         host; BackendError naming the hosts that could not be restored."""
         stats, failed = self._teardown()

@@ -77,10 +77,11 @@ class CrossvalArgs(AtCapacity):
 
     @model_validator(mode="after")
     def _models(self) -> CrossvalArgs:
-        from itb.backends.sim.config import cc_unsupported
+        from itb.backends.registry import named
 
+        sim = named("sim")
         for cc in self.ccs:  # each is compared with its Linux code in ns-3: it must be there
-            why = cc_unsupported(cc)
+            why = sim.cc_unsupported(cc)
             if why:
                 raise ScenarioError(None, "--cc", why)
         if self.models == ("none",):

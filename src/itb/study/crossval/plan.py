@@ -17,13 +17,13 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from itb.backends.registry import named
 from itb.scenario.units import format_rate
 from itb.study.crossval.args import CrossvalArgs
 from itb.study.crossval.cells import CrossvalCell
 from itb.study.crossval.grid import GRIDS, Point
 from itb.study.pursuit import secs, testbed_doc
 from itb.sweep.index import SweepIndex
-from itb.sweep.parallel import jobs_default
 from itb.sweep.sweep import Sweep, SweepCell
 
 BACKENDS = ("emulated", "simulated")
@@ -133,8 +133,8 @@ def sweep_of(a: CrossvalArgs, out: Path) -> Sweep[CrossvalCell]:
             cells.append(SweepCell(cell, cell_doc(a, name, cc, n, ca, vol)))
     if a.grid:
         cells = grid_cells(a, runs)
-    simulated = {c.info.name for c in cells if c.info.backend == "simulated"}
     sweep = Sweep(out, "crossval", SweepIndex[CrossvalCell], a.key(), cells, a.repeat, a.seed)
-    sweep.simulated = simulated
-    sweep.jobs = jobs_default()  # the simulated cells side by side, after the emulated ones
+    # the simulated cells side by side (on every core), after the emulated ones
+    sim = named("sim")
+    sweep.cell_backends = {c.info.name: sim for c in cells if c.info.backend == "simulated"}
     return sweep
