@@ -41,6 +41,8 @@
 #include "rcv_window.h"
 #include "recovery.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -150,17 +152,86 @@ num(const std::string& s)
     return s == "-" ? -1 : std::stoll(s);
 }
 
-static Dir
-read_dir(std::istringstream& in)
+// A link direction in the schema linkem reads (native/linkem/direction-format.json): every
+// field there and none other (a field renamed there is refused here, naming it).
+static const char* const DIRECTION_FIELDS[] = {"rate_bps", "delay_us", "queue_bytes",
+                                               "queue_packets", "loss"};
+static const char* const LOSS_FIELDS[] = {"model", "p", "r", "loss_good", "loss_bad"};
+
+static void
+only_fields(const nlohmann::json& j, const char* const* names, size_t n, const std::string& what)
 {
+    if (!j.is_object())
+    {
+        die(what + " must be a JSON object");
+    }
+    for (const auto& item : j.items())
+    {
+        if (std::find_if(names, names + n, [&](const char* f) { return item.key() == f; }) ==
+            names + n)
+        {
+            die(what + ": unknown field " + item.key());
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+    {
+        if (!j.contains(names[i]))
+        {
+            die(what + ": missing field " + names[i]);
+        }
+    }
+}
+
+static int64_t
+int_or_null(const nlohmann::json& v)
+{
+    return v.is_null() ? -1 : v.get<int64_t>();
+}
+
+static Dir
+read_dir(const nlohmann::json& j, const std::string& what)
+{
+    only_fields(j, DIRECTION_FIELDS, std::size(DIRECTION_FIELDS), what);
+    const auto& loss = j.at("loss");
+    only_fields(loss, LOSS_FIELDS, std::size(LOSS_FIELDS), what + ".loss");
     Dir d;
-    std::string rate, delay, qb, qp;
-    in >> rate >> delay >> qb >> qp >> d.loss >> d.p >> d.r >> d.loss_good >> d.loss_bad;
-    d.rate_bps = num(rate);
-    d.delay_us = num(delay);
-    d.queue_bytes = num(qb);
-    d.queue_packets = num(qp);
+    d.rate_bps = int_or_null(j.at("rate_bps"));
+    d.delay_us = j.at("delay_us").get<int64_t>();
+    d.queue_bytes = int_or_null(j.at("queue_bytes"));
+    d.queue_packets = int_or_null(j.at("queue_packets"));
+    d.loss = loss.at("model").get<std::string>();
+    d.p = loss.at("p").get<double>();
+    d.r = loss.at("r").get<double>();
+    d.loss_good = loss.at("loss_good").get<double>();
+    d.loss_bad = loss.at("loss_bad").get<double>();
     return d;
+}
+
+// `link` and one JSON object: its name, ends, MTU and directions (itb.backends.sim.config).
+static LinkCfg
+read_link(const std::string& text)
+{
+    nlohmann::json j;
+    try
+    {
+        j = nlohmann::json::parse(text);
+        LinkCfg l;
+        l.name = j.at("name").get<std::string>();
+        l.emulated = j.at("emulated").get<bool>();
+        l.a = j.at("a").get<std::string>();
+        l.a_addr = j.at("a_addr").get<std::string>();
+        l.b = j.at("b").get<std::string>();
+        l.b_addr = j.at("b_addr").get<std::string>();
+        l.mtu = j.at("mtu").get<int>();
+        l.ab = read_dir(j.at("ab"), "link " + l.name + " ab");
+        l.ba = read_dir(j.at("ba"), "link " + l.name + " ba");
+        return l;
+    }
+    catch (const nlohmann::json::exception& e)
+    {
+        die(std::string("link ") + text.substr(0, 80) + ": " + e.what());
+    }
+    return {};
 }
 
 // --- Gilbert-Elliott loss, as linkem's -----------------------------------------------
@@ -1151,9 +1222,16 @@ add_interface(Ptr<Node> n, Ptr<NetDevice> d, const std::string& addr)
 int
 main(int argc, char** argv)
 {
+    if (argc == 2 && std::string(argv[1]) == "--direction-fields")
+    {
+        // what it reads of a link direction, for the test against the schema
+        nlohmann::json f = {{"direction", DIRECTION_FIELDS}, {"loss", LOSS_FIELDS}};
+        std::cout << f.dump() << std::endl;
+        return 0;
+    }
     if (argc != 3)
     {
-        die("usage: itb-sim CONFIG OUTDIR");
+        die("usage: itb-sim CONFIG OUTDIR (or itb-sim --direction-fields)");
     }
     std::ifstream in(argv[1]);
     if (!in)
@@ -1204,15 +1282,9 @@ main(int argc, char** argv)
         }
         else if (kind == "link")
         {
-            LinkCfg l;
-            int em;
-            std::string tag;
-            ls >> l.name >> em >> l.a >> l.a_addr >> l.b >> l.b_addr >> l.mtu >> tag;
-            l.emulated = em;
-            l.ab = read_dir(ls);
-            ls >> tag;
-            l.ba = read_dir(ls);
-            links.push_back(l);
+            std::string rest;
+            std::getline(ls, rest);
+            links.push_back(read_link(rest));
         }
         else if (kind == "tcp")
         {

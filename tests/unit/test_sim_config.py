@@ -4,6 +4,8 @@ transfer with its port, cap and profile, each link change; and what a simulation
 
 from __future__ import annotations
 
+import json
+
 from itb.backends.sim import config
 from itb.engine import processes
 from itb.scenario import load_testbed
@@ -30,15 +32,25 @@ def test_links_transfers_and_changes_become_one_record_each():
     )  # fmt: skip
     lines = config.config(TOPO, ev, 7, 60_000_000, 100_000, 1, 2).splitlines()
     assert lines[0] == "run 7 60000000 100000 1000 1 2"
-    bott = next(x for x in lines if x.startswith("link rl-rr "))
+    links = {
+        d["name"]: d for d in (json.loads(x[5:]) for x in lines if x.startswith("link "))
+    }  # (each link one JSON object, its directions as linkem reads them)
+    bott = links["rl-rr"]
     # 1 Gbit/s, 10 ms each way, one BDP of queue: 1e9 · 0.020 / 8 = 2 500 000 bytes
-    assert bott.endswith(
-        "ab 1000000000 10000 2500000 - none 0.0 1.0 0.0 1.0 "
-        "ba 1000000000 10000 2500000 - none 0.0 1.0 0.0 1.0"
-    )
-    acc = next(x for x in lines if x.startswith("link l1-rl "))
+    none = {"model": "none", "p": 0.0, "r": 1.0, "loss_good": 0.0, "loss_bad": 1.0}
+    for d in ("ab", "ba"):
+        assert bott[d] == {
+            "rate_bps": 1_000_000_000, "delay_us": 10_000, "queue_bytes": 2_500_000,
+            "queue_packets": None, "loss": none,
+        }  # fmt: skip
+    acc = links["l1-rl"]
     # 500 Mbit/s by a token bucket whose queue holds 20 ms: 500e6 / 8000 · 20 = 1 250 000
-    assert " 0 l1 198.18.1.1/24 rl 198.18.1.2/24 1500 ab 500000000 0 1250000 - " in acc
+    assert (acc["emulated"], acc["a"], acc["a_addr"], acc["b"], acc["b_addr"], acc["mtu"]) == (
+        False, "l1", "198.18.1.1/24", "rl", "198.18.1.2/24", 1500,
+    )  # fmt: skip
+    assert (acc["ab"]["rate_bps"], acc["ab"]["delay_us"], acc["ab"]["queue_bytes"]) == (
+        500_000_000, 0, 1_250_000,
+    )  # fmt: skip
     tcp = [x for x in lines if x.startswith("tcp ")]  # in the timeline's order: b at 0 s
     assert tcp[0] == (
         "tcp b l2 r2 198.18.4.1 20001 0 2000000 2 reno - 0:50000000,1000000:0,2000000:10000000 "

@@ -8,7 +8,7 @@ from pathlib import Path
 from itb import native
 from itb.emulation import monitor
 from itb.errors import PreflightError
-from itb.scenario.testbed.model import Direction, Link, Topology
+from itb.scenario.testbed.model import Direction, Link, Loss, Topology
 from itb.scenario.testbed.paths import path_links
 
 EMULATOR_IFNAMES = ("a0", "b0")  # inside the emulator namespace: a0 faces link.a, b0 link.b
@@ -27,7 +27,13 @@ def binary_or_name() -> str:
         return "linkem"
 
 
-def _direction(d: Direction) -> dict:
+# One direction of a link as linkem and itb-sim read it: its fields are defined once, in
+# this JSON schema (tests/unit/test_direction_format.py holds the writers to it)
+DIRECTION_FORMAT = native.REPO / "native" / "linkem" / "direction-format.json"
+
+
+def direction_json(d: Direction) -> dict:
+    """A direction as configured (the schema's `direction`)."""
     return {
         "rate_bps": d.rate_bps,
         "delay_us": d.delay_us,
@@ -35,6 +41,27 @@ def _direction(d: Direction) -> dict:
         "queue_packets": d.queue_packets,
         "loss": d.loss.model_dump(mode="json"),
     }
+
+
+UNCHANGED: object = object()  # (a field an update leaves as it is)
+
+
+def update_json(
+    direction: str,
+    rate_bps: int | None | object = UNCHANGED,
+    delay_us: int | None = None,
+    loss: Loss | None = None,
+) -> dict:
+    """A change of one direction while the emulator runs (the schema's `update`): the
+    fields given (rate_bps None: unlimited from now on)."""
+    cmd: dict = {"dir": direction}
+    if rate_bps is not UNCHANGED:
+        cmd["rate_bps"] = rate_bps
+    if delay_us is not None:
+        cmd["delay_us"] = delay_us
+    if loss is not None:
+        cmd["loss"] = loss.model_dump(mode="json")
+    return cmd
 
 
 def _host_addresses(topo: Topology, host: str) -> list[str]:
@@ -76,6 +103,6 @@ def config_for(topo: Topology, link: Link, log_dir: Path, seed: int = 1) -> dict
         "log_dir": str(log_dir),
         "log_segment_bytes": monitor.LOG_SEGMENT_BYTES,
         "log_keep_bytes": monitor.LOG_KEEP_BYTES,
-        "directions": {"ab": _direction(link.forward), "ba": _direction(link.reverse)},
+        "directions": {"ab": direction_json(link.forward), "ba": direction_json(link.reverse)},
         "pair_delays": pair_delays_for(topo, link),
     }

@@ -27,6 +27,7 @@ from typing import Protocol
 from itb.backends.clock import ClockEstimate
 from itb.backends.hostside.worker import sleep_until
 from itb.backends.testbed import Emulator
+from itb.emulation import linkem
 from itb.engine.nodes import NodeEvent
 from itb.engine.outcome import Outcome, Recorder
 from itb.engine.pacing import Pacing
@@ -271,11 +272,5 @@ class Repetition:
 
 def set_command(s: SetLink, direction: str) -> dict:
     """The emulator's control line for one direction of a `set` event."""
-    cmd: dict = {"dir": direction}
-    if s.rate_given:
-        cmd["rate_bps"] = s.rate_bps
-    if s.delay_us is not None:
-        cmd["delay_us"] = s.delay_us
-    if s.loss is not None:
-        cmd["loss"] = s.loss.model_dump(mode="json")
-    return cmd
+    rate = s.rate_bps if s.rate_given else linkem.UNCHANGED
+    return linkem.update_json(direction, rate, s.delay_us, s.loss)

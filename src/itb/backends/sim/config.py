@@ -15,12 +15,14 @@ simulation would need more memory than the machine has (itb.backends.sim.memory)
 
 from __future__ import annotations
 
+import json
 import math
 
 from itb.backends.sim import memory, ns3types
+from itb.emulation.linkem import direction_json
 from itb.emulation.plan import RMEM_DEFAULT, socket_buffer_max, tbf_params
 from itb.scenario.experiment.events import Command, Pingpong, SetLink, Transfer, Udp
-from itb.scenario.testbed.model import Direction, Topology
+from itb.scenario.testbed.model import Direction, Link, Topology
 
 # the algorithms whose Linux code runs in the simulator (itb.cc.simlinux); ns-3's own
 # models run as "ns3:<model>" (ns3:TcpCubic, ns3:TcpBbr, …)
@@ -88,18 +90,23 @@ def cc_unsupported(name: str) -> str | None:
     )
 
 
-def _dir(d: Direction, mtu: int, emulated: bool) -> str:
-    qb, qp = d.queue_bytes, d.queue_packets
-    if not emulated and d.rate_bps and qb is None and qp is None:
-        qb = tbf_params(d.rate_bps, mtu)[1]  # the token bucket's queue, as the testbed's
-    loss = d.loss
-    return " ".join(
-        str(x)
-        for x in (
-            d.rate_bps or "-", d.delay_us, "-" if qb is None else qb, "-" if qp is None else qp,
-            loss.model, loss.p, loss.r, loss.loss_good, loss.loss_bad,
-        )
-    )  # fmt: skip
+def _dir(d: Direction, mtu: int, emulated: bool) -> dict:
+    """A direction as linkem reads it (native/linkem/direction-format.json); a link the
+    testbed shapes with a token bucket (not emulated) has that bucket's queue."""
+    if not emulated and d.rate_bps and d.queue_bytes is None and d.queue_packets is None:
+        d = d.model_copy(update={"queue_bytes": tbf_params(d.rate_bps, mtu)[1]})
+    return direction_json(d)
+
+
+def link_record(lk: Link) -> str:
+    """A link of itb-sim's configuration: `link` and one JSON object (its ends, MTU, and
+    each direction in the schema linkem reads)."""
+    doc = {
+        "name": lk.name, "emulated": lk.emulated, "a": lk.a.node, "a_addr": lk.a.ipv4,
+        "b": lk.b.node, "b_addr": lk.b.ipv4, "mtu": lk.mtu,
+        "ab": _dir(lk.forward, lk.mtu, lk.emulated), "ba": _dir(lk.reverse, lk.mtu, lk.emulated),
+    }  # fmt: skip
+    return "link " + json.dumps(doc, separators=(",", ":"))
 
 
 def sleep_us(c: Command) -> int | None:
@@ -131,12 +138,7 @@ def config(
         f"run {base_ns} {duration_us} {interval_us} {emulator_interval_us} {seed} {repetition}"
     ]
     lines += [f"node {n.name}" for n in topo.nodes]
-    for lk in topo.links:
-        lines.append(
-            f"link {lk.name} {int(lk.emulated)} {lk.a.node} {lk.a.ipv4} {lk.b.node} "
-            f"{lk.b.ipv4} {lk.mtu} ab {_dir(lk.forward, lk.mtu, lk.emulated)} "
-            f"ba {_dir(lk.reverse, lk.mtu, lk.emulated)}"
-        )
+    lines += [link_record(lk) for lk in topo.links]
     buffer = socket_buffer_max(topo)
     # receivers as the testbed's: Linux's window from tcp_rmem[1], autotuned up to the
     # buffer (native/sim/rcv_window.h); with open_receive_window, the whole buffer at once
