@@ -184,6 +184,21 @@ class Hosted(Protocol):
     def start(self, tb: Hosts, run: RunContext) -> HostedRepetitions: ...
 
 
+def unsupported_on_hosts(events: list, same_machine: bool) -> str | None:
+    """Why a testbed of hosts cannot run these events (None: it can): ns-3's models run
+    only in simulation; a command held to a profile only on this machine (its pacer is a
+    cgroup here). What a host lacks is found by the preflight's checks."""
+    for e in events:
+        if str(getattr(e, "cc", "")).startswith("ns3:"):
+            return f"{e.id}: {e.cc} is ns-3's model, run only in simulation (--backend sim)"
+        if not same_machine and getattr(e, "kind", "") == "command" and getattr(e, "paced", False):
+            return (
+                f"command {e.id}: a command held to a profile runs on the local backend "
+                "only (its pacer is a cgroup of this machine)"
+            )
+    return None
+
+
 def refuse_unsupported(tb: Testbed | RunsProcesses, sc: Scenario) -> None:
     """PreflightError saying why the testbed cannot run the scenario's events, if so."""
     why = tb.unsupported(list(sc.experiment.events))
@@ -202,11 +217,10 @@ class RunsProcesses(ABC):
     hosted: Hosted | None = None
     _running: HostedRepetitions | None = None
 
+    same_machine: bool
+
     def unsupported(self, events: list) -> str | None:
-        for e in events:  # (what a host lacks is found by the preflight's checks)
-            if str(getattr(e, "cc", "")).startswith("ns3:"):
-                return f"{e.id}: {e.cc} is ns-3's model, run only in simulation (--backend sim)"
-        return None
+        return unsupported_on_hosts(events, self.same_machine)
 
     def _hosted(self) -> Hosted:
         if self.hosted is None:  # a bug of ITB: opened without the engine

@@ -18,6 +18,7 @@ from itb.errors import ScenarioError
 if TYPE_CHECKING:
     from itb.backends.ssh.inventory import Inventory
     from itb.backends.testbed import CcSupport, Hosted, Say, Testbed
+    from itb.scenario.scenario import Scenario
     from itb.scenario.testbed.model import Topology
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # (and SIGINT: KeyboardInterrupt already)
@@ -39,6 +40,12 @@ class Ssh(Backend):
 
             return inventory.load(self.source)
         return self.inventory
+
+    def unsupported(self, sc: Scenario) -> str | None:
+        from itb.backends.testbed import unsupported_on_hosts
+
+        why = unsupported_on_hosts(list(sc.experiment.events), same_machine=False)
+        return None if why is None else f"cannot run on --backend {self.name}: {why}"
 
     def open(
         self,
