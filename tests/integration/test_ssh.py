@@ -573,3 +573,51 @@ def test_an_address_itb_adds_for_the_run_is_removed_after(lab, cc_and_address_ru
     ).stdout
     assert "198.19.0.77" not in addrs and "198.19.0.3/24" in addrs
     assert_hosts_as_found(lab)
+
+
+def _routes_and_offloads(lab: dict) -> dict:
+    """Per lab namespace: its routes, and its data interface's TSO and GSO settings."""
+    out = {}
+    for ns in _lab_namespaces(lab["dir"] / "lab"):
+        routes = subprocess.run(["ip", "-n", ns, "route", "show"], capture_output=True, text=True)
+        feats = subprocess.run(
+            ["ip", "netns", "exec", ns, "ethtool", "-k", "eth1"], capture_output=True, text=True
+        ).stdout
+        out[ns] = (
+            sorted(routes.stdout.splitlines()),
+            sorted(x for x in feats.splitlines() if "segmentation-offload:" in x),
+        )
+    return out
+
+
+def test_the_tcp_options_of_a_testbed_hold_on_ssh_hosts_and_are_undone(lab, tmp_path):
+    """ack_every_segment and open_receive_window over SSH: during the run each end host's
+    routes to the others carry quickack and initrwnd and its interface sends one segment a
+    packet; after it, the hosts' routes and offloads are as they were."""
+    before = _routes_and_offloads(lab)
+    text = TWO_PAIRS.read_text().replace('volume = "10MB"', 'volume = "1MB"')
+    text = text.replace(
+        'topology = "dumbbell"',
+        'topology = "dumbbell"\nack_every_segment = true\nopen_receive_window = true',
+    )
+    text += (
+        '\n[[command]]\nid = "routes"\nhost = "l1"\nat = "0s"\nargv = ["ip", "route", "show"]\n'
+        '\n[[command]]\nid = "offloads"\nhost = "r2"\nat = "0s"\n'
+        'argv = ["ethtool", "-k", "eth1"]\n'  # (the lab hosts' data interface)
+    )
+    scenario = tmp_path / "options.toml"
+    scenario.write_text(text)
+    res = _run(lab, tmp_path, scenario=scenario)
+    assert res.returncode == 0, res.stdout + res.stderr
+    rep = tmp_path / "run" / "rep-001" / "nodes"
+    routes = (rep / "l1" / "routes.command.out").read_text().splitlines()
+    # one host route to each of the other three end hosts, with both metrics; the buffer
+    # (16 MiB at least) in 1448-byte segments: ceil(16777216 / 1448) = 11587
+    host_routes = [r for r in routes if "/" not in r.split()[0] and "quickack 1" in r]
+    assert len(host_routes) == 3, routes
+    assert all("initrwnd 11587" in r for r in host_routes), host_routes
+    offloads = (rep / "r2" / "offloads.command.out").read_text()
+    assert "tcp-segmentation-offload: off" in offloads
+    assert "generic-segmentation-offload: off" in offloads
+    assert _routes_and_offloads(lab) == before
+    assert_hosts_as_found(lab)

@@ -14,7 +14,7 @@ import shutil
 
 from itb.backends.owner import Busy
 from itb.backends.ssh import ccs as C
-from itb.backends.ssh import itbdir, labhold
+from itb.backends.ssh import itbdir, labhold, tcpoptions
 from itb.backends.ssh.hosts import connect, engine_alive, read_json
 from itb.backends.ssh.inventory import Inventory
 from itb.backends.ssh.itbdir import STATE_FILE
@@ -50,6 +50,7 @@ def restore(r: Remote) -> dict:
     for iface in state.get("qdiscs") or []:
         r.run(["tc", "qdisc", "del", "dev", iface, "root"], check=False)
     done["qdiscs"] = len(state.get("qdiscs") or [])
+    done |= tcpoptions.restore(r, state)  # (before the addresses its routes leave from)
     for iface, addr in state.get("addresses") or []:
         r.run(["ip", "addr", "del", addr, "dev", iface], check=False)
     C.unregister(r, state.get("struct_ops") or [])

@@ -18,7 +18,7 @@ from pathlib import Path
 from itb import native
 from itb.backends.owner import Busy
 from itb.backends.ssh import ccs as C
-from itb.backends.ssh import itbdir, verify
+from itb.backends.ssh import itbdir, tcpoptions, verify
 from itb.backends.ssh import placement as P
 from itb.backends.ssh.cleanup import MIRROR, restore
 from itb.backends.ssh.hosts import (
@@ -34,7 +34,7 @@ from itb.backends.ssh.itbdir import STATE_FILE
 from itb.backends.ssh.remote import WORKER_FILE, Remote, RemoteEmulator
 from itb.backends.ssh.segments import PlacedWire
 from itb.emulation import linkem, naming
-from itb.emulation.plan import socket_buffer_max, tbf_params
+from itb.emulation.plan import RMEM_DEFAULT, socket_buffer_max, tbf_params
 from itb.errors import CommandFailed, PreflightError
 from itb.say import Say
 from itb.scenario.testbed.model import Topology
@@ -60,6 +60,10 @@ class Setup:
         return max(limited) if limited else None
 
     # -- preflight: nothing changes -----------------------------------------------------
+    def plays(self, host: str) -> list[str]:
+        """The scenario hosts the inventory host plays."""
+        return [n for n, h in self.placement.hosts.items() if h == host]
+
     def check(self, r: Remote) -> None:
         h = self.inv.get(r.name)
         seen = itbdir.probe(r)
@@ -90,6 +94,8 @@ class Setup:
                     f"({' '.join(root[:3])}) that ITB's access shaping would replace: refused; "
                     "remove it, or leave the interface unshaped (an access rate of none)"
                 )
+        if h.role != "emulator" and tcpoptions.wanted(self.topology):
+            tcpoptions.check(r, self.topology, self.plays(r.name))
 
     # -- deployment: recorded, then changed ---------------------------------------------
     def deploy(self, r: Remote) -> None:
@@ -109,8 +115,10 @@ class Setup:
                 wanted[f"net.ipv6.conf.{iface}.disable_ipv6"] = "1"  # an L2 wire says nothing
         else:
             bufmax = socket_buffer_max(self.topology)
+            # open_receive_window: the window starts at the buffer (and its routes' initrwnd)
+            rmem_default = bufmax if self.topology.open_receive_window else RMEM_DEFAULT
             wanted |= {
-                "net.ipv4.tcp_rmem": f"4096 131072 {bufmax}",
+                "net.ipv4.tcp_rmem": f"4096 {rmem_default} {bufmax}",
                 "net.ipv4.tcp_wmem": f"4096 16384 {bufmax}",
                 "net.ipv4.tcp_no_metrics_save": "1",
                 "net.ipv4.tcp_slow_start_after_idle": "0",
@@ -158,6 +166,9 @@ class Setup:
                 write_state(r, state)
                 r.run(["ip", "addr", "add", h.data_addr, "dev", h.data_iface])
             r.run(["ip", "link", "set", "dev", h.data_iface, "up"])
+        if h.role != "emulator" and h.data_iface and tcpoptions.wanted(self.topology):
+            save = lambda: write_state(r, state)  # noqa: E731
+            tcpoptions.apply(r, self.topology, self.plays(r.name), h.data_iface, state, save)
 
     def register(
         self, remotes: dict[str, Remote], plan: C.Plan, bpf_object: Callable[[str], Path], say: Say

@@ -61,14 +61,6 @@ def place(topo: Topology, inv: Inventory, only: set[str] | None = None) -> Place
             f"testbed {topo.name!r} emulates {len(emulated)} links: over SSH each needs "
             "a wire of an emulator host (the real network stands in for a dumbbell's one)",
         )
-    for opt in ("ack_every_segment", "open_receive_window"):
-        if getattr(topo, opt):
-            raise _fail(
-                inv,
-                "(file)",
-                f"testbed option {opt} is not available over SSH yet (it sets "
-                "per-route metrics on the hosts); run it on the local backend",
-            )
     source = inv.source or "inventory"
     seg_of, on_wires = segments.assign(topo, wires, source) if wires and emulated else ({}, [])
     placed: dict[str, str] = {}
