@@ -51,7 +51,10 @@ fn a_direction_written_with_the_schemas_fields_is_read_as_written() {
                       "directions": {"ab": dir, "ba": dir}});
     let c = Config::parse(&conf.to_string()).expect("read");
     let ab = &c.directions.ab;
-    assert_eq!((ab.rate_bps, ab.delay_us, ab.queue_bytes, ab.queue_packets), (Some(100_000_000), 10_000, None, Some(100)));
+    assert_eq!(
+        (ab.rate_bps, ab.delay_us, ab.queue_bytes, ab.queue_packets),
+        (Some(100_000_000), 10_000, None, Some(100))
+    );
     assert_eq!(
         ab.loss,
         LossConfig { model: LossModel::GilbertElliott, p: 0.01, r: 0.5, loss_good: 0.0, loss_bad: 0.2 }
@@ -75,7 +78,10 @@ fn an_update_takes_every_field_of_the_schemas_update_and_no_other() {
     assert_eq!(keys(&sample), properties("update"));
     let u = Update::parse(&sample.to_string()).expect("an update");
     assert_eq!(u.dir, 1);
-    assert_eq!((u.rate_bps, u.delay_us, u.queue_bytes, u.queue_packets), (Some(Some(5_000_000)), Some(2_000), Some(Some(10_000)), Some(None)));
+    assert_eq!(
+        (u.rate_bps, u.delay_us, u.queue_bytes, u.queue_packets),
+        (Some(Some(5_000_000)), Some(2_000), Some(Some(10_000)), Some(None))
+    );
     let err = Update::parse(r#"{"dir": "ab", "rate": 5}"#).unwrap_err();
     assert!(err.contains("unknown field \"rate\""), "{err}");
 }
