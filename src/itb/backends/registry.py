@@ -114,6 +114,20 @@ class Backend:
 
 
 @dataclass(frozen=True)
+class OfHosts(Backend):
+    """A backend whose testbed is of hosts (itb.backends.testbed.RunsProcesses): what it
+    cannot run is what such a testbed refuses, on this machine or not."""
+
+    same_machine: ClassVar[bool]
+
+    def unsupported(self, sc: Scenario) -> str | None:
+        from itb.backends.testbed import unsupported_on_hosts
+
+        why = unsupported_on_hosts(list(sc.experiment.events), self.same_machine)
+        return None if why is None else f"cannot run on --backend {self.name}: {why}"
+
+
+@dataclass(frozen=True)
 class Kind:
     """A backend as `--backend` names it (see the module)."""
 

@@ -65,10 +65,6 @@ def run_cell(
     return out
 
 
-def jobs_default() -> int:
-    return usable_cores()
-
-
 def workers(jobs: int, cells: int, cores: int, fit: int | None = None) -> tuple[int, list[str]]:
     """How many cells run side by side on this machine: `jobs`, but never more than its
     cores (a simulation keeps one busy), the cells, or the simulations its memory holds

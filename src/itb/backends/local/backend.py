@@ -5,23 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from itb.backends.registry import Backend, Kind
+from itb.backends.registry import Kind, OfHosts
 
 if TYPE_CHECKING:
     from itb.backends.testbed import CcSupport, Hosted, Say, Testbed
-    from itb.scenario.scenario import Scenario
     from itb.scenario.testbed.model import Topology
 
 
 @dataclass(frozen=True)
-class Local(Backend):
+class Local(OfHosts):
     name: ClassVar[str] = "local"
-
-    def unsupported(self, sc: Scenario) -> str | None:
-        from itb.backends.testbed import unsupported_on_hosts
-
-        why = unsupported_on_hosts(list(sc.experiment.events), same_machine=True)
-        return None if why is None else f"cannot run on --backend {self.name}: {why}"
+    same_machine: ClassVar[bool] = True
 
     def open(
         self,

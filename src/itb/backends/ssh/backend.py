@@ -12,24 +12,24 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from itb.backends.registry import Backend, Kind, Option
+from itb.backends.registry import Backend, Kind, OfHosts, Option
 from itb.errors import ScenarioError
 
 if TYPE_CHECKING:
     from itb.backends.ssh.inventory import Inventory
     from itb.backends.testbed import CcSupport, Hosted, Say, Testbed
-    from itb.scenario.scenario import Scenario
     from itb.scenario.testbed.model import Topology
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)  # (and SIGINT: KeyboardInterrupt already)
 
 
 @dataclass(frozen=True)
-class Ssh(Backend):
+class Ssh(OfHosts):
     source: str  # the inventory's file, as given (a sweep's key)
     inventory: Inventory | None = None  # None: known by its key only (a report rebuilt)
 
     name: ClassVar[str] = "ssh"
+    same_machine: ClassVar[bool] = False
 
     def key(self) -> dict:
         return {"inventory": self.source}
@@ -40,12 +40,6 @@ class Ssh(Backend):
 
             return inventory.load(self.source)
         return self.inventory
-
-    def unsupported(self, sc: Scenario) -> str | None:
-        from itb.backends.testbed import unsupported_on_hosts
-
-        why = unsupported_on_hosts(list(sc.experiment.events), same_machine=False)
-        return None if why is None else f"cannot run on --backend {self.name}: {why}"
 
     def open(
         self,
