@@ -10,9 +10,9 @@ import shutil
 import pytest
 
 from itb.analysis.benchmark import BenchComparison, BenchRow
-from itb.report import figures
-from itb.report.bench import build_bench_report, verdict_matrix
 from itb.report.browser import WINDOW, check_page
+from itb.study.bench import report_figures as figures
+from itb.study.bench.report import build_bench_report, verdict_matrix
 from itb.suite import benchmark
 from itb.suite.classes import CLASSES
 from itb.suite.scaling import make_scale

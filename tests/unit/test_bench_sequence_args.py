@@ -8,8 +8,8 @@ import pytest
 from typer.testing import CliRunner
 
 from itb.analysis.sequential import Design, design_of
-from itb.cli.bench import parse_budget
 from itb.errors import ScenarioError
+from itb.study.bench.args import parse_budget
 from itb.suite import benchmark
 from itb.suite.classes import CLASSES
 from itb.suite.scaling import make_scale
@@ -21,7 +21,7 @@ def _args(monkeypatch, *extra: str, tmp_path) -> benchmark.BenchArgs | Exception
     from itb.cli import app
 
     ran: list = []
-    monkeypatch.setattr(benchmark, "run_bench", lambda args, *a, **k: ran.append(args))
+    monkeypatch.setattr(benchmark, "sweep_of", lambda args, *a, **k: ran.append(args))
     res = CliRunner().invoke(app, [*BASE, *extra, "--out", str(tmp_path / "b")])
     return ran[0] if ran else res.exception
 

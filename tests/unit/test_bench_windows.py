@@ -210,7 +210,7 @@ def test_bench_summary_and_report_show_the_window_table(tmp_path):
 
     assert BenchTable.load(sweep.out / "table.json") == table
     assert '"class": "F"' in (sweep.out / "table.json").read_text()
-    from itb.report.bench import build_bench_report
+    from itb.study.bench.report import build_bench_report
 
     html = build_bench_report(sweep.out, sweep.index, rows, []).read_text()
     assert "Per-flow windows" in html and "Warning: per-flow windows under 20 segments" in html
@@ -218,28 +218,35 @@ def test_bench_summary_and_report_show_the_window_table(tmp_path):
     assert "<b>rate</b> mode" in html
 
 
-def test_run_bench_says_the_warnings_before_running(tmp_path, monkeypatch):
+def test_the_benchmark_says_the_warnings_before_running(tmp_path, monkeypatch):
+    import typer
+
+    from itb.cli import studies
     from itb.engine import runner
+    from itb.study.bench import STUDY
+    from itb.study.bench.args import BenchStudyArgs
+    from itb.study.registry import Registered
     from itb.sweep import sweep as sweep_mod
 
     def no_testbed(*a, **k):
         raise AssertionError("a unit test must not run the engine")
 
     monkeypatch.setattr(runner, "run", no_testbed)
-    said = []
+    said: list[str] = []
     monkeypatch.setattr(
         sweep_mod.Sweep, "run", lambda self, say, tick: said.append("run") or "incomplete"
     )
-    args = benchmark.BenchArgs(("BU",), (CLASSES["C"],), ("reno",), 1, 1, 1.0, _scale(tt=10))
-    from itb.report.bench import build_bench_report
-    from itb.report.build import analyse_run
-
-    result = benchmark.run_bench(
-        args, tmp_path / "b", build_bench_report, analyse_run, say=said.append
-    )
+    monkeypatch.setattr(studies, "say", said.append)
+    args = BenchStudyArgs(
+        apps="BU", classes="C", ccs="reno", repeat=1, capacity_bps="1Gbit", transfer_time=10,
+        out_dir=tmp_path / "b",
+    )  # fmt: skip
+    with pytest.raises(typer.Exit) as stopped:  # (its runs did not end: "incomplete")
+        studies.run(Registered("itb.study.bench", STUDY), args)
+    assert stopped.value.exit_code == 130
+    said = [s for s in said if not s.startswith("benchmark directory")]
     assert said[0].startswith("warning: BU: class C: 3.45 segments per flow") and said[1] == "run"
-    assert result.warnings == [said[0].removeprefix("warning: ")]
-    assert result.status == "incomplete" and result.report.exists()
+    assert (tmp_path / "b" / "report" / "report.html").exists()
 
 
 def test_the_bottleneck_queue_is_a_bdp_its_square_root_rule_or_a_size(tmp_path):

@@ -17,11 +17,11 @@ from typer.testing import CliRunner
 from itb.analysis.benchmark import BenchRow
 from itb.analysis.compare import Comparison
 from itb.analysis.profile_model import Sample, fit
-from itb.cli import app, bench, run, studies
+from itb.cli import app, run, studies
 from itb.cli.output import jsonable, legacy_args
 from itb.engine.runner import RunResult
+from itb.study.bench import summary as bench
 from itb.study.registry import Line, Table
-from itb.suite.benchmark import BenchResult
 from itb.sweep.sweep import Outcome
 
 from .test_run_results import _metrics
@@ -92,7 +92,7 @@ def test_bench_json_holds_the_rows_comparisons_and_paths_of_the_table():
         difference=6.5 / 6.0 - 1,
     )
     out = Path("runs/bench-abc")
-    result = BenchResult(out, "complete", [row], [comparison], out / "report.html", ["w1"])
+    result = bench.BenchResult(out, "complete", [row], [comparison], out / "report.html", ["w1"])
     doc = strict(bench.bench_document(result, ["K = 1 for the data-centre classes"], True))
     assert doc["out"] == "runs/bench-abc" and doc["status"] == "complete"
     assert doc["signal"] is None

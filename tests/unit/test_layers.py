@@ -6,7 +6,7 @@ drawing kit: figures, HTML pages); sweep (the runs of a benchmark or a study); s
 (the ITB benchmark); study; report; cli.
 Function-level imports count too. The drivers (suite, study) return typed results and
 never import itb.report: the CLI looks a report up (a study's is its subpackage's
-`report` module, drawn with itb.draw; the runs' and the benchmark's are itb.report's).
+`report` module, drawn with itb.draw, the benchmark's too; a run's is itb.report's).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from itb.cli.bench import QUICK_SHORTENS
+from itb.study.bench.summary import QUICK_SHORTENS
 
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text()

@@ -199,7 +199,7 @@ def test_bench_refuses_a_transfer_time_of_zero_instead_of_taking_the_default(tmp
     from itb.cli import app
 
     ran: list = []
-    monkeypatch.setattr(benchmark, "run_bench", lambda args, *a, **k: ran.append(args))
+    monkeypatch.setattr(benchmark, "sweep_of", lambda args, *a, **k: ran.append(args))
     out = tmp_path / "b"
     res = CliRunner().invoke(
         app, ["bench", "--app", "BU", "--class", "B", "--cc", "reno", "--capacity", "10Mbit",

@@ -170,9 +170,10 @@ def app_with_studies() -> tuple[typer.Typer, list]:
     return root, cli_studies.scan(groups)
 
 
-def test_the_registry_finds_the_fifteen_studies_by_their_commands():
+def test_the_registry_finds_the_benchmark_and_the_fifteen_studies_by_their_commands():
     found = {r.study.name: r.package for r in studies()}
     assert found == {
+        ("bench",): "itb.study.bench",
         ("study", "predictability"): "itb.study.predictability",
         ("study", "friendliness"): "itb.study.friendliness",
         ("study", "response-function"): "itb.study.response_function",

@@ -9,14 +9,13 @@ import sys
 import tempfile
 import traceback
 
-from itb.cli import bench, cc, inventory, lab, profile, run, serve, studies, testbed
+from itb.cli import cc, inventory, lab, profile, run, serve, studies, testbed
 from itb.cli.common import app, err
 from itb.cli.output import legacy_args
 from itb.emulation import naming
 from itb.errors import INTERNAL, SIGNAL_BASE, ItbError
 
 COMMANDS = (
-    bench,
     cc,
     inventory,
     lab,

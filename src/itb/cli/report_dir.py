@@ -44,10 +44,11 @@ def rerender_bench(out: Path, tick: Say):
     """The benchmark in `out`: its cells analysed again, table.csv / table.json and the
     report rebuilt (what `itb bench` wrote, from the same repetitions). Returns the
     BenchResult `itb bench` prints."""
-    from itb.report.bench import build_bench_report
     from itb.report.build import analyse_run
+    from itb.study.bench.report import build_bench_report
+    from itb.study.bench.summary import BenchResult
     from itb.suite import windows
-    from itb.suite.benchmark import BenchResult, summarise
+    from itb.suite.benchmark import summarise
     from itb.suite.realisation import BenchCell
     from itb.sweep.index import SweepIndex, read_index
     from itb.sweep.sweep import Sweep
@@ -85,7 +86,7 @@ def rerender_study(out: Path, kind: str, tick: Say) -> tuple[Path, Path]:
         if given != name and given in study.Args.model_fields and given not in key:
             fields[given] = value
     try:
-        args = study.Args.model_validate(fields)
+        args = study.Args.model_validate(fields | {"backend": backend})
     except ValueError as e:
         raise ScenarioError(str(path), "args", f"not the arguments of {kind}: {e}") from None
     sweep = on_backend(study.plan(args, out, lambda m: None), backend, " ".join(study.name))

@@ -135,13 +135,15 @@ def report_cmd(
     kind = sweep_kind(run_dir) if run_dir.is_dir() else None
     tick = ticker()
     if kind == "bench":
-        from itb.cli.bench_print import bench_document, print_bench
+        from itb.cli.studies import show
+        from itb.study.bench.summary import bench_document, shown
 
         result = rerender_bench(run_dir, tick)
         if as_json:
             print_json(bench_document(result, [], False))
         else:
-            print_bench(result)
+            for s in shown(result):
+                show(s)
         return
     if kind is not None:
         results, report = rerender_study(run_dir, kind, tick)

@@ -19,7 +19,6 @@ from pydantic import ValidationError
 from pydantic.fields import FieldInfo
 from rich.table import Table as RichTable
 
-from itb.backends import registry
 from itb.backends.registry import Backend
 from itb.cli.backend import chosen, ready
 from itb.cli.backend import parameters as backend_parameters
@@ -27,7 +26,7 @@ from itb.cli.common import ItbGroup, app, err, out, profile_app, say, study_app,
 from itb.cli.output import JSON, print_json
 from itb.errors import ScenarioError
 from itb.study.args import StudyArgs, option_of
-from itb.study.registry import Line, Registered, Report, Table, studies
+from itb.study.registry import Line, OwnOutput, Registered, Report, Table, studies
 
 if TYPE_CHECKING:
     from itb.sweep.sweep import Sweep
@@ -73,7 +72,13 @@ def parameters(args: type[StudyArgs]) -> list[inspect.Parameter]:
                 name,
                 inspect.Parameter.KEYWORD_ONLY,
                 annotation=annotation,
-                default=typer.Option(default, opt.flag, help=field.description, **_bounds(field)),
+                default=typer.Option(
+                    default,
+                    opt.flag,
+                    help=field.description,
+                    metavar=opt.metavar,
+                    **_bounds(field),
+                ),
             )
         )
     return params
@@ -87,13 +92,13 @@ def command(entry: Registered) -> Callable[..., None]:
         as_json = given.pop("as_json")
         backend = chosen(given)
         try:
-            args = study.Args(**given)
+            args = study.Args(**given, backend=backend)
         except ValidationError as e:  # a type the options let through (a bug of the study)
             first = e.errors()[0]
             field = study.Args.model_fields.get(str(first["loc"][0])) if first["loc"] else None
             opt = option_of(field) if field else None
             raise ScenarioError(None, opt.name if opt else "(arguments)", first["msg"]) from None
-        run(entry, args, backend, as_json=as_json)
+        run(entry, args, as_json=as_json)
 
     params = [*parameters(study.Args), *backend_parameters(), AS_JSON]
     run_command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
@@ -123,24 +128,28 @@ def on_backend(sweep: Sweep, backend: Backend, study: str) -> Sweep:
 def run(
     entry: Registered, args: StudyArgs, backend: Backend | None = None, as_json: bool = False
 ) -> None:
-    """A study's life on the command line (exit 0 complete, 130 or 128 + the signal when
-    stopped; the same command resumes)."""
+    """A study's life on the command line, on its arguments' backend (`backend`: another
+    one). Exit 0 complete, 130 or 128 + the signal when stopped (the same command
+    resumes); 1 when a run failed, for a study that says so (`OwnOutput`)."""
     from itb.report.build import analyse_run
     from itb.sweep.sweep import default_dir, drive
 
     study = entry.study
+    if backend is not None and backend is not args.backend:
+        args = args.model_copy(update={"backend": backend})
     for w in args.warnings():
         err.print(w, highlight=False)
-    backend = backend or registry.named()
-    key = args.key() | backend.key()
+    key = args.key() | args.backend.key()
     target = args.out or default_dir(study.kind, key)
-    say(f"study directory: {target}")
+    own = study if isinstance(study, OwnOutput) else None
+    say(f"{'benchmark' if own else 'study'} directory: {target}")
     build = report_of(entry)
     tick = ticker()
-    sweep = on_backend(study.plan(args, target, say), backend, " ".join(study.name))
+    sweep = on_backend(study.plan(args, target, say), args.backend, " ".join(study.name))
     backends = {b.name: b for b in [sweep.backend, *sweep.cell_backends.values()]}
     for b in backends.values():  # what they need, before anything is written (the cells'
-        ready(b, [], say)  # congestion controls: checked when the sweep opens)
+        # congestion controls the arguments do not name: checked when the sweep opens)
+        ready(b, args.protocols() if b is sweep.backend else [], say)
     res = drive(
         sweep,
         lambda sw: study.analyse(sw, args),
@@ -154,15 +163,21 @@ def run(
     if as_json:
         for note in (s for s in concluded if isinstance(s, Line) and s.err):
             show(note)  # stderr's lines stay there
-        print_json(study_document(study.name, res, concluded))
+        if own is not None:
+            print_json(own.document(res, args, concluded))
+        else:
+            print_json(study_document(study.name, res, concluded))
     else:
         for shown in concluded:
             show(shown)
-        out.print(f"results: {res.out / 'results.json'}")
-        out.print(f"report: {res.report}")
+        if own is None:
+            out.print(f"results: {res.out / 'results.json'}")
+            out.print(f"report: {res.report}")
     if res.status != "complete":
         err.print("interrupted: run the same command again to resume")
         raise typer.Exit(res.exit_code() if res.signal is not None else 130)
+    if own is not None and own.failed(res):
+        raise typer.Exit(1)
 
 
 def study_document(name: tuple[str, ...], res: Any, concluded: list[Table | Line]) -> dict:
@@ -183,11 +198,11 @@ def study_document(name: tuple[str, ...], res: Any, concluded: list[Table | Line
 
 def show(shown: Table | Line) -> None:
     if isinstance(shown, Line):
-        (err if shown.err else out).print(shown.text)
+        (err if shown.err else out).print(shown.text, highlight=False)
         return
     t = RichTable(title=shown.title)
     for col in shown.columns:
-        t.add_column(col)
+        t.add_column(col, justify="right" if col in shown.right else "left")
     for row in shown.rows:
         t.add_row(*row)
     out.print(t)

@@ -24,8 +24,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    InstanceOf,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
+
+from itb.backends import registry
+from itb.backends.registry import Backend
 
 
 @dataclass(frozen=True)
@@ -34,6 +45,7 @@ class Option:
 
     flag: str  # "--cc"; a boolean's "--open-window/--no-open-window"
     parse: Callable[[str, str], Any] | None = None  # (text, flag) → the field's value
+    metavar: str | None = None  # what the help shows it takes ("DURATION"; None: typer's)
 
     @property
     def name(self) -> str:
@@ -70,6 +82,10 @@ class StudyArgs(BaseModel):
         defer_build=True,
     )
 
+    # where its runs run (--backend and its options, which the CLI builds from the backends'
+    # registry): not in the key, which the CLI extends with the backend's own
+    backend: InstanceOf[Backend] = Field(default_factory=registry.named, exclude=True)
+
     @field_validator("*", mode="before")
     @classmethod
     def _from_text(cls, value: Any, info: ValidationInfo) -> Any:
@@ -100,6 +116,12 @@ class StudyArgs(BaseModel):
             if any(isinstance(m, KeyIfSet) for m in f.metadata) and getattr(self, n) is None
         }
         return self.model_dump(mode="json", exclude=unset)
+
+    def protocols(self) -> tuple[str, ...]:
+        """The congestion controls (or protocols) its cells run, when the study names them
+        all: the backend checks it has them before anything is written (none: each cell's
+        are checked when the sweep opens)."""
+        return ()
 
     def warnings(self) -> list[str]:
         """Lines said before the study starts (e.g. a model calibrated otherwise)."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from itb.say import Say
 from itb.study.args import StudyArgs
@@ -37,6 +37,7 @@ class Table(BaseModel):
     title: str
     columns: list[str]
     rows: list[list[str]] = []
+    right: list[str] = Field([], exclude=True)  # the columns aligned right (numbers)
 
 
 class Line(BaseModel):
@@ -108,6 +109,21 @@ class Study(Protocol[A, R, C]):
     def conclude(self, outcome: Outcome[R], args: A) -> list[Shown]:
         """What the command prints once the study is analysed and reported (and what it
         keeps, e.g. a calibrated model where `itb profile predict` finds it)."""
+        ...
+
+
+@runtime_checkable
+class OwnOutput(Protocol):
+    """A study that says itself where its files are (in `conclude`'s lines), makes its
+    own `--json` document, and fails (exit 1) when one of its runs did: the benchmark,
+    whose table and document were `itb bench`'s before it was a study."""
+
+    def document(self, outcome: Outcome[Any], args: Any, shown: list[Shown]) -> dict:
+        """The `--json` document (instead of the study's results and paths)."""
+        ...
+
+    def failed(self, outcome: Outcome[Any]) -> bool:
+        """Whether a run failed: the command then exits 1 (the runs that ended kept)."""
         ...
 
 

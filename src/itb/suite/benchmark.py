@@ -1,9 +1,9 @@
-"""`itb bench`: application × class × protocol cells swept on the local testbed, then
-the benchmark table, the protocol comparisons and the report."""
+"""The benchmark `itb bench` runs (itb.study.bench): its arguments resolved (`BenchArgs`),
+its application × class × protocol cells, when a sequence looks again, and the table
+and protocol comparisons made from the cells' runs."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,8 +14,7 @@ from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable, refere
 from itb.analysis.sequential import FIRST_LOOK, Design, design_of
 from itb.backends.registry import Backend, named
 from itb.errors import ScenarioError
-from itb.say import Say
-from itb.suite import apps, stats, windows
+from itb.suite import apps, stats
 from itb.suite.apps import PA_MESSAGES
 from itb.suite.axes import check_k, rtt_text, with_axes
 from itb.suite.background import Background
@@ -23,12 +22,7 @@ from itb.suite.classes import DATA_CENTRE_K, ItbClass
 from itb.suite.realisation import BenchCell, BenchRealisation
 from itb.suite.scaling import Scale
 from itb.sweep.index import SweepIndex
-from itb.sweep.sweep import AnalyseRun, Sweep, SweepCell, drive
-
-# The benchmark's report: (directory, sweep index, rows, comparisons) → report.html (the
-# CLI passes itb.report.bench.build_bench_report)
-BenchReport = Callable[[Path, SweepIndex[BenchCell], list[BenchRow], list[BenchComparison]], Path]
-
+from itb.sweep.sweep import Sweep, SweepCell
 
 MAX_STREAMS_PER_SOURCE = 10  # RR-6244 Table 5: N_s of 1, 5 or 10
 
@@ -120,17 +114,6 @@ class BenchArgs:
         return tuple(with_axes(c, self.k, self.rtt_modes_ms) for c in self.classes)
 
 
-@dataclass
-class BenchResult:
-    out: Path
-    status: str  # complete | incomplete
-    rows: list[BenchRow] = field(default_factory=list)
-    comparisons: list[BenchComparison] = field(default_factory=list)
-    report: Path | None = None
-    warnings: list[str] = field(default_factory=list)  # per-flow windows too small to compare
-    signal: int | None = None  # the signal that stopped it
-
-
 def cells_of(args: BenchArgs) -> list[apps.Cell]:
     return [
         apps.Cell(a, c, cc, v)
@@ -173,37 +156,6 @@ def sweep_of(args: BenchArgs, out: Path) -> Sweep[BenchCell]:
     if args.sequential:
         sweep.design, sweep.still_open, sweep.budget_s = args.design, still_open, args.budget_s
     return sweep
-
-
-def run_bench(
-    args: BenchArgs,
-    out: Path,
-    report: BenchReport,
-    analyse_run: AnalyseRun,
-    say: Say = print,
-    tick: Say = lambda s: None,
-) -> BenchResult:
-    sweep = sweep_of(args, out)
-    warnings = windows.warnings_of(c.info.realisation for c in sweep.cells)
-    for w in warnings:
-        say(f"warning: {w}")
-    done = drive(
-        sweep,
-        summarise,
-        lambda sw, table: report(out, sw.index, table.rows, table.comparisons),
-        say,
-        tick,
-        analyse_run,
-    )
-    return BenchResult(
-        out,
-        done.status,
-        done.results.rows,
-        done.results.comparisons,
-        done.report,
-        warnings,
-        done.signal,
-    )
 
 
 def _cells(sweep: Sweep[BenchCell]) -> list[tuple[stats.CellKey, list[dict]]]:

@@ -5,6 +5,7 @@ testbed's calibration."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -20,9 +21,13 @@ from itb.analysis.cells import forward_completions
 from itb.analysis.compare import MARGIN
 from itb.analysis.sequential import design_of
 from itb.draw.html import figure, render
-from itb.report import figures
+from itb.study.bench import report_figures as figures
 from itb.suite.realisation import BenchCell, BenchRealisation, WindowRecord
 from itb.sweep.index import SweepIndex
+
+if TYPE_CHECKING:
+    from itb.analysis.benchmark import BenchTable
+    from itb.study.bench.args import BenchStudyArgs
 
 
 class MatrixRow(BaseModel):
@@ -135,8 +140,9 @@ def build_bench_report(
     calibration = rundir.read_json(cal_path) if cal_path.exists() else None
     args = index.args
     return render(
-        "bench.html.j2",
+        "report.html.j2",
         rep / "report.html",
+        package=__package__,
         index=index,
         rows=rows,
         comps=comps,
@@ -150,3 +156,10 @@ def build_bench_report(
         windows=_windows(index),
         calibration=calibration,
     )
+
+
+def build(
+    out: Path, index: SweepIndex[BenchCell], args: BenchStudyArgs, results: BenchTable
+) -> Path:
+    """The study's report (itb.study.registry.Report): the benchmark's."""
+    return build_bench_report(out, index, results.rows, results.comparisons)
