@@ -560,9 +560,11 @@ struct Receiver
     std::set<Socket*> reading;               // sockets with a read scheduled
     std::map<Socket*, int64_t> last_read_us; // when each last read
     static constexpr uint32_t READ_SIZE = 131072;
+    uint32_t segment = 1448; // the path's MSS
 
     void Start(Ptr<Node> node, uint32_t mss)
     {
+        segment = mss;
         if (cfg.count > 0) // an echo answers with the ping-pong's congestion control
         {
             Ptr<ItbSocket> s = make_socket(node, node->GetObject<TcpL4Protocol>(), cfg.cc, mss);
@@ -604,13 +606,17 @@ struct Receiver
     }
 
     // data arrived. With Linux's receive window, flow recv reads it as the testbed's does
-    // (measured: raw_tp on tcp_rcv_space_adjust, 2026-12-07): after the ACK the arrival
-    // caused (the kernel ACKs, then wakes the reader); a reader that has slept over
-    // READER_IDLE_US wakes READER_WAKE_US late and its first read takes the data that woke
-    // it, the rest arriving meanwhile still unread when that read's autotuning measures
-    // (6-10 segments at 500 Mbit/s on the testbed); an awake reader reads at once, in reads
-    // of 128 kB (flow recv's --read-size). An echo (flow recv --pingpong) reads at once.
+    // (measured: raw_tp on tcp_rcv_space_adjust, 2026-12-07; tcp_rcvbuf_grow, 2026-12-08):
+    // after the ACK the arrival caused (the kernel ACKs, then wakes the reader); a reader
+    // that has slept over READER_IDLE_US wakes READER_WAKE_US late and its first read takes
+    // what woke it and what came meanwhile but the last READER_UNREAD_MAX_SEGMENTS, still
+    // unread when that read's autotuning measures (6-10 segments at 500 Mbit/s on the
+    // testbed, 0-18 at 5 Gbit/s, where a round trip's whole burst arrives within the lag:
+    // left unread it would hold the window at its first size, which the testbed's does not);
+    // an awake reader reads at once, in reads of 128 kB (flow recv's --read-size). An echo
+    // (flow recv --pingpong) reads at once.
     static constexpr int64_t READER_IDLE_US = 1000, READER_WAKE_US = 200;
+    static constexpr uint32_t READER_UNREAD_MAX_SEGMENTS = 10;
 
     void Arrived(Ptr<Socket> s)
     {
@@ -640,9 +646,11 @@ struct Receiver
         }
     }
 
-    void Woken(Ptr<Socket> s, uint32_t first) // the first read: what woke the reader
-    {
-        Consume(s, s->Recv(first, 0));
+    void Woken(Ptr<Socket> s, uint32_t first) // the first read: what woke the reader, and
+    {                                         // what came meanwhile but the last arrivals
+        uint32_t avail = s->GetRxAvailable();
+        uint32_t unread = READER_UNREAD_MAX_SEGMENTS * segment;
+        Consume(s, s->Recv(std::max(first, avail > unread ? avail - unread : 0u), 0));
         Simulator::ScheduleNow(&Receiver::Deferred, this, s); // (it records the read's date)
     }
 

@@ -4,6 +4,8 @@ from tcp_rmem[1] (131 072 bytes), autotuned as the reader takes the data; with
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 
 from tests.sim.test_sim_fidelity import OVERSHOOT
@@ -57,3 +59,45 @@ def test_a_testbed_that_acks_every_segment_is_simulated_with_twice_the_acks(tmp_
     data, acks = _packets(simulated(tmp_path / "q", scenario))
     # the testbed's routes then carry quickack: one ACK per segment
     assert 20_718 <= data <= 23_000 and 0.97 * data <= acks <= 1.03 * data, (data, acks)
+
+
+TEN_GBIT = """
+[testbed]
+name = "ten-gbit"
+topology = "dumbbell"
+
+[dumbbell]
+pairs = 1
+
+[bottleneck]
+rate = "10Gbit"
+rtt = "20ms"
+buffer = "1bdp"
+
+[experiment]
+repetitions = 1
+duration = "5s"
+interval = "10ms"
+
+[[transfer]]
+id = "f"
+src = "l1"
+dst = "r1"
+at = "0s"
+volume = "100MB"
+cc = "cubic"
+"""
+
+
+def test_at_10_gbits_the_window_grows_past_the_first_buffer_as_the_testbeds_does(tmp_path):
+    """A round trip's whole burst arrives within the reader's wake-up lag at 10 Gbit/s: left
+    unread at its first read, it held the window at 131 072 × 170/256 bytes (35 segments
+    in flight, 20 Mbit/s: 100 MB in ~40 s). On the testbed at 5 Gbit/s the buffer doubles
+    every round trip (tcp_rcvbuf_grow, 2026-12-08): here the flight passes 10 000
+    segments and the 100 MB (69 061 segments) take well under a second."""
+    run = simulated(tmp_path, TEN_GBIT)
+    (log,) = (run / "rep-001" / "nodes" / "l1").glob("*.send.csv")
+    assert pd.read_csv(log)["unacked"].max() >= 10_000
+    (sent,) = (run / "rep-001" / "nodes" / "l1").glob("*.send.json")
+    send = json.loads(sent.read_text())
+    assert send["ok"] and (send["end_ns"] - send["start_ns"]) / 1e9 < 1.0, send
