@@ -28,7 +28,8 @@ system-deps:
 	  clang:clang bpftool:bpftool /usr/include/bpf/bpf_helpers.h:libbpf-dev gcc:gcc \
 	  /usr/src/linux-source-6.12.tar.xz:linux-source-6.12 g++:g++ /usr/include/udt/udt.h:libudt-dev \
 	  globus-url-copy:globus-gass-copy-progs /usr/sbin/globus-gridftp-server:globus-gridftp-server-progs \
-	  /usr/sbin/sshd:openssh-server sudo:sudo /usr/include/nlohmann/json.hpp:nlohmann-json3-dev; do \
+	  /usr/sbin/sshd:openssh-server sudo:sudo /usr/include/nlohmann/json.hpp:nlohmann-json3-dev \
+	  /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4:libtcmalloc-minimal4; do \
 	  { command -v $${t%%:*} || test -e $${t%%:*}; } >/dev/null || missing="$$missing $${t##*:}"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \

@@ -120,3 +120,12 @@ def test_the_sent_lists_walk_skipped_when_nothing_is_lost_changes_no_byte(tmp_pa
     nm = subprocess.run(["nm", "-D", str(prog)], capture_output=True, text=True).stdout
     assert " T _ZNK3ns311TcpTxBuffer7NextSeg" in nm  # itb-sim's own, exported
     assert_same_bytes_again(tmp_path, rep, {"ITB_SIM_NS3_NEXTSEG": "1"})
+
+
+@pytest.mark.parametrize("scenario", [LOSSY, MULTI], ids=["one-lossy", "three-paced"])
+def test_the_sent_lists_walks_itb_sim_shortens_change_no_byte(tmp_path, scenario):
+    # IsRetransmittedDataAcked stopping at the first segment past the ACK
+    rep = simulated_once(tmp_path, scenario)
+    send = (rep / "nodes" / "l1" / "one.send.json").read_text()
+    assert '"total_retrans": 0' not in send  # (the walk has retransmissions to find)
+    assert_same_bytes_again(tmp_path, rep, {"ITB_SIM_NS3_WALKS": "1"})
