@@ -262,9 +262,7 @@ class BenchStudyArgs(StudyArgs):
                 flag,
                 "--repeat fixes the repetitions; --max-repeat and --budget end a sequence",
             )
-        filled = (QUICK if data.get("quick") else {}) | {
-            k: v for k, v in DEFAULTS.items() if k not in (QUICK if data.get("quick") else {})
-        }
+        filled = DEFAULTS | (QUICK if data.get("quick") else {})
         for name, value in filled.items():
             if data.get(name) is None and not (name == "budget_s" and "repeat" in given):
                 data[name] = value
