@@ -27,6 +27,8 @@ ADAPTER = native.REPO / "native" / "sim" / "linux_cc.cc"
 # ns-3's TcpTxBuffer::NextSeg without its walk when nothing is lost (exact; -rdynamic: the
 # library's calls find it)
 NEXTSEG = native.REPO / "native" / "sim" / "tx_buffer.cc"
+# ns-3's TcpRxBuffer::Add with its walks started where they can find something (exact)
+RXBUFFER = native.REPO / "native" / "sim" / "rx_buffer.cc"
 KTYPES = native.REPO / "bpf" / "difftest"  # ktypes.h: Linux's tcp_sock as the shim has it
 HZ = 250  # as itb.cc.simlinux builds Linux's algorithms
 MODULES = ("core", "network", "internet", "point-to-point", "applications")
@@ -77,7 +79,7 @@ def program(linux_objects: list[Path], say: Callable[[str], None] = lambda m: No
     out = native.REPO / "build" / "native" / f"itb-sim-{v}"
     # (and the wheel's internet library, which itb-sim runs a copy of: itb.backends.sim.
     # libraries; and this module, which says how it is built)
-    inputs = [SOURCE, ADAPTER, NEXTSEG, *SOURCE.parent.glob("*.h"),
+    inputs = [SOURCE, ADAPTER, NEXTSEG, RXBUFFER, *SOURCE.parent.glob("*.h"),
               *linux_objects,
               root / "lib64" / f"libns{v}-internet.so", Path(libraries.__file__),
               Path(__file__)]  # fmt: skip
@@ -150,7 +152,8 @@ def _build(root: Path, v: str, linux_objects: list[Path], out: Path) -> None:
     run_from = libraries.directory(lib, v)  # the wheel's, but for one assertion's cost
     argv = [
         "g++", "-O2", "-std=c++20", "-Wall", f"-I{root / 'include'}", f"-I{KTYPES}",
-        f"-DCCDIFF_HZ={HZ}", str(SOURCE), str(ADAPTER), str(NEXTSEG), *map(str, linux_objects),
+        f"-DCCDIFF_HZ={HZ}", str(SOURCE), str(ADAPTER), str(NEXTSEG), str(RXBUFFER),
+        *map(str, linux_objects),
         "-o", str(out) + ".tmp", f"-L{lib}", "-Wl,--no-as-needed",
         *(f"-lns{v}-{m}" for m in MODULES), f"-Wl,-rpath,{run_from}", "-rdynamic", "-ldl",
         *TCMALLOC,
