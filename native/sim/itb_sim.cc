@@ -1241,12 +1241,6 @@ main(int argc, char** argv)
     {
         die("usage: itb-sim CONFIG OUTDIR (or itb-sim --direction-fields)");
     }
-    if (const char* sched = std::getenv("ITB_SIM_SCHEDULER")) // (experiment)
-    {
-        ObjectFactory f;
-        f.SetTypeId(sched);
-        Simulator::SetScheduler(f);
-    }
     std::ifstream in(argv[1]);
     if (!in)
     {
