@@ -61,32 +61,15 @@ def test_a_testbed_that_acks_every_segment_is_simulated_with_twice_the_acks(tmp_
     assert 20_718 <= data <= 23_000 and 0.97 * data <= acks <= 1.03 * data, (data, acks)
 
 
-TEN_GBIT = """
-[testbed]
-name = "ten-gbit"
-topology = "dumbbell"
-
-[dumbbell]
-pairs = 1
-
-[bottleneck]
-rate = "10Gbit"
-rtt = "20ms"
-buffer = "1bdp"
-
-[experiment]
-repetitions = 1
-duration = "5s"
-interval = "10ms"
-
-[[transfer]]
-id = "f"
-src = "l1"
-dst = "r1"
-at = "0s"
-volume = "100MB"
-cc = "cubic"
-"""
+# one cubic flow of 100 MB on a 10 Gbit/s, 20 ms dumbbell with a one-BDP queue
+TEN_GBIT = (
+    OVERSHOOT.replace('"500Mbit"', '"10Gbit"')
+    .replace('"50ms"', '"20ms"')
+    .replace('"0.5bdp"', '"1bdp"')
+    .replace('"30MB"', '"100MB"')
+    .replace('"reno"', '"cubic"')
+)
+assert all(x in TEN_GBIT for x in ('"10Gbit"', '"20ms"', '"1bdp"', '"100MB"', '"cubic"'))
 
 
 def test_at_10_gbits_the_window_grows_past_the_first_buffer_as_the_testbeds_does(tmp_path):
