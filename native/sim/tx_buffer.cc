@@ -9,9 +9,8 @@
 // marked lost (m_lostOut, the lost bytes ns-3 keeps with every mark) that walk finds
 // nothing, and out of recovery rule 3 is off: then rule 2 (the next new segment, as far
 // as the receiver's window allows) is taken at once, as ns-3 would take it after the
-// walk. Otherwise (something lost, or in recovery) ns-3.44's rules 1 to 3 as ns-3 has
-// them, but their walk stops at the highest segment SACKed (NextSegWalked, below: twelve
-// lossy 10 Gbit/s flows' first second 50 -> 42 s). Exact: tests/sim compares
+// walk. Otherwise (something lost, or in recovery) the walk stops at the highest segment
+// SACKed (NextSegOf, below: twelve lossy 10 Gbit/s flows' first second 50 -> 42 s). Exact: tests/sim compares
 // repetitions' logs byte for byte with and without it (ITB_SIM_NS3_NEXTSEG set: ns-3's
 // always).
 //
@@ -42,24 +41,26 @@
 namespace ns3
 {
 
-// NextSeg when something is lost or in recovery: ns-3.44's rules 1 to 3, its walk for rules
-// 1 and 3 stopped at the first segment at or past the highest one SACKed (with a SACK
-// seen, neither rule takes a segment there, and the list runs in sequence order from
-// SND.UNA; ns-3 walked on to the list's end: the segments sent since, most of a window
-// in recovery). Only while the highest SACK is a segment of the list: then no segment's
-// comparison with it wraps around.
+// ns-3.44's rules 1 to 3. Their walk (rules 1 and 3) is taken only when it can find
+// something (`walk`: a segment marked lost, or recovery, rule 3's condition), and stops at
+// the first segment at or past the highest one SACKed (with a SACK seen, neither rule
+// takes a segment there, and the list runs in sequence order from SND.UNA; ns-3 walked on
+// to the list's end: the segments sent since, most of a window in recovery) — only while
+// the highest SACK is a segment of the list: then no segment's comparison with it wraps.
 static bool
-NextSegWalked(const TcpTxBuffer* b,
-              SequenceNumber32* seq,
-              SequenceNumber32* seqHigh,
-              bool isRecovery)
+NextSegOf(const TcpTxBuffer* b,
+          SequenceNumber32* seq,
+          SequenceNumber32* seqHigh,
+          bool isRecovery,
+          bool walk)
 {
     const bool stops = b->m_sackSeen && b->m_highestSack.first != b->m_sentList.end();
     SequenceNumber32 begin = b->m_firstByteSeq;
     SequenceNumber32 rule3;
     bool rule3_found = false;
-    for (const TcpTxItem* item : b->m_sentList)
+    for (auto it = b->m_sentList.begin(); walk && it != b->m_sentList.end(); ++it)
     {
+        const TcpTxItem* item = *it;
         bool below = item->m_startSeq < b->m_highestSack.second;
         if (stops && !below)
         {
@@ -84,6 +85,7 @@ NextSegWalked(const TcpTxBuffer* b,
     SequenceNumber32 next = b->m_firstByteSeq + b->m_sentSize;
     if (b->SizeFromSequence(next) > 0) // rule 2: new data, as the receiver's window allows
     {
+        // (a window used up returns false: an empty range its SendDataPacket cannot send)
         if (b->m_sentSize < b->m_rWndCallback())
         {
             *seq = next;
@@ -118,26 +120,7 @@ TcpTxBuffer::NextSeg(SequenceNumber32* seq, SequenceNumber32* seqHigh, bool isRe
     {
         return ns3s(this, seq, seqHigh, isRecovery);
     }
-    if (isRecovery || m_lostOut != 0)
-    {
-        return NextSegWalked(this, seq, seqHigh, isRecovery);
-    }
-    SequenceNumber32 next = m_firstByteSeq + m_sentSize;
-    if (SizeFromSequence(next) == 0)
-    {
-        return false; // no unsent data; rule 3 is for recovery; rule 4 is not taken
-    }
-    uint32_t rwnd = m_rWndCallback();
-    if (m_sentSize >= rwnd)
-    {
-        // the receiver's window is used up: ns-3's own answer (taking rule 2 here would
-        // return an empty range, which its SendDataPacket cannot send: a 10 Gbit/s flow
-        // crashed in TcpRateLinux::SkbSent on the null item)
-        return ns3s(this, seq, seqHigh, isRecovery);
-    }
-    *seq = next;
-    *seqHigh = next + std::min<uint32_t>(m_segmentSize, rwnd - m_sentSize);
-    return true;
+    return NextSegOf(this, seq, seqHigh, isRecovery, isRecovery || m_lostOut != 0);
 }
 
 // itb-sim's TcpTxBuffer::IsRetransmittedDataAcked: whether the ACK covers a retransmitted

@@ -46,8 +46,7 @@ def rerender_bench(out: Path, tick: Say):
     BenchResult `itb bench` prints."""
     from itb.report.build import analyse_run
     from itb.study.bench.report import build_bench_report
-    from itb.study.bench.summary import BenchResult
-    from itb.suite import windows
+    from itb.study.bench.summary import result_from
     from itb.suite.benchmark import summarise
     from itb.suite.realisation import BenchCell
     from itb.sweep.index import SweepIndex, read_index
@@ -61,8 +60,7 @@ def rerender_bench(out: Path, tick: Say):
     sweep.index, sweep.analyse_run = index, analyse_run
     table = summarise(sweep)
     report = build_bench_report(out, index, table.rows, table.comparisons)
-    warnings = windows.warnings_of(c.realisation for c in index.cells)
-    return BenchResult(out, index.status, table.rows, table.comparisons, report, warnings)
+    return result_from(index, out, index.status, table, report)
 
 
 def rerender_study(out: Path, kind: str, tick: Say) -> tuple[Path, Path]:

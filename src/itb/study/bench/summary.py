@@ -13,6 +13,8 @@ if TYPE_CHECKING:  # the analysis (numpy, pandas) is imported when a table is pr
     from itb.analysis.benchmark import BenchComparison, BenchRow, BenchTable
     from itb.study.bench.args import BenchStudyArgs
     from itb.suite.benchmark import BenchArgs
+    from itb.suite.realisation import BenchCell
+    from itb.sweep.index import SweepIndex
     from itb.sweep.sweep import Outcome
 
 # What the quick benchmark shortens, printed with its table
@@ -39,20 +41,28 @@ class BenchResult:
 
 def result_of(outcome: Outcome[BenchTable]) -> BenchResult:
     """The benchmark's outcome with the warnings of its cells' windows (its index's)."""
-    from itb.suite import windows
     from itb.suite.realisation import BenchCell
     from itb.sweep.index import SweepIndex, read_index
 
     index = read_index(outcome.out / "bench.json", SweepIndex[BenchCell])
-    return BenchResult(
-        outcome.out,
-        outcome.status,
-        outcome.results.rows,
-        outcome.results.comparisons,
-        outcome.report,
-        windows.warnings_of(c.realisation for c in index.cells),
-        outcome.signal,
-    )
+    return result_from(index, outcome.out, outcome.status, outcome.results, outcome.report,
+                       outcome.signal)  # fmt: skip
+
+
+def result_from(
+    index: SweepIndex[BenchCell],
+    out: Path,
+    status: str,
+    table: BenchTable,
+    report: Path | None,
+    signal: int | None = None,
+) -> BenchResult:
+    """A benchmark's table and paths, with the warnings of the windows its index records
+    (what `itb bench` and `itb report DIR` print)."""
+    from itb.suite import windows
+
+    warnings = windows.warnings_of(c.realisation for c in index.cells)
+    return BenchResult(out, status, table.rows, table.comparisons, report, warnings, signal)
 
 
 def bench_document(result: BenchResult, axes: list[str], quick: bool) -> dict:
